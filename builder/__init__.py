@@ -1,0 +1,1 @@
+"""MiSI-Bench builder: structures, hydrogen bonds, geometry, rendering, tasks, dataset writing."""

@@ -1,0 +1,133 @@
+"""The typed records that flow between stages (frozen dataclasses, numpy arrays).
+
+``ComplexRef`` (where the files are) -> ``Complex`` (atoms, masks, labels, bonds, donors and
+acceptors; the only contract between geometry and question generation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ComplexRef:
+    """Where one complex's files are.
+
+    ``kind`` is ``"pdbbind"`` (``path`` is a ``<root>/<pdbid>/`` directory with
+    ``<pdbid>_pocket.pdb`` / ``_protein.pdb``, ``_ligand.sdf``, ``_ligand.mol2``) or ``"raw"``
+    (``path`` is a PDB or mmCIF file, possibly gzipped, and ``ligand_code`` names the ligand's
+    residue name; ``ligand_chain`` / ``ligand_resnum`` pick one copy).
+    """
+
+    pdb_id: str
+    path: Path
+    kind: str = "pdbbind"
+    ligand_code: str | None = None
+    ligand_chain: str | None = None
+    ligand_resnum: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+        if self.kind not in ("pdbbind", "raw"):
+            raise ValueError(f"ComplexRef.kind must be 'pdbbind' or 'raw', got {self.kind!r}")
+
+    def describe(self) -> str:
+        extra = f" ligand {self.ligand_code}" if self.ligand_code else ""
+        return f"{self.pdb_id} ({self.path}{extra})"
+
+
+@dataclass(frozen=True)
+class Residue:
+    """One pocket residue. ``label`` is what images and answers show, e.g. ``ASN 460``."""
+
+    chain: str
+    name: str
+    number: int
+    ins_code: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.number}{self.ins_code}"
+
+    @property
+    def number_text(self) -> str:
+        return f"{self.number}{self.ins_code}"
+
+
+@dataclass(frozen=True, eq=False)
+class Complex:
+    """Heavy atoms of the pocket residues and the ligand of one protein-ligand complex.
+
+    Arrays are indexed by atom (N atoms, hydrogens and waters excluded). Coordinates are the
+    input file's, in Å. Pocket atoms come first, in chain/residue order; ligand atoms follow in
+    file order. ``residue_index`` points into ``residues`` (-1 for ligand atoms). ``atom_names``
+    of ligand atoms are unique display names (``N:2`` style when the input repeats a name).
+    ``bonds`` are (M, 2) atom index pairs (i < j) of covalent bonds between heavy atoms with
+    ``bond_orders`` 1, 2, 3 or 4 (aromatic). Hydrogens known from the input are kept apart in
+    ``h_coords`` with ``h_parent`` the index of the heavy atom each is bonded to.
+    """
+
+    pdb_id: str
+    ligand_code: str
+    source: str
+    coords: np.ndarray
+    elements: np.ndarray
+    atom_names: np.ndarray
+    res_names: np.ndarray
+    res_numbers: np.ndarray
+    ins_codes: np.ndarray
+    chain_ids: np.ndarray
+    is_ligand: np.ndarray
+    residue_index: np.ndarray
+    residues: tuple[Residue, ...]
+    bonds: np.ndarray
+    bond_orders: np.ndarray
+    is_donor: np.ndarray
+    is_acceptor: np.ndarray
+    formal_charges: np.ndarray
+    h_coords: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    h_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        n = len(self.coords)
+        for name in ("elements", "atom_names", "res_names", "res_numbers", "ins_codes", "chain_ids",
+                     "is_ligand", "residue_index", "is_donor", "is_acceptor", "formal_charges"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}")
+        for arr in (self.coords, self.elements, self.atom_names, self.is_ligand, self.bonds, self.h_coords):
+            arr.setflags(write=False)
+
+    @property
+    def n_atoms(self) -> int:
+        return len(self.coords)
+
+    @property
+    def ligand_indices(self) -> np.ndarray:
+        return np.flatnonzero(self.is_ligand)
+
+    @property
+    def pocket_indices(self) -> np.ndarray:
+        return np.flatnonzero(~self.is_ligand)
+
+    @property
+    def scene_centre(self) -> np.ndarray:
+        """Centre of the bounding box of all displayed atoms (pocket + ligand), model frame, Å."""
+        return (self.coords.min(axis=0) + self.coords.max(axis=0)) / 2.0
+
+    @property
+    def screen_coords(self) -> np.ndarray:
+        """Front-view screen coordinates: model coordinates minus the scene centre (Å)."""
+        return self.coords - self.scene_centre
+
+    def residue_atoms(self, residue: int) -> np.ndarray:
+        """Atom indices of pocket residue number ``residue`` (index into ``residues``)."""
+        return np.flatnonzero(self.residue_index == residue)
+
+    def atom_label(self, i: int) -> str:
+        """``RES NUM ATOM CHAIN`` for a pocket atom, the ligand atom name for a ligand atom."""
+        if self.is_ligand[i]:
+            return str(self.atom_names[i])
+        res = self.residues[int(self.residue_index[i])]
+        return f"{res.name} {res.number_text} {self.atom_names[i]} {res.chain}"
