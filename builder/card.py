@@ -1,0 +1,145 @@
+"""The dataset card (README.md with Hub YAML metadata), generated from ``dataset_card/``."""
+from __future__ import annotations
+
+import io
+import logging
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .write import SPLIT_ORDER, iter_config_rows
+
+log = logging.getLogger(__name__)
+
+ALL_CONFIG = "all"
+
+
+def _card_file(name: str) -> str:
+    return resources.files("misi_bench.dataset_card").joinpath(name).read_text(encoding="utf-8")
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                         (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return label
+    return "1M<n<10M"
+
+
+def card_metadata(manifest: dict) -> dict:
+    """Hub YAML metadata: licence, task categories, size, configs (nine tasks + ``all``)."""
+    from .write import features  # noqa: PLC0415
+
+    counts = manifest["counts"]
+    tasks = list(counts)
+    configs = []
+    for task in tasks:
+        files = [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLIT_ORDER if counts[task].get(s)]
+        configs.append({"config_name": task, "data_files": files})
+    all_files = [{"split": s, "path": [f"{t}/{s}-*.parquet" for t in tasks if counts[t].get(s)]}
+                 for s in SPLIT_ORDER if any(counts[t].get(s) for t in tasks)]
+    configs.append({"config_name": ALL_CONFIG, "data_files": all_files})
+    feats = features()._to_yaml_list()
+    info = []
+    for task in [*tasks, ALL_CONFIG]:
+        splits = [{"name": s, "num_examples": (sum(counts[t].get(s, 0) for t in tasks) if task == ALL_CONFIG
+                                              else counts[task].get(s, 0))} for s in SPLIT_ORDER]
+        info.append({"config_name": task, "features": feats, "splits": [s for s in splits if s["num_examples"]]})
+    total = sum(manifest["totals"]["questions"].get(s, 0) for s in ("train", "test"))
+    return {
+        "license": "cc-by-4.0",
+        "language": ["en"],
+        "pretty_name": "MiSI-Bench",
+        "task_categories": ["visual-question-answering", "image-text-to-text"],
+        "tags": ["chemistry", "biology", "protein-ligand", "spatial-reasoning", "molecules", "benchmark"],
+        "size_categories": [_size_category(total)],
+        "configs": configs,
+        "dataset_info": info,
+    }
+
+
+def _counts_table(manifest: dict) -> str:
+    lines = ["| config | train | test | tiny |", "|---|---:|---:|---:|"]
+    for task, c in manifest["counts"].items():
+        lines.append(f"| `{task}` | {c.get('train', 0)} | {c.get('test', 0)} | {c.get('tiny', 0)} |")
+    t = manifest["totals"]["questions"]
+    lines.append(f"| **total** | {t.get('train', 0)} | {t.get('test', 0)} | {t.get('tiny', 0)} |")
+    return "\n".join(lines)
+
+
+def _example_strip(out: Path, task: str) -> str | None:
+    """Save the images of the first test (else train) question of ``task`` side by side."""
+    from PIL import Image  # noqa: PLC0415
+
+    row = next(iter_config_rows(out, task, "test"), None) or next(iter_config_rows(out, task, "train"), None)
+    if row is None:
+        return None
+    tiles = [Image.open(io.BytesIO(img["bytes"])).convert("RGB") for img in row["images"]]
+    size = 160
+    strip = Image.new("RGB", (size * len(tiles), size))
+    for k, tile in enumerate(tiles):
+        strip.paste(tile.resize((size, size), Image.Resampling.LANCZOS), (k * size, 0))
+    (out / "examples").mkdir(exist_ok=True)
+    path = out / "examples" / f"{task}.png"
+    strip.save(path, format="PNG", optimize=False, compress_level=6)
+    views = ", ".join(row["image_views"])
+    answer = row["answer"].replace("|", "\\|")
+    return (f"**{task}** ({row['pdb_id'].upper()}; images: {views}; answer `{answer}`)\n\n"
+            f"![{task} example](examples/{task}.png)")
+
+
+def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
+    """Chance levels measured on the test split with the scorer's baselines."""
+    try:
+        from . import scoring  # noqa: PLC0415
+    except ImportError:  # scorer not available: leave the table out
+        return "_(not measured)_"
+    rows_md = ["| baseline | " + " | ".join(manifest["counts"]) + " |",
+               "|---|" + "---:|" * len(manifest["counts"])]
+    for kind in ("random", "always_no"):
+        rng = np.random.default_rng(seed)
+        cells = []
+        for task in manifest["counts"]:
+            values = []
+            for row in iter_config_rows(out, task, "test"):
+                pred = scoring.baseline_prediction(kind, task, row, rng)
+                values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
+            cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
+        rows_md.append(f"| {kind} | " + " | ".join(cells) + " |")
+    return "\n".join(rows_md)
+
+
+def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> str:
+    meta = card_metadata(manifest)
+    examples = [e for e in (_example_strip(out, t) for t in manifest["counts"]) if e]
+    cfg = manifest["config"]
+    version = manifest.get("version")
+    skipped = manifest.get("skipped_complexes", {})
+    body = _card_file("template.md").format(
+        builder_version=manifest["builder_version"], config_hash=manifest["config_hash"], seed=manifest["seed"],
+        version_line=f"Dataset version: **{version}**." if version else "",
+        tiny_per_task=cfg["tiny_per_task"], examples="\n\n".join(examples),
+        counts_table=_counts_table(manifest), n_train=manifest["complexes"]["train"],
+        n_test=manifest["complexes"]["test"], images_train=manifest["totals"]["images"]["train"],
+        images_test=manifest["totals"]["images"]["test"],
+        skipped_line=(f"Complexes skipped: {len(skipped)} (reasons in `manifest.json`)." if skipped else ""),
+        image_size=cfg["image_size"], pocket_cutoff=cfg["pocket_cutoff"],
+        repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
+        licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),
+    )
+    header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+    return f"---\n{header}---\n\n{body}"
+
+
+def _default_repo() -> str:
+    from misi_bench import hub_repo_id  # noqa: PLC0415
+
+    return hub_repo_id()
+
+
+def write_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> Path:
+    path = Path(out) / "README.md"
+    path.write_text(render_card(Path(out), manifest, repo_or_folder), encoding="utf-8")
+    return path

@@ -1,0 +1,84 @@
+"""Which complexes a build reads, and which split each belongs to."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import zlib
+from pathlib import Path
+
+from .errors import InputError
+from .records import ComplexRef
+
+SPLITS = ("train", "test")
+#: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
+DEFAULT_TEST_FRACTION = 0.123
+
+
+def discover(source: str | Path) -> list[ComplexRef]:
+    """Complex references of a build source: ``"samples"`` (the embedded set) or a PDBbind-style
+    root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
+    if str(source) == "samples":
+        from .samples import sample_refs  # noqa: PLC0415
+
+        return sorted(sample_refs(), key=lambda r: r.pdb_id)
+    root = Path(source)
+    if not root.is_dir():
+        raise InputError(root, "build source is not a folder (expected a PDBbind-style root or 'samples')")
+    refs = []
+    for sub in sorted(root.iterdir()):
+        if sub.is_dir() and any(p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()):
+            refs.append(ComplexRef(pdb_id=sub.name.lower(), path=sub, kind="pdbbind"))
+    if not refs:
+        raise InputError(root, "no complex folders (<pdbid>/<pdbid>_ligand.sdf or .mol2) found")
+    return refs
+
+
+def read_split_file(path: str | Path) -> dict[str, str]:
+    """``pdb_id,split`` CSV (header optional) -> {pdb_id: split}; splits must be train or test."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, f"cannot read split file ({exc.strerror or exc})") from None
+    out: dict[str, str] = {}
+    for row in csv.reader(text.splitlines()):
+        if not row or row[0].strip().lower() in ("pdb_id", "pdbid", "") or row[0].startswith("#"):
+            continue
+        if len(row) < 2 or row[1].strip() not in SPLITS:
+            raise InputError(path, f"bad row {','.join(row)!r}: expected 'pdb_id,train|test'")
+        out[row[0].strip().lower()] = row[1].strip()
+    return out
+
+
+def _unit_hash(seed: int, pdb_id: str) -> float:
+    digest = hashlib.sha256(f"misi-split:{seed}:{pdb_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def assign_splits(pdb_ids: list[str], seed: int, split_file: str | Path | None = None,
+                  test_fraction: float = DEFAULT_TEST_FRACTION) -> dict[str, str]:
+    """Split by complex. With a split file its assignment wins (complexes it does not list go
+    to train). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
+    ``test_fraction`` (stable when complexes are added); if that leaves fewer than two test
+    complexes (T5 pairs complexes within a split), the lowest-hash ones are moved to test."""
+    if split_file is not None:
+        fixed = read_split_file(split_file)
+        return {p: fixed.get(p, "train") for p in pdb_ids}
+    ranked = sorted(pdb_ids, key=lambda p: (_unit_hash(seed, p), p))
+    test = {p for p in pdb_ids if _unit_hash(seed, p) < test_fraction}
+    minimum = 2 if len(pdb_ids) >= 4 else 0
+    for p in ranked:
+        if len(test) >= minimum:
+            break
+        test.add(p)
+    return {p: ("test" if p in test else "train") for p in pdb_ids}
+
+
+def file_checksums(ref: ComplexRef) -> dict[str, str]:
+    """sha256 of every input file of a complex (for the manifest)."""
+    paths = sorted(ref.path.iterdir()) if ref.path.is_dir() else [ref.path]
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def stable_index(text: str) -> int:
+    return zlib.crc32(text.encode())

@@ -1,0 +1,253 @@
+"""Shared machinery of the nine task generators.
+
+A generator takes a ``TaskContext`` (one complex's annotation, the split, parameters, a
+per-question random generator factory, and access to other complexes of the split for T5) and
+returns ``TaskInstance`` values: operations, question text, options, answer, the image plan
+(render requests in prompt order with view names) and the metadata that re-derives the answer.
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import yaml
+
+from ..errors import TaskError
+from ..geometry import Camera, Move, Operation, Roll, fit_camera
+from ..hbonds import HBond, detect_hbonds
+from ..records import Complex
+from ..render import RenderRequest, Style
+
+TASK_ORDER: tuple[str, ...] = (
+    "translation", "rotation", "zooming", "residue_ligand", "translation_rotation",
+    "rotation_rotation", "docking", "interaction_location", "pocket_ligand",
+)
+CHOICE_TASKS = frozenset({"translation_rotation", "rotation_rotation", "interaction_location"})
+LETTERS = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """One image of a question: its name in the prompt, which complex, and the render request."""
+
+    view_name: str
+    pdb_id: str
+    request: RenderRequest
+
+
+@dataclass(frozen=True)
+class TaskInstance:
+    """One generated question, before rendering."""
+
+    task: str
+    pdb_id: str
+    index: int
+    question: str
+    options: tuple[str, ...]
+    answer: str
+    images: tuple[ImageSpec, ...]
+    metadata_json: str
+
+    @property
+    def answer_format(self) -> str:
+        return "multiple_choice" if self.task in CHOICE_TASKS else "fill_in"
+
+    @property
+    def qid(self) -> str:
+        return f"{self.task}-{self.pdb_id}-{self.index:03d}"
+
+    @property
+    def metadata(self) -> dict:
+        return json.loads(self.metadata_json)
+
+
+@dataclass(frozen=True, eq=False)
+class Annotation:
+    """What question generation needs of one complex: the record, its front-view screen
+    coordinates (Å, origin = scene centre), the fitted camera and the hydrogen bonds."""
+
+    complex: Complex
+    screen: np.ndarray
+    camera: Camera
+    hbonds: tuple[HBond, ...]
+
+    @property
+    def pdb_id(self) -> str:
+        return self.complex.pdb_id
+
+    @property
+    def all_atoms(self) -> tuple[int, ...]:
+        return tuple(range(self.complex.n_atoms))
+
+
+def annotate(cx: Complex, image_size: int = 512) -> Annotation:
+    """Compute the annotation of a complex (screen frame, camera, H-bonds)."""
+    screen = cx.screen_coords
+    return Annotation(cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx))
+
+
+@dataclass(frozen=True, eq=False)
+class TaskContext:
+    """Everything one task generator may use for one complex."""
+
+    ann: Annotation
+    split: str
+    seed: int
+    params: Mapping
+    choice: Mapping
+    template_version: str
+    params_version: str
+    partners: Sequence[str] = ()
+    load_partner: Callable[[str], Annotation] | None = None
+    image_size: int = 512
+
+    def rng(self, task: str, k: int) -> np.random.Generator:
+        """The random generator of question ``k`` of ``task`` for this complex: depends only on
+        (seed, task, pdb id, k), never on worker count or order."""
+        return question_rng(self.seed, task, self.ann.pdb_id, k)
+
+    def count(self, key: str = "counts") -> int:
+        value = self.params[key]
+        return int(value.get(self.split, value.get("test", 0))) if isinstance(value, Mapping) else int(value)
+
+
+def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generator:
+    """A generator seeded from (seed, task, pdb id, k) with stable 32-bit hashes."""
+    if seed is None:
+        raise ValueError("a seed is required for reproducible generation")
+    words = [int(seed) & 0xFFFFFFFF, zlib.crc32(task.encode()), zlib.crc32(pdb_id.encode()), int(k)]
+    return np.random.default_rng(words)
+
+
+# ---------------------------------------------------------------------------- data files
+
+
+@lru_cache(maxsize=None)
+def load_params() -> dict:
+    """The versioned sampling parameters (templates/params.yaml)."""
+    text = resources.files(__package__).joinpath("templates/params.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+@lru_cache(maxsize=None)
+def load_templates() -> dict:
+    """The versioned prompt templates (templates/prompts.yaml)."""
+    text = resources.files(__package__).joinpath("templates/prompts.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def fill_prompt(task: str, image_lines: Sequence[str], **fields: object) -> str:
+    """The question text of ``task``: template + shared blocks + numbered image lines."""
+    templates = load_templates()
+    lines = "\n".join(f"Image {k + 1}: {line}." for k, line in enumerate(image_lines))
+    values = {**templates["shared"], "image_lines": lines, **{k: str(v) for k, v in fields.items()}}
+    return templates["tasks"][task].format(**values)
+
+
+def caption(key: str, **fields: object) -> str:
+    return load_templates()["captions"][key].format(**fields)
+
+
+def options_block(options: Sequence[str]) -> str:
+    return "Options:\n" + "\n".join(f"{letter}. {text}" for letter, text in zip(LETTERS, options))
+
+
+# ---------------------------------------------------------------------------- sampling helpers
+
+
+def nonzero_int(rng: np.random.Generator, lo: int, hi: int, step: int = 1) -> int:
+    """A uniformly drawn multiple of ``step`` in [lo, hi] other than zero."""
+    values = [v for v in range(lo, hi + 1, step) if v != 0]
+    return int(values[int(rng.integers(len(values)))])
+
+
+def signed_magnitude(rng: np.random.Generator, spec: Mapping) -> int:
+    """± a magnitude drawn from {min..max step}; ``spec`` keys min, max, optional step."""
+    step = int(spec.get("step", 1))
+    mags = list(range(int(spec["min"]), int(spec["max"]) + 1, step))
+    return int(mags[int(rng.integers(len(mags)))]) * (1 if rng.random() < 0.5 else -1)
+
+
+def other_magnitude(rng: np.random.Generator, value: int, spec: Mapping) -> int:
+    """Same sign as ``value``, a different magnitude from the same range."""
+    step = int(spec.get("step", 1))
+    mags = [m for m in range(int(spec["min"]), int(spec["max"]) + 1, step) if m != abs(value)]
+    return int(mags[int(rng.integers(len(mags)))]) * (1 if value > 0 else -1)
+
+
+def letter_for(ctx: TaskContext, task: str, k: int) -> int:
+    """Index of the correct letter of question k: each complex starts at a random letter and
+    cycles through A-D, so letters are balanced within a complex and uniform over the dataset."""
+    offset = int(question_rng(ctx.seed, task + ":letters", ctx.ann.pdb_id, 0).integers(4))
+    return (offset + k) % 4
+
+
+def whole_model(ann: Annotation, ops: Sequence[Operation]) -> tuple:
+    """Render-request groups that move the whole shown model by ``ops``."""
+    return ((ann.all_atoms, tuple(ops)),) if ops else ()
+
+
+def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (), atoms: Sequence[int] | None = None,
+            groups: tuple | None = None, camera: Camera | None = None, label_mode: str = "standard",
+            size: int | None = None) -> RenderRequest:
+    """A render request in the complex's screen frame."""
+    atoms_t = tuple(int(a) for a in (ann.all_atoms if atoms is None else atoms))
+    if groups is None:
+        groups = ((atoms_t, tuple(ops)),) if ops else ()
+    cam = camera or ann.camera
+    return RenderRequest(atoms=atoms_t, groups=groups, view=view, camera=cam,
+                         style=Style(label_mode=label_mode, size=size or cam.size))
+
+
+def ops_json(ops: Sequence[Operation]) -> list[str]:
+    return [str(op) for op in ops]
+
+
+def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
+    """Canonical JSON metadata of one question (sorted keys, no whitespace variance)."""
+    base = {
+        "task": task, "pdb_id": ctx.ann.pdb_id, "k": k, "seed": ctx.seed, "split": ctx.split,
+        "template_version": ctx.template_version, "params_version": ctx.params_version,
+        "camera": {"distance": round(ctx.ann.camera.distance, 4), "fov_deg": ctx.ann.camera.fov_deg,
+                   "size": ctx.ann.camera.size},
+    }
+    base.update(payload)
+    return json.dumps(base, sort_keys=True, separators=(",", ":"))
+
+
+def projected_difference(ann: Annotation, a: Sequence[Operation], b: Sequence[Operation],
+                         camera: Camera | None = None, base: Sequence[Operation] = ()) -> float:
+    """Mean pixel distance between the projections of the whole model after ``base + a`` and
+    after ``base + b`` (front view): the sampler's measure of how different two images are."""
+    from ..geometry import Pose  # noqa: PLC0415
+
+    cam = camera or ann.camera
+    centre = (ann.screen.min(axis=0) + ann.screen.max(axis=0)) / 2.0
+    pa = cam.project(Pose.identity(centre).then_all([*base, *a]).apply(ann.screen))
+    pb = cam.project(Pose.identity(centre).then_all([*base, *b]).apply(ann.screen))
+    ok = np.isfinite(pa).all(axis=1) & np.isfinite(pb).all(axis=1)
+    if not ok.any():
+        return 0.0
+    return float(np.linalg.norm(pa[ok] - pb[ok], axis=1).mean())
+
+
+def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation], camera: Camera | None = None) -> float:
+    """Share of ``atoms`` inside the image after moving the whole model by ``ops`` (front view)."""
+    from ..geometry import Pose  # noqa: PLC0415
+
+    cam = camera or ann.camera
+    centre = (ann.screen.min(axis=0) + ann.screen.max(axis=0)) / 2.0
+    moved = Pose.identity(centre).then_all(ops).apply(ann.screen[atoms])
+    return float(cam.visible(moved).mean())
+
+
+__all__ = [
+    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "TaskError", "TASK_ORDER", "CHOICE_TASKS",
+    "LETTERS", "annotate", "caption", "fill_prompt", "load_params", "load_templates", "options_block",
+    "question_rng", "Move", "Roll", "HBond", "field",
+]

@@ -1,0 +1,89 @@
+"""T7 docking: the ligand was moved out of its pocket along screen x and turned in place; give
+the commands that put it back (the roll about the ligand's own centre first, then move x).
+
+Displacement: the smallest whole shift along x (to a randomly chosen side) after which the
+ligand's projection no longer overlaps the pocket's projection in the front view, plus 0-2 Å,
+then a roll about one axis (15..90 degrees, either sign). Answer: `roll AX -A, move x -D`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TaskError
+from ..geometry import AXES, Camera, Move, Pose, Roll, fit_camera
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request,
+                   signed_magnitude)
+
+TASK = "docking"
+MAX_SHIFT = 200  # Å: far beyond any pocket; bounds the search
+
+
+def displaced_ligand(ann: Annotation, ops) -> np.ndarray:
+    """Screen coordinates of the ligand after ``ops`` (roll pivot = the ligand's own centre)."""
+    lig = ann.screen[ann.complex.ligand_indices]
+    centre = (lig.min(axis=0) + lig.max(axis=0)) / 2.0
+    return Pose.identity(centre).then_all(ops).apply(lig)
+
+
+def _overlap(ann: Annotation, ligand_xyz: np.ndarray, camera: Camera) -> bool:
+    pocket_u = camera.project(ann.screen[ann.complex.pocket_indices])[:, 0]
+    lig_u = camera.project(ligand_xyz)[:, 0]
+    pocket_u, lig_u = pocket_u[np.isfinite(pocket_u)], lig_u[np.isfinite(lig_u)]
+    if not len(pocket_u) or not len(lig_u):
+        return False
+    return not (lig_u.min() > pocket_u.max() or lig_u.max() < pocket_u.min())
+
+
+def scene_camera(ann: Annotation, ligand_xyz: np.ndarray) -> Camera:
+    """Camera fitted to the pocket plus the displaced ligand."""
+    return fit_camera(np.vstack([ann.screen[ann.complex.pocket_indices], ligand_xyz]), size=ann.camera.size)
+
+
+def displacement(ann: Annotation, side: int, extra: int, roll: Roll) -> tuple[tuple, Camera]:
+    """The displacement operations (move x then roll) and the camera showing pocket and ligand."""
+    for shift in range(1, MAX_SHIFT):
+        ops = (Move("x", side * shift), roll)
+        moved = displaced_ligand(ann, ops)
+        if not _overlap(ann, moved, scene_camera(ann, moved)):
+            break
+    else:
+        raise TaskError("the ligand cannot be moved clear of the pocket")
+    total = shift + extra
+    for _ in range(MAX_SHIFT):
+        ops = (Move("x", side * total), roll)
+        moved = displaced_ligand(ann, ops)
+        camera = scene_camera(ann, moved)
+        if not _overlap(ann, moved, camera):
+            return ops, camera
+        total += 1
+    raise TaskError("the ligand cannot be moved clear of the pocket")
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    p, ann = ctx.params, ctx.ann
+    cx = ann.complex
+    pocket, ligand = tuple(cx.pocket_indices.tolist()), tuple(cx.ligand_indices.tolist())
+    out = []
+    for k in range(ctx.count()):
+        rng = ctx.rng(TASK, k)
+        side = 1 if rng.random() < 0.5 else -1
+        extra = int(rng.integers(p["extra_distance"]["min"], p["extra_distance"]["max"] + 1))
+        roll = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
+        ops, camera = displacement(ann, side, extra, roll)
+        answer = (roll.inverse(), ops[0].inverse())
+        groups = ((ligand, ops),)
+        images = [ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
+                  for v in ("front", "left", "top")]
+        images += [ImageSpec(f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera))
+                   for v in ("front", "left", "top")]
+        images.append(ImageSpec("pocket and ligand front", ann.pdb_id,
+                                request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera)))
+        lines = [caption("pocket_view", view=v) for v in ("front", "left", "top")]
+        lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
+        lines.append(caption("both_front"))
+        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
+        meta = metadata(ctx, TASK, k, displacement=[str(o) for o in ops], operations=[str(o) for o in answer],
+                        applies_to="ligand", scene_camera_distance=round(camera.distance, 4))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
+                                tuple(images), meta))
+    return out

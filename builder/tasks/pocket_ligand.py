@@ -1,0 +1,18 @@
+"""T9 pocket-ligand: list every hydrogen bond between pocket residues and the ligand."""
+from __future__ import annotations
+
+from ..geometry import VIEW_NAMES
+from ..hbonds import format_pocket_answer
+from .base import ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request
+
+TASK = "pocket_ligand"
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    ann = ctx.ann
+    images = tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES)
+    question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper())
+    answer = format_pocket_answer(ann.hbonds)
+    return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,
+                         metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]))
+            for k in range(ctx.count())]

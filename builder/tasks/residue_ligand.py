@@ -1,0 +1,84 @@
+"""T4 residue-ligand: does one pocket residue hydrogen-bond the ligand, and through which atoms?
+
+Positives are residues with at least one H-bond; negatives are pocket residues with none, about
+one per positive: part nearest-first (the residues closest to the ligand, hard to tell apart from
+positives) and the rest drawn at random. Images: six views of that residue and the ligand only,
+with the residue's atoms labelled by atom name.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import VIEW_NAMES, fit_camera
+from ..hbonds import format_residue_answer
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata,
+                   request)
+
+TASK = "residue_ligand"
+
+
+def _residue_distance(ann: Annotation, r: int) -> float:
+    cx = ann.complex
+    atoms = cx.residue_atoms(r)
+    lig = cx.coords[cx.ligand_indices]
+    return float(np.linalg.norm(cx.coords[atoms][:, None] - lig[None], axis=2).min())
+
+
+def choose_residues(ctx: TaskContext) -> list[tuple[int, str]]:
+    """(residue index, kind) pairs of this complex in question order; kind is ``positive``,
+    ``nearest`` (a negative picked nearest-first) or ``random`` (a negative drawn at random)."""
+    ann, p = ctx.ann, ctx.params
+    rng = ctx.rng(TASK + ":choose", 0)
+    bonded = sorted({ann.complex.residues.index(_res(ann, b)) for b in ann.hbonds})
+    positives = list(bonded)
+    cap = ctx.count("max_positives")
+    if len(positives) > cap:
+        positives = sorted(rng.choice(positives, size=cap, replace=False).tolist())
+    others = [r for r in range(len(ann.complex.residues)) if r not in bonded]
+    n_neg = max(int(round(len(positives) * float(p["negatives_per_positive"]))), int(p.get("min_negatives", 1)))
+    n_neg = min(n_neg, len(others))
+    n_near = int(round(n_neg * float(p["nearest_negative_fraction"])))
+    by_distance = sorted(others, key=lambda r: (_residue_distance(ann, r), r))
+    near = by_distance[:n_near]
+    rest = [r for r in others if r not in near]
+    far = sorted(rng.choice(rest, size=n_neg - n_near, replace=False).tolist()) if n_neg > n_near else []
+    chosen = [(r, "positive") for r in positives] + [(r, "nearest") for r in near] + [(r, "random") for r in far]
+    order = rng.permutation(len(chosen))
+    return [chosen[i] for i in order]
+
+
+def _res(ann: Annotation, bond):
+    return ann.complex.residues[int(ann.complex.residue_index[bond.protein_atom])]
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    ann = ctx.ann
+    cx = ann.complex
+    out = []
+    for k, (r, kind) in enumerate(choose_residues(ctx)):
+        residue = cx.residues[r]
+        bonds = [b for b in ann.hbonds if int(cx.residue_index[b.protein_atom]) == r]
+        atoms = tuple(sorted(cx.residue_atoms(r).tolist() + cx.ligand_indices.tolist()))
+        # the shown atoms get their own frame: centred on their bounding box, camera fitted to them
+        sub = cx.coords[list(atoms)]
+        origin = (sub.min(axis=0) + sub.max(axis=0)) / 2.0
+        camera = fit_camera(sub - origin, size=ann.camera.size)
+        images = [ImageSpec(view, ann.pdb_id, _with_origin(request(ann, view, atoms=atoms, camera=camera,
+                                                                     label_mode="residue_atoms"), origin))
+                  for view in VIEW_NAMES]
+        lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
+        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
+                               example_residue=residue.name)
+        answer = format_residue_answer(bonds)
+        meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
+                                               "number": residue.number, "ins_code": residue.ins_code},
+                        positive=bool(bonds), hbonds=[b.residue_text() for b in sorted(bonds)], selection=kind,
+                        origin=[round(float(v), 4) for v in origin])
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, tuple(images), meta))
+    return out
+
+
+def _with_origin(req, origin):
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(req, origin=tuple(float(v) for v in origin))

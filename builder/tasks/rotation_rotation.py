@@ -1,0 +1,47 @@
+"""T6 rotation-rotation: two rotations about different axes turned the model (image 4); which
+option shows that state after the same two rotations once more, in the same order?"""
+from __future__ import annotations
+
+from ..geometry import AXES, Roll
+from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
+                   options_block, projected_difference, request, signed_magnitude)
+from .choice import build_options, make_decoy
+
+TASK = "rotation_rotation"
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    p, choice, ann = ctx.params, ctx.choice, ctx.ann
+    out = []
+    limit = float(choice["min_option_image_difference_px"]) * ann.camera.size / 512.0
+    for k in range(ctx.count()):
+        rng = ctx.rng(TASK, k)
+        a1, a2 = [AXES[i] for i in rng.choice(3, size=2, replace=False)]
+        f1 = Roll(a1, signed_magnitude(rng, p["roll_angle"]))
+        f2 = Roll(a2, signed_magnitude(rng, p["roll_angle"]))
+        truth = (f1, f2)
+        correct = letter_for(ctx, TASK, k)
+
+        def decoy(scheme, r):
+            return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
+
+        def too_similar(a, b):
+            return projected_difference(ann, a, b, base=truth) < limit
+
+        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+        if built is None:
+            continue
+        options, schemes = built
+        images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
+        images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
+        images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=truth + tuple(ops)))
+                   for letter, ops in zip(LETTERS, options)]
+        lines = [caption("front"), caption("left"), caption("top"), caption("after")]
+        lines += [caption("option_same", letter=letter) for letter in LETTERS]
+        option_texts = tuple(f"image {5 + i}" for i in range(4))
+        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts))
+        meta = metadata(ctx, TASK, k, operations=[str(f1), str(f2)],
+                        option_operations=[[str(o) for o in ops] for ops in options],
+                        option_schemes=schemes, correct=LETTERS[correct])
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+    return out

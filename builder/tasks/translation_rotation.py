@@ -1,0 +1,69 @@
+"""T5 translation-rotation: the reference complex was moved (f1) then turned (f2); which option
+shows a second complex of the same split after the very same two operations?"""
+from __future__ import annotations
+
+from ..errors import MisiError, TaskError
+from ..geometry import AXES, Move, Roll
+from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
+                   options_block, projected_difference, request, signed_magnitude)
+from .choice import build_options, make_decoy
+
+TASK = "translation_rotation"
+
+
+def _load_target(ctx: TaskContext, start: int):
+    """The partner at ``start`` in the split's list, or the next one that loads."""
+    n = len(ctx.partners)
+    for step in range(n):
+        try:
+            return ctx.load_partner(ctx.partners[(start + step) % n])
+        except MisiError:
+            continue
+    raise TaskError("no other complex of this split could be loaded as target")
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    if not ctx.partners or ctx.load_partner is None:
+        raise TaskError("needs a second complex in the same split as target")
+    p, choice = ctx.params, ctx.choice
+    ann = ctx.ann
+    out = []
+    for k in range(ctx.count()):
+        rng = ctx.rng(TASK, k)
+        target = _load_target(ctx, int(rng.integers(len(ctx.partners))))
+        f1 = Move(("x", "y")[int(rng.integers(2))], signed_magnitude(rng, p["move_distance"]))
+        f2 = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
+        truth = (f1, f2)
+        correct = letter_for(ctx, TASK, k)
+        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / 512.0
+
+        def decoy(scheme, r):
+            return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
+
+        def too_similar(a, b):
+            return projected_difference(target, a, b) < limit
+
+        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+        if built is None:
+            continue
+        options, schemes = built
+        images = [ImageSpec("reference front", ann.pdb_id, request(ann, "front")),
+                  ImageSpec("reference left", ann.pdb_id, request(ann, "left")),
+                  ImageSpec("reference top", ann.pdb_id, request(ann, "top")),
+                  ImageSpec("reference front after operations", ann.pdb_id, request(ann, "front", ops=truth))]
+        images += [ImageSpec(f"target {v}", target.pdb_id, request(target, v)) for v in ("front", "left", "top")]
+        images += [ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
+                   for letter, ops in zip(LETTERS, options)]
+        lines = [caption("front"), caption("left"), caption("top"), caption("after")]
+        lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]
+        lines += [caption("option", letter=letter) for letter in LETTERS]
+        option_texts = tuple(f"image {8 + i}" for i in range(4))
+        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), target=target.pdb_id.upper(),
+                               options_block=options_block(option_texts))
+        meta = metadata(ctx, TASK, k, reference=ann.pdb_id, target=target.pdb_id,
+                        operations=[str(f1), str(f2)],
+                        option_operations=[[str(o) for o in ops] for ops in options],
+                        option_schemes=schemes, correct=LETTERS[correct],
+                        target_camera_distance=round(target.camera.distance, 4))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+    return out

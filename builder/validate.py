@@ -1,0 +1,256 @@
+"""Independent re-derivation of every answer of a built dataset folder.
+
+The validator does not use the generator's operation code: it rebuilds the transformed
+coordinates with its own Rodrigues rotations, then *recovers* the operation from before/after
+coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
+answer. H-bond answers are recomputed from freshly read structures, T8 centring moves from the
+named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
+schema, option distinctness, letter and axis balance, and that no complex is in two splits.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .write import SPLIT_ORDER, iter_config_rows, read_manifest
+
+log = logging.getLogger(__name__)
+
+_AXIS = {"x": np.array([1.0, 0, 0]), "y": np.array([0, 1.0, 0]), "z": np.array([0, 0, 1.0])}
+_OP = re.compile(r"^(move|roll) ([xyz]) (-?\d+)$")
+COLUMNS = ("id", "task", "split", "pdb_id", "images", "image_views", "question", "options", "answer",
+           "answer_format", "metadata")
+
+
+@dataclass
+class ValidationReport:
+    ok: bool = True
+    checked: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    per_task: dict = field(default_factory=dict)
+
+    def fail(self, text: str) -> None:
+        self.ok = False
+        self.problems.append(text)
+
+
+def _rodrigues(axis: str, angle_deg: float) -> np.ndarray:
+    k = _AXIS[axis]
+    a = math.radians(angle_deg)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + math.sin(a) * kx + (1 - math.cos(a)) * kx @ kx
+
+
+def _parse(ops: list[str] | str) -> list[tuple[str, str, int]]:
+    items = ops.split(", ") if isinstance(ops, str) else ops
+    out = []
+    for text in items:
+        m = _OP.match(text.strip())
+        if not m:
+            raise ValueError(f"bad operation {text!r}")
+        out.append((m.group(1), m.group(2), int(m.group(3))))
+    return out
+
+
+def _apply(coords: np.ndarray, ops, pivot: np.ndarray) -> np.ndarray:
+    """Rigid motion by ``ops``; the pivot (model centre) travels with the model."""
+    xyz, centre = coords.copy(), pivot.copy()
+    for verb, axis, value in ops:
+        if verb == "move":
+            xyz = xyz + _AXIS[axis] * value
+            centre = centre + _AXIS[axis] * value
+        else:
+            rot = _rodrigues(axis, value)
+            xyz = (xyz - centre) @ rot.T + centre
+    return xyz
+
+
+def _kabsch(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    a, b = before - before.mean(0), after - after.mean(0)
+    u, _, vt = np.linalg.svd(a.T @ b)
+    d = np.sign(np.linalg.det(vt.T @ u.T))
+    return vt.T @ np.diag([1, 1, d]) @ u.T
+
+
+def _recover_roll(before: np.ndarray, after: np.ndarray) -> tuple[str, int] | None:
+    """Axis and whole-degree angle of the rotation taking ``before`` to ``after``."""
+    rot = _kabsch(before, after)
+    angle = math.degrees(math.acos(max(-1.0, min(1.0, (np.trace(rot) - 1) / 2))))
+    if angle < 1e-6:
+        return None
+    axis_vec = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
+    k = int(np.argmax(np.abs(axis_vec)))
+    if np.abs(axis_vec).max() < 1e-9 or np.sort(np.abs(axis_vec))[1] > 1e-6 * np.abs(axis_vec).max():
+        return None
+    return "xyz"[k], int(round(angle * np.sign(axis_vec[k])))
+
+
+class _Structures:
+    def __init__(self, source: str | None):
+        self.source, self.refs, self.cache = source, None, {}
+
+    def get(self, pdb_id: str):
+        from .hbonds import detect_hbonds  # noqa: PLC0415
+        from .sources import discover  # noqa: PLC0415
+        from .structure import load_complex  # noqa: PLC0415
+
+        if pdb_id not in self.cache:
+            if self.refs is None:
+                self.refs = {r.pdb_id: r for r in discover(self.source)}
+            cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
+            self.cache[pdb_id] = (cx, detect_hbonds(cx))
+        return self.cache[pdb_id]
+
+    pocket_cutoff = 10.0
+
+
+def validate_dataset(folder: str | Path, source: str | None = None) -> ValidationReport:
+    """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
+    validator re-read the structures (default: the source recorded in the manifest)."""
+    from . import scoring  # noqa: PLC0415
+
+    folder = Path(folder)
+    report = ValidationReport()
+    try:
+        manifest = read_manifest(folder)
+    except (OSError, ValueError) as exc:
+        report.fail(f"{folder}: no readable manifest.json ({exc})")
+        return report
+    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"))
+    structures.pocket_cutoff = float(manifest["config"].get("pocket_cutoff", 10.0))
+    split_of: dict[str, set[str]] = defaultdict(set)
+    for task in manifest["counts"]:
+        letters: Counter = Counter()
+        axes: Counter = Counter()
+        n = 0
+        for split in SPLIT_ORDER:
+            rows = list(iter_config_rows(folder, task, split))
+            if len(rows) != manifest["counts"][task].get(split, 0):
+                report.fail(f"{task}/{split}: {len(rows)} rows, manifest says {manifest['counts'][task].get(split, 0)}")
+            ids = [r["id"] for r in rows]
+            if len(ids) != len(set(ids)):
+                report.fail(f"{task}/{split}: repeated ids")
+            for row in rows:
+                if split != "tiny":
+                    split_of[row["pdb_id"]].add(split)
+                    n += 1
+                    if row["answer_format"] == "multiple_choice":
+                        letters[row["answer"]] += 1
+                    meta = json.loads(row["metadata"])
+                    if task in ("translation", "rotation"):
+                        axes[meta["operations"][0].split()[1]] += 1
+                try:
+                    _check_row(row, structures, report)
+                except Exception as exc:  # a check that cannot run is itself a problem
+                    report.fail(f"{row.get('id')}: check failed: {type(exc).__name__}: {exc}")
+                gold = scoring.score_prediction(task, row["answer"], row["answer"], row["metadata"])
+                if gold["score"] != 1.0 or gold["exact"] != 1.0:
+                    report.fail(f"{row['id']}: gold answer scores {gold['score']}")
+                report.checked += 1
+        report.per_task[task] = {"questions": n, "letters": dict(letters), "axes": dict(axes)}
+        _balance(task, letters, 4, report)
+        _balance(task, axes, len(axes) or 1, report)
+    for pdb_id, splits in split_of.items():
+        if len(splits) > 1:
+            report.fail(f"complex {pdb_id} is in several splits: {sorted(splits)}")
+    return report
+
+
+def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> None:
+    """Letters/axes should be near uniform: a problem when one share is off by more than 4
+    standard deviations of a uniform draw (and by more than 2 questions)."""
+    n = sum(counts.values())
+    if n == 0 or k <= 1:
+        return
+    expect = n / k
+    sd = math.sqrt(n * (1 / k) * (1 - 1 / k))
+    for key, c in counts.items():
+        if abs(c - expect) > max(4 * sd, 2):
+            report.fail(f"{task}: {key} appears {c} times of {n}, expected about {expect:.1f}")
+    if len(counts) < k and n >= 4 * k:
+        report.warnings.append(f"{task}: only {sorted(counts)} appear among {n} questions")
+
+
+def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> None:
+    for col in COLUMNS:
+        if col not in row:
+            report.fail(f"{row.get('id')}: missing column {col}")
+            return
+    rid, task = row["id"], row["task"]
+    meta = json.loads(row["metadata"])
+    if len(row["images"]) != len(row["image_views"]) or not row["images"]:
+        report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
+    if any(not img["bytes"] or img["bytes"][:8] != b"\x89PNG\r\n\x1a\n" for img in row["images"]):
+        report.fail(f"{rid}: an image is not a PNG")
+    expected_format = "multiple_choice" if task in ("translation_rotation", "rotation_rotation", "interaction_location") else "fill_in"
+    if row["answer_format"] != expected_format:
+        report.fail(f"{rid}: answer_format {row['answer_format']}")
+    cx, hbonds = structures.get(row["pdb_id"])
+    screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
+    pivot = (screen.min(0) + screen.max(0)) / 2.0
+    if task in ("translation", "rotation", "zooming"):
+        ops = _parse(meta["operations"])
+        after = _apply(screen, ops, pivot)
+        shift = after.mean(0) - screen.mean(0)
+        if task == "rotation":
+            got = _recover_roll(screen, after)
+            text = f"roll {got[0]} {got[1]}" if got else None
+        else:
+            k = int(np.argmax(np.abs(shift)))
+            text = f"move {'xyz'[k]} {int(round(shift[k]))}"
+        if text != row["answer"]:
+            report.fail(f"{rid}: recovered {text!r} from coordinates, stored answer {row['answer']!r}")
+    elif task == "docking":
+        lig = screen[cx.is_ligand]
+        lpivot = (lig.min(0) + lig.max(0)) / 2.0
+        displaced = _apply(lig, _parse(meta["displacement"]), lpivot)
+        moved_pivot = _apply(lpivot[None], [op for op in _parse(meta["displacement"]) if op[0] == "move"], lpivot)[0]
+        restored = _apply(displaced, _parse(row["answer"]), moved_pivot)
+        if np.abs(restored - lig).max() > 1e-6:
+            report.fail(f"{rid}: the answer does not restore the ligand (max error {np.abs(restored - lig).max():.3g} Å)")
+    elif task == "interaction_location":
+        m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
+        res_name, number, atom, chain, lig_atom = m.groups()
+        prot = [i for i in range(cx.n_atoms) if not cx.is_ligand[i] and cx.res_names[i] == res_name
+                and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
+        ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
+        if len(prot) != 1 or len(ligs) != 1:
+            report.fail(f"{rid}: named bond atoms not found uniquely")
+            return
+        mid = (screen[prot[0], :2] + screen[ligs[0], :2]) / 2.0
+        want = [int(-math.copysign(math.floor(abs(v) + 0.5), v)) for v in mid]
+        letter = "ABCD".index(row["answer"])
+        if row["options"][letter] != f"move x {want[0]}, move y {want[1]}":
+            report.fail(f"{rid}: centring move is {want}, option {row['answer']} says {row['options'][letter]}")
+        if len(set(row["options"])) != 4:
+            report.fail(f"{rid}: options not distinct")
+    elif task in ("translation_rotation", "rotation_rotation"):
+        opts = [tuple(o) for o in meta["option_operations"]]
+        if len(set(opts)) != 4:
+            report.fail(f"{rid}: option operations not distinct")
+        letter = "ABCD".index(row["answer"])
+        if list(opts[letter]) != meta["operations"]:
+            report.fail(f"{rid}: option {row['answer']} is not the true operation pair")
+        digests = {img["bytes"] for img in row["images"][-4:]}
+        if len(digests) != 4:
+            report.fail(f"{rid}: two option images are identical")
+    elif task == "pocket_ligand":
+        from .hbonds import format_pocket_answer  # noqa: PLC0415
+
+        if format_pocket_answer(hbonds) != row["answer"]:
+            report.fail(f"{rid}: recomputed H-bonds differ from the answer")
+    elif task == "residue_ligand":
+        from .hbonds import format_residue_answer  # noqa: PLC0415
+
+        r = meta["residue"]
+        bonds = [b for b in hbonds if b.chain == r["chain"] and b.res_number == r["number"] and b.ins_code == r["ins_code"]]
+        if format_residue_answer(bonds) != row["answer"]:
+            report.fail(f"{rid}: recomputed residue H-bonds differ from the answer")

@@ -1,0 +1,1 @@
+"""Evaluation-harness adapters (lmms-eval, VLMEvalKit, lm-eval) over the one scorer."""

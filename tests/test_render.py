@@ -1,0 +1,340 @@
+"""Tests of builder/render.py on real complexes: the picture must show exactly the geometry."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from misi_bench.builder import render
+from misi_bench.builder.errors import RenderError
+from misi_bench.builder.geometry import VIEW_NAMES, Move, Roll, fit_camera
+from misi_bench.builder.render import RenderCache, RenderRequest, Style
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Real PDB entries used when the embedded sample set is not available: (member of the
+# MDAnalysisTests 2.11.0 sdist, ligand code, PDB id). 1A28: progesterone receptor with
+# progesterone (STR); 1HVR: HIV-1 protease with the cyclic urea inhibitor XK2.
+_FALLBACK_ENTRIES = (
+    ("mdanalysistests-2.11.0/MDAnalysisTests/data/1a28.pdb.gz", "STR", "1a28"),
+    ("mdanalysistests-2.11.0/MDAnalysisTests/data/1hvr.pdb", "XK2", "1hvr"),
+)
+_FALLBACK_ARCHIVES = (ROOT / "downloads" / "mdanalysistests-2.11.0.tar.gz", Path("/tmp/dl/mdanalysistests-2.11.0.tar.gz"))
+
+
+def _load_real_complexes(tmp_dir: Path) -> list:
+    try:
+        from misi_bench.builder.samples import sample_refs
+        from misi_bench.builder.structure import load_complex
+    except ImportError:
+        sample_refs = None
+    if sample_refs is not None:
+        refs = list(sample_refs())
+        if refs:
+            return [load_complex(ref) for ref in refs[:2]]
+    from misi_bench.builder.structure import read_raw_entry
+
+    archive = next((p for p in _FALLBACK_ARCHIVES if p.is_file()), None)
+    if archive is None:
+        pytest.skip("no embedded sample set and no MDAnalysisTests archive with real PDB entries")
+    out = []
+    with tarfile.open(archive) as tar:
+        for member, code, _ in _FALLBACK_ENTRIES:
+            target = tmp_dir / Path(member).name
+            target.write_bytes(tar.extractfile(member).read())
+            out.append(read_raw_entry(target, code))
+    return out
+
+
+@pytest.fixture(scope="module")
+def complexes(tmp_path_factory):
+    return _load_real_complexes(tmp_path_factory.mktemp("pdb"))
+
+
+@pytest.fixture(scope="module")
+def cx(complexes):
+    return complexes[0]
+
+
+def _request(c, **kw) -> RenderRequest:
+    atoms = kw.pop("atoms", tuple(range(c.n_atoms)))
+    camera = kw.pop("camera", fit_camera(c.screen_coords))
+    return RenderRequest(atoms=tuple(atoms), camera=camera, **kw)
+
+
+def _decode(png: bytes) -> np.ndarray:
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG"
+    return np.asarray(image.convert("RGB"))
+
+
+def _centroids(pixels: np.ndarray) -> dict[int, tuple[float, float, int]]:
+    """Pixel centroid (u, v) of every id colour in a debug image, with its pixel count."""
+    ids = render.decode_id(pixels)
+    rows, cols = np.nonzero(ids >= 0)
+    found = ids[rows, cols]
+    out = {}
+    order = np.argsort(found, kind="stable")
+    found, rows, cols = found[order], rows[order], cols[order]
+    starts = np.flatnonzero(np.r_[True, found[1:] != found[:-1]])
+    ends = np.r_[starts[1:], found.size]
+    for s, e in zip(starts, ends):
+        out[int(found[s])] = (float(cols[s:e].mean() + 0.5), float(rows[s:e].mean() + 0.5), int(e - s))
+    return out
+
+
+def _full_disc_pixels(style: Style) -> int:
+    sprite = render._sphere_sprite(render.id_colour(0), int(round(style.debug_radius_px * 4)), 0, 0.0, True)
+    return int((np.asarray(sprite.image)[..., 3] > 0).sum())
+
+
+# ------------------------------------------------------------------------------ the contract
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_picture_matches_geometry(complexes, seed):
+    """Each unoccluded atom's disc in the debug render is centred on Camera.project of its scene
+    coordinates (within 1 px), for random operations, groups and views."""
+    rng = np.random.default_rng(seed)
+    style = Style(debug_ids=True, label_mode="none")
+    full = _full_disc_pixels(style)
+    for c in complexes:
+        ligand = tuple(int(i) for i in c.ligand_indices)
+        pocket = tuple(int(i) for i in c.pocket_indices)
+        ops_a = (Roll(str(rng.choice(list("xyz"))), int(rng.integers(-6, 7)) * 15 or 30),
+                 Move(str(rng.choice(list("xy"))), int(rng.integers(1, 5))))
+        ops_b = (Roll(str(rng.choice(list("xyz"))), 45), Move("x", -3))
+        view = str(rng.choice(VIEW_NAMES))
+        request = _request(c, groups=((ligand, ops_a), (pocket, ops_b)), view=view, style=style)
+        coords = render.scene_coordinates(c, request)
+        expected = render.image_camera(request).project(coords)
+        found = _centroids(_decode(render.render_png(c, request)))
+        checked = 0
+        for k, (u, v, count) in found.items():
+            if count != full:
+                continue  # partly hidden by a nearer atom, or cut by the image border
+            assert abs(u - expected[k, 0]) <= 1.0 and abs(v - expected[k, 1]) <= 1.0, (c.pdb_id, k, (u, v), expected[k])
+            checked += 1
+        assert checked >= 0.5 * c.n_atoms, f"{c.pdb_id}: only {checked} of {c.n_atoms} atoms fully visible"
+
+
+def test_scene_coordinates_follow_pose_semantics(cx):
+    """Groups move rigidly about their own bounding-box centre; the view rotates the scene."""
+    ligand = tuple(int(i) for i in cx.ligand_indices)
+    request = _request(cx, groups=((ligand, (Roll("z", 90),)),), view="front")
+    coords = render.scene_coordinates(cx, request)
+    screen = cx.screen_coords
+    centre = (screen[list(ligand)].min(0) + screen[list(ligand)].max(0)) / 2
+    moved = coords[list(ligand)]
+    rel = screen[list(ligand)] - centre
+    np.testing.assert_allclose(moved - centre, np.stack([-rel[:, 1], rel[:, 0], rel[:, 2]], 1), atol=1e-9)
+    pocket = cx.pocket_indices
+    np.testing.assert_allclose(coords[pocket], screen[pocket])
+    left = render.scene_coordinates(cx, _request(cx, view="left"))
+    # left = roll y +90: (x, y, z) -> (z, y, -x)
+    np.testing.assert_allclose(left, np.stack([screen[:, 2], screen[:, 1], -screen[:, 0]], 1), atol=1e-9)
+
+
+def test_move_z_enlarges_by_perspective_ratio(cx):
+    style = Style(debug_ids=True, label_mode="none")
+    ligand = tuple(int(i) for i in cx.ligand_indices)
+    camera = fit_camera(cx.screen_coords)
+    base = _request(cx, atoms=ligand, camera=camera, style=style)
+    near = _request(cx, atoms=ligand, camera=camera, style=style, groups=((ligand, (Move("z", 30),)),))
+    spans = []
+    for req in (base, near):
+        found = _centroids(_decode(render.render_png(cx, req)))
+        uv = np.array([[u, v] for u, v, _ in found.values()])
+        spans.append(np.ptp(uv, axis=0).max())
+    coords = cx.screen_coords[list(ligand)]
+    z = (coords[:, 2].min() + coords[:, 2].max()) / 2
+    predicted = (camera.distance - z) / (camera.distance - z - 30)
+    assert predicted > 1.3
+    assert spans[1] / spans[0] == pytest.approx(predicted, rel=0.05)
+
+
+def test_clipped_atoms_do_not_crash(cx):
+    camera = fit_camera(cx.screen_coords)
+    everything = tuple(range(cx.n_atoms))
+    # Whole scene behind the camera: a black picture, no error.
+    behind = _request(cx, camera=camera, groups=((everything, (Move("z", int(camera.distance) + 40),)),))
+    pixels = _decode(render.render_png(cx, behind))
+    assert pixels.max() == 0
+    # Camera inside the scene: the part in front is drawn, the rest clipped.
+    inside = _request(cx, camera=camera, groups=((everything, (Move("z", int(camera.distance)),)),))
+    uv, depth, visible = render.projected_atoms(cx, inside)
+    assert (depth <= camera.near).any() and (depth > camera.near).any()
+    assert np.isnan(uv[depth <= camera.near]).all()
+    pixels = _decode(render.render_png(cx, inside))
+    assert pixels.shape == (512, 512, 3)
+    assert pixels.max() > 0
+
+
+# ------------------------------------------------------------------------------ the picture
+
+
+def test_png_size_and_black_corners(cx):
+    pixels = _decode(render.render_png(cx, _request(cx)))
+    assert pixels.shape == (512, 512, 3)
+    for y, x in ((0, 0), (0, 511), (511, 0), (511, 511)):
+        assert tuple(pixels[y, x]) == (0, 0, 0)
+    assert (pixels.reshape(-1, 3).max(1) > 0).mean() > 0.05  # something is drawn
+
+
+def test_style_size_sets_image_size(cx):
+    request = _request(cx, style=Style(size=300))
+    assert Image.open(io.BytesIO(render.render_png(cx, request))).size == (300, 300)
+
+
+def _colour_ok(pixel: np.ndarray, reference: tuple[int, int, int]) -> bool:
+    """Shading and fog scale a colour; the specular highlight adds a little white."""
+    p = pixel.astype(float)
+    r = np.asarray(reference, dtype=float)
+    if p.max() < 20:
+        return False
+    return float(p @ r / (np.linalg.norm(p) * np.linalg.norm(r))) > 0.97
+
+
+def _pixels_at_atoms(c, request, rows):
+    pixels = _decode(render.render_png(c, request))
+    uv = render.image_camera(request).project(render.scene_coordinates(c, request))
+    return [pixels[int(uv[k, 1]), int(uv[k, 0])] for k in rows]
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_pocket_carbons_alternate_purple_orange(cx, parity):
+    residue = next(r for r in range(len(cx.residues)) if r % 2 == parity and len(cx.residue_atoms(r)) >= 5)
+    atoms = tuple(int(i) for i in cx.residue_atoms(residue))
+    request = _request(cx, atoms=atoms, style=Style(label_mode="none"))
+    carbons = [k for k, i in enumerate(atoms) if cx.elements[i] == "C"]
+    oxygens = [k for k, i in enumerate(atoms) if cx.elements[i] == "O"]
+    expected = render.POCKET_CARBONS[parity]
+    hits = [_colour_ok(p, expected) for p in _pixels_at_atoms(cx, request, carbons)]
+    assert sum(hits) >= 0.7 * len(hits)
+    assert oxygens
+    hits = [_colour_ok(p, render.ELEMENT_COLOURS["O"]) for p in _pixels_at_atoms(cx, request, oxygens)]
+    assert sum(hits) >= 0.7 * len(hits)
+
+
+def test_ligand_carbons_grey(cx):
+    atoms = tuple(int(i) for i in cx.ligand_indices)
+    request = _request(cx, atoms=atoms, style=Style(label_mode="none"))
+    carbons = [k for k, i in enumerate(atoms) if cx.elements[i] == "C"]
+    pixels = _pixels_at_atoms(cx, request, carbons)
+    grey = [p.max() > 40 and int(p.max()) - int(p.min()) <= 12 for p in pixels]
+    assert sum(grey) >= 0.7 * len(grey)
+
+
+def test_labels_are_drawn(cx):
+    plain = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="none"))))
+    labelled = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="standard"))))
+    residue = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="residue_atoms"))))
+    assert (plain != labelled).any(axis=2).mean() > 0.01
+    assert (labelled != residue).any(axis=2).mean() > 0.005
+    # Labels are white-ish text: the labelled picture has near-white pixels the plain one lacks.
+    assert (labelled.min(axis=2) > 200).sum() > (plain.min(axis=2) > 200).sum() + 200
+
+
+def test_deterministic_bytes(complexes):
+    for c in complexes:
+        request = _request(c, groups=((tuple(int(i) for i in c.ligand_indices), (Roll("x", 30), Move("y", 2))),), view="top")
+        first = render.render_png(c, request)
+        render._sphere_sprite.cache_clear()
+        render._label_masks.cache_clear()
+        second = render.render_png(c, dataclasses.replace(request))
+        assert first == second
+    assert render.render_png(complexes[0], _request(complexes[0])) != render.render_png(complexes[0], _request(complexes[0], view="back"))
+
+
+def test_request_is_hashable_and_normalised(cx):
+    a = _request(cx, atoms=np.arange(10))
+    b = _request(cx, atoms=list(range(10)))
+    assert a == b and hash(a) == hash(b)
+    assert all(type(i) is int for i in a.atoms)
+
+
+def test_cache_renders_once(cx):
+    cache = RenderCache()
+    request = _request(cx, view="left")
+    first = cache.get(cx, request)
+    second = cache.get(cx, _request(cx, view="left"))
+    assert first is second
+    assert (cache.hits, cache.misses) == (1, 1)
+    cache.get(cx, _request(cx, view="right"))
+    assert (cache.hits, cache.misses) == (1, 2) and len(cache) == 2
+
+
+def test_cache_is_bounded(cx):
+    cache = RenderCache(max_bytes=1)
+    cache.get(cx, _request(cx, view="left"))
+    cache.get(cx, _request(cx, view="right"))
+    assert len(cache) == 1
+
+
+def test_contact_sheet(cx):
+    png = render.contact_sheet(cx, size=128)
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG"
+    caption = max(14, 128 // 16)
+    assert image.size == (3 * 128, 2 * (128 + caption))
+    pixels = np.asarray(image.convert("RGB"))
+    # Every tile shows something, and each caption strip carries text.
+    for n in range(6):
+        x, y = (n % 3) * 128, (n // 3) * (128 + caption)
+        tile = pixels[y + caption + 2:y + caption + 126, x + 2:x + 126]
+        assert tile.max() > 0
+        assert pixels[y:y + caption, x:x + 128].max() > 200
+
+
+# ------------------------------------------------------------------------------ edge cases
+
+
+def test_empty_selection_raises(cx):
+    with pytest.raises(RenderError, match="empty"):
+        render.render_png(cx, _request(cx, atoms=()))
+
+
+@pytest.mark.parametrize("size", [0, 8, 100000, -5])
+def test_absurd_sizes_raise(cx, size):
+    with pytest.raises(RenderError, match="size"):
+        render.render_png(cx, _request(cx, style=Style(size=size)))
+
+
+def test_bad_requests_raise(cx):
+    with pytest.raises(RenderError, match="out of range"):
+        render.render_png(cx, _request(cx, atoms=(0, cx.n_atoms)))
+    with pytest.raises(RenderError, match="repeat"):
+        render.render_png(cx, _request(cx, atoms=(0, 0)))
+    with pytest.raises(RenderError, match="view"):
+        _request(cx, view="sideways")
+    with pytest.raises(RenderError, match="more than one group"):
+        render.render_png(cx, _request(cx, groups=(((0, 1), (Move("x", 1),)), ((1, 2), (Move("y", 1),)))))
+    with pytest.raises(RenderError, match="label_mode"):
+        render.render_png(cx, _request(cx, style=Style(label_mode="fancy")))
+
+
+def test_unknown_element_uses_fallback_colour(cx):
+    ligand = cx.ligand_indices
+    elements = cx.elements.astype(object).copy()
+    elements[ligand] = "Xx"
+    odd = dataclasses.replace(cx, elements=np.array(elements.tolist()))
+    atoms = tuple(int(i) for i in ligand)
+    request = _request(odd, atoms=atoms, style=Style(label_mode="none"))
+    pixels = _pixels_at_atoms(odd, request, range(len(atoms)))
+    hits = [_colour_ok(p, render.UNKNOWN_COLOUR) for p in pixels]
+    assert sum(hits) >= 0.7 * len(hits)
+
+
+def test_single_atom_scene(cx):
+    i = int(cx.ligand_indices[0])
+    camera = fit_camera(cx.screen_coords[[i]])
+    request = RenderRequest(atoms=(i,), camera=camera)
+    pixels = _decode(render.render_png(cx, request))
+    u, v = render.image_camera(request).project(render.scene_coordinates(cx, request))[0]
+    assert pixels[int(v), int(u)].max() > 0
+    assert pixels[0, 0].max() == 0
