@@ -17,9 +17,10 @@ Pipeline (one image):
 3. **Painter's algorithm** at ``Style.supersample`` x the output size, far to near (ties broken
    by atom index). For each atom: the half-sticks that lead *away* from the viewer, then the
    atom's shaded sphere sprite, then the half-sticks that lead *toward* the viewer. A bond is two
-   half-sticks, each coloured by its own atom; when both halves would get the same colour the
-   stick is drawn once, at its farther atom's turn. Sticks are Pillow polygons in a few bands
-   (dark rim, lit body, highlight) that imitate a shaded cylinder; spheres are precomputed,
+   half-sticks, each coloured by its own atom; when both halves have the same colour (fog
+   levels at most one step apart) the stick is drawn once, at its farther atom's turn. Sticks
+   are Pillow polygons in ``Style.stick_bands`` bands (dark rim, lit body, and with 3 bands a
+   highlight) that imitate a shaded cylinder lit from the upper left; spheres are precomputed,
    shaded, antialiased sprites pasted with Pillow (cached per colour, pixel radius and fog level).
 4. **Downsample** (box filter) to the output size: antialiased edges.
 5. **Labels** at the output size, on top of everything: pocket residue labels (``ASN 460``) at the
@@ -211,6 +212,9 @@ class RenderRequest:
     model by its operations (roll pivot = bounding-box centre of the *whole subset* in
     untransformed screen coordinates); atoms in no group stay put; an atom may be in at most one
     group. ``view``: one of ``geometry.VIEW_NAMES``. ``camera``: the question's camera.
+    ``origin``: the model-frame point (Å) that becomes the screen origin; ``None`` means the
+    complex's scene centre (bounding-box centre of all its atoms). A sub-scene such as one residue
+    plus the ligand (T4) sets it to its own bounding-box centre so that it is framed centrally.
     """
 
     atoms: tuple[int, ...]
@@ -218,8 +222,17 @@ class RenderRequest:
     groups: tuple[Group, ...] = ()
     view: str = "front"
     style: Style = Style()
+    origin: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
+        if self.origin is not None:
+            try:
+                origin = tuple(float(v) for v in self.origin)
+            except (TypeError, ValueError):
+                origin = ()
+            if len(origin) != 3 or not all(np.isfinite(origin)):
+                raise RenderError(f"render request: origin must be three finite numbers, got {self.origin!r}")
+            object.__setattr__(self, "origin", origin)
         try:
             atoms = tuple(int(i) for i in self.atoms)
             groups = tuple((tuple(int(i) for i in subset), tuple(ops)) for subset, ops in self.groups)
@@ -257,7 +270,10 @@ def scene_coordinates(complex_: Complex, request: RenderRequest) -> np.ndarray:
     atoms = _check_atoms(complex_, request.atoms)
     if atoms.size == 0:
         raise RenderError(f"{complex_.pdb_id}: empty atom selection, nothing to render")
-    screen = complex_.screen_coords
+    if request.origin is None:
+        screen = complex_.screen_coords
+    else:
+        screen = complex_.coords - np.asarray(request.origin, dtype=np.float64)
     coords = screen[atoms].astype(np.float64, copy=True)
     if request.groups:
         position = np.full(complex_.n_atoms, -1, dtype=np.int64)
@@ -421,9 +437,21 @@ def _font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
 
 
 @lru_cache(maxsize=16384)
+def _label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
+    """(RGBA core image, width, height) of a label: coloured glyphs inside a 1-px black outline
+    (keeps labels legible over sticks), pasted in one call."""
+    outline, glyph, width, height = _label_masks(text, px)
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    rgba.im.paste((0, 0, 0, 255), (0, 0, width, height), outline)
+    rgba.im.paste(colour + (255,), (0, 0, width, height), glyph)
+    rgba.load()
+    return rgba.im, width, height
+
+
+@lru_cache(maxsize=16384)
 def _label_masks(text: str, px: int) -> tuple[object, object, int, int]:
     """(outline mask, glyph mask, width, height) of a label, masks as Pillow core images (for
-    ``ImagingCore.paste``): a 1-px dark outline keeps labels legible over sticks."""
+    ``ImagingCore.paste``)."""
     font = _font(px)
     left, top, right, bottom = font.getbbox(text)
     width, height = int(right - left) + 4, int(bottom - top) + 4
@@ -638,8 +666,10 @@ def _stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fo
     layout, band_inks = _band_table(int(style.stick_bands), float(style.fog))
     nb = len(layout)
     rs = float(style.stick_radius) * focal
-    # Same colour and fog on both halves: one full stick, drawn at the farther atom's turn.
-    same = (base[a] == base[b]).all(axis=1) & (fog_level[a] == fog_level[b])
+    # Same colour and (nearly) the same fog on both halves: one full stick, drawn at the farther
+    # atom's turn in the farther atom's shade (a one-level fog step is invisible; this saves a
+    # third of the polygons of a pocket).
+    same = (base[a] == base[b]).all(axis=1) & (np.abs(fog_level[a] - fog_level[b]) <= 1)
     # Light direction in image coordinates (v grows downward).
     lx, ly = float(_LIGHT[0]), float(-_LIGHT[1])
     owners, phases, polys_all, rgbs = [], [], [], []
@@ -731,14 +761,12 @@ def _draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -
     for _, _, lu, lv, text, colour, centred in entries:
         if not text:
             continue
-        outline, glyph, w, h = _label_masks(text, px)
+        sprite, w, h = _label_sprite(text, px, colour)
         if centred:
             x, y = int(round(lu - w / 2.0)), int(round(lv - h - 2))
         else:
             x, y = int(round(lu + 1)), int(round(lv - h / 2.0))
-        box = (x, y, x + w, y + h)
-        core.paste((0, 0, 0), box, outline)
-        core.paste(colour, box, glyph)
+        core.paste(sprite, (x, y, x + w, y + h), sprite)
 
 
 def _light(rgb: tuple[int, int, int]) -> tuple[int, int, int]:

@@ -430,7 +430,7 @@ def _bond_re(residues: frozenset) -> re.Pattern:
     names = "|".join(sorted((re.escape(r) for r in residues), key=len, reverse=True))
     return re.compile(
         rf"(?<![A-Za-z0-9])(?P<res>(?i:{names}))(?![A-Za-z])"
-        rf"(?:[ \t-]*(?P<num>-?\d{{1,6}}[A-Za-z]?)(?![A-Za-z0-9]))?"
+        rf"(?:(?:[ \t]+(?P<num>-?\d{{1,6}}[A-Za-z]?)|-?(?P<num2>-?\d{{1,6}}[A-Za-z]?))(?![A-Za-z0-9]))?"
         rf"[ \t]+(?P<atom>{_ATOM})(?![A-Za-z0-9'\"*])"
         rf"(?:[ \t]+(?P<chain>[A-Za-z0-9_]{{1,4}})(?![A-Za-z0-9_'\"*]))?"
         rf"{_BOND_SEP}"
@@ -451,7 +451,7 @@ def _bond_key(m: re.Match, task: str) -> tuple:
     lig = m.group("lig").upper()
     if task == "residue_ligand":
         return (res, atom, lig)
-    num = m.group("num")
+    num = m.group("num") or m.group("num2")
     chain = m.group("chain")
     return (res, num.upper() if num else None, atom, chain.upper() if chain else None, lig)
 

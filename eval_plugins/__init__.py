@@ -1,1 +1,12 @@
-"""Evaluation-harness adapters (lmms-eval, VLMEvalKit, lm-eval) over the one scorer."""
+"""Thin adapters that run MiSI-Bench inside existing evaluation harnesses.
+
+- :mod:`misi_bench.eval_plugins.lmms_eval`: task folder for lmms-eval (``--include_path``).
+- :mod:`misi_bench.eval_plugins.vlmevalkit`: dataset classes registered into VLMEvalKit.
+- :mod:`misi_bench.eval_plugins.lm_eval`: task folder for lm-evaluation-harness.
+
+Every adapter reads rows of the published schema (SPEC section 8), shows the row's images in
+prompt order with the row's ``question`` text, and scores with the one scorer,
+:mod:`misi_bench.builder.scoring`. The data location is ``misi_bench.hub_repo_id()`` (a Hub repo
+id or a local dataset folder; ``$MISI_BENCH_REPO`` overrides it) plus an optional revision
+(``$MISI_BENCH_REVISION``). Nothing here imports a harness at import time.
+"""

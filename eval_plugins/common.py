@@ -1,0 +1,114 @@
+"""Shared pieces of the harness adapters: where the data is, how a row becomes a prompt, and how
+one model output is scored (always through :mod:`misi_bench.builder.scoring`)."""
+from __future__ import annotations
+
+import io
+import os
+from typing import Any, Mapping
+
+#: Optional Hub revision (branch, tag or commit) of the dataset; ignored for a local folder.
+REVISION_ENV = "MISI_BENCH_REVISION"
+
+#: The nine task configs, in the paper's order (T1..T9). Kept literal so that importing this
+#: module stays cheap; ``tests`` check it equals ``scoring.TASK_NAMES``.
+TASKS: tuple[str, ...] = (
+    "translation",
+    "rotation",
+    "zooming",
+    "residue_ligand",
+    "translation_rotation",
+    "rotation_rotation",
+    "docking",
+    "interaction_location",
+    "pocket_ligand",
+)
+#: Split that the full benchmark runs on, and the 50-per-task subset (SPEC section 5).
+TEST_SPLIT = "test"
+TINY_SPLIT = "tiny"
+
+
+def data_location() -> tuple[str, str | None]:
+    """``(path, revision)``: ``misi_bench.hub_repo_id()`` (a Hub id or a local folder) and
+    ``$MISI_BENCH_REVISION`` (None when unset or when the path is a local folder)."""
+    import misi_bench  # noqa: PLC0415
+
+    path = misi_bench.hub_repo_id()
+    if os.path.isdir(os.path.expanduser(path)):
+        return os.path.abspath(os.path.expanduser(path)), None
+    return path, os.environ.get(REVISION_ENV) or None
+
+
+def load_split(config: str, split: str, path: str | None = None, revision: str | None = None):
+    """One config/split as a ``datasets.Dataset`` (images decode to PIL)."""
+    import datasets  # noqa: PLC0415
+
+    if path is None:
+        path, default_revision = data_location()
+        revision = revision or default_revision
+    kwargs = {"revision": revision} if revision else {}
+    return datasets.load_dataset(path, config, split=split, **kwargs)
+
+
+def to_pil_rgb(image: Any):
+    """A PIL RGB image from whatever a row holds (PIL image, ``{"bytes", "path"}``, bytes, path)."""
+    from PIL import Image  # noqa: PLC0415
+
+    if isinstance(image, Mapping):
+        data, path = image.get("bytes"), image.get("path")
+        image = Image.open(io.BytesIO(data)) if data else Image.open(path)
+    elif isinstance(image, (bytes, bytearray)):
+        image = Image.open(io.BytesIO(image))
+    elif isinstance(image, (str, os.PathLike)):
+        image = Image.open(image)
+    if image.mode != "RGB":
+        image = image.convert("RGB")
+    return image
+
+
+def doc_images(doc: Mapping) -> list:
+    """The row's images in prompt order, as PIL RGB."""
+    return [to_pil_rgb(img) for img in (doc.get("images") or [])]
+
+
+def doc_prompt(doc: Mapping, pre: str = "", post: str = "") -> str:
+    """The row's full prompt text (it already lists the options and the answer format)."""
+    return f"{pre}{doc['question']}{post}"
+
+
+def options_of(doc: Mapping) -> list[str] | None:
+    opts = doc.get("options")
+    if opts is None:
+        return None
+    opts = [str(o) for o in list(opts)]
+    return opts or None
+
+
+def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
+    """Score one output for one row with the one scorer and name the values for the harnesses.
+
+    Keys: ``score`` and ``exact`` always; ``headline_score`` (= ``score``) for the tasks in the
+    paper's headline average (all but translation_rotation and rotation_rotation); for
+    ``residue_ligand`` also ``score_positive`` or ``score_negative`` (only the one that matches
+    the row's polarity, so its mean is the paper's T4 positive / negative figure).
+    """
+    from misi_bench.builder.scoring import HEADLINE_EXCLUDED, score_prediction  # noqa: PLC0415
+
+    task = doc["task"]
+    metrics = score_prediction(task, prediction, doc["answer"], doc.get("metadata"), options=options_of(doc))
+    out = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
+    if task not in HEADLINE_EXCLUDED:
+        out["headline_score"] = out["score"]
+    if "polarity" in metrics:
+        key = "score_positive" if metrics["polarity"] >= 0.5 else "score_negative"
+        out[key] = out["score"]
+    return out
+
+
+def metric_names(task: str) -> list[str]:
+    """Metric names :func:`score_doc` can produce for ``task`` (in report order)."""
+    names = ["score", "exact"]
+    if task not in ("translation_rotation", "rotation_rotation"):
+        names.append("headline_score")
+    if task == "residue_ligand":
+        names += ["score_positive", "score_negative"]
+    return names
