@@ -1,0 +1,161 @@
+"""Dataset builds on the real samples: layout, load_dataset, determinism, resume, failures."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import datasets
+import pytest
+
+from misi_bench.builder.build import build_dataset
+from misi_bench.builder.tasks import TASKS
+from misi_bench.builder.validate import validate_dataset
+
+LIMIT = 5
+
+
+@pytest.fixture(scope="module")
+def full_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("build") / "misi-bench"
+    manifest = build_dataset(source="samples", out=out, limit=LIMIT, workers=1, progress=False)
+    return out, manifest
+
+
+def shard_digests(manifest):
+    return {k: v["sha256"] for k, v in manifest["shards"].items()}
+
+
+def test_layout_card_and_manifest(full_build):
+    out, manifest = full_build
+    assert (out / "README.md").exists() and (out / "manifest.json").exists()
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\n") and "config_name: all" in card
+    for task in TASKS:
+        assert f"config_name: {task}" in card
+        assert (out / task / "test-00000-of-00001.parquet").exists()
+        assert manifest["counts"][task]["test"] > 0 and manifest["counts"][task]["train"] > 0
+        assert (out / "examples" / f"{task}.png").exists()
+    assert manifest["complexes"]["test"] >= 2
+    assert manifest["validation"]["ok"] is True
+    assert set(manifest["inputs"]) and all(len(v["files"]) >= 2 for v in manifest["inputs"].values())
+    assert "license: cc-by-4.0" in card and "visual-question-answering" in card
+    assert "2512.10867" in card
+
+
+def test_load_dataset_every_config_and_split(full_build):
+    out, manifest = full_build
+    for task in TASKS:
+        for split in ("train", "test", "tiny"):
+            if not manifest["counts"][task][split]:
+                continue
+            ds = datasets.load_dataset(str(out), task, split=split)
+            assert len(ds) == manifest["counts"][task][split]
+            assert ds.features["images"].feature.__class__.__name__ == "Image"
+            row = ds[0]
+            assert row["task"] == task and row["split"] == split
+            assert row["images"][0].size == (512, 512)
+            assert len(row["images"]) == len(row["image_views"])
+            json.loads(row["metadata"])
+    everything = datasets.load_dataset(str(out), "all", split="test")
+    assert len(everything) == sum(manifest["counts"][t]["test"] for t in TASKS)
+
+
+def test_train_and_test_never_share_a_complex(full_build):
+    out, manifest = full_build
+    splits = {}
+    for pdb_id, info in manifest["inputs"].items():
+        splits.setdefault(info["split"], set()).add(pdb_id)
+    assert not (splits["train"] & splits["test"])
+
+
+def test_same_inputs_same_bytes_whatever_the_worker_count(full_build, tmp_path):
+    _, manifest = full_build
+    again = build_dataset(source="samples", out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False)
+    assert shard_digests(again) == shard_digests(manifest)
+    assert (tmp_path / "w2" / "README.md").read_text() == (full_build[0] / "README.md").read_text()
+
+
+def test_sharded_generation_then_merge(full_build, tmp_path):
+    _, manifest = full_build
+    out = tmp_path / "sharded"
+    for index in range(3):
+        assert build_dataset(source="samples", out=out, limit=LIMIT, num_shards=3, shard_index=index,
+                             merge=False, progress=False) == {}
+    merged = build_dataset(source="samples", out=out, limit=LIMIT, merge_only=True, progress=False)
+    assert shard_digests(merged) == shard_digests(manifest)
+
+
+def test_merge_refuses_missing_shards(tmp_path):
+    from misi_bench.builder.errors import MisiError
+
+    build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], num_shards=2, shard_index=0,
+                  merge=False, progress=False)
+    with pytest.raises(MisiError, match="not generated yet"):
+        build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], merge_only=True, progress=False)
+
+
+def test_killed_build_resumes_to_identical_output(full_build, tmp_path):
+    _, manifest = full_build
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "misi_bench", "build", "--source", "samples", "--limit", str(LIMIT),
+           "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    done = []
+    while time.time() < deadline and proc.poll() is None:
+        done = list(out.glob(".work/*/complexes/*.status.json"))
+        if len(done) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "build finished before it could be killed; raise LIMIT"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p: p.stat().st_mtime_ns for p in out.glob(".work/*/complexes/*.status.json")}
+    assert 2 <= len(finished) < LIMIT
+    resumed = build_dataset(source="samples", out=out, limit=LIMIT, progress=False)
+    for path, mtime in finished.items():
+        assert path.stat().st_mtime_ns == mtime, f"{path.name} was redone"
+    assert shard_digests(resumed) == shard_digests(manifest)
+
+
+def test_broken_complex_is_recorded_and_build_goes_on(sample_refs, tmp_path):
+    root = tmp_path / "pdbbind"
+    for ref in sample_refs[:4]:
+        shutil.copytree(ref.path, root / ref.pdb_id)
+    broken = sample_refs[1].pdb_id
+    next((root / broken).glob("*_pocket.pdb")).write_text("")
+    manifest = build_dataset(source=root, out=tmp_path / "out", tasks=["rotation", "pocket_ligand"],
+                             progress=False)
+    assert broken in manifest["skipped_complexes"]
+    assert "empty" in manifest["skipped_complexes"][broken]
+    assert manifest["counts"]["rotation"]["train"] + manifest["counts"]["rotation"]["test"] == 3 * 3 or \
+        manifest["counts"]["rotation"]["train"] > 0
+
+
+def test_split_file_fixes_membership(sample_refs, tmp_path):
+    ids = sorted(r.pdb_id for r in sample_refs)[:4]
+    csv = tmp_path / "split.csv"
+    csv.write_text("pdb_id,split\n" + "".join(f"{p},{'test' if k < 2 else 'train'}\n" for k, p in enumerate(ids)))
+    manifest = build_dataset(source="samples", out=tmp_path / "o", limit=4, tasks=["rotation"], split_file=csv,
+                             progress=False)
+    assert {p for p, v in manifest["inputs"].items() if v["split"] == "test"} == set(ids[:2])
+
+
+def test_validator_catches_a_wrong_answer(full_build, tmp_path):
+    import pyarrow.parquet as pq
+
+    out, _ = full_build
+    copy = tmp_path / "tampered"
+    shutil.copytree(out, copy, ignore=shutil.ignore_patterns(".work"))
+    path = copy / "rotation" / "test-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["answer"] = "roll x 15" if rows[0]["answer"] != "roll x 15" else "roll y 15"
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+    report = validate_dataset(copy, source="samples")
+    assert not report.ok and any("recovered" in p for p in report.problems)
+    assert validate_dataset(out, source="samples").ok
