@@ -1,0 +1,222 @@
+"""Publishing a built dataset folder to the Hugging Face Hub (SPEC section 8).
+
+``push_dataset`` uploads exactly the files of a dataset folder that belong in the dataset repo:
+``README.md`` (the card), ``manifest.json``, the Parquet shards ``<config>/<split>-NNNNN-of-NNNNN.parquet``
+and the card's ``examples/*.png``. The build's resumable work area ``.work/`` (and any other hidden
+folder) is never uploaded. The dry-run listing and the upload use the same patterns and the same
+matcher (``huggingface_hub.utils.filter_repo_objects``, the one the client applies), so what a dry run
+lists is what a real push sends.
+
+A release is a tag ``vMAJOR.MINOR.PATCH``. Before anything is uploaded the tag is checked against the
+repo's refs: an existing tag is never moved (``MisiError``). The tag is then written into
+``manifest.json`` (key ``version``) and the card is regenerated to state it, so the files of a tagged
+revision name their own version. A push without a tag records ``version: null`` (a development push).
+
+The token is handed to ``huggingface_hub`` only; it is never printed, logged or written to the folder.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import MisiError
+
+log = logging.getLogger(__name__)
+
+REPO_TYPE = "dataset"
+DEFAULT_REVISION = "main"
+TAG_RE = re.compile(r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+#: Files of a dataset folder that go to the Hub (fnmatch patterns on POSIX paths relative to the folder).
+ALLOW_PATTERNS = ["README.md", "manifest.json", "*/*-*-of-*.parquet", "examples/*.png"]
+#: Never uploaded. fnmatch's ``*`` crosses ``/``, so ``*/*.parquet`` alone would also match the build's
+#: work units under ``.work/``; these patterns take them (and every other hidden path) out again.
+IGNORE_PATTERNS = [".work/*", ".cache/*", ".*", "*/.*"]
+#: Above this size a client that still has ``upload_large_folder`` (huggingface_hub < 2) uses it: it is
+#: resumable and commits in several parts. Newer clients make ``upload_folder`` itself resumable and
+#: multi-commit (with ``hf_xet``), so ``upload_folder`` is used there whatever the size.
+LARGE_FOLDER_BYTES = 2 * 1024**3
+
+
+@dataclass
+class PushResult:
+    """What a push did (or, for a dry run, would do)."""
+
+    repo_id: str
+    revision: str
+    tag: str | None
+    files: list[tuple[str, int]] = field(default_factory=list)  # (path in repo, bytes)
+    dry_run: bool = False
+    commit_oid: str | None = None
+    commit_url: str | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+
+def validate_tag(tag: str | None) -> str | None:
+    """``tag`` itself if it is ``vMAJOR.MINOR.PATCH`` (or None); MisiError otherwise."""
+    if tag is None:
+        return None
+    if not isinstance(tag, str) or not TAG_RE.match(tag):
+        raise MisiError(f"tag {tag!r} is not a release version of the form vMAJOR.MINOR.PATCH (e.g. v1.2.0)")
+    return tag
+
+
+def _validate_repo_id(repo_id: str) -> str:
+    parts = str(repo_id).split("/")
+    if len(parts) != 2 or not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", p) for p in parts):
+        raise MisiError(f"repo id {repo_id!r} is not of the form ORG/NAME")
+    return str(repo_id)
+
+
+def _require_hub() -> None:
+    try:
+        import huggingface_hub  # noqa: F401,PLC0415
+    except ImportError:
+        raise MisiError("publishing needs huggingface_hub: pip install 'misi-bench[hub]'") from None
+
+
+def upload_files(folder: Path) -> list[tuple[str, int]]:
+    """(relative POSIX path, size) of every file of ``folder`` a push uploads, sorted by path."""
+    _require_hub()
+    from huggingface_hub.utils import filter_repo_objects  # noqa: PLC0415
+
+    folder = Path(folder)
+    candidates = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    chosen = list(filter_repo_objects(candidates, allow_patterns=ALLOW_PATTERNS, ignore_patterns=IGNORE_PATTERNS))
+    return [(rel, (folder / rel).stat().st_size) for rel in chosen]
+
+
+def _check_folder(folder: Path) -> dict:
+    from .write import read_manifest  # noqa: PLC0415
+
+    if not folder.is_dir():
+        raise MisiError(f"{folder}: not a folder (expected a dataset folder written by 'misi-bench build')")
+    if not (folder / "manifest.json").is_file():
+        raise MisiError(f"{folder}: no manifest.json (expected a dataset folder written by 'misi-bench build')")
+    try:
+        manifest = read_manifest(folder)
+    except ValueError as exc:
+        raise MisiError(f"{folder / 'manifest.json'}: not valid JSON ({exc})") from None
+    shards = [rel for rel, _ in upload_files(folder) if rel.endswith(".parquet")]
+    if not shards:
+        raise MisiError(f"{folder}: no Parquet shards <config>/<split>-NNNNN-of-NNNNN.parquet to push")
+    missing = sorted(set(manifest.get("shards", {})) - set(shards))
+    if missing:
+        raise MisiError(f"{folder}: shards listed in manifest.json are missing: {', '.join(missing[:5])}")
+    return manifest
+
+
+def _record_version(folder: Path, manifest: dict, tag: str | None, repo_id: str) -> None:
+    """Write the version into manifest.json and regenerate the card (which states it)."""
+    from .card import write_card  # noqa: PLC0415
+    from .write import write_manifest  # noqa: PLC0415
+
+    manifest["version"] = tag
+    write_manifest(folder, manifest)
+    write_card(folder, manifest, repo_id)
+
+
+def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = None, revision: str | None = None,
+                 private: bool = False, dry_run: bool = False, token: str | None = None,
+                 endpoint: str | None = None) -> PushResult:
+    """Publish the dataset folder ``folder`` to the Hub dataset repo ``repo_id``.
+
+    ``repo_id`` defaults to ``misi_bench.hub_repo_id()`` ($MISI_BENCH_REPO or the canonical repo).
+    ``revision`` is the branch to commit to (created from ``main`` when missing); ``tag`` (vX.Y.Z)
+    is created on the new commit and must not exist yet. ``dry_run`` lists the files that would be
+    uploaded and contacts nothing. ``token``/``endpoint`` default to huggingface_hub's own
+    (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``).
+    """
+    if repo_id is None:
+        from misi_bench import hub_repo_id  # noqa: PLC0415
+
+        repo_id = hub_repo_id()
+    repo_id = _validate_repo_id(repo_id)
+    tag = validate_tag(tag)
+    revision = revision or DEFAULT_REVISION
+    folder = Path(folder)
+    manifest = _check_folder(folder)
+
+    if dry_run:
+        files = upload_files(folder)
+        log.info("dry run: %d files (%d bytes) would be pushed to %s@%s%s", len(files),
+                 sum(s for _, s in files), repo_id, revision, f" and tagged {tag}" if tag else "")
+        return PushResult(repo_id, revision, tag, files, dry_run=True)
+
+    from huggingface_hub import HfApi  # noqa: PLC0415
+    from huggingface_hub.errors import HfHubHTTPError  # noqa: PLC0415
+
+    api = HfApi(endpoint=endpoint, token=token)
+    try:
+        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
+        refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+        if tag is not None:
+            existing = {t.name: t.target_commit for t in refs.tags}
+            if tag in existing:
+                raise MisiError(f"{repo_id}: tag {tag} already exists (at commit {existing[tag][:12]}); "
+                                "a published version is never moved: push a new version tag")
+        if revision not in {b.name for b in refs.branches}:
+            log.info("creating branch %s of %s", revision, repo_id)
+            api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
+
+        _record_version(folder, manifest, tag, repo_id)
+        files = upload_files(folder)
+        total = sum(s for _, s in files)
+        message = (f"MiSI-Bench {tag or 'development build'} (builder {manifest.get('builder_version')}, "
+                   f"config {manifest.get('config_hash')})")
+        log.info("pushing %d files (%d bytes) to %s@%s", len(files), total, repo_id, revision)
+        commit_oid = commit_url = None
+        large_uploader = getattr(api, "upload_large_folder", None) if total > LARGE_FOLDER_BYTES else None
+        if large_uploader is not None:
+            large_uploader(repo_id=repo_id, folder_path=folder, repo_type=REPO_TYPE, revision=revision,
+                           private=private, allow_patterns=ALLOW_PATTERNS, ignore_patterns=IGNORE_PATTERNS)
+        else:
+            info = api.upload_folder(repo_id=repo_id, folder_path=folder, repo_type=REPO_TYPE, revision=revision,
+                                     commit_message=message, allow_patterns=list(ALLOW_PATTERNS),
+                                     ignore_patterns=list(IGNORE_PATTERNS))
+            commit_oid, commit_url = getattr(info, "oid", None), getattr(info, "commit_url", None)
+        if tag is not None:
+            try:
+                api.create_tag(repo_id, tag=tag, revision=commit_oid or revision, repo_type=REPO_TYPE,
+                               tag_message=message)
+            except HfHubHTTPError as exc:
+                if exc.response is not None and exc.response.status_code == 409:
+                    raise MisiError(f"{repo_id}: tag {tag} was created by someone else during the upload; "
+                                    "the files are on the branch but not tagged") from None
+                raise
+            log.info("tagged %s of %s as %s", (commit_oid or revision)[:12], repo_id, tag)
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise MisiError(f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}") from None
+    return PushResult(repo_id, revision, tag, files, dry_run=False, commit_oid=commit_oid, commit_url=commit_url)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def cli_push(args) -> int:
+    """``misi-bench push DIR --repo ORG/NAME [--tag vX.Y.Z] [--revision BRANCH] [--private] [--dry-run]``.
+
+    ``args`` is an argparse namespace with fields folder, repo, tag, revision, private, dry_run.
+    The token comes from huggingface_hub (``HF_TOKEN`` or ``hf auth login``), never from the command line.
+    """
+    result = push_dataset(Path(args.folder), repo_id=getattr(args, "repo", None), tag=getattr(args, "tag", None),
+                          revision=getattr(args, "revision", None), private=bool(getattr(args, "private", False)),
+                          dry_run=bool(getattr(args, "dry_run", False)))
+    target = f"{result.repo_id}@{result.revision}" + (f" (tag {result.tag})" if result.tag else "")
+    if result.dry_run:
+        for rel, size in result.files:
+            print(f"{size:>12,d}  {rel}")
+        print(f"dry run: {len(result.files)} files, {result.total_bytes:,d} bytes would be pushed to {target}; "
+              "nothing was sent")
+    else:
+        print(f"pushed {len(result.files)} files, {result.total_bytes:,d} bytes to {target}"
+              + (f": {result.commit_url}" if result.commit_url else ""))
+    return 0
