@@ -31,9 +31,10 @@ import logging
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,22 +43,23 @@ from .geometry import Move, Operation, Roll, format_operations, parse_operations
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "TASK_NAMES",
-    "HEADLINE_EXCLUDED",
-    "TASK_ALIASES",
-    "CHOICE_TASKS",
-    "OPERATION_TASKS",
+    "BASELINE_KINDS",
     "BOND_TASKS",
+    "CHOICE_TASKS",
+    "HEADLINE_EXCLUDED",
     "MAX_CHARS",
+    "OPERATION_TASKS",
+    "TASK_ALIASES",
+    "TASK_NAMES",
     "BondAnswer",
-    "canonical_task",
-    "parse_prediction",
-    "format_parsed",
-    "score_prediction",
     "aggregate",
-    "format_report_markdown",
-    "score_records",
     "baseline_prediction",
+    "canonical_task",
+    "format_parsed",
+    "format_report_markdown",
+    "parse_prediction",
+    "score_prediction",
+    "score_records",
 ]
 
 TASK_NAMES: tuple[str, ...] = (
@@ -134,7 +136,7 @@ def canonical_task(name: str) -> str:
     ``T1``..``T9`` and a ``misi_bench_`` prefix. Raises ``ValueError`` for anything else.
     """
     if not isinstance(name, str):
-        raise ValueError(f"task name must be a string, got {name!r}")
+        raise ValueError(f"task name must be a string, got {name!r}")  # noqa: TRY004 (one error type for callers)
     key = _alias_key(name)
     if key in TASK_ALIASES:
         return TASK_ALIASES[key]
@@ -172,10 +174,10 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), No
 _TRANSLATE = {**_DASHES, **_QUOTES, **_ZERO_WIDTH}
 
 _THINK_TAGS = r"(?:think|thinking|reasoning|reason|thought)"
-_THINK_CLOSE_RE = re.compile(rf"</\s*{_THINK_TAGS}\s*>|\u25c1/think\u25b7", re.I)
-_THINK_ANY_RE = re.compile(rf"</?\s*{_THINK_TAGS}\s*>|\u25c1/?think\u25b7", re.I)
-_ANSWER_OPEN_RE = re.compile(r"<\s*answer\s*>", re.I)
-_ANSWER_CLOSE_RE = re.compile(r"<\s*/\s*answer\s*>", re.I)
+_THINK_CLOSE_RE = re.compile(rf"</\s*{_THINK_TAGS}\s*>|\u25c1/think\u25b7", re.IGNORECASE)
+_THINK_ANY_RE = re.compile(rf"</?\s*{_THINK_TAGS}\s*>|\u25c1/?think\u25b7", re.IGNORECASE)
+_ANSWER_OPEN_RE = re.compile(r"<\s*answer\s*>", re.IGNORECASE)
+_ANSWER_CLOSE_RE = re.compile(r"<\s*/\s*answer\s*>", re.IGNORECASE)
 _HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,20}\s*/?>")
 _BOXED_RE = re.compile(r"\\boxed\s*\{")
 _LATEX_RE = re.compile(r"\\(?:text|mathrm|textbf|mathbf|operatorname)\s*\{|\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\\,|\\;|\\!|\\quad|\\ |\\\(|\\\)|\\\[|\\\]|\$|[{}]")
@@ -242,14 +244,19 @@ def _clean(text: object) -> str | None:
     return s
 
 
-def _sections(text: str) -> list[str]:
-    """Where to look for the answer: the text after the last answer marker (if any), then all."""
+def _sections(text: str) -> list[tuple[str, bool]]:
+    """Where to look for the answer, in order: the text after the last answer marker (flag
+    True: an answer right after the marker wins over later text), then the whole text."""
     markers = list(_MARKER_RE.finditer(text))
     if markers:
         tail = text[markers[-1].end():]
         if tail.strip():
-            return [tail, text]
-    return [text]
+            return [(tail, True), (text, False)]
+    return [(text, False)]
+
+
+#: An answer that starts within this many characters after an answer marker is taken as is.
+_IMMEDIATE_CHARS = 30
 
 
 _GAP_WORDS_RE = re.compile(
@@ -288,7 +295,7 @@ _OP_RE = re.compile(
     r"([xyz])(?![a-z0-9_])(?:[ \t-]*axis(?![a-z]))?"
     r"[ \t:,=]*(?:by[ \t]+)?"
     r"([+-]?)[ \t]?(\d{1,9})(\.\d{1,6})?(?!\d|\.\d)",
-    re.I,
+    re.IGNORECASE,
 )
 _MOVE_VERBS = frozenset({"move", "translate", "shift"})
 
@@ -311,33 +318,43 @@ def _find_ops(text: str) -> list[tuple[re.Match, Operation]]:
     return out
 
 
-def _op_runs(text: str) -> list[list[Operation]]:
+def _op_runs(text: str) -> list[tuple[int, list[Operation]]]:
+    """Lists of commands in ``text``: (start position, operations) per list."""
     found = _find_ops(text)
     by_id = {id(m): op for m, op in found}
-    return [[by_id[id(m)] for m in run] for run in _runs([m for m, _ in found], text)]
+    return [(run[0].start(), [by_id[id(m)] for m in run]) for run in _runs([m for m, _ in found], text)]
 
 
-def _parse_single_op(text: str) -> Operation | None:
+def _pick_run(runs: list, immediate: bool) -> int:
+    """Index of the answer run: the one right after an answer marker, else the last one."""
+    if immediate and runs[0][0] < _IMMEDIATE_CHARS:
+        return 0
+    return len(runs) - 1
+
+
+def _parse_single_op(text: str, immediate: bool = False) -> Operation | None:
     runs = _op_runs(text)
     if not runs:
         return None
-    run = runs[-1]
+    run = runs[_pick_run(runs, immediate)][1]
     nonzero = [op for op in run if op.magnitude != 0]
     return (nonzero or run)[-1]
 
 
-def _parse_docking(text: str) -> tuple[Operation, ...] | None:
+def _parse_docking(text: str, immediate: bool = False) -> tuple[Operation, ...] | None:
     runs = _op_runs(text)
     if not runs:
         return None
-    run = [op for op in runs[-1] if op.magnitude != 0] or list(runs[-1])
-    earlier = [op for r in runs[:-1] for op in r if op.magnitude != 0]
-    if not any(isinstance(op, Roll) for op in run):
-        rolls = [op for op in earlier if isinstance(op, Roll)]
-        run = rolls[-1:] + run
-    if not any(isinstance(op, Move) for op in run):
-        moves = [op for op in earlier if isinstance(op, Move)]
-        run = run + moves[-1:]
+    i = _pick_run(runs, immediate)
+    run = [op for op in runs[i][1] if op.magnitude != 0] or list(runs[i][1])
+    # a missing roll or move is taken from the nearest other list (earlier ones for the last
+    # list, later ones for an answer right after a marker)
+    others = runs[i + 1:] if i == 0 and immediate and len(runs) > 1 else list(reversed(runs[:i]))
+    for kind in (Roll, Move):
+        if not any(isinstance(op, kind) for op in run):
+            extra = next((op for _, r in others for op in reversed(r) if isinstance(op, kind) and op.magnitude), None)
+            if extra is not None:
+                run = [extra, *run] if kind is Roll else [*run, extra]
     return tuple(run)
 
 
@@ -367,6 +384,9 @@ _LETTER_WEAK_RE = re.compile(
     r"\(\s*([A-Da-d])\s*\)|(?i:option|choice)\s+([A-Da-d])(?![A-Za-z0-9'])"
     r"|(?<![A-Za-z0-9'])([A-D])(?![A-Za-z0-9'])(?!\s+[a-z])"
 )
+_IMMEDIATE_LETTER_RE = re.compile(
+    r"^[^A-Za-z0-9(\[]{0,6}(?:(?i:is|would\s+be|should\s+be|will\s+be)\s*)?[:=]?\s*(?:(?i:option|choice)\s*)?" + _LETTER
+)
 _LONE_LETTER_RE = re.compile(r"^\W*(?:(?i:option|choice)\s*)?[(\[]?\s*([A-Da-d])\s*[)\]]?\W*$")
 
 
@@ -374,7 +394,11 @@ def _first_group(m: re.Match) -> str:
     return next(g for g in m.groups() if g).upper()
 
 
-def _parse_letter(text: str, options: Sequence[str] | None = None) -> str | None:
+def _parse_letter(text: str, options: Sequence[str] | None = None, immediate: bool = False) -> str | None:
+    if immediate:
+        first = _IMMEDIATE_LETTER_RE.match(text[:200])
+        if first:
+            return _first_group(first)
     short = text.strip()
     lone = _LONE_LETTER_RE.match(short) if len(short) <= 40 else None
     if lone:
@@ -401,25 +425,21 @@ def _options_in_text(text: str, options: Sequence[str] | None) -> list[tuple[int
                 wanted.setdefault(tuple(op for _, op in ops), chr(ord("A") + i))
     if not wanted:
         return []
-    found = _find_ops(text)
-    by_id = {id(m): op for m, op in found}
-    hits = []
-    for run in _runs([m for m, _ in found], text):
-        key = tuple(by_id[id(m)] for m in run)
-        if key in wanted:
-            hits.append((run[0].start(), wanted[key]))
-    return hits
+    return [(start, wanted[tuple(run)]) for start, run in _op_runs(text) if tuple(run) in wanted]
 
 
 # --------------------------------------------------------------------------------------------
 # Hydrogen-bond lists (T4, T9)
 # --------------------------------------------------------------------------------------------
 
-KNOWN_RESIDUES = frozenset(
-    "ALA ARG ASN ASP CYS GLN GLU GLY HIS ILE LEU LYS MET PHE PRO SER THR TRP TYR VAL "
-    "MSE SEC PYL ASX GLX UNK HID HIE HIP HSD HSE HSP CYX ASH GLH LYN CSO SEP TPO PTR MLY "
-    "KCX LLP CME CSD OCS HYP".split()
-)
+#: Residue names the lenient bond parser recognises (plus, when scoring, those of the gold answer).
+KNOWN_RESIDUES = frozenset({
+    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE",
+    "LEU", "LYS", "MET", "PHE", "PRO", "SER", "THR", "TRP", "TYR", "VAL",
+    "MSE", "SEC", "PYL", "ASX", "GLX", "UNK", "HID", "HIE", "HIP", "HSD", "HSE", "HSP",
+    "CYX", "ASH", "GLH", "LYN", "CSO", "SEP", "TPO", "PTR", "MLY", "KCX", "LLP", "CME",
+    "CSD", "OCS", "HYP",
+})
 _ATOM = r"[A-Za-z][A-Za-z0-9'\"*]{0,3}"
 _LIG = r"[A-Za-z0-9'\"*]{1,8}(?::\d{1,4})?"
 _BOND_SEP = r"\s*(?:,|<?-{1,2}>?|\.{2,3}|\u2194|\u2192|/|:)\s*"
@@ -565,13 +585,13 @@ def _parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, opt
     cleaned = _clean(text)
     if cleaned is None or not cleaned.strip():
         return None
-    for section in _sections(cleaned):
+    for section, immediate in _sections(cleaned):
         if task in ("translation", "rotation", "zooming"):
-            value = _parse_single_op(section)
+            value = _parse_single_op(section, immediate)
         elif task == "docking":
-            value = _parse_docking(section)
+            value = _parse_docking(section, immediate)
         elif task in CHOICE_TASKS:
-            value = _parse_letter(section, options)
+            value = _parse_letter(section, options, immediate)
         else:
             value = _parse_bonds(section, task, residues)
         if value is not None:
@@ -597,7 +617,7 @@ def parse_prediction(task: str, text: object, options: Sequence[str] | None = No
     task = canonical_task(task)
     try:
         return _parse(task, text, options=options)
-    except Exception:  # noqa: BLE001 (a model's output must never break scoring)
+    except Exception:
         logger.exception("unexpected error while parsing a %s prediction; scored as unparseable", task)
         return None
 
@@ -759,7 +779,7 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
             out = _score_bonds(task, pred, gold)
         out["parsed"] = 1.0
         return out
-    except Exception:  # noqa: BLE001 (a model's output must never break scoring)
+    except Exception:
         logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
         return _zero_metrics(task, gold)
 

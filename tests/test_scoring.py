@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from misi_bench.builder.geometry import Move, Roll, format_operations
 from misi_bench.builder.scoring import (
     HEADLINE_EXCLUDED,
@@ -88,11 +87,13 @@ PARSE_CASES = [
     ("translation", "The ligand moved to the right.", None),
     ("translation", "", None),
     ("zooming", "Final answer: move z 52", "move z 52"),
+    ("zooming", "Answer: move z 52.\n\nWhy: with move z 0 the model would look unchanged.", "move z 52"),
     ("zooming", "The model came closer by about 52 Å. Answer: MOVE Z 52", "move z 52"),
     ("docking", "roll y 60, move x -14", "roll y 60, move x -14"),
     ("docking", "1. **Roll y 60°** - undoes the rotation\n2. **Move x −14 Å** - slides it back", "roll y 60, move x -14"),
     ("docking", "First roll y 60 and then move x -14.", "roll y 60, move x -14"),
     ("docking", "<think>roll x 30, move x 5?</think>Answer: roll z -15, move x 22", "roll z -15, move x 22"),
+    ("docking", "Answer: roll z -15, move x 22. A roll y 30 would not fit.", "roll z -15, move x 22"),
     ("translation_rotation", "I think it's B.", "B"),
     ("translation_rotation", "The answer is (c)", "C"),
     ("translation_rotation", "**Answer:** D", "D"),
@@ -101,6 +102,7 @@ PARSE_CASES = [
     ("rotation_rotation", "A rotation about y matches the images, so the correct option is A.", "A"),
     ("rotation_rotation", "<answer>D</answer>", "D"),
     ("rotation_rotation", "C is correct, not A.", "C"),
+    ("rotation_rotation", "Answer: B\n\nExplanation: option A over-rotates and option D flips the sign.", "B"),
     ("interaction_location", "The bond ASN 460 OD1 A - O1B is left of centre. Answer: (B)", "B"),
     ("interaction_location", "I cannot tell.", None),
     ("residue_ligand", "No", "No"),
@@ -114,8 +116,8 @@ PARSE_CASES = [
     ("pocket_ligand", "None", "None"),
     ("pocket_ligand", "I found no hydrogen bonds.", "None"),
     ("pocket_ligand",
-     "Here are the hydrogen bonds I can see:\n\n* **ASN 460 OD1 A**, O1B - side-chain carbonyl\n"
-     "* ARG 766 NH2 A, O3 (the guanidinium group)\n",
+     ("Here are the hydrogen bonds I can see:\n\n* **ASN 460 OD1 A**, O1B - side-chain carbonyl\n"
+      "* ARG 766 NH2 A, O3 (the guanidinium group)\n"),
      "ARG 766 NH2 A, O3; ASN 460 OD1 A, O1B"),
     ("pocket_ligand", "Answer:\n1. GLY 100A N _, N:2\n2. SER 5 OG 1, C5'*", "GLY 100A N _, N:2; SER 5 OG 1, C5'*"),
     ("pocket_ligand", "Asn460 OD1 A, O1B", "ASN 460 OD1 A, O1B"),
@@ -333,7 +335,7 @@ PROT_ATOMS = st.from_regex(r"[CNOS][A-Z]{0,2}[0-9]?", fullmatch=True)
 LIG_ATOMS = st.from_regex(r"[A-Z]{1,2}[0-9]{0,2}[A-Z]?['*]{0,2}(:[0-9])?", fullmatch=True)
 RESNUMS = st.from_regex(r"-?[1-9][0-9]{0,3}[A-Z]?", fullmatch=True)
 CHAINS = st.from_regex(r"[A-Z0-9_]", fullmatch=True)
-NONZERO = lambda lo, hi: st.integers(lo, hi).filter(lambda v: v != 0)  # noqa: E731
+NONZERO = lambda lo, hi: st.integers(lo, hi).filter(lambda v: v != 0)
 ANGLES = st.sampled_from([a for a in range(-90, 91, 15) if a != 0])
 
 T4_BOND = st.tuples(st.sampled_from(RESIDUES), PROT_ATOMS, LIG_ATOMS).map(lambda t: f"{t[0]} {t[1]}, {t[2]}")
