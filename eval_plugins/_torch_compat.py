@@ -30,7 +30,7 @@ def ensure_torchvision_importable() -> bool:
         return False
     if spec is None or not spec.origin:
         return False
-    import torch  # noqa: PLC0415
+    import torch
 
     libs = glob.glob(os.path.join(os.path.dirname(spec.origin), "_C*.so")) + glob.glob(
         os.path.join(os.path.dirname(spec.origin), "_C*.pyd"))

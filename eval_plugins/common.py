@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: Optional Hub revision (branch, tag or commit) of the dataset; ignored for a local folder.
 REVISION_ENV = "MISI_BENCH_REVISION"
@@ -30,7 +31,7 @@ TINY_SPLIT = "tiny"
 def data_location() -> tuple[str, str | None]:
     """``(path, revision)``: ``misi_bench.hub_repo_id()`` (a Hub id or a local folder) and
     ``$MISI_BENCH_REVISION`` (None when unset or when the path is a local folder)."""
-    import misi_bench  # noqa: PLC0415
+    import misi_bench
 
     path = misi_bench.hub_repo_id()
     if os.path.isdir(os.path.expanduser(path)):
@@ -40,7 +41,7 @@ def data_location() -> tuple[str, str | None]:
 
 def load_split(config: str, split: str, path: str | None = None, revision: str | None = None):
     """One config/split as a ``datasets.Dataset`` (images decode to PIL)."""
-    import datasets  # noqa: PLC0415
+    import datasets
 
     if path is None:
         path, default_revision = data_location()
@@ -51,7 +52,7 @@ def load_split(config: str, split: str, path: str | None = None, revision: str |
 
 def to_pil_rgb(image: Any):
     """A PIL RGB image from whatever a row holds (PIL image, ``{"bytes", "path"}``, bytes, path)."""
-    from PIL import Image  # noqa: PLC0415
+    from PIL import Image
 
     if isinstance(image, Mapping):
         data, path = image.get("bytes"), image.get("path")
@@ -91,10 +92,10 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
     ``residue_ligand`` also ``score_positive`` or ``score_negative`` (only the one that matches
     the row's polarity, so its mean is the paper's T4 positive / negative figure).
     """
-    from misi_bench.builder.scoring import HEADLINE_EXCLUDED, score_prediction  # noqa: PLC0415
+    from misi_bench.builder.scoring import HEADLINE_EXCLUDED
 
     task = doc["task"]
-    metrics = score_prediction(task, prediction, doc["answer"], doc.get("metadata"), options=options_of(doc))
+    metrics = score_doc_raw(doc, prediction)
     out = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
     if task not in HEADLINE_EXCLUDED:
         out["headline_score"] = out["score"]
@@ -102,6 +103,14 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
         key = "score_positive" if metrics["polarity"] >= 0.5 else "score_negative"
         out[key] = out["score"]
     return out
+
+
+def score_doc_raw(doc: Mapping, prediction: Any) -> dict[str, float]:
+    """The scorer's own metrics for one row (``score``, ``exact``, ``parsed``, T4 ``polarity``...),
+    as :func:`misi_bench.builder.scoring.aggregate` expects them."""
+    from misi_bench.builder.scoring import score_prediction
+
+    return score_prediction(doc["task"], prediction, doc["answer"], doc.get("metadata"), options=options_of(doc))
 
 
 def metric_names(task: str) -> list[str]:

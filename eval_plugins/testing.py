@@ -44,7 +44,7 @@ IMAGE_VIEWS = {
 
 
 def _png(seed: int) -> bytes:
-    from PIL import Image  # noqa: PLC0415
+    from PIL import Image
 
     img = Image.new("RGB", (16, 16), ((seed * 37) % 256, (seed * 91) % 256, (seed * 53) % 256))
     buf = io.BytesIO()
@@ -90,7 +90,7 @@ def fixture_rows(task: str, split: str) -> list[dict]:
 
 
 def _features():
-    import datasets  # noqa: PLC0415
+    import datasets
 
     return datasets.Features({
         "id": datasets.Value("string"), "task": datasets.Value("string"),
@@ -104,9 +104,9 @@ def _features():
 
 def fixture_dataset(out: str | Path) -> Path:
     """Write the fixture dataset folder ``out`` (3 rows per task and split) and return it."""
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
-    import yaml  # noqa: PLC0415
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import yaml
 
     out = Path(out)
     schema = _features().arrow_schema
@@ -130,7 +130,7 @@ def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
     out = Path(out)
     if use_builder:
         try:
-            from misi_bench.builder.build import build_dataset  # noqa: PLC0415
+            from misi_bench.builder.build import build_dataset
 
             build_dataset(source="samples", out=out, limit=2, tiny_per_task=2, progress=False)
             if all((out / t).is_dir() for t in TASKS):
@@ -142,7 +142,7 @@ def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
 
 def gold_by_question(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> dict[str, str]:
     """``question text -> gold answer`` over every config of a dataset folder (for oracle models)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
+    import pyarrow.parquet as pq
 
     table = {}
     for task in TASKS:

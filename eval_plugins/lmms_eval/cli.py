@@ -16,8 +16,8 @@ import hashlib
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..common import data_location
 
@@ -114,10 +114,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     ``argv`` is what would follow ``lmms-eval`` (e.g. ``["--model", "dummy", "--tasks",
     "misi", "--output_path", "out"]``). Returns the exit status.
     """
-    from .._torch_compat import ensure_torchvision_importable  # noqa: PLC0415
+    from .._torch_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
-    from lmms_eval.cli.dispatch import main as lmms_main  # noqa: PLC0415
+    from lmms_eval.cli.dispatch import main as lmms_main
 
     args = build_argv(sys.argv[1:] if argv is None else argv)
     saved = sys.argv

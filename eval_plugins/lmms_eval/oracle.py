@@ -10,10 +10,8 @@ from .._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()
 
-from lmms_eval.api.instance import Instance  # noqa: E402
-from lmms_eval.api.model import lmms  # noqa: E402
-
-
+from lmms_eval.api.instance import Instance
+from lmms_eval.api.model import lmms
 
 MODEL_ID = "misi_oracle"
 
@@ -46,8 +44,8 @@ class MisiOracle(lmms):
 
 def register() -> str:
     """Register ``misi_oracle`` in lmms-eval's model registry (this process only)."""
-    from lmms_eval.models import MODEL_REGISTRY_V2  # noqa: PLC0415
-    from lmms_eval.models.registry_v2 import ModelManifest  # noqa: PLC0415
+    from lmms_eval.models import MODEL_REGISTRY_V2
+    from lmms_eval.models.registry_v2 import ModelManifest
 
     MODEL_REGISTRY_V2.register_manifest(
         ModelManifest(model_id=MODEL_ID, simple_class_path=f"{__name__}.MisiOracle"), overwrite=True)

@@ -1,0 +1,28 @@
+"""lm-evaluation-harness hooks for MiSI-Bench (used through ``!function`` by the YAML files here).
+
+The prompt is the row's ``question`` with one ``<image>`` placeholder per image in front, in
+prompt order (lm-eval's multimodal convention); scoring calls the one MiSI-Bench scorer.
+"""
+from __future__ import annotations
+
+from misi_bench.eval_plugins.common import doc_images, doc_prompt, load_split, score_doc
+
+IMAGE_TOKEN = "<image>"
+
+
+def misi_dataset(config: str, split: str = "test", **_ignored):
+    """``{split: Dataset}`` for one config, from ``misi_bench.hub_repo_id()`` (Hub repo or local
+    folder) at the revision ``$MISI_BENCH_REVISION``; called by lm-eval's ``custom_dataset``."""
+    return {split: load_split(config, split)}
+
+
+def misi_doc_to_image(doc):
+    return doc_images(doc)
+
+
+def misi_doc_to_text(doc):
+    return IMAGE_TOKEN * len(doc["images"]) + doc_prompt(doc)
+
+
+def misi_process_results(doc, results):
+    return score_doc(doc, results[0] if results else "")

@@ -1,0 +1,239 @@
+"""VLMEvalKit dataset classes for MiSI-Bench, built on first use (``vlmeval`` is imported lazily)."""
+from __future__ import annotations
+
+import json
+import os
+import os.path as osp
+import sys
+from collections.abc import Sequence
+
+from ..common import TASKS, TEST_SPLIT, TINY_SPLIT, load_split, score_doc_raw
+
+GROUP = "MiSI"
+TINY_SUFFIX = "_tiny"
+
+
+def _names(task: str | None) -> list[str]:
+    base = GROUP if task is None else f"{GROUP}_{task}"
+    return [base, base + TINY_SUFFIX]
+
+
+#: Every dataset name we register, task datasets first, then the two groups.
+DATASET_NAMES: tuple[str, ...] = tuple(n for t in (*TASKS, None) for n in _names(t))
+
+
+def parse_name(name: str) -> tuple[str | None, str]:
+    """``(task or None for the group, split)`` of one of our dataset names."""
+    if name not in DATASET_NAMES:
+        raise KeyError(f"not a MiSI-Bench dataset name: {name!r}")
+    split = TEST_SPLIT
+    if name.endswith(TINY_SUFFIX):
+        name, split = name[: -len(TINY_SUFFIX)], TINY_SPLIT
+    task = None if name == GROUP else name[len(GROUP) + 1:]
+    return task, split
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def dataset_classes() -> dict[str, type]:
+    """``{class name: class}``: one class per task (``MiSI_translation`` ...) and the group
+    class ``MiSIBench`` (``MiSI``). Requires ``vlmeval``."""
+    if _CLASSES:
+        return _CLASSES
+    import pandas as pd
+    from vlmeval.dataset.image_base import ImageBaseDataset
+    from vlmeval.smp import LMUDataRoot, dump, get_intermediate_file_path
+
+    class MiSIBench(ImageBaseDataset):
+        """All nine MiSI-Bench tasks (``MiSI``, ``MiSI_tiny``); the per-task classes narrow it."""
+
+        TYPE = "VQA"
+        MODALITY = "IMAGE"
+        DATASET_URL = {}
+        DATASET_MD5 = {}
+        TASK: str | None = None
+        #: our prompts are complete; models must not rewrite them
+        force_use_dataset_prompt = True
+
+        @classmethod
+        def supported_datasets(cls):
+            return _names(cls.TASK)
+
+        def __init__(self, dataset: str = GROUP, **kwargs):
+            _task, split = parse_name(dataset)
+            self.dataset_name = dataset
+            self.split = split
+            self.img_root = osp.join(LMUDataRoot(), "images", "MiSI", split)
+            self.skip_noimg = False
+            self.meta_only = True
+            self.data = self.load_data(dataset)
+            self.post_build(dataset)
+
+        def load_data(self, dataset):
+            """Rows of our Parquet data (data location: ``misi_bench.hub_repo_id()``), images
+            written once as PNG files under ``$LMUData/images/MiSI/<split>/``."""
+            task, split = parse_name(dataset)
+            ds = load_split(task or "all", split)
+            os.makedirs(self.img_root, exist_ok=True)
+            records = []
+            for k, row in enumerate(ds.cast_column("images", _raw_images(ds))):
+                paths = []
+                for j, image in enumerate(row["images"]):
+                    path = osp.join(self.img_root, f"{row['id']}_{j}.png")
+                    if not osp.exists(path):
+                        _write_image(image, path)
+                    paths.append(path)
+                records.append({
+                    "index": k,
+                    "id": row["id"],
+                    "task": row["task"],
+                    "category": row["task"],
+                    "pdb_id": row["pdb_id"],
+                    "question": row["question"],
+                    "answer": row["answer"],
+                    "answer_format": row["answer_format"],
+                    "options": json.dumps(list(row["options"] or [])),
+                    "image_views": json.dumps(list(row["image_views"] or [])),
+                    "metadata": row["metadata"],
+                    "image_path": paths,
+                })
+            return pd.DataFrame.from_records(records)
+
+        def build_prompt(self, line):
+            """Every image of the row in prompt order, then the row's question text."""
+            if isinstance(line, int):
+                line = self.data.iloc[line]
+            paths = line["image_path"]
+            paths = json.loads(paths) if isinstance(paths, str) and paths.startswith("[") else paths
+            paths = [paths] if isinstance(paths, str) else list(paths)
+            msgs = [{"type": "image", "value": p} for p in paths]
+            msgs.append({"type": "text", "value": line["question"]})
+            return msgs
+
+        def evaluate(self, eval_file, **judge_kwargs):
+            """Score with the one MiSI-Bench scorer (no judge model). Writes
+            ``<eval_file>_score.<fmt>`` (per-row metrics) and ``<eval_file>_acc.<fmt>`` (one row
+            per task and subset, then ``average_all`` and ``average_headline``; 0-1 scale) and
+            returns the latter as a DataFrame."""
+            from misi_bench.builder.scoring import aggregate
+
+            data = _read_predictions(eval_file)
+            by_index = {str(i): r for i, r in zip(self.data["index"], self.data.to_dict("records"))}
+            rows, metric_rows = [], []
+            for _, line in data.iterrows():
+                # gold fields come from our own rows, not from the spreadsheet round-trip
+                ref = by_index.get(str(line["index"]), line)
+                options = ref.get("options")
+                doc = {
+                    "task": ref["task"],
+                    "answer": str(ref["answer"]),
+                    "metadata": ref.get("metadata"),
+                    "options": json.loads(options) if isinstance(options, str) else options,
+                }
+                prediction = line.get("prediction")
+                prediction = "" if prediction is None or (isinstance(prediction, float) and pd.isna(prediction)) else str(prediction)
+                m = score_doc_raw(doc, prediction)
+                metric_rows.append(m)
+                rows.append((doc["task"], m))
+            for key in ("score", "exact"):
+                data[key] = [m[key] for m in metric_rows]
+            dump(data, get_intermediate_file_path(eval_file, "_score"))
+            report = aggregate(rows)
+            table = []
+            for task, t in report["tasks"].items():
+                table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
+                if task == "residue_ligand":
+                    for sub, s in report["subsets"].items():
+                        table.append({"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]})
+            table.append({"task": "average_all", "n": report["n"], "score": report["average_all"], "exact": None})
+            table.append({"task": "average_headline", "n": sum(
+                t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"]),
+                "score": report["average_headline"], "exact": None})
+            acc = pd.DataFrame(table)
+            dump(acc, get_intermediate_file_path(eval_file, "_acc"))
+            with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
+                json.dump(report, fh, indent=2)
+            return acc
+
+    _CLASSES["MiSIBench"] = MiSIBench
+    for task in TASKS:
+        name = f"MiSI_{task}"
+        _CLASSES[name] = type(name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."})
+    return _CLASSES
+
+
+def _read_predictions(eval_file: str):
+    """The prediction file, with every cell as written (pandas would read the answers ``None``
+    and ``NA`` as missing values)."""
+    import pandas as pd
+
+    if eval_file.endswith(".xlsx"):
+        return pd.read_excel(eval_file, dtype=str, keep_default_na=False)
+    if eval_file.endswith(".tsv"):
+        return pd.read_csv(eval_file, sep="\t", dtype=str, keep_default_na=False)
+    from vlmeval.smp import load
+
+    return load(eval_file)
+
+
+def _raw_images(ds):
+    import datasets
+
+    return datasets.List(datasets.Image(decode=False))
+
+
+def _write_image(image, path: str) -> None:
+    """Write one stored image (``{"bytes", "path"}``) as a PNG file (atomically)."""
+    from ..common import to_pil_rgb
+
+    tmp = f"{path}.tmp{os.getpid()}"
+    data = image.get("bytes") if isinstance(image, dict) else None
+    if data and data[:8] == b"\x89PNG\r\n\x1a\n":
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    else:
+        to_pil_rgb(image).save(tmp, format="PNG")
+    os.replace(tmp, path)
+
+
+def register() -> list[str]:
+    """Add the MiSI-Bench classes to VLMEvalKit's registries (idempotent); returns their names.
+
+    ``vlmeval.dataset.build_dataset`` walks ``DATASET_CLASSES`` and asks each class for its
+    ``supported_datasets()``, so appending to that list (and to ``SUPPORTED_DATASETS``, which
+    the runner's argument help and ``vlmutil`` read) is enough.
+    """
+    from .._torch_compat import ensure_torchvision_importable
+
+    ensure_torchvision_importable()
+    import vlmeval.dataset as vd
+
+    for cls in dataset_classes().values():
+        if cls not in vd.DATASET_CLASSES:
+            vd.DATASET_CLASSES.append(cls)
+    for name in DATASET_NAMES:
+        if name not in vd.SUPPORTED_DATASETS:
+            vd.SUPPORTED_DATASETS.append(name)
+    return list(DATASET_NAMES)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Register, then run VLMEvalKit's runner (``vlmeval.run.main``) in this process.
+
+    ``argv`` is what would follow ``python run.py`` (e.g. ``["--data", "MiSI", "--model",
+    "Qwen2.5-VL-7B-Instruct"]``). Returns the exit status.
+    """
+    register()
+    from vlmeval import run as vrun
+
+    saved = sys.argv
+    sys.argv = ["vlmeval-run", *(sys.argv[1:] if argv is None else list(argv))]
+    try:
+        vrun.main()
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0

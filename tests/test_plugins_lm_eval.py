@@ -1,0 +1,108 @@
+"""lm-evaluation-harness integration: the task folder loads through ``include_path``, the hooks
+score through lm-eval's task API, and ``simple_evaluate`` runs an oracle and a constant model."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
+
+ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
+pytest.importorskip("lm_eval")
+
+from misi_bench.eval_plugins.common import TASKS, score_doc
+from misi_bench.eval_plugins.lm_eval import include_path
+from misi_bench.eval_plugins.testing import tiny_dataset
+
+LIMIT = 2
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
+
+
+@pytest.fixture()
+def offline(monkeypatch, data_dir, tmp_path):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MISI_BENCH_REPO", str(data_dir))
+
+
+@pytest.fixture(scope="module")
+def manager():
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=include_path())
+
+
+def test_task_manager_lists_our_tasks(manager):
+    assert sorted(manager.match_tasks(["misi_*"])) == sorted(f"misi_{t}" for t in TASKS)
+    assert {"misi", "tiny_misi"} <= set(manager.all_groups)
+    assert {f"tiny_misi_{t}" for t in TASKS} <= set(manager.all_subtasks)
+
+
+def test_hooks_score_gold_through_the_task_api(manager, offline):
+    tasks = manager.load_task_or_group(["misi"])
+    flat = {}
+
+    def walk(d):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v)
+            else:
+                flat[k] = v
+
+    walk(tasks)
+    assert set(flat) == {f"misi_{t}" for t in TASKS}
+    for name, task in flat.items():
+        docs = list(task.test_docs())
+        assert docs, name
+        agg = task.aggregation()
+        values: dict[str, list[float]] = {}
+        for doc in docs:
+            images = task.doc_to_image(doc)
+            text = task.doc_to_text(doc)
+            assert len(images) == len(doc["image_views"]) and all(im.mode == "RGB" for im in images)
+            assert text == "<image>" * len(images) + doc["question"]
+            for key, val in task.process_results(doc, [doc["answer"]]).items():
+                values.setdefault(key, []).append(val)
+        for key, vals in values.items():
+            assert agg[key](vals) == 1.0, (name, key)
+        assert ("headline_score" in values) == (name not in ("misi_translation_rotation", "misi_rotation_rotation"))
+
+
+def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
+    from lm_eval import evaluator
+    from lm_eval.api.model import LM
+
+    class Fixed(LM):
+        MULTIMODAL = True
+
+        def __init__(self, answer=None):
+            super().__init__()
+            self.answer = answer
+
+        def generate_until(self, requests):
+            return [req.doc["answer"] if self.answer is None else self.answer for req in requests]
+
+        def loglikelihood(self, requests):
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests):
+            raise NotImplementedError
+
+    gold = evaluator.simple_evaluate(model=Fixed(), tasks=["misi"], task_manager=manager, limit=LIMIT)
+    for task in TASKS:
+        assert gold["results"][f"misi_{task}"]["score,none"] == 1.0, task
+    assert gold["results"]["misi"]["score,none"] == 1.0
+
+    import datasets
+
+    constant = "roll z -45"
+    const = evaluator.simple_evaluate(model=Fixed(constant), tasks=["misi"], task_manager=manager, limit=LIMIT)
+    for task in TASKS:
+        rows = datasets.load_dataset(str(data_dir), task, split="test").select(range(LIMIT))
+        expected = math.fsum(score_doc(r, constant)["score"] for r in rows) / LIMIT
+        assert const["results"][f"misi_{task}"]["score,none"] == pytest.approx(expected), task

@@ -1,0 +1,98 @@
+"""VLMEvalKit integration, end to end: registration, then VLMEvalKit's own runner (in a
+subprocess, registered in that process) on a small dataset folder with an oracle and a constant
+model; scores are read back from the runner's result files."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
+
+ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
+pytest.importorskip("vlmeval")
+
+from misi_bench.eval_plugins.common import TASKS, score_doc_raw
+from misi_bench.eval_plugins.testing import tiny_dataset
+from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, parse_name
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
+
+
+@pytest.fixture(scope="module")
+def env(data_dir, tmp_path_factory) -> dict:
+    cache = tmp_path_factory.mktemp("cache")
+    (cache / "lmu").mkdir()
+    return {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "MISI_BENCH_REPO": str(data_dir),
+            "LMUData": str(cache / "lmu"), "HF_HOME": str(cache / "hf"),
+            "HF_DATASETS_CACHE": str(cache / "hf" / "datasets")}
+
+
+def test_names():
+    assert len(DATASET_NAMES) == 2 * (len(TASKS) + 1)
+    assert parse_name("MiSI_rotation") == ("rotation", "test")
+    assert parse_name("MiSI_tiny") == (None, "tiny")
+    with pytest.raises(KeyError):
+        parse_name("MiSI_nope")
+
+
+def _run(env, work: Path, models: list[str], data: list[str], constant: str = "A") -> subprocess.CompletedProcess:
+    # Registration and the runner share one process, as `misi-bench vlmevalkit` does.
+    script = textwrap.dedent("""
+        import sys
+        from misi_bench.eval_plugins import vlmevalkit
+        names = vlmevalkit.register()
+        import vlmeval.dataset as vd
+        from misi_bench.eval_plugins.vlmevalkit import oracle
+        oracle.register()
+        assert set(names) <= set(vd.SUPPORTED_DATASETS)
+        ds = vd.build_dataset("MiSI_docking")
+        msgs = ds.build_prompt(ds.data.iloc[0])
+        assert [m["type"] for m in msgs] == ["image"] * 7 + ["text"], msgs
+        sys.exit(vlmevalkit.run(sys.argv[1:]))
+    """)
+    args = ["--data", *data, "--model", *models, "--work-dir", str(work)]
+    proc = subprocess.run([sys.executable, "-c", script, *args], check=False, env={**env, "MISI_CONSTANT_ANSWER": constant},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def _acc(work: Path, model: str, data: str) -> dict[str, float]:
+    import pandas as pd
+
+    path = work / model / f"{model}_{data}_acc.csv"
+    assert path.exists(), sorted(str(p) for p in work.rglob("*"))
+    table = pd.read_csv(path)
+    return dict(zip(table["task"], table["score"]))
+
+
+def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
+    import datasets
+
+    constant = "move x 3"
+    proc = _run(env, tmp_path, ["misi_oracle", "misi_constant"], ["MiSI", "MiSI_rotation_tiny"], constant)
+    oracle = _acc(tmp_path, "misi_oracle", "MiSI")
+    for task in TASKS:
+        assert oracle[task] == 1.0, (task, proc.stdout[-3000:])
+    assert oracle["average_all"] == 1.0 and oracle["average_headline"] == 1.0
+    assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
+    report = json.loads((tmp_path / "misi_oracle" / "misi_oracle_MiSI_report.json").read_text())
+    assert report["subsets"]  # T4 positive / negative rows
+
+    const = _acc(tmp_path, "misi_constant", "MiSI")
+    expected = {}
+    for task in TASKS:
+        rows = datasets.load_dataset(str(data_dir), task, split="test")
+        scores = [score_doc_raw(r, constant)["score"] for r in rows]
+        expected[task] = math.fsum(scores) / len(scores)
+        assert const[task] == pytest.approx(expected[task]), task
+    assert const["average_all"] == pytest.approx(sum(expected.values()) / len(expected))
