@@ -25,3 +25,7 @@ class RenderError(MisiError, ValueError):
 
 class TaskError(MisiError):
     """A task cannot be generated for a complex (recorded as a skip reason, never fatal)."""
+
+
+class InputTooLarge(InputError):
+    """An input beyond the size limits (file bytes, pocket or ligand atoms)."""

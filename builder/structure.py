@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, InputTooLarge
 from .records import Complex, ComplexRef, Residue
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ def _open_text(path: Path) -> str:
     if size == 0:
         raise InputError(path, "file is empty")
     if size > MAX_FILE_BYTES:
-        raise InputError(path, f"file is {size / 1e9:.1f} GB, above the {MAX_FILE_BYTES / 1e9:.0f} GB limit")
+        raise InputTooLarge(path, f"file is {size:,} bytes, above the {MAX_FILE_BYTES:,}-byte limit")
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -367,6 +367,8 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
             continue
         try:
             mol = _rdkit_mol_from_file(candidate)
+        except InputTooLarge:
+            raise
         except InputError:
             mol = None
         if mol is not None and mol.GetNumAtoms():
@@ -615,7 +617,7 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: _ProteinAtoms,
         raise InputError(location, f"no protein residue within {cutoff:g} Å of ligand {lig_code}: ligand is far from any protein")
     keep = np.isin(res_key, pocket_res)
     if keep.sum() > MAX_POCKET_ATOMS:
-        raise InputError(location, f"pocket has {int(keep.sum())} heavy atoms (> {MAX_POCKET_ATOMS})")
+        raise InputTooLarge(location, f"pocket has {int(keep.sum())} heavy atoms (> {MAX_POCKET_ATOMS})")
     res_new = {old: new for new, old in enumerate(pocket_res)}
     residues = tuple(protein.residues[k] for k in pocket_res)
     p_idx = np.flatnonzero(keep)

@@ -1,0 +1,170 @@
+"""Independent hydrogen-bond reference: PLIP (with Open Babel) on a sample directory.
+
+A validation tool for the builder's own detector (optional extra ``reference``:
+``pip install plip==3.0.1 openbabel==3.2.1``). For a PDBbind-layout directory it writes one
+merged PDB (pocket heavy atoms as ATOM records, the ligand's heavy atoms as HETATM records with
+the MOL2 atom names, ligand CONECT records), lets PLIP add hydrogens and find protein-ligand
+hydrogen bonds with its default geometry, and maps the donor/acceptor heavy atoms back to our
+atom names by coordinates.
+
+    python -m misi_bench.builder.scripts.hbond_reference [SAMPLE_DIR ...]
+
+With no argument it runs over the embedded sample set and prints the bonds of each complex.
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein atom, ligand atom)
+
+
+def _read_mol2(path: Path):
+    atoms, bonds, section = [], [], None
+    for line in path.read_text().splitlines():
+        s = line.strip()
+        if s.startswith("@<TRIPOS>"):
+            section = s[9:]
+            continue
+        if not s or s.startswith("#"):
+            continue
+        f = s.split()
+        if section == "ATOM":
+            el = f[5].split(".")[0]
+            atoms.append({"name": f[1], "xyz": (float(f[2]), float(f[3]), float(f[4])),
+                          "element": el[:1].upper() + el[1:].lower(), "res": f[7] if len(f) > 7 else "LIG"})
+        elif section == "BOND":
+            bonds.append((int(f[1]) - 1, int(f[2]) - 1))
+    return atoms, bonds
+
+
+def _read_pocket(path: Path):
+    atoms = []
+    for line in path.read_text().splitlines():
+        if not line.startswith(("ATOM", "HETATM")):
+            continue
+        el = line[76:78].strip() or line[12:16].strip()[:1]
+        if el.upper() in ("H", "D"):
+            continue
+        atoms.append({"line": line, "name": line[12:16].strip(), "res_name": line[17:20].strip(),
+                      "chain": line[21].strip(), "resnum": int(line[22:26]),
+                      "xyz": (float(line[30:38]), float(line[38:46]), float(line[46:54]))})
+    return atoms
+
+
+def _ligand_identity(sample_dir: Path) -> tuple[str, str, int]:
+    """(code, chain, resnum) from the SDF title line ``PDBID CODE CHAIN RESNUM`` if present."""
+    pid = sample_dir.name.lower()
+    try:
+        title = (sample_dir / f"{pid}_ligand.sdf").read_text().splitlines()[0].split()
+        if len(title) >= 4:
+            chain = "" if title[2] == "-" else title[2]
+            return title[1], chain, int(title[3])
+    except (OSError, ValueError, IndexError):
+        pass
+    return "LIG", "Z", 999
+
+
+def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
+    pid = sample_dir.name.lower()
+    pocket = _read_pocket(sample_dir / f"{pid}_pocket.pdb")
+    lig_atoms, lig_bonds = _read_mol2(sample_dir / f"{pid}_ligand.mol2")
+    code, chain, resnum = _ligand_identity(sample_dir)
+    keep = [i for i, a in enumerate(lig_atoms) if a["element"] not in ("H", "D")]
+    lines = []
+    serial = 0
+    for a in pocket:
+        serial += 1
+        ln = a["line"].ljust(80)
+        lines.append(f"ATOM  {serial:5d}{ln[11:80]}".rstrip())
+    lines.append("TER")
+    first = serial + 1
+    new_serial = {}
+    for i in keep:
+        a = lig_atoms[i]
+        serial += 1
+        new_serial[i] = serial
+        name = a["name"][:4]
+        name = f" {name:<3s}" if len(name) < 4 and len(a["element"]) == 1 else f"{name:<4s}"
+        x, y, z = a["xyz"]
+        lines.append(f"HETATM{serial:5d} {name} {code:>3s} {(chain or ' ')[:1]}{resnum:4d}    "
+                     f"{x:8.3f}{y:8.3f}{z:8.3f}  1.00  0.00          {a['element'].upper():>2s}")
+    conect: dict[int, list[int]] = {}
+    for i, j in lig_bonds:
+        if i in new_serial and j in new_serial:
+            conect.setdefault(new_serial[i], []).append(new_serial[j])
+            conect.setdefault(new_serial[j], []).append(new_serial[i])
+    for s in sorted(conect):
+        partners = conect[s]
+        for k in range(0, len(partners), 4):
+            lines.append("CONECT" + f"{s:5d}" + "".join(f"{p:5d}" for p in partners[k:k + 4]))
+    lines.append("END")
+    del first
+    return "\n".join(lines) + "\n", pocket, [lig_atoms[i] for i in keep]
+
+
+def _nearest(xyz, atoms: list[dict], tol: float = 0.05) -> dict | None:
+    ref = np.array([a["xyz"] for a in atoms])
+    d = np.linalg.norm(ref - np.asarray(xyz, dtype=float), axis=1)
+    k = int(np.argmin(d))
+    return atoms[k] if d[k] <= tol else None
+
+
+def reference_hbonds(sample_dir: Path) -> set[HBond]:
+    """PLIP's protein-ligand hydrogen bonds of one sample directory, as
+    (chain, res_name, res_number, protein_atom_name, ligand_atom_name) with heavy-atom names
+    (the donor or acceptor heavy atom on each side)."""
+    from plip.basic import config  # noqa: PLC0415 (optional dependency, imported lazily)
+    from plip.structure.preparation import PDBComplex  # noqa: PLC0415
+
+    config.QUIET = True
+    config.SILENT = True
+    sample_dir = Path(sample_dir)
+    text, pocket, ligand = merged_pdb(sample_dir)
+    code, _, _ = _ligand_identity(sample_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        pdb = Path(tmp) / f"{sample_dir.name.lower()}_merged.pdb"
+        pdb.write_text(text)
+        config.OUTPATH = tmp
+        cx = PDBComplex()
+        cx.output_path = tmp
+        cx.load_pdb(str(pdb))
+        cx.analyze()
+        found: set[HBond] = set()
+        for key, site in cx.interaction_sets.items():
+            if key.split(":")[0] != code:
+                continue
+            for hb in list(site.hbonds_ldon) + list(site.hbonds_pdon):
+                prot_atom, lig_atom = (hb.d, hb.a) if hb.protisdon else (hb.a, hb.d)
+                p = _nearest(prot_atom.coords, pocket)
+                lg = _nearest(lig_atom.coords, ligand)
+                if p is None or lg is None:
+                    continue
+                found.add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args:
+        dirs = [Path(a) for a in args]
+    else:
+        from misi_bench.builder.samples import sample_refs  # noqa: PLC0415
+
+        dirs = [r.path for r in sample_refs()]
+    total = 0
+    for d in dirs:
+        bonds = sorted(reference_hbonds(d))
+        total += len(bonds)
+        print(f"{d.name.upper()}: {len(bonds)} H-bonds")
+        for chain, res, num, patom, latom in bonds:
+            print(f"    {res} {num} {patom} {chain or '-'}, {latom}")
+    print(f"total {total} H-bonds in {len(dirs)} complexes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
