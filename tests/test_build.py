@@ -101,7 +101,7 @@ def test_merge_refuses_missing_shards(tmp_path):
 def test_killed_build_resumes_to_identical_output(full_build, tmp_path):
     _, manifest = full_build
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "misi_bench", "build", "--source", "samples", "--limit", str(LIMIT),
+    cmd = [sys.executable, "-c", "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))", "build", "--source", "samples", "--limit", str(LIMIT),
            "--out", str(out), "--quiet"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
