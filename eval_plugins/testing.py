@@ -126,28 +126,26 @@ def fixture_dataset(out: str | Path) -> Path:
 
 
 def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
-    """A small dataset folder: the real builder's output when it runs here, else the fixture."""
+    """A small dataset folder: a real build of four embedded complexes (two in test), or with
+    ``use_builder=False`` the schema fixture above."""
     out = Path(out)
-    if use_builder:
-        try:
-            from misi_bench.builder.build import build_dataset
+    if not use_builder:
+        return fixture_dataset(out)
+    from misi_bench.builder.build import build_dataset
 
-            build_dataset(source="samples", out=out, limit=2, tiny_per_task=2, progress=False)
-            if all((out / t).is_dir() for t in TASKS):
-                return out
-        except Exception:  # noqa: BLE001 (the builder is optional for these checks)
-            pass
-    return fixture_dataset(out)
+    build_dataset(source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False)
+    return out
 
 
-def gold_by_question(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> dict[str, str]:
-    """``question text -> gold answer`` over every config of a dataset folder (for oracle models)."""
+def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> dict[str, str]:
+    """``question id -> gold answer`` over every config of a dataset folder (for oracle models;
+    question texts repeat between questions of one complex, ids do not)."""
     import pyarrow.parquet as pq
 
     table = {}
     for task in TASKS:
         for split in splits:
             for shard in sorted((Path(path) / task).glob(f"{split}-*.parquet")):
-                t = pq.read_table(shard, columns=["question", "answer"])
-                table.update(zip(t.column("question").to_pylist(), t.column("answer").to_pylist()))
+                t = pq.read_table(shard, columns=["id", "answer"])
+                table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
     return table

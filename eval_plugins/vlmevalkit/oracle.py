@@ -22,15 +22,15 @@ class MisiOracle(BaseModel):
     def __init__(self, data_path: str | None = None, **kwargs):
         super().__init__()
         from ..common import data_location
-        from ..testing import gold_by_question
+        from ..testing import gold_by_id
 
-        self.gold = gold_by_question(data_path or data_location()[0])
+        self.gold = gold_by_id(data_path or data_location()[0])
 
     def generate_inner(self, message, dataset=None):
         images = [m["value"] for m in message if m["type"] == "image"]
         assert images and all(os.path.exists(p) for p in images), images
-        text = "\n".join(m["value"] for m in message if m["type"] == "text")
-        return self.gold[text]
+        # images are written as <question id>_<k>.png by the dataset class
+        return self.gold[os.path.basename(images[0]).rsplit("_", 1)[0]]
 
 
 class MisiConstant(BaseModel):
