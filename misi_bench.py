@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import importlib
 import os as _os
+import sys as _sys
 
+_HERE = _os.path.dirname(_os.path.abspath(__file__))
 if globals().get("__path__") is None:  # editable checkout: behave as a package rooted here
-    __path__ = [_os.path.dirname(_os.path.abspath(__file__))]
+    __path__ = [_HERE]
     if __name__ != "__main__":
         __package__ = __name__
+elif not _os.path.isdir(_os.path.join(_HERE, "builder")):
+    # editable install through hatch: this file was copied to site-packages/misi_bench/ while the
+    # subpackages stay in the checkout, which the install put on sys.path
+    __path__ += [p for p in _sys.path if _os.path.isfile(_os.path.join(p or ".", "misi_bench.py"))
+                 and _os.path.isdir(_os.path.join(p or ".", "builder"))][:1]
 
 __version__ = "0.1.0"
 

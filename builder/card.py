@@ -103,7 +103,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
         cells = []
         for task in manifest["counts"]:
             values = []
-            for row in iter_config_rows(out, task, "test"):
+            for row in iter_config_rows(out, task, "test", ["id", "task", "answer", "metadata", "options"]):
                 pred = scoring.baseline_prediction(kind, task, row, rng)
                 values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
             cells.append(f"{100 * np.mean(values):.1f}" if values else "–")

@@ -138,7 +138,7 @@ def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
             from .write import iter_config_rows  # noqa: PLC0415
 
             rows.extend({k: r[k] for k in ("id", "task", "answer", "metadata", "options")}
-                        for r in iter_config_rows(path, config, split))
+                        for r in iter_config_rows(path, config, split, ["id", "task", "answer", "metadata", "options"]))
         else:
             import datasets  # noqa: PLC0415
 

@@ -132,13 +132,14 @@ def validate_dataset(folder: str | Path, source: str | None = None) -> Validatio
         axes: Counter = Counter()
         n = 0
         for split in SPLIT_ORDER:
-            rows = list(iter_config_rows(folder, task, split))
-            if len(rows) != manifest["counts"][task].get(split, 0):
-                report.fail(f"{task}/{split}: {len(rows)} rows, manifest says {manifest['counts'][task].get(split, 0)}")
-            ids = [r["id"] for r in rows]
-            if len(ids) != len(set(ids)):
-                report.fail(f"{task}/{split}: repeated ids")
-            for row in rows:
+            expected = manifest["counts"][task].get(split, 0)
+            seen_ids: set[str] = set()
+            n_rows = 0
+            for row in iter_config_rows(folder, task, split):
+                n_rows += 1
+                if row["id"] in seen_ids:
+                    report.fail(f"{task}/{split}: repeated id {row['id']}")
+                seen_ids.add(row["id"])
                 if split != "tiny":
                     split_of[row["pdb_id"]].add(split)
                     n += 1
@@ -155,6 +156,8 @@ def validate_dataset(folder: str | Path, source: str | None = None) -> Validatio
                 if gold["score"] != 1.0 or gold["exact"] != 1.0:
                     report.fail(f"{row['id']}: gold answer scores {gold['score']}")
                 report.checked += 1
+            if n_rows != expected:
+                report.fail(f"{task}/{split}: {n_rows} rows, manifest says {expected}")
         report.per_task[task] = {"questions": n, "letters": dict(letters), "axes": dict(axes)}
         _balance(task, letters, 4, report)
         _balance(task, axes, len(axes) or 1, report)

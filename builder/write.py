@@ -51,8 +51,10 @@ def write_rows_atomic(rows: list[dict], path: Path) -> None:
     os.replace(tmp, path)
 
 
-def read_rows(path: Path) -> list[dict]:
-    return pq.read_table(path, schema=arrow_schema()).to_pylist()
+def read_rows(path: Path, columns: list[str] | None = None) -> list[dict]:
+    if columns is None:
+        return pq.read_table(path, schema=arrow_schema()).to_pylist()
+    return pq.read_table(path, columns=columns).to_pylist()
 
 
 def sha256_file(path: Path) -> str:
@@ -67,64 +69,95 @@ def _row_bytes(row: dict) -> int:
     return sum(len(img["bytes"] or b"") for img in row["images"]) + len(row["question"]) + 512
 
 
-def write_split(rows: list[dict], folder: Path, split: str, max_bytes: int) -> list[Path]:
-    """Write ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of at most ~max_bytes each."""
-    folder.mkdir(parents=True, exist_ok=True)
-    chunks: list[list[dict]] = [[]]
-    size = 0
-    for row in rows:
+class ShardWriter:
+    """Writes ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of at most ~max_bytes each from
+    a stream of rows, holding one shard's rows at most; shard names are fixed at ``close``."""
+
+    def __init__(self, folder: Path, split: str, max_bytes: int):
+        self.folder, self.split, self.max_bytes = Path(folder), split, max_bytes
+        self.pending: list[dict] = []
+        self.size = 0
+        self.parts: list[Path] = []
+        self.count = 0
+
+    def add(self, row: dict) -> None:
         b = _row_bytes(row)
-        if chunks[-1] and size + b > max_bytes:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(row)
-        size += b
-    n = len(chunks)
-    paths = []
-    for k, chunk in enumerate(chunks):
-        path = folder / f"{split}-{k:05d}-of-{n:05d}.parquet"
-        write_rows_atomic(chunk, path)
-        paths.append(path)
-    return paths
+        if self.pending and self.size + b > self.max_bytes:
+            self._flush()
+        self.pending.append(row)
+        self.size += b
+        self.count += 1
+
+    def _flush(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        part = self.folder / f".{self.split}-part{len(self.parts):05d}.parquet"
+        write_rows_atomic(self.pending, part)
+        self.parts.append(part)
+        self.pending, self.size = [], 0
+
+    def close(self) -> list[Path]:
+        if self.pending:
+            self._flush()
+        n = len(self.parts)
+        final = []
+        for k, part in enumerate(self.parts):
+            path = self.folder / f"{self.split}-{k:05d}-of-{n:05d}.parquet"
+            os.replace(part, path)
+            final.append(path)
+        return final
 
 
-def tiny_subset(test_rows: list[dict], per_task: int, seed: int) -> list[dict]:
-    """``per_task`` questions of one task drawn deterministically from its test rows."""
-    ranked = sorted(test_rows, key=lambda r: hashlib.sha256(f"tiny:{seed}:{r['id']}".encode()).hexdigest())
-    chosen = sorted(ranked[:per_task], key=lambda r: r["id"])
-    return [{**r, "split": "tiny"} for r in chosen]
+def write_split(rows: Iterable[dict], folder: Path, split: str, max_bytes: int) -> list[Path]:
+    """Write rows as ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of ~max_bytes each."""
+    writer = ShardWriter(folder, split, max_bytes)
+    for row in rows:
+        writer.add(row)
+    return writer.close()
+
+
+def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
+    """``per_task`` question ids of one task drawn deterministically from its test ids."""
+    ranked = sorted(test_ids, key=lambda i: hashlib.sha256(f"tiny:{seed}:{i}".encode()).hexdigest())
+    return set(ranked[:per_task])
 
 
 def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) -> dict:
-    """Merge per-complex units into the final shards, card and manifest; returns the manifest."""
+    """Merge per-complex units into the final shards, card and manifest; returns the manifest.
+
+    Streams: one complex's rows are in memory at a time (plus one shard being filled), so the
+    merge's memory does not grow with the dataset. Rows are ordered by complex (PDB id), then id.
+    """
     from .build import BUILDER_VERSION  # noqa: PLC0415
 
     out = Path(out)
-    by_task: dict[str, dict[str, list[dict]]] = {t: {"train": [], "test": []} for t in cfg.tasks}
-    statuses = []
-    for pdb_id in sorted(refs):
-        status = json.loads((work / f"{pdb_id}.status.json").read_text(encoding="utf-8"))
-        statuses.append(status)
-        if not status["ok"]:
-            continue
-        for row in read_rows(work / f"{pdb_id}.parquet"):
-            by_task[row["task"]][row["split"]].append(row)
+    statuses = [json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)]
+    units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
+    # light first pass: ids, tasks and splits (and image counts) only
+    index = [read_rows(u, columns=["id", "task", "split", "image_views"]) for u in units]
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     shards: dict[str, dict] = {}
     counts: dict[str, dict[str, int]] = {}
+    images = {t: {"train": 0, "test": 0} for t in cfg.tasks}
+    for rows in index:
+        for r in rows:
+            images[r["task"]][r["split"]] += len(r["image_views"])
     for task in cfg.tasks:
-        per_split = dict(by_task[task])
-        per_split["tiny"] = tiny_subset(per_split["test"], cfg.tiny_per_task, cfg.seed)
-        counts[task] = {}
-        for split in SPLIT_ORDER:
-            rows = sorted(per_split[split], key=lambda r: r["id"])
-            counts[task][split] = len(rows)
-            if not rows:
+        tiny = tiny_ids([r["id"] for rows in index for r in rows if r["task"] == task and r["split"] == "test"],
+                        cfg.tiny_per_task, cfg.seed)
+        writers = {s: ShardWriter(out / task, s, cfg.max_shard_bytes) for s in SPLIT_ORDER}
+        for unit, rows in zip(units, index):
+            if not any(r["task"] == task for r in rows):
                 continue
-            for path in write_split(rows, out / task, split, cfg.max_shard_bytes):
+            for row in sorted((r for r in read_rows(unit) if r["task"] == task), key=lambda r: r["id"]):
+                writers[row["split"]].add(row)
+                if row["id"] in tiny:
+                    writers["tiny"].add({**row, "split": "tiny"})
+        counts[task] = {}
+        for split, writer in writers.items():
+            counts[task][split] = writer.count
+            for path in writer.close():
                 shards[str(path.relative_to(out))] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
-    images = {t: {s: sum(len(r["images"]) for r in by_task[t][s]) for s in ("train", "test")} for t in cfg.tasks}
     manifest = {
         "builder_version": BUILDER_VERSION,
         "config": cfg.generation_fields(),
@@ -161,9 +194,10 @@ def read_manifest(folder: Path) -> dict:
     return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
 
 
-def iter_config_rows(folder: Path, task: str, split: str) -> Iterable[dict]:
-    """Rows of one config/split of a built folder, straight from its shards (no ``datasets``)."""
+def iter_config_rows(folder: Path, task: str, split: str, columns: list[str] | None = None) -> Iterable[dict]:
+    """Rows of one config/split of a built folder, straight from its shards (no ``datasets``),
+    one shard in memory at a time; ``columns`` limits what is read."""
     for path in sorted((Path(folder) / task).glob(f"{split}-*.parquet")):
-        yield from read_rows(path)
+        yield from read_rows(path, columns)
 
 
