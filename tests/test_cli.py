@@ -1,0 +1,113 @@
+"""The misi-bench command line, run as a user would (console entry point in a subprocess)."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+EXE = shutil.which("misi-bench")
+
+
+def cli(*args, cwd=None):
+    cmd = [EXE, *args] if EXE else [sys.executable, "-c", "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def test_inspect_json_lists_hbonds():
+    out = cli("inspect", "sample:1a28", "--json")
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert "GLN 725 NE2 A, O3" in info["hbonds"]
+    assert info["n_ligand_atoms"] == 23 and info["pocket_residues"]
+
+
+def test_inspect_raw_file_with_ligand(raw_refs):
+    ref = raw_refs["1a28"]
+    out = cli("inspect", str(ref.path), "--ligand", "STR")
+    assert out.returncode == 0, out.stderr
+    assert "GLN 725 NE2 A, O3" in out.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["inspect", "/no/such/file.pdb", "--ligand", "STR"], "no such file"),
+    (["inspect", "sample:9xyz"], "no such embedded sample"),
+])
+def test_errors_are_one_line_without_traceback(args, words):
+    out = cli(*args)
+    assert out.returncode == 2
+    assert words in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bad_ligand_code_names_the_input(raw_refs):
+    out = cli("inspect", str(raw_refs["1a28"].path), "--ligand", "ZZZ")
+    assert out.returncode == 2 and "1a28" in out.stderr and "no ligand ZZZ" in out.stderr
+
+
+def test_render_and_preview(tmp_path):
+    png = tmp_path / "v.png"
+    out = cli("render", "sample:1hvr", "--view", "left", "--ops", "roll y 30, move x 2", "--out", str(png))
+    assert out.returncode == 0, out.stderr
+    assert Image.open(png).size == (512, 512)
+    bad = cli("render", "sample:1hvr", "--ops", "spin x 3", "--out", str(png))
+    assert bad.returncode == 2 and "not an operation" in bad.stderr
+    sheet = tmp_path / "s.png"
+    out = cli("preview", "sample:1hvr", "--out", str(sheet), "--size", "256")
+    assert out.returncode == 0, out.stderr
+    w, h = Image.open(sheet).size
+    assert w >= 3 * 256 and h >= 2 * 256
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clibuild")
+    out = cli("build", "--source", "samples", "--limit", "4", "--tasks", "rotation", "interaction_location",
+              "pocket_ligand", "--quiet", cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert "validation: ok" in out.stdout
+    return root / "misi-bench"
+
+
+def test_build_writes_default_folder_that_loads_by_name(built):
+    import datasets
+
+    assert built.name == "misi-bench" and (built / "manifest.json").exists()
+    ds = datasets.load_dataset(str(built), "rotation", split="test")
+    assert len(ds) > 0
+
+
+def test_validate_command(built):
+    out = cli("validate", str(built))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1].startswith("ok:")
+
+
+def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
+    from misi_bench.builder.write import iter_config_rows
+
+    rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
+    preds = tmp_path / "p.jsonl"
+    lines = [json.dumps({"id": r["id"], "prediction": f"Sure. **Answer:** {r['answer']}"}) for r in rows[1:]]
+    lines += [json.dumps({"id": "nope-1", "prediction": "roll x 15"}), "{not json", ""]
+    preds.write_text("\n".join(lines) + "\n")
+    report_path = tmp_path / "r.json"
+    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
+              "--json-out", str(report_path))
+    assert out.returncode == 0, out.stderr
+    assert "| rotation |" in out.stdout.replace("`", "") or "rotation" in out.stdout
+    report = json.loads(report_path.read_text())
+    assert report["missing"] == [rows[0]["id"]]
+    assert report["unknown"] == ["nope-1"]
+    assert len(report["unreadable_lines"]) == 1
+    score = report["report"]["tasks"]["rotation"]["score"]
+    assert score == pytest.approx((len(rows) - 1) / len(rows))
+
+
+def test_lmms_eval_include_path_is_the_last_line():
+    out = cli("lmms-eval", "--print-include-path")
+    assert out.returncode == 0, out.stderr
+    path = Path(out.stdout.strip().splitlines()[-1])
+    assert path.is_dir() and (path / "misi").is_dir() or any(path.rglob("misi_rotation.yaml"))
