@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-datasets = pytest.importorskip("datasets")
+import datasets
 
 from misi_bench.builder import hf_builder
 from misi_bench.builder.geometry import Roll, parse_operations
@@ -104,10 +104,6 @@ def test_builder_generates_rotation_from_samples(tmp_path):
     Four complexes (not three): with fewer than four the split rule may leave ``test`` empty
     (``sources.assign_splits`` only guarantees two test complexes from four complexes on).
     """
-    try:
-        import misi_bench.builder.samples  # noqa: F401
-    except ModuleNotFoundError as exc:
-        pytest.skip(f"embedded samples not in the tree yet ({exc})")
     builder = hf_builder.MisiBenchBuilder(config_name="rotation", source="samples", limit=4, cache_dir=str(tmp_path))
     builder.download_and_prepare()
     test = builder.as_dataset(split="test")

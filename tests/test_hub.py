@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 import yaml
 
-pytest.importorskip("huggingface_hub")
+import huggingface_hub  # noqa: E402,F401
 
 from misi_bench.builder import hub
 from misi_bench.builder.errors import MisiError
@@ -391,12 +391,7 @@ def make_fake_folder(out: Path) -> Path:
 def _real_build(out: Path) -> Path:
     from misi_bench.builder.build import build_dataset
 
-    try:
-        build_dataset(source="samples", out=out, tasks=["rotation", "pocket_ligand"], limit=4, progress=False)
-    except ModuleNotFoundError as exc:  # the embedded sample set is not in the tree yet
-        if "samples" not in str(exc):
-            raise
-        pytest.skip(f"real build not possible yet ({exc})")
+    build_dataset(source="samples", out=out, tasks=["rotation", "pocket_ligand"], limit=4, progress=False)
     return out
 
 

@@ -9,7 +9,7 @@ import pytest
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
-pytest.importorskip("lm_eval")
+import lm_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
 
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lm_eval import include_path

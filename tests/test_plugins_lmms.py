@@ -16,7 +16,7 @@ import pytest
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
-pytest.importorskip("lmms_eval")
+import lmms_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
 
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lmms_eval import cli

@@ -15,7 +15,11 @@ import pytest
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
-pytest.importorskip("vlmeval")
+import importlib.util  # noqa: E402
+
+# the extra is installed in CI: a missing harness must fail, not skip (found, not imported here:
+# importing vlmeval turns TLS verification off process-wide)
+assert importlib.util.find_spec("vlmeval") is not None, "pip install 'misi-bench[vlmevalkit]'"
 
 from misi_bench.eval_plugins.common import TASKS, score_doc_raw
 from misi_bench.eval_plugins.testing import tiny_dataset

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -15,50 +14,37 @@ from misi_bench.builder.errors import RenderError
 from misi_bench.builder.geometry import VIEW_NAMES, Move, Roll, fit_camera
 from misi_bench.builder.render import RenderCache, RenderRequest, Style
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# Real PDB entries used when the embedded sample set is not available: (member of the
-# MDAnalysisTests 2.11.0 sdist, ligand code, PDB id). 1A28: progesterone receptor with
-# progesterone (STR); 1HVR: HIV-1 protease with the cyclic urea inhibitor XK2.
-_FALLBACK_ENTRIES = (
-    ("mdanalysistests-2.11.0/MDAnalysisTests/data/1a28.pdb.gz", "STR", "1a28"),
-    ("mdanalysistests-2.11.0/MDAnalysisTests/data/1hvr.pdb", "XK2", "1hvr"),
-)
-_FALLBACK_ARCHIVES = (ROOT / "downloads" / "mdanalysistests-2.11.0.tar.gz", Path("/tmp/dl/mdanalysistests-2.11.0.tar.gz"))
-
-
-def _load_real_complexes(tmp_dir: Path) -> list:
-    try:
-        from misi_bench.builder.samples import sample_refs
-        from misi_bench.builder.structure import load_complex
-    except ImportError:
-        sample_refs = None
-    if sample_refs is not None:
-        refs = list(sample_refs())
-        if refs:
-            return [load_complex(ref) for ref in refs[:2]]
-    from misi_bench.builder.structure import read_raw_entry
-
-    archive = next((p for p in _FALLBACK_ARCHIVES if p.is_file()), None)
-    if archive is None:
-        pytest.skip("no embedded sample set and no MDAnalysisTests archive with real PDB entries")
-    out = []
-    with tarfile.open(archive) as tar:
-        for member, code, _ in _FALLBACK_ENTRIES:
-            target = tmp_dir / Path(member).name
-            target.write_bytes(tar.extractfile(member).read())
-            out.append(read_raw_entry(target, code))
-    return out
-
-
 @pytest.fixture(scope="module")
-def complexes(tmp_path_factory):
-    return _load_real_complexes(tmp_path_factory.mktemp("pdb"))
+def complexes():
+    """Two real embedded complexes: 1A28 (progesterone receptor) and 1HVR (HIV-1 protease)."""
+    from misi_bench.builder.samples import sample_refs
+    from misi_bench.builder.structure import load_complex
+
+    refs = {r.pdb_id: r for r in sample_refs()}
+    return [load_complex(refs["1a28"]), load_complex(refs["1hvr"])]
 
 
 @pytest.fixture(scope="module")
 def cx(complexes):
     return complexes[0]
+
+
+def test_origin_frames_a_sub_scene_centrally(cx):
+    """A residue + ligand sub-scene with its own origin and camera lands in the image centre."""
+    residue = np.flatnonzero(cx.residue_index == 0)
+    atoms = tuple(sorted(residue.tolist() + cx.ligand_indices.tolist()))
+    sub = cx.coords[list(atoms)]
+    origin = (sub.min(0) + sub.max(0)) / 2
+    camera = fit_camera(sub - origin)
+    request = RenderRequest(atoms=atoms, camera=camera, origin=tuple(origin))
+    uv, _, visible = render.projected_atoms(cx, request)
+    assert visible.all()
+    lo, hi = uv.min(0), uv.max(0)
+    np.testing.assert_allclose((lo + hi) / 2, [256, 256], atol=60)
+    default = render.projected_atoms(cx, RenderRequest(atoms=atoms, camera=camera))[0]
+    assert not np.allclose(default, uv)
+    with pytest.raises(RenderError):
+        RenderRequest(atoms=atoms, camera=camera, origin=(0.0, float("nan"), 1.0))
 
 
 def _request(c, **kw) -> RenderRequest:
