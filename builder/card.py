@@ -70,17 +70,20 @@ def _counts_table(manifest: dict) -> str:
 
 
 def _example_strip(out: Path, task: str) -> str | None:
-    """Save the images of the first test (else train) question of ``task`` side by side."""
+    """Save the images of the first test (else train) question of ``task`` as a grid, in
+    prompt order, four to a row."""
     from PIL import Image  # noqa: PLC0415
 
     row = next(iter_config_rows(out, task, "test"), None) or next(iter_config_rows(out, task, "train"), None)
     if row is None:
         return None
     tiles = [Image.open(io.BytesIO(img["bytes"])).convert("RGB") for img in row["images"]]
-    size = 160
-    strip = Image.new("RGB", (size * len(tiles), size))
+    size, columns = 192, min(4, len(tiles))
+    rows = -(-len(tiles) // columns)
+    strip = Image.new("RGB", (size * columns, size * rows), (40, 40, 40))
     for k, tile in enumerate(tiles):
-        strip.paste(tile.resize((size, size), Image.Resampling.LANCZOS), (k * size, 0))
+        strip.paste(tile.resize((size - 2, size - 2), Image.Resampling.LANCZOS),
+                    ((k % columns) * size + 1, (k // columns) * size + 1))
     (out / "examples").mkdir(exist_ok=True)
     path = out / "examples" / f"{task}.png"
     strip.save(path, format="PNG", optimize=False, compress_level=6)
@@ -91,23 +94,27 @@ def _example_strip(out: Path, task: str) -> str | None:
 
 
 def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
-    """Chance levels measured on the test split with the scorer's baselines."""
+    """Chance levels (score, %) of the scorer's baselines, measured on every train and test
+    question of this build (more questions than the test split alone, so less noise)."""
     try:
         from . import scoring  # noqa: PLC0415
     except ImportError:  # scorer not available: leave the table out
         return "_(not measured)_"
     rows_md = ["| baseline | " + " | ".join(manifest["counts"]) + " |",
                "|---|" + "---:|" * len(manifest["counts"])]
+    names = {"random": "random answer in range / random letter",
+             "always_no": "constant (`No`, `None`, `A`)"}
     for kind in ("random", "always_no"):
         rng = np.random.default_rng(seed)
         cells = []
         for task in manifest["counts"]:
             values = []
-            for row in iter_config_rows(out, task, "test", ["id", "task", "answer", "metadata", "options"]):
-                pred = scoring.baseline_prediction(kind, task, row, rng)
-                values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
+            for split in ("train", "test"):
+                for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
+                    pred = scoring.baseline_prediction(kind, task, row, rng)
+                    values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
             cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
-        rows_md.append(f"| {kind} | " + " | ".join(cells) + " |")
+        rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
     return "\n".join(rows_md)
 
 
@@ -129,8 +136,15 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
         repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
         licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),
     )
-    header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+    header = yaml.dump(meta, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{header}---\n\n{body}"
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes repeated values in full (no YAML anchors/aliases in the Hub metadata)."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
 
 
 def _default_repo() -> str:

@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     args.passthrough = passthrough
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("numexpr", "urllib3", "httpx", "filelock", "fsspec"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except MisiError as exc:
