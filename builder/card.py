@@ -42,11 +42,16 @@ def card_metadata(manifest: dict) -> dict:
                  for s in SPLIT_ORDER if any(counts[t].get(s) for t in tasks)]
     configs.append({"config_name": ALL_CONFIG, "data_files": all_files})
     feats = features()._to_yaml_list()
+    def split_bytes(task: str, split: str) -> int:
+        return sum(v["bytes"] for k, v in manifest["shards"].items() if k.startswith(f"{task}/{split}-"))
+
     info = []
     for task in [*tasks, ALL_CONFIG]:
-        splits = [{"name": s, "num_examples": (sum(counts[t].get(s, 0) for t in tasks) if task == ALL_CONFIG
-                                              else counts[task].get(s, 0))} for s in SPLIT_ORDER]
-        info.append({"config_name": task, "features": feats, "splits": [s for s in splits if s["num_examples"]]})
+        members = tasks if task == ALL_CONFIG else [task]
+        splits = [{"name": s, "num_bytes": sum(split_bytes(t, s) for t in members),
+                   "num_examples": sum(counts[t].get(s, 0) for t in members)} for s in SPLIT_ORDER]
+        info.append({"config_name": task, "features": feats,
+                     "splits": [s for s in splits if s["num_examples"]]})
     total = sum(manifest["totals"]["questions"].get(s, 0) for s in ("train", "test"))
     return {
         "license": "cc-by-4.0",

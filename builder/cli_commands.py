@@ -244,15 +244,14 @@ def cmd_lm_eval(args: argparse.Namespace) -> int:
     if "--print-include-path" in args.passthrough:
         print(lm_eval.include_path())
         return 0
-    import sys  # noqa: PLC0415
-
     from lm_eval.__main__ import cli_evaluate  # noqa: PLC0415
+
+    from misi_bench.eval_plugins.common import call_main  # noqa: PLC0415
 
     argv = list(args.passthrough)
     if "--include_path" not in argv:
         argv += ["--include_path", lm_eval.include_path()]
-    sys.argv = ["lm_eval", *argv]
-    return int(cli_evaluate() or 0)
+    return call_main("lm_eval", argv, cli_evaluate)
 
 
 @register

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from misi_bench.builder.scoring import TASK_NAMES
 
 #: Optional Hub revision (branch, tag or commit) of the dataset; ignored for a local folder.
 REVISION_ENV = "MISI_BENCH_REVISION"
 
-#: The nine task configs, in the paper's order (T1..T9). Kept literal so that importing this
-#: module stays cheap; ``tests`` check it equals ``scoring.TASK_NAMES``.
-TASKS: tuple[str, ...] = (
-    "translation",
-    "rotation",
-    "zooming",
-    "residue_ligand",
-    "translation_rotation",
-    "rotation_rotation",
-    "docking",
-    "interaction_location",
-    "pocket_ligand",
-)
+#: The nine task configs, in the paper's order (T1..T9): the scorer's list (a light import).
+TASKS: tuple[str, ...] = TASK_NAMES
 #: Split that the full benchmark runs on, and the 50-per-task subset (SPEC section 5).
 TEST_SPLIT = "test"
 TINY_SPLIT = "tiny"
@@ -121,3 +113,18 @@ def metric_names(task: str) -> list[str]:
     if task == "residue_ligand":
         names += ["score_positive", "score_negative"]
     return names
+
+
+def call_main(prog: str, argv: Sequence[str], main: Callable[[], object]) -> int:
+    """Run a harness's argv-reading ``main()`` in this process with ``argv`` and return its exit
+    code (``SystemExit`` included), restoring ``sys.argv`` afterwards."""
+    saved = sys.argv
+    sys.argv = [prog, *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0

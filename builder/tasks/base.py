@@ -22,11 +22,10 @@ from ..geometry import Camera, Move, Operation, Roll, fit_camera
 from ..hbonds import HBond, detect_hbonds
 from ..records import Complex
 from ..render import RenderRequest, Style
+from ..scoring import TASK_NAMES
 
-TASK_ORDER: tuple[str, ...] = (
-    "translation", "rotation", "zooming", "residue_ligand", "translation_rotation",
-    "rotation_rotation", "docking", "interaction_location", "pocket_ligand",
-)
+#: The nine task configs in the paper's order (T1..T9); defined once, in the scorer.
+TASK_ORDER: tuple[str, ...] = TASK_NAMES
 CHOICE_TASKS = frozenset({"translation_rotation", "rotation_rotation", "interaction_location"})
 LETTERS = ("A", "B", "C", "D")
 

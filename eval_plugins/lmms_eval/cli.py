@@ -119,17 +119,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     ensure_torchvision_importable()
     from lmms_eval.cli.dispatch import main as lmms_main
 
-    args = build_argv(sys.argv[1:] if argv is None else argv)
-    saved = sys.argv
-    sys.argv = ["lmms-eval", *args]
-    try:
-        lmms_main()
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    finally:
-        sys.argv = saved
-    return 0
+    from ..common import call_main
+
+    return call_main("lmms-eval", build_argv(sys.argv[1:] if argv is None else argv), lmms_main)
 
 
 def print_include_path() -> int:

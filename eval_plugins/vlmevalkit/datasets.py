@@ -227,13 +227,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     register()
     from vlmeval import run as vrun
 
-    saved = sys.argv
-    sys.argv = ["vlmeval-run", *(sys.argv[1:] if argv is None else list(argv))]
-    try:
-        vrun.main()
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    finally:
-        sys.argv = saved
-    return 0
+    from ..common import call_main
+
+    return call_main("vlmeval-run", sys.argv[1:] if argv is None else list(argv), vrun.main)
