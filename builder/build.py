@@ -68,6 +68,9 @@ class BuildConfig:
         data["template_version"] = load_templates()["version"]
         data["params_version"] = load_params()["version"]
         data["builder_version"] = BUILDER_VERSION
+        from .render import RENDER_VERSION  # noqa: PLC0415
+
+        data["render_version"] = RENDER_VERSION
         data["split_file"] = _sha256_file(self.split_file) if self.split_file else None
         return data
 
