@@ -13,6 +13,9 @@ import pyarrow.parquet as pq
 
 SPLIT_ORDER = ("train", "test", "tiny")
 ROW_GROUP_ROWS = 64
+#: A row group is also closed once its rows hold this many bytes (images dominate), which bounds
+#: the merge's memory whatever the task's image count.
+ROW_GROUP_BYTES = 24 * 1024 * 1024
 
 
 def features():
@@ -71,33 +74,52 @@ def _row_bytes(row: dict) -> int:
 
 class ShardWriter:
     """Writes ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of at most ~max_bytes each from
-    a stream of rows, holding one shard's rows at most; shard names are fixed at ``close``."""
+    a stream of rows. Rows go to disk one row group (``ROW_GROUP_ROWS`` rows or ``ROW_GROUP_BYTES``)
+    at a time, so memory stays at one row group whatever the shard or dataset size; names are
+    fixed at ``close``."""
 
     def __init__(self, folder: Path, split: str, max_bytes: int):
         self.folder, self.split, self.max_bytes = Path(folder), split, max_bytes
-        self.pending: list[dict] = []
+        self.group: list[dict] = []
+        self.group_bytes = 0
         self.size = 0
         self.parts: list[Path] = []
+        self.writer: pq.ParquetWriter | None = None
         self.count = 0
 
     def add(self, row: dict) -> None:
         b = _row_bytes(row)
-        if self.pending and self.size + b > self.max_bytes:
-            self._flush()
-        self.pending.append(row)
+        if self.writer is not None and self.size + b > self.max_bytes:
+            self._flush_group()
+            self._close_part()
+        self.group.append(row)
+        self.group_bytes += b
         self.size += b
         self.count += 1
+        if len(self.group) >= ROW_GROUP_ROWS or self.group_bytes >= ROW_GROUP_BYTES:
+            self._flush_group()
 
-    def _flush(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        part = self.folder / f".{self.split}-part{len(self.parts):05d}.parquet"
-        write_rows_atomic(self.pending, part)
-        self.parts.append(part)
-        self.pending, self.size = [], 0
+    def _flush_group(self) -> None:
+        if not self.group:
+            return
+        if self.writer is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            part = self.folder / f".{self.split}-part{len(self.parts):05d}.parquet"
+            self.parts.append(part)
+            self.writer = pq.ParquetWriter(part, arrow_schema(), compression="zstd", write_statistics=False)
+        self.writer.write_table(pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=ROW_GROUP_ROWS)
+        self.group = []
+        self.group_bytes = 0
+
+    def _close_part(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+            self.size = 0
 
     def close(self) -> list[Path]:
-        if self.pending:
-            self._flush()
+        self._flush_group()
+        self._close_part()
         n = len(self.parts)
         final = []
         for k, part in enumerate(self.parts):
