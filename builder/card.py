@@ -14,6 +14,8 @@ from .write import SPLIT_ORDER, iter_config_rows
 log = logging.getLogger(__name__)
 
 ALL_CONFIG = "all"
+#: The random baseline is drawn this many times per question (its expected score, less noise).
+RANDOM_DRAWS = 20
 
 
 def _card_file(name: str) -> str:
@@ -28,12 +30,19 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
+def ordered_tasks(manifest: dict) -> list[str]:
+    """The manifest's task configs in T1..T9 order (a manifest read back from JSON is sorted)."""
+    from .scoring import TASK_NAMES  # noqa: PLC0415
+
+    return [t for t in TASK_NAMES if t in manifest["counts"]] + sorted(set(manifest["counts"]) - set(TASK_NAMES))
+
+
 def card_metadata(manifest: dict) -> dict:
     """Hub YAML metadata: licence, task categories, size, configs (nine tasks + ``all``)."""
     from .write import features  # noqa: PLC0415
 
     counts = manifest["counts"]
-    tasks = list(counts)
+    tasks = ordered_tasks(manifest)
     configs = []
     for task in tasks:
         files = [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLIT_ORDER if counts[task].get(s)]
@@ -67,7 +76,8 @@ def card_metadata(manifest: dict) -> dict:
 
 def _counts_table(manifest: dict) -> str:
     lines = ["| config | train | test | tiny |", "|---|---:|---:|---:|"]
-    for task, c in manifest["counts"].items():
+    for task in ordered_tasks(manifest):
+        c = manifest["counts"][task]
         lines.append(f"| `{task}` | {c.get('train', 0)} | {c.get('test', 0)} | {c.get('tiny', 0)} |")
     t = manifest["totals"]["questions"]
     lines.append(f"| **total** | {t.get('train', 0)} | {t.get('test', 0)} | {t.get('tiny', 0)} |")
@@ -100,24 +110,26 @@ def _example_strip(out: Path, task: str) -> str | None:
 
 def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
-    question of this build (more questions than the test split alone, so less noise)."""
+    question of this build (more questions than the test split alone, so less noise); the random
+    baseline is averaged over ``RANDOM_DRAWS`` draws per question."""
     try:
         from . import scoring  # noqa: PLC0415
     except ImportError:  # scorer not available: leave the table out
         return "_(not measured)_"
-    rows_md = ["| baseline | " + " | ".join(manifest["counts"]) + " |",
-               "|---|" + "---:|" * len(manifest["counts"])]
+    tasks = ordered_tasks(manifest)
+    rows_md = ["| baseline | " + " | ".join(tasks) + " |", "|---|" + "---:|" * len(tasks)]
     names = {"random": "random answer in range / random letter",
              "always_no": "constant (`No`, `None`, `A`)"}
     for kind in ("random", "always_no"):
         rng = np.random.default_rng(seed)
         cells = []
-        for task in manifest["counts"]:
+        for task in tasks:
             values = []
             for split in ("train", "test"):
                 for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
-                    pred = scoring.baseline_prediction(kind, task, row, rng)
-                    values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
+                    for _ in range(RANDOM_DRAWS if kind == "random" else 1):
+                        pred = scoring.baseline_prediction(kind, task, row, rng)
+                        values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
             cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
     return "\n".join(rows_md)
@@ -125,7 +137,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
 
 def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> str:
     meta = card_metadata(manifest)
-    examples = [e for e in (_example_strip(out, t) for t in manifest["counts"]) if e]
+    examples = [e for e in (_example_strip(out, t) for t in ordered_tasks(manifest)) if e]
     cfg = manifest["config"]
     version = manifest.get("version")
     skipped = manifest.get("skipped_complexes", {})

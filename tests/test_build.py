@@ -44,6 +44,12 @@ def test_layout_card_and_manifest(full_build):
     assert set(manifest["inputs"]) and all(len(v["files"]) >= 2 for v in manifest["inputs"].values())
     assert "license: cc-by-4.0" in card and "visual-question-answering" in card
     assert "2512.10867" in card
+    # chance levels measured on this build: about 25% for the four-way choice tasks
+    header = next(line for line in card.splitlines() if line.startswith("| baseline |"))
+    random_row = next(line for line in card.splitlines() if line.startswith("| random answer"))
+    cells = dict(zip([c.strip() for c in header.split("|")[2:-1]], [c.strip() for c in random_row.split("|")[2:-1]]))
+    for task in ("translation_rotation", "rotation_rotation", "interaction_location"):
+        assert 12.0 <= float(cells[task]) <= 38.0, (task, cells[task])
 
 
 def test_load_dataset_every_config_and_split(full_build):
