@@ -22,23 +22,13 @@ import numpy as np
 HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein atom, ligand atom)
 
 
-def _read_mol2(path: Path):
-    atoms, bonds, section = [], [], None
-    for line in path.read_text().splitlines():
-        s = line.strip()
-        if s.startswith("@<TRIPOS>"):
-            section = s[9:]
-            continue
-        if not s or s.startswith("#"):
-            continue
-        f = s.split()
-        if section == "ATOM":
-            el = f[5].split(".")[0]
-            atoms.append({"name": f[1], "xyz": (float(f[2]), float(f[3]), float(f[4])),
-                          "element": el[:1].upper() + el[1:].lower(), "res": f[7] if len(f) > 7 else "LIG"})
-        elif section == "BOND":
-            bonds.append((int(f[1]) - 1, int(f[2]) - 1))
-    return atoms, bonds
+def _read_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int]]]:
+    """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the sample builder's reader)."""
+    from .make_samples import read_mol2_atoms  # noqa: PLC0415
+
+    atoms, bonds = read_mol2_atoms(path)
+    return ([{"name": a.name, "xyz": tuple(float(v) for v in a.xyz), "element": a.element} for a in atoms],
+            [(i, j) for i, j, _ in bonds])
 
 
 def _read_pocket(path: Path):
