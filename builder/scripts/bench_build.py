@@ -15,7 +15,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 
 PAPER_COMPLEXES = 3993
 PAPER_QUESTIONS = 163_514

@@ -399,8 +399,6 @@ def match_to_template(lig: list[Atom], tmpl: dict) -> tuple[list[int], str]:
         if ok and tb == db:
             return mapping, "name"
     # 2) by covalent graph, preferring the mapping with most agreeing names
-    from rdkit import Chem  # noqa: F401
-
     query = _skeleton(elements, distance_bonds(coords, elements))
     target = _skeleton(tmpl["elements"], tmpl["bonds"])
     matches = target.GetSubstructMatches(query, uniquify=False, maxMatches=5000, useChirality=False)
@@ -781,8 +779,6 @@ def make_one(entry: Entry, root: Path, out: Path) -> dict:
     n_pocket = write_pocket(d / f"{pid}_pocket.pdb", residues, f"{title} pocket (whole residues within {POCKET_CUTOFF} A)")
     write_sdf(d / f"{pid}_ligand.sdf", mol, title)
     write_mol2(d / f"{pid}_ligand.mol2", mol, names, title, code, src.chain)
-    from rdkit import Chem  # noqa: F401
-
     n_h_lig = sum(1 for a in mol.GetAtoms() if a.GetAtomicNum() == 1)
     n_h_pocket = sum(1 for _, r in residues for a in r if a.element.name in ("H", "D"))
     info = [f"atoms matched to CCD by {method}"]

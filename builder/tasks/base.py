@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Callable, Mapping, Sequence
@@ -17,8 +17,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import yaml
 
-from ..errors import TaskError
-from ..geometry import Camera, Move, Operation, Roll, fit_camera
+from ..geometry import Camera, Operation, Pose, fit_camera
 from ..hbonds import HBond, detect_hbonds
 from ..records import Complex
 from ..render import RenderRequest, Style
@@ -223,8 +222,6 @@ def projected_difference(ann: Annotation, a: Sequence[Operation], b: Sequence[Op
                          camera: Camera | None = None, base: Sequence[Operation] = ()) -> float:
     """Mean pixel distance between the projections of the whole model after ``base + a`` and
     after ``base + b`` (front view): the sampler's measure of how different two images are."""
-    from ..geometry import Pose  # noqa: PLC0415
-
     cam = camera or ann.camera
     centre = (ann.screen.min(axis=0) + ann.screen.max(axis=0)) / 2.0
     pa = cam.project(Pose.identity(centre).then_all([*base, *a]).apply(ann.screen))
@@ -237,8 +234,6 @@ def projected_difference(ann: Annotation, a: Sequence[Operation], b: Sequence[Op
 
 def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation], camera: Camera | None = None) -> float:
     """Share of ``atoms`` inside the image after moving the whole model by ``ops`` (front view)."""
-    from ..geometry import Pose  # noqa: PLC0415
-
     cam = camera or ann.camera
     centre = (ann.screen.min(axis=0) + ann.screen.max(axis=0)) / 2.0
     moved = Pose.identity(centre).then_all(ops).apply(ann.screen[atoms])
@@ -246,7 +241,6 @@ def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation
 
 
 __all__ = [
-    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "TaskError", "TASK_ORDER", "CHOICE_TASKS",
-    "LETTERS", "annotate", "caption", "fill_prompt", "load_params", "load_templates", "options_block",
-    "question_rng", "Move", "Roll", "HBond", "field",
+    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "TASK_ORDER", "CHOICE_TASKS", "LETTERS",
+    "annotate", "caption", "fill_prompt", "load_params", "load_templates", "options_block", "question_rng",
 ]
