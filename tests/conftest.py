@@ -27,3 +27,11 @@ def raw_refs():
     from misi_bench.builder.samples import raw_refs as refs
 
     return {r.pdb_id: r for r in refs()}
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory):
+    """A small real build (four embedded complexes, every task) shared by the harness tests."""
+    from misi_bench.eval_plugins.testing import tiny_dataset
+
+    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))

@@ -3,7 +3,6 @@ score through lm-eval's task API, and ``simple_evaluate`` runs an oracle and a c
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
@@ -13,14 +12,8 @@ import lm_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harn
 
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lm_eval import include_path
-from misi_bench.eval_plugins.testing import tiny_dataset
 
 LIMIT = 2
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
 
 
 @pytest.fixture()

@@ -20,15 +20,9 @@ import lmms_eval  # noqa: E402,F401  (the extra is installed in CI; a missing ha
 
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lmms_eval import cli
-from misi_bench.eval_plugins.testing import tiny_dataset
 
 LIMIT = 2
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
 
 
 @pytest.fixture(scope="module")

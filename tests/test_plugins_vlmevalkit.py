@@ -22,13 +22,7 @@ import importlib.util  # noqa: E402
 assert importlib.util.find_spec("vlmeval") is not None, "pip install 'misi-bench[vlmevalkit]'"
 
 from misi_bench.eval_plugins.common import TASKS, score_doc_raw
-from misi_bench.eval_plugins.testing import tiny_dataset
 from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, parse_name
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
 
 
 @pytest.fixture(scope="module")
