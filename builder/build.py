@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .errors import MisiError, TaskError
+from .errors import MisiError
 from .records import ComplexRef
 from .sources import assign_splits, discover, file_checksums
 
@@ -71,17 +71,15 @@ class BuildConfig:
         from .render import RENDER_VERSION  # noqa: PLC0415
 
         data["render_version"] = RENDER_VERSION
-        data["split_file"] = _sha256_file(self.split_file) if self.split_file else None
+        from .write import sha256_file  # noqa: PLC0415
+
+        data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None
         return data
 
     @property
     def config_hash(self) -> str:
         text = json.dumps(self.generation_fields(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _sha256_file(path: str | os.PathLike) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -159,10 +157,7 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         try:
             instances = generator(task)(ctx)
             task_rows = [_row(inst, split, annotations, cache) for inst in instances]
-        except TaskError as exc:
-            skipped[task] = str(exc)
-            continue
-        except MisiError as exc:
+        except MisiError as exc:  # TaskError and input errors of a T5 target: the task is skipped
             skipped[task] = str(exc)
             continue
         except Exception as exc:  # keep the build going; the reason lands in the manifest

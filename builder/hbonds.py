@@ -48,10 +48,6 @@ class HBond:
     donor_side: str  # "protein" or "ligand"
     distance: float
 
-    @property
-    def residue_label(self) -> str:
-        return f"{self.res_name} {self.res_number}{self.ins_code}"
-
     def pocket_text(self) -> str:
         """``RES NUM ATOM CHAIN, LIGATOM`` (T9, T8)."""
         return f"{self.res_name} {self.res_number}{self.ins_code} {self.protein_atom_name} {self.chain}, {self.ligand_atom_name}"

@@ -124,10 +124,3 @@ class Complex:
     def residue_atoms(self, residue: int) -> np.ndarray:
         """Atom indices of pocket residue number ``residue`` (index into ``residues``)."""
         return np.flatnonzero(self.residue_index == residue)
-
-    def atom_label(self, i: int) -> str:
-        """``RES NUM ATOM CHAIN`` for a pocket atom, the ligand atom name for a ligand atom."""
-        if self.is_ligand[i]:
-            return str(self.atom_names[i])
-        res = self.residues[int(self.residue_index[i])]
-        return f"{res.name} {res.number_text} {self.atom_names[i]} {res.chain}"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import zlib
 from pathlib import Path
 
 from .errors import InputError
@@ -78,7 +77,3 @@ def file_checksums(ref: ComplexRef) -> dict[str, str]:
     """sha256 of every input file of a complex (for the manifest)."""
     paths = sorted(ref.path.iterdir()) if ref.path.is_dir() else [ref.path]
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
-
-
-def stable_index(text: str) -> int:
-    return zlib.crc32(text.encode())

@@ -185,21 +185,18 @@ def letter_for(ctx: TaskContext, task: str, k: int) -> int:
     return (offset + k) % 4
 
 
-def whole_model(ann: Annotation, ops: Sequence[Operation]) -> tuple:
-    """Render-request groups that move the whole shown model by ``ops``."""
-    return ((ann.all_atoms, tuple(ops)),) if ops else ()
-
-
 def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (), atoms: Sequence[int] | None = None,
             groups: tuple | None = None, camera: Camera | None = None, label_mode: str = "standard",
-            size: int | None = None) -> RenderRequest:
-    """A render request in the complex's screen frame."""
+            size: int | None = None, origin: Sequence[float] | None = None) -> RenderRequest:
+    """A render request in the complex's screen frame (or, with ``origin``, in the frame centred
+    on that model-frame point)."""
     atoms_t = tuple(int(a) for a in (ann.all_atoms if atoms is None else atoms))
     if groups is None:
         groups = ((atoms_t, tuple(ops)),) if ops else ()
     cam = camera or ann.camera
     return RenderRequest(atoms=atoms_t, groups=groups, view=view, camera=cam,
-                         style=Style(label_mode=label_mode, size=size or cam.size))
+                         style=Style(label_mode=label_mode, size=size or cam.size),
+                         origin=None if origin is None else tuple(float(v) for v in origin))
 
 
 def ops_json(ops: Sequence[Operation]) -> list[str]:

@@ -63,8 +63,8 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         sub = cx.coords[list(atoms)]
         origin = (sub.min(axis=0) + sub.max(axis=0)) / 2.0
         camera = fit_camera(sub - origin, size=ann.camera.size)
-        images = [ImageSpec(view, ann.pdb_id, _with_origin(request(ann, view, atoms=atoms, camera=camera,
-                                                                     label_mode="residue_atoms"), origin))
+        images = [ImageSpec(view, ann.pdb_id, request(ann, view, atoms=atoms, camera=camera,
+                                                      label_mode="residue_atoms", origin=origin))
                   for view in VIEW_NAMES]
         lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
         question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
@@ -76,9 +76,3 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                         origin=[round(float(v), 4) for v in origin])
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, tuple(images), meta))
     return out
-
-
-def _with_origin(req, origin):
-    from dataclasses import replace  # noqa: PLC0415
-
-    return replace(req, origin=tuple(float(v) for v in origin))
