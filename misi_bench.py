@@ -23,64 +23,60 @@ elif not _os.path.isdir(_os.path.join(_HERE, "builder")):
     __path__ += [p for p in _sys.path if _os.path.isfile(_os.path.join(p or ".", "misi_bench.py"))
                  and _os.path.isdir(_os.path.join(p or ".", "builder"))][:1]
 
-__version__ = "0.1.0"
-
-#: The canonical Hub repository of the published benchmark; override with $MISI_BENCH_REPO.
-DEFAULT_HUB_REPO = "misi-bench/misi-bench"
-
-
-def hub_repo_id() -> str:
-    """Dataset location used by the evaluation plugins: $MISI_BENCH_REPO or the canonical repo."""
-    return _os.environ.get("MISI_BENCH_REPO") or DEFAULT_HUB_REPO
-
-
 _LAZY = {
+    # constants (defined once, in builder.core.constants)
+    "__version__": ("builder.core.constants", "PACKAGE_VERSION"),
+    "DEFAULT_HUB_REPO": "builder.core.constants",
+    "hub_repo_id": "builder.core.constants",
     # structures and chemistry
-    "ComplexRef": "builder.structure",
-    "Complex": "builder.structure",
-    "load_complex": "builder.structure",
-    "read_pdbbind_dir": "builder.structure",
-    "read_raw_entry": "builder.structure",
-    "sample_refs": "builder.samples",
-    "InputError": "builder.errors",
-    "MisiError": "builder.errors",
+    "ComplexRef": "builder.core.records",
+    "Complex": "builder.core.records",
+    "load_complex": "builder.chemistry.structure",
+    "read_pdbbind_dir": "builder.chemistry.structure",
+    "read_raw_entry": "builder.chemistry.structure",
+    "sample_refs": "builder.chemistry.samples",
+    "InputError": "builder.core.errors",
+    "MisiError": "builder.core.errors",
     # hydrogen bonds
-    "HBond": "builder.hbonds",
-    "detect_hbonds": "builder.hbonds",
+    "HBond": "builder.chemistry.hbonds",
+    "detect_hbonds": "builder.chemistry.hbonds",
     # geometry and rendering
-    "Move": "builder.geometry",
-    "Roll": "builder.geometry",
-    "parse_operations": "builder.geometry",
-    "format_operations": "builder.geometry",
-    "RenderRequest": "builder.render",
-    "render_png": "builder.render",
+    "Move": "builder.operations.language",
+    "Roll": "builder.operations.language",
+    "parse_operations": "builder.operations.language",
+    "format_operations": "builder.operations.language",
+    "RenderRequest": "builder.scene.render",
+    "render_png": "builder.scene.render",
     # tasks, scoring, dataset
     "TASKS": "builder.tasks",
     "score_prediction": "builder.scoring",
     "score_records": "builder.scoring",
-    "build_dataset": "builder.build",
-    "validate_dataset": "builder.validate",
-    "MisiBenchBuilder": "builder.hf_builder",
-    "MisiBenchConfig": "builder.hf_builder",
+    "build_dataset": "builder.dataset.build",
+    "validate_dataset": "builder.dataset.validate",
+    "MisiBenchBuilder": "builder.dataset.hf_builder",
+    "MisiBenchConfig": "builder.dataset.hf_builder",
 }
 
-__all__ = sorted([*_LAZY, "DEFAULT_HUB_REPO", "hub_repo_id", "main", "__version__"])
+__all__ = sorted([*_LAZY, "main"])
 
 
 def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
+    target = _LAZY.get(name)
+    if target is None:
         raise AttributeError(f"module 'misi_bench' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    module, attribute = target if isinstance(target, tuple) else (target, name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     globals()[name] = value
     return value
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``misi-bench`` command (see ``misi-bench --help``)."""
-    from .builder.cli import main as cli_main  # noqa: PLC0415 (lazy on purpose)
+    """Entry point of the ``misi-bench`` command: the builder's commands joined with the
+    evaluation front-ends' commands (see ``misi-bench --help``)."""
+    from .builder.cli.main import main as builder_main  # noqa: PLC0415 (lazy: nothing at import time)
+    from .eval_plugins.cli import add_commands as add_eval_commands  # noqa: PLC0415
 
-    return cli_main(argv)
+    return builder_main(argv, extra_commands=(add_eval_commands,))
 
 
 if __name__ == "__main__":

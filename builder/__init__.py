@@ -1,1 +1,12 @@
-"""MiSI-Bench builder: structures, hydrogen bonds, geometry, rendering, tasks, dataset writing."""
+"""MiSI-Bench builder: from protein-ligand structures to a verified, rendered benchmark.
+
+Layers, bottom to top (an arrow may only point down; see README "Architecture"):
+
+``core`` (records, errors, constants, task registry)
+-> ``operations`` (the operation language, numpy only) and ``chemistry`` (reading, H-bonds)
+-> ``scene`` (camera, renderer)
+-> ``tasks`` (the nine question generators)
+-> ``dataset`` (build, Parquet, card, validation, Hub)
+-> ``cli`` (the builder's commands).
+``scoring`` stands beside them and imports only ``core`` and ``operations``.
+"""

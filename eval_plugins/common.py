@@ -8,12 +8,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from misi_bench.builder.scoring import TASK_NAMES
+from pathlib import Path
 
-#: Optional Hub revision (branch, tag or commit) of the dataset; ignored for a local folder.
-REVISION_ENV = "MISI_BENCH_REVISION"
+from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
+from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_NAMES
+from ..builder.scoring import score_prediction
 
-#: The nine task configs, in the paper's order (T1..T9): the scorer's list (a light import).
+__all__ = ["REVISION_ENV", "TASKS", "TEST_SPLIT", "TINY_SPLIT", "data_location", "load_split", "score_doc"]
+
+#: The nine task configs, in the paper's order (T1..T9), from the task registry.
 TASKS: tuple[str, ...] = TASK_NAMES
 #: Split that the full benchmark runs on, and the 50-per-task subset (SPEC section 5).
 TEST_SPLIT = "test"
@@ -23,12 +26,10 @@ TINY_SPLIT = "tiny"
 def data_location() -> tuple[str, str | None]:
     """``(path, revision)``: ``misi_bench.hub_repo_id()`` (a Hub id or a local folder) and
     ``$MISI_BENCH_REVISION`` (None when unset or when the path is a local folder)."""
-    import misi_bench
-
-    path = misi_bench.hub_repo_id()
+    path = hub_repo_id()
     if os.path.isdir(os.path.expanduser(path)):
         return os.path.abspath(os.path.expanduser(path)), None
-    return path, os.environ.get(REVISION_ENV) or None
+    return path, hub_revision()
 
 
 def load_split(config: str, split: str, path: str | None = None, revision: str | None = None):
@@ -84,8 +85,6 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
     ``residue_ligand`` also ``score_positive`` or ``score_negative`` (only the one that matches
     the row's polarity, so its mean is the paper's T4 positive / negative figure).
     """
-    from misi_bench.builder.scoring import HEADLINE_EXCLUDED
-
     task = doc["task"]
     metrics = score_doc_raw(doc, prediction)
     out = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
@@ -100,15 +99,13 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
 def score_doc_raw(doc: Mapping, prediction: Any) -> dict[str, float]:
     """The scorer's own metrics for one row (``score``, ``exact``, ``parsed``, T4 ``polarity``...),
     as :func:`misi_bench.builder.scoring.aggregate` expects them."""
-    from misi_bench.builder.scoring import score_prediction
-
     return score_prediction(doc["task"], prediction, doc["answer"], doc.get("metadata"), options=options_of(doc))
 
 
 def metric_names(task: str) -> list[str]:
     """Metric names :func:`score_doc` can produce for ``task`` (in report order)."""
     names = ["score", "exact"]
-    if task not in ("translation_rotation", "rotation_rotation"):
+    if task not in HEADLINE_EXCLUDED:
         names.append("headline_score")
     if task == "residue_ligand":
         names += ["score_positive", "score_negative"]
@@ -128,3 +125,17 @@ def call_main(prog: str, argv: Sequence[str], main: Callable[[], object]) -> int
     finally:
         sys.argv = saved
     return 0
+
+
+def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> dict[str, str]:
+    """``question id -> gold answer`` over every config of a local dataset folder (for the
+    weight-free oracle models; question texts repeat between questions of one complex, ids do not)."""
+    import pyarrow.parquet as pq
+
+    table = {}
+    for task in TASKS:
+        for split in splits:
+            for shard in sorted((Path(path) / task).glob(f"{split}-*.parquet")):
+                t = pq.read_table(shard, columns=["id", "answer"])
+                table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
+    return table

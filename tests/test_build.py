@@ -10,9 +10,9 @@ import time
 import datasets
 import pytest
 
-from misi_bench.builder.build import build_dataset
+from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.tasks import TASKS
-from misi_bench.builder.validate import validate_dataset
+from misi_bench.builder.dataset.validate import validate_dataset
 
 LIMIT = 5
 
@@ -95,7 +95,7 @@ def test_sharded_generation_then_merge(full_build, tmp_path):
 
 
 def test_merge_refuses_missing_shards(tmp_path):
-    from misi_bench.builder.errors import MisiError
+    from misi_bench.builder.core.errors import MisiError
 
     build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], num_shards=2, shard_index=0,
                   merge=False, progress=False)

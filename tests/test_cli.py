@@ -86,7 +86,7 @@ def test_validate_command(built):
 
 
 def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
-    from misi_bench.builder.write import iter_config_rows
+    from misi_bench.builder.dataset.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / "p.jsonl"

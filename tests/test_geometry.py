@@ -3,11 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from misi_bench.builder.errors import OperationSyntaxError
-from misi_bench.builder.geometry import (
-    Camera, Move, Pose, Roll, apply_operations, apply_view, fit_camera, format_operations,
-    invert_operations, parse_operation, parse_operations, view_matrix,
-)
+from misi_bench.builder.core.errors import OperationSyntaxError
+from misi_bench.builder.scene.camera import Camera, fit_camera
+from misi_bench.builder.operations.language import Move, Roll, format_operations, invert_operations, parse_operation, parse_operations
+from misi_bench.builder.operations.transforms import Pose, apply_operations, apply_view, view_matrix
 
 axes = st.sampled_from("xyz")
 ops = st.one_of(

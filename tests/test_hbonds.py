@@ -3,9 +3,9 @@ import dataclasses
 
 import numpy as np
 
-from misi_bench.builder.hbonds import (MAX_DISTANCE, detect_hbonds, format_pocket_answer,
+from misi_bench.builder.chemistry.hbonds import (MAX_DISTANCE, detect_hbonds, format_pocket_answer,
                                        format_residue_answer)
-from misi_bench.builder.structure import ligand_polarity, protein_polarity
+from misi_bench.builder.chemistry.structure import ligand_polarity, protein_polarity
 
 
 def test_progesterone_receptor_known_bonds(complexes):
@@ -88,7 +88,7 @@ def test_answer_formats(complexes):
 
 
 def test_ligand_polarity_amide_and_charged_n():
-    from misi_bench.builder.structure import LigandData
+    from misi_bench.builder.chemistry.structure import LigandData
 
     # N-methylacetamide heavy atoms: C(methyl)-C(=O)-N(H)-C ; plus a quaternary ammonium N+
     lig = LigandData(coords=np.zeros((6, 3)), elements=["C", "C", "O", "N", "C", "N"], names=list("abcdef"),

@@ -9,10 +9,10 @@ import pytest
 
 import datasets
 
-from misi_bench.builder import hf_builder
-from misi_bench.builder.geometry import Roll, parse_operations
+from misi_bench.builder.dataset import hf_builder
+from misi_bench.builder.operations.language import Roll, parse_operations
 from misi_bench.builder.tasks import TASKS
-from misi_bench.builder.write import features
+from misi_bench.builder.dataset.parquet import features
 from PIL import Image
 
 
@@ -44,7 +44,7 @@ def _png(shade: int) -> bytes:
 
 def _fake_build(calls: list):
     """Stand-in for build_dataset writing the same layout (shards + manifest counts) for the tasks asked."""
-    from misi_bench.builder import write
+    from misi_bench.builder.dataset import manifest as manifest_io, parquet as write
 
     def build(source, out, tasks, seed, limit, image_size, workers, progress):
         calls.append({"source": source, "tasks": tuple(tasks), "limit": limit, "seed": seed})
@@ -59,7 +59,7 @@ def _fake_build(calls: list):
                          "answer_format": "fill_in", "metadata": "{}"} for k in ids]
                 write.write_split(rows, out / task, split, max_bytes=1 << 30)
                 counts[task][split] = len(rows)
-        write.write_manifest(out, {"counts": counts, "version": None})
+        manifest_io.write_manifest(out, {"counts": counts, "version": None})
         return {"counts": counts}
 
     return build

@@ -38,8 +38,8 @@ import yaml
 
 import huggingface_hub  # noqa: E402,F401
 
-from misi_bench.builder import hub
-from misi_bench.builder.errors import MisiError
+from misi_bench.builder.dataset import hub
+from misi_bench.builder.core.errors import MisiError
 
 TOKEN = "hf_TESTtokenDoNotLeak0123456789abcdef"
 REPO = "misi-test/misi-bench"
@@ -341,8 +341,8 @@ def make_fake_folder(out: Path) -> Path:
     """A small dataset folder of the real layout, written with the real writer and card code:
     two configs with train/test shards, manifest, card, example images, plus a ``.work/`` area
     with a unit file and a status file that must never be pushed."""
-    from misi_bench.builder import write
-    from misi_bench.builder.card import write_card
+    from misi_bench.builder.dataset import manifest as manifest_io, parquet as write
+    from misi_bench.builder.dataset.card import write_card
     from PIL import Image
 
     out = Path(out)
@@ -364,7 +364,7 @@ def make_fake_folder(out: Path) -> Path:
                      "answer": task_answers[k], "answer_format": "fill_in", "metadata": json.dumps({"seed": 0})}
                     for k in ids]
             for path in write.write_split(rows, out / task, split, max_bytes=1 << 30):
-                shards[path.relative_to(out).as_posix()] = {"sha256": write.sha256_file(path),
+                shards[path.relative_to(out).as_posix()] = {"sha256": manifest_io.sha256_file(path),
                                                            "bytes": path.stat().st_size}
             counts[task][split] = len(rows)
             images[task][split] = 2 * len(rows)
@@ -377,7 +377,7 @@ def make_fake_folder(out: Path) -> Path:
                    "images": {s: sum(i[s] for i in images.values()) for s in ("train", "test")}},
         "shards": shards, "skipped_complexes": {}, "skipped_tasks": {}, "version": None,
     }
-    write.write_manifest(out, manifest)
+    manifest_io.write_manifest(out, manifest)
     write_card(out, manifest)
     work = out / ".work" / "0123456789abcdef" / "complexes"
     work.mkdir(parents=True)
@@ -389,7 +389,7 @@ def make_fake_folder(out: Path) -> Path:
 
 
 def _real_build(out: Path) -> Path:
-    from misi_bench.builder.build import build_dataset
+    from misi_bench.builder.dataset.build import build_dataset
 
     build_dataset(source="samples", out=out, tasks=["rotation", "pocket_ligand"], limit=4, progress=False)
     return out

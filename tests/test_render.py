@@ -8,16 +8,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from misi_bench.builder import render
-from misi_bench.builder.errors import RenderError
-from misi_bench.builder.geometry import VIEW_NAMES, Move, Roll, fit_camera
-from misi_bench.builder.render import RenderCache, RenderRequest, Style
+from misi_bench.builder.scene import render
+from misi_bench.builder.core.errors import RenderError
+from misi_bench.builder.operations.transforms import VIEW_NAMES
+from misi_bench.builder.operations.language import Move, Roll
+from misi_bench.builder.scene.camera import fit_camera
+from misi_bench.builder.scene.render import RenderCache, RenderRequest, Style
 
 @pytest.fixture(scope="module")
 def complexes():
     """Two real embedded complexes: 1A28 (progesterone receptor) and 1HVR (HIV-1 protease)."""
-    from misi_bench.builder.samples import sample_refs
-    from misi_bench.builder.structure import load_complex
+    from misi_bench.builder.chemistry.samples import sample_refs
+    from misi_bench.builder.chemistry.structure import load_complex
 
     refs = {r.pdb_id: r for r in sample_refs()}
     return [load_complex(refs["1a28"]), load_complex(refs["1hvr"])]

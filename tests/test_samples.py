@@ -6,7 +6,7 @@ import gzip
 import numpy as np
 import pytest
 
-from misi_bench.builder.samples import raw_index, raw_refs, sample_index, sample_refs, sample_root
+from misi_bench.builder.chemistry.samples import raw_index, raw_refs, sample_index, sample_refs, sample_root
 
 REFS = sample_refs()
 IDS = [r.pdb_id for r in REFS]

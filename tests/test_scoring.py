@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from misi_bench.builder.geometry import Move, Roll, format_operations
+from misi_bench.builder.operations.language import Move, Roll, format_operations
 from misi_bench.builder.scoring import (
     HEADLINE_EXCLUDED,
     TASK_NAMES,

@@ -5,10 +5,10 @@ import shutil
 import numpy as np
 import pytest
 
-from misi_bench.builder import structure
-from misi_bench.builder.errors import InputError
-from misi_bench.builder.records import ComplexRef
-from misi_bench.builder.structure import load_complex, read_pdbbind_dir, read_raw_entry
+from misi_bench.builder.chemistry import structure
+from misi_bench.builder.core.errors import InputError
+from misi_bench.builder.core.records import ComplexRef
+from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
 
 
 def test_every_sample_loads_with_a_pocket_around_the_ligand(complexes):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from misi_bench.builder import scoring
-from misi_bench.builder.geometry import Move, Roll, parse_operations
+from misi_bench.builder.operations.language import Move, Roll, parse_operations
 from misi_bench.builder.tasks import TASKS, generator
 from misi_bench.builder.tasks.base import TaskContext, annotate, load_params, load_templates
 

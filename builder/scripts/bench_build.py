@@ -22,7 +22,7 @@ PAPER_IMAGES = 587_975
 
 _CHILD = """
 import json, sys, time
-from misi_bench.builder.build import build_dataset
+from ..dataset.build import build_dataset
 t = time.perf_counter()
 m = build_dataset(source="samples", out=sys.argv[1], limit=int(sys.argv[2]), workers=int(sys.argv[3]),
                   progress=False, validate=False)

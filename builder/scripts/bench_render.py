@@ -42,12 +42,12 @@ def _pin_one_core() -> str:
 
 
 def _load(args):
-    from ..structure import load_complex, read_raw_entry
+    from ..chemistry.structure import load_complex, read_raw_entry
 
     if args.structure:
         return read_raw_entry(Path(args.structure), args.ligand)
     try:
-        from ..samples import sample_refs
+        from ..chemistry.samples import sample_refs
 
         refs = list(sample_refs())
         if refs:
@@ -84,8 +84,9 @@ def _write_pdb(complex_, path: Path) -> None:
 
 def bench_ours(complex_, n: int, size: int) -> tuple[float, float, float, int]:
     """(seconds per image for render_png, for drawing alone, for encoding alone, mean bytes)."""
-    from .. import render
-    from ..geometry import VIEW_NAMES, fit_camera
+    from ..scene import render
+    from ..operations.transforms import VIEW_NAMES
+    from ..scene.camera import fit_camera
 
     camera = fit_camera(complex_.screen_coords, size=size)
     atoms = tuple(range(complex_.n_atoms))
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     pinned = _pin_one_core()
-    from .. import render
+    from ..scene import render
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())

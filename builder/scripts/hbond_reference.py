@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         dirs = [Path(a) for a in args]
     else:
-        from misi_bench.builder.samples import sample_refs  # noqa: PLC0415
+        from ..chemistry.samples import sample_refs  # noqa: PLC0415
 
         dirs = [r.path for r in sample_refs()]
     total = 0

@@ -12,9 +12,9 @@ import json
 import logging
 import sys
 
-from ..hbonds import detect_hbonds
-from ..samples import sample_refs
-from ..structure import load_complex
+from ..chemistry.hbonds import detect_hbonds
+from ..chemistry.samples import sample_refs
+from ..chemistry.structure import load_complex
 
 log = logging.getLogger(__name__)
 

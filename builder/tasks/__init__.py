@@ -4,13 +4,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
-from .base import TASK_ORDER
+from ..core.registry import TASK_NAMES
 
-TASKS: tuple[str, ...] = TASK_ORDER
+#: The nine task configs in the paper's order (T1..T9), from the task registry.
+TASKS: tuple[str, ...] = TASK_NAMES
 
 
 def generator(task: str) -> Callable:
     """The ``generate(ctx) -> list[TaskInstance]`` function of a task config name."""
-    if task not in TASK_ORDER:
-        raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASK_ORDER)}")
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
     return import_module(f"{__name__}.{task}").generate

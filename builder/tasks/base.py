@@ -17,15 +17,15 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import yaml
 
-from ..geometry import Camera, Operation, Pose, fit_camera
-from ..hbonds import HBond, detect_hbonds
-from ..records import Complex
-from ..render import RenderRequest, Style
-from ..scoring import TASK_NAMES
+from ..scene.camera import Camera, fit_camera
+from ..operations.language import Operation
+from ..operations.transforms import Pose
+from ..chemistry.hbonds import HBond, detect_hbonds
+from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.records import Complex
+from ..core.registry import answer_format
+from ..scene.render import RenderRequest, Style
 
-#: The nine task configs in the paper's order (T1..T9); defined once, in the scorer.
-TASK_ORDER: tuple[str, ...] = TASK_NAMES
-CHOICE_TASKS = frozenset({"translation_rotation", "rotation_rotation", "interaction_location"})
 LETTERS = ("A", "B", "C", "D")
 
 
@@ -53,7 +53,7 @@ class TaskInstance:
 
     @property
     def answer_format(self) -> str:
-        return "multiple_choice" if self.task in CHOICE_TASKS else "fill_in"
+        return answer_format(self.task)
 
     @property
     def qid(self) -> str:
@@ -83,7 +83,7 @@ class Annotation:
         return tuple(range(self.complex.n_atoms))
 
 
-def annotate(cx: Complex, image_size: int = 512) -> Annotation:
+def annotate(cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE) -> Annotation:
     """Compute the annotation of a complex (screen frame, camera, H-bonds)."""
     screen = cx.screen_coords
     return Annotation(cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx))
@@ -102,7 +102,6 @@ class TaskContext:
     params_version: str
     partners: Sequence[str] = ()
     load_partner: Callable[[str], Annotation] | None = None
-    image_size: int = 512
 
     def rng(self, task: str, k: int) -> np.random.Generator:
         """The random generator of question ``k`` of ``task`` for this complex: depends only on

@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..geometry import Move, Operation, Roll
+from ..operations.language import Move, Operation, Roll
 from .base import LETTERS, other_magnitude
 
 DECOY_SCHEMES = ("magnitudes", "sign_f1", "axis_f1")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TaskError
-from ..geometry import AXES, Camera, Move, Pose, Roll, fit_camera
+from ..core.errors import TaskError
+from ..operations.language import AXES, Move, Roll
+from ..scene.camera import Camera, fit_camera
+from ..operations.transforms import Pose
 from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request,
                    signed_magnitude)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..geometry import Move, VIEW_NAMES
+from ..operations.language import Move
+from ..operations.transforms import VIEW_NAMES
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, request)
 

@@ -1,8 +1,8 @@
 """T9 pocket-ligand: list every hydrogen bond between pocket residues and the ligand."""
 from __future__ import annotations
 
-from ..geometry import VIEW_NAMES
-from ..hbonds import format_pocket_answer
+from ..operations.transforms import VIEW_NAMES
+from ..chemistry.hbonds import format_pocket_answer
 from .base import ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request
 
 TASK = "pocket_ligand"

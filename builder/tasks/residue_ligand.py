@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import VIEW_NAMES, fit_camera
-from ..hbonds import format_residue_answer
+from ..operations.transforms import VIEW_NAMES
+from ..scene.camera import fit_camera
+from ..chemistry.hbonds import format_residue_answer
 from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata,
                    request)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .base import TaskContext, TaskInstance, nonzero_int
 from .translation import unit_instance
-from ..geometry import Roll
+from ..operations.language import Roll
 
 TASK = "rotation"
 

@@ -2,7 +2,7 @@
 option shows that state after the same two rotations once more, in the same order?"""
 from __future__ import annotations
 
-from ..geometry import AXES, Roll
+from ..operations.language import AXES, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, make_decoy

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .base import ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request, visible_fraction
-from ..geometry import Move
+from ..operations.language import Move
 
 TASK = "translation"
 MAX_TRIES = 50

@@ -2,8 +2,8 @@
 shows a second complex of the same split after the very same two operations?"""
 from __future__ import annotations
 
-from ..errors import MisiError, TaskError
-from ..geometry import AXES, Move, Roll
+from ..core.errors import MisiError, TaskError
+from ..operations.language import AXES, Move, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, make_decoy

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from .base import TaskContext, TaskInstance, visible_fraction
 from .translation import unit_instance
-from ..errors import TaskError
-from ..geometry import Move
+from ..core.errors import TaskError
+from ..operations.language import Move
 
 TASK = "zooming"
 

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..common import data_location
+from misi_bench.eval_plugins.common import data_location
 
 #: The folder that holds ``misi/`` (what ``--include_path`` gets).
 TASKS_ROOT = Path(__file__).resolve().parent / "tasks"
@@ -114,12 +114,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     ``argv`` is what would follow ``lmms-eval`` (e.g. ``["--model", "dummy", "--tasks",
     "misi", "--output_path", "out"]``). Returns the exit status.
     """
-    from .._torch_compat import ensure_torchvision_importable
+    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     from lmms_eval.cli.dispatch import main as lmms_main
 
-    from ..common import call_main
+    from misi_bench.eval_plugins.common import call_main
 
     return call_main("lmms-eval", build_argv(sys.argv[1:] if argv is None else argv), lmms_main)
 

@@ -6,7 +6,7 @@ For a constant answer use lmms-eval's built-in ``dummy`` model (``--model_args r
 """
 from __future__ import annotations
 
-from .._torch_compat import ensure_torchvision_importable
+from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()
 

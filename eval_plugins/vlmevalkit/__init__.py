@@ -12,6 +12,6 @@ Dataset names: ``MiSI_<config>`` (test split) and ``MiSI_<config>_tiny`` for the
 """
 from __future__ import annotations
 
-from .datasets import DATASET_NAMES, register, run
+from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, register, run
 
 __all__ = ["DATASET_NAMES", "register", "run"]

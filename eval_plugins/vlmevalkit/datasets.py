@@ -7,7 +7,7 @@ import os.path as osp
 import sys
 from collections.abc import Sequence
 
-from ..common import TASKS, TEST_SPLIT, TINY_SPLIT, load_split, score_doc_raw
+from misi_bench.eval_plugins.common import TASKS, TEST_SPLIT, TINY_SPLIT, load_split, score_doc_raw
 
 GROUP = "MiSI"
 TINY_SUFFIX = "_tiny"
@@ -185,7 +185,7 @@ def _raw_images(ds):
 
 def _write_image(image, path: str) -> None:
     """Write one stored image (``{"bytes", "path"}``) as a PNG file (atomically)."""
-    from ..common import to_pil_rgb
+    from misi_bench.eval_plugins.common import to_pil_rgb
 
     tmp = f"{path}.tmp{os.getpid()}"
     data = image.get("bytes") if isinstance(image, dict) else None
@@ -204,7 +204,7 @@ def register() -> list[str]:
     ``supported_datasets()``, so appending to that list (and to ``SUPPORTED_DATASETS``, which
     the runner's argument help and ``vlmutil`` read) is enough.
     """
-    from .._torch_compat import ensure_torchvision_importable
+    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     import vlmeval.dataset as vd
@@ -227,6 +227,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     register()
     from vlmeval import run as vrun
 
-    from ..common import call_main
+    from misi_bench.eval_plugins.common import call_main
 
     return call_main("vlmeval-run", sys.argv[1:] if argv is None else list(argv), vrun.main)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import partial
 
-from .._torch_compat import ensure_torchvision_importable
+from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()
 
@@ -21,8 +21,8 @@ class MisiOracle(BaseModel):
 
     def __init__(self, data_path: str | None = None, **kwargs):
         super().__init__()
-        from ..common import data_location
-        from ..testing import gold_by_id
+        from misi_bench.eval_plugins.common import data_location
+        from ..common import gold_by_id
 
         self.gold = gold_by_id(data_path or data_location()[0])
 

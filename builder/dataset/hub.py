@@ -21,7 +21,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import MisiError
+from ..core.constants import hub_repo_id
+from ..core.errors import MisiError
+from .card import write_card
+from .manifest import read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,6 @@ def upload_files(folder: Path) -> list[tuple[str, int]]:
 
 
 def _check_folder(folder: Path) -> dict:
-    from .write import read_manifest  # noqa: PLC0415
 
     if not folder.is_dir():
         raise MisiError(f"{folder}: not a folder (expected a dataset folder written by 'misi-bench build')")
@@ -113,8 +115,6 @@ def _check_folder(folder: Path) -> dict:
 
 def _record_version(folder: Path, manifest: dict, tag: str | None, repo_id: str) -> None:
     """Write the version into manifest.json and regenerate the card (which states it)."""
-    from .card import write_card  # noqa: PLC0415
-    from .write import write_manifest  # noqa: PLC0415
 
     manifest["version"] = tag
     write_manifest(folder, manifest)
@@ -133,8 +133,6 @@ def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = Non
     (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``).
     """
     if repo_id is None:
-        from misi_bench import hub_repo_id  # noqa: PLC0415
-
         repo_id = hub_repo_id()
     repo_id = _validate_repo_id(repo_id)
     tag = validate_tag(tag)

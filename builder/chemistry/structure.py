@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, InputTooLarge
-from .records import Complex, ComplexRef, Residue
+from ..core.errors import InputError, InputTooLarge
+from ..core.records import Complex, ComplexRef, Residue
 
 log = logging.getLogger(__name__)
 

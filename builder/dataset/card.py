@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .write import SPLIT_ORDER, iter_config_rows
+from .. import scoring
+from ..core.constants import hub_repo_id
+from ..core.registry import TASK_NAMES
+from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +35,12 @@ def _size_category(n: int) -> str:
 
 def ordered_tasks(manifest: dict) -> list[str]:
     """The manifest's task configs in T1..T9 order (a manifest read back from JSON is sorted)."""
-    from .scoring import TASK_NAMES  # noqa: PLC0415
 
     return [t for t in TASK_NAMES if t in manifest["counts"]] + sorted(set(manifest["counts"]) - set(TASK_NAMES))
 
 
 def card_metadata(manifest: dict) -> dict:
     """Hub YAML metadata: licence, task categories, size, configs (nine tasks + ``all``)."""
-    from .write import features  # noqa: PLC0415
 
     counts = manifest["counts"]
     tasks = ordered_tasks(manifest)
@@ -112,10 +113,6 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
     question of this build (more questions than the test split alone, so less noise); the random
     baseline is averaged over ``RANDOM_DRAWS`` draws per question."""
-    try:
-        from . import scoring  # noqa: PLC0415
-    except ImportError:  # scorer not available: leave the table out
-        return "_(not measured)_"
     tasks = ordered_tasks(manifest)
     rows_md = ["| baseline | " + " | ".join(tasks) + " |", "|---|" + "---:|" * len(tasks)]
     names = {"random": "random answer in range / random letter",
@@ -165,8 +162,6 @@ class _PlainDumper(yaml.SafeDumper):
 
 
 def _default_repo() -> str:
-    from misi_bench import hub_repo_id  # noqa: PLC0415
-
     return hub_repo_id()
 
 

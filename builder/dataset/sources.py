@@ -5,8 +5,8 @@ import csv
 import hashlib
 from pathlib import Path
 
-from .errors import InputError
-from .records import ComplexRef
+from ..core.errors import InputError
+from ..core.records import ComplexRef
 
 SPLITS = ("train", "test")
 #: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
@@ -17,7 +17,7 @@ def discover(source: str | Path) -> list[ComplexRef]:
     """Complex references of a build source: ``"samples"`` (the embedded set) or a PDBbind-style
     root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
     if str(source) == "samples":
-        from .samples import sample_refs  # noqa: PLC0415
+        from ..chemistry.samples import sample_refs  # noqa: PLC0415
 
         return sorted(sample_refs(), key=lambda r: r.pdb_id)
     root = Path(source)

@@ -12,7 +12,7 @@ import io
 import json
 from pathlib import Path
 
-from .common import TASKS
+from misi_bench.builder.core.registry import CHOICE_TASKS, TASK_NAMES as TASKS
 
 SPLITS = ("train", "test", "tiny")
 
@@ -28,7 +28,7 @@ FIXTURE_ANSWERS: dict[str, list[str]] = {
     "interaction_location": ["A", "C", "B"],
     "pocket_ligand": ["ASN 460 OD1 A, O1B", "None", "GLY 12 N A, O2; SER 15 OG A, O3"],
 }
-CHOICE = {"translation_rotation", "rotation_rotation", "interaction_location"}
+CHOICE = CHOICE_TASKS
 IMAGE_VIEWS = {
     "translation": ["front", "left", "top", "front"],
     "rotation": ["front", "left", "top", "front"],
@@ -131,21 +131,7 @@ def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
     out = Path(out)
     if not use_builder:
         return fixture_dataset(out)
-    from misi_bench.builder.build import build_dataset
+    from misi_bench.builder.dataset.build import build_dataset
 
     build_dataset(source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False)
     return out
-
-
-def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> dict[str, str]:
-    """``question id -> gold answer`` over every config of a dataset folder (for oracle models;
-    question texts repeat between questions of one complex, ids do not)."""
-    import pyarrow.parquet as pq
-
-    table = {}
-    for task in TASKS:
-        for split in splits:
-            for shard in sorted((Path(path) / task).glob(f"{split}-*.parquet")):
-                t = pq.read_table(shard, columns=["id", "answer"])
-                table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
-    return table

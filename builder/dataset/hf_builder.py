@@ -28,11 +28,13 @@ from pathlib import Path
 
 import datasets
 
-from .build import BUILDER_VERSION, build_dataset
+from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
+from .build import build_dataset
 from .card import ALL_CONFIG
-from .errors import MisiError
-from .tasks import TASKS
-from .write import SPLIT_ORDER, features, iter_config_rows, read_manifest
+from ..core.errors import MisiError
+from ..tasks import TASKS
+from .manifest import read_manifest
+from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ class MisiBenchConfig(datasets.BuilderConfig):
     source: str = "samples"
     seed: int = 0
     limit: int | None = None
-    image_size: int = 512
+    image_size: int = DEFAULT_IMAGE_SIZE
     workers: int = 1
 
     @property

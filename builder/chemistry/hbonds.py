@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .records import Complex
+from ..core.records import Complex
 
 MAX_DISTANCE = 3.5 + 0.4
 MIN_DHA_ANGLE = 120.0 - 20.0

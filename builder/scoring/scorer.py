@@ -38,7 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .geometry import Move, Operation, Roll, format_operations, parse_operations
+from ..core.registry import (BOND_TASKS, CHOICE_TASKS, HEADLINE_EXCLUDED, OPERATION_TASKS, TASK_ALIASES, TASK_NAMES,
+                             canonical_task)
+from ..operations.language import Move, Operation, Roll, format_operations, parse_operations
 
 logger = logging.getLogger(__name__)
 
@@ -62,24 +64,6 @@ __all__ = [
     "score_records",
 ]
 
-TASK_NAMES: tuple[str, ...] = (
-    "translation",
-    "rotation",
-    "zooming",
-    "residue_ligand",
-    "translation_rotation",
-    "rotation_rotation",
-    "docking",
-    "interaction_location",
-    "pocket_ligand",
-)
-#: Left out of the headline average (the paper's convention: every model scores at chance).
-HEADLINE_EXCLUDED: tuple[str, ...] = ("translation_rotation", "rotation_rotation")
-
-CHOICE_TASKS = frozenset({"translation_rotation", "rotation_rotation", "interaction_location"})
-OPERATION_TASKS = frozenset({"translation", "rotation", "zooming", "docking"})
-BOND_TASKS = frozenset({"residue_ligand", "pocket_ligand"})
-
 #: Only the last MAX_CHARS characters of a model output are read (bounds the work per answer).
 MAX_CHARS = 20_000
 
@@ -88,63 +72,6 @@ TRANSLATION_RADIUS = 8.0
 ROTATION_RADIUS = 180.0
 #: Angle scale of T7's rotation part (degrees).
 DOCKING_ANGLE_SCALE = 180.0
-
-# Alias table: the paper's names, short names and T-numbers. Keys are normalised with
-# _alias_key (lower case, spaces and hyphens as underscores).
-TASK_ALIASES: dict[str, str] = {
-    **{name: name for name in TASK_NAMES},
-    **{f"t{i + 1}": name for i, name in enumerate(TASK_NAMES)},
-    "trans": "translation",
-    "translate": "translation",
-    "move": "translation",
-    "rot": "rotation",
-    "roll": "rotation",
-    "zoom": "zooming",
-    "zoom_in": "zooming",
-    "scale": "zooming",
-    "scaling": "zooming",
-    "residue_ligand_interaction": "residue_ligand",
-    "residue_ligand_hbond": "residue_ligand",
-    "res_lig": "residue_ligand",
-    "translation_and_rotation": "translation_rotation",
-    "trans_rot": "translation_rotation",
-    "rotation_and_rotation": "rotation_rotation",
-    "rot_rot": "rotation_rotation",
-    "double_rotation": "rotation_rotation",
-    "ligand_docking": "docking",
-    "dock": "docking",
-    "interaction_localization": "interaction_location",
-    "interaction_localisation": "interaction_location",
-    "interaction_locating": "interaction_location",
-    "hbond_location": "interaction_location",
-    "pocket_ligand_interaction": "pocket_ligand",
-    "pocket_ligand_hbond": "pocket_ligand",
-    "pocket_lig": "pocket_ligand",
-}
-
-_ALIAS_PREFIXES = ("misi_bench_", "misibench_", "misi_")
-
-
-def _alias_key(name: str) -> str:
-    return re.sub(r"[\s\-/]+", "_", name.strip().lower())
-
-
-def canonical_task(name: str) -> str:
-    """The config name (one of :data:`TASK_NAMES`) of a task name or alias.
-
-    Accepts the config names, the paper's names ("Pocket-Ligand Interaction", "scale"),
-    ``T1``..``T9`` and a ``misi_bench_`` prefix. Raises ``ValueError`` for anything else.
-    """
-    if not isinstance(name, str):
-        raise ValueError(f"task name must be a string, got {name!r}")  # noqa: TRY004 (one error type for callers)
-    key = _alias_key(name)
-    if key in TASK_ALIASES:
-        return TASK_ALIASES[key]
-    for prefix in _ALIAS_PREFIXES:
-        if key.startswith(prefix) and key[len(prefix):] in TASK_ALIASES:
-            return TASK_ALIASES[key[len(prefix):]]
-    raise ValueError(f"unknown MiSI-Bench task {name!r}; expected one of {', '.join(TASK_NAMES)}")
-
 
 # --------------------------------------------------------------------------------------------
 # Parsed values

@@ -58,21 +58,11 @@ from typing import Iterable, Sequence
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .errors import RenderError
-from .geometry import (
-    FIT_MARGIN,
-    VIEW_NAMES,
-    VIEW_ROTATIONS,
-    Camera,
-    Move,
-    Operation,
-    Pose,
-    Roll,
-    bbox_centre,
-    fit_camera,
-    view_matrix,
-)
-from .records import Complex
+from ..core.errors import RenderError
+from .camera import FIT_MARGIN, Camera, fit_camera
+from ..operations.transforms import VIEW_NAMES, VIEW_ROTATIONS, Pose, bbox_centre, view_matrix
+from ..operations.language import Move, Operation, Roll
+from ..core.records import Complex
 
 #: Bump when the pictures change (goes into dataset metadata / cache keys of callers).
 RENDER_VERSION = "2"

@@ -11,22 +11,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .records import ComplexRef
+from ..core.records import ComplexRef
 
 __all__ = ["data_root", "sample_root", "raw_root", "sample_index", "raw_index", "sample_refs", "raw_refs"]
 
 
 def data_root() -> Path:
     """The package's ``data`` folder (works from a checkout and from an installed wheel)."""
-    try:
-        from importlib.resources import files
-
-        root = Path(str(files(__package__).joinpath("data")))  # type: ignore[arg-type]
-        if root.is_dir():
-            return root
-    except (ImportError, ModuleNotFoundError, TypeError, ValueError):
-        pass
-    return Path(__file__).resolve().parent / "data"
+    return Path(__file__).resolve().parent.parent / "data"
 
 
 def sample_root() -> Path:

@@ -1,0 +1,83 @@
+"""Dataset commands: ``build``, ``validate``, ``push``."""
+from __future__ import annotations
+
+import argparse
+
+from ..core.constants import DEFAULT_IMAGE_SIZE
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from ..dataset.hub import cli_push  # noqa: PLC0415
+
+    return int(cli_push(args) or 0)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from ..dataset.build import build_dataset  # noqa: PLC0415
+
+    manifest = build_dataset(
+        source=args.source, out=args.out, tasks=args.tasks or (), seed=args.seed, limit=args.limit,
+        split_file=args.split_file, workers=args.workers, image_size=args.image_size,
+        pocket_cutoff=args.pocket_cutoff, num_shards=args.num_shards, shard_index=args.shard_index,
+        merge=not args.no_merge, merge_only=args.merge_only, validate=not args.no_validate,
+        tiny_per_task=args.tiny_per_task, progress=not args.quiet)
+    if not manifest:
+        print(f"shard {args.shard_index} of {args.num_shards} generated in {args.out}; run --merge-only when all are done")
+        return 0
+    totals = manifest["totals"]
+    print(f"built {args.out}: {totals['questions']['train']} train + {totals['questions']['test']} test questions "
+          f"({totals['questions']['tiny']} tiny), {totals['images']['train'] + totals['images']['test']} images, "
+          f"{len(manifest['skipped_complexes'])} complexes skipped")
+    for task, c in manifest["counts"].items():
+        print(f"  {task:22s} train {c['train']:6d}  test {c['test']:6d}  tiny {c['tiny']:4d}")
+    if "validation" in manifest:
+        print(f"validation: {'ok' if manifest['validation']['ok'] else 'FAILED'} ({manifest['validation']['checked']} rows)")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ..dataset.validate import validate_dataset  # noqa: PLC0415
+
+    report = validate_dataset(args.folder, source=args.source)
+    for problem in report.problems[:100]:
+        print(f"problem: {problem}")
+    for warning in report.warnings[:100]:
+        print(f"warning: {warning}")
+    print(f"{'ok' if report.ok else 'FAILED'}: {report.checked} rows checked, {len(report.problems)} problems")
+    return 0 if report.ok else 1
+
+
+def add_commands(sub) -> None:
+    """Add ``build``, ``validate`` and ``push`` to the subparsers ``sub``."""
+    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
+
+    p = sub.add_parser("build", help="build the dataset folder (Parquet configs, card, manifest)")
+    p.add_argument("--source", default="samples", help="'samples' (embedded set) or a PDBbind-style root folder")
+    p.add_argument("--split-file", help="CSV pdb_id,split fixing train/test membership")
+    p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
+    p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
+    p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
+    p.add_argument("--pocket-cutoff", type=float, default=10.0)
+    p.add_argument("--tiny-per-task", type=int, default=50)
+    p.add_argument("--num-shards", type=int, default=1, help="split the complexes into K shards (cluster use)")
+    p.add_argument("--shard-index", type=int, default=0, help="which shard this process generates (0..K-1)")
+    p.add_argument("--no-merge", action="store_true", help="generate this shard only; merge later")
+    p.add_argument("--merge-only", action="store_true", help="merge finished shards into the final folder")
+    p.add_argument("--no-validate", action="store_true", help="skip the validator after the merge")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_build)
+    p = sub.add_parser("validate", help="re-derive every answer of a built folder (exit 0 only if all hold)")
+    p.add_argument("folder")
+    p.add_argument("--source", help="structures to re-read: 'samples' or a PDBbind root (default: from the manifest)")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
+    p.add_argument("folder")
+    p.add_argument("--repo", help="ORG/NAME (default: $MISI_BENCH_REPO or the canonical repo)")
+    p.add_argument("--tag", help="version tag vX.Y.Z (an existing tag is never moved)")
+    p.add_argument("--revision", help="branch to push to")
+    p.add_argument("--private", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    p.set_defaults(func=cmd_push)

@@ -1,0 +1,44 @@
+"""Constants that several layers share, each defined once.
+
+* ``PACKAGE_VERSION``: the version of the ``misi-bench`` distribution (also in pyproject.toml;
+  a test keeps the two equal).
+* ``BUILDER_VERSION``: keys every build (config hash, row metadata, manifest); bump it when the
+  same inputs and seed would give different rows.
+* ``DEFAULT_HUB_REPO``: the canonical Hub repository of the published benchmark, overridable by
+  ``$MISI_BENCH_REPO`` (and ``$MISI_BENCH_REVISION`` for a tag or branch) and by command-line
+  options; the evaluation plugins read their data location through :func:`hub_repo_id`.
+* ``DEFAULT_IMAGE_SIZE``: square image side in pixels (SPEC section 4), with its allowed range.
+"""
+from __future__ import annotations
+
+import os
+
+PACKAGE_VERSION = "0.1.0"
+BUILDER_VERSION = "0.1.0"
+
+DEFAULT_HUB_REPO = "misi-bench/misi-bench"
+REPO_ENV = "MISI_BENCH_REPO"
+REVISION_ENV = "MISI_BENCH_REVISION"
+
+DEFAULT_IMAGE_SIZE = 512
+MIN_IMAGE_SIZE = 16
+MAX_IMAGE_SIZE = 4096
+
+
+def hub_repo_id() -> str:
+    """Dataset location used by the evaluation plugins: ``$MISI_BENCH_REPO`` or the canonical repo."""
+    return os.environ.get(REPO_ENV) or DEFAULT_HUB_REPO
+
+
+def hub_revision() -> str | None:
+    """The dataset revision (tag or branch) from ``$MISI_BENCH_REVISION``, or None for the default."""
+    return os.environ.get(REVISION_ENV) or None
+
+
+def check_image_size(size: object) -> int:
+    """The image size as an int; ``ValueError`` outside MIN_IMAGE_SIZE..MAX_IMAGE_SIZE px."""
+    if isinstance(size, bool) or not isinstance(size, (int, float)) or int(size) != size:
+        raise ValueError(f"image size must be an integer number of pixels, got {size!r}")
+    if not MIN_IMAGE_SIZE <= int(size) <= MAX_IMAGE_SIZE:
+        raise ValueError(f"image size must be {MIN_IMAGE_SIZE}..{MAX_IMAGE_SIZE} px, got {size}")
+    return int(size)

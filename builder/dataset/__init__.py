@@ -1,0 +1,8 @@
+"""Dataset stage: build orchestration, Parquet shards, manifest, card, validation, Hub.
+
+Owns: ``sources`` (finding inputs, splits), ``build`` (per-complex units, resume, sharding,
+merge), ``parquet`` (schema, shard writing and reading, manifest files), ``card`` (the dataset
+card), ``validate`` (independent re-derivation of answers), ``hub`` (publishing),
+``hf_builder`` (the ``datasets`` builder class). May import every layer below it (core,
+operations, chemistry, scene, tasks, scoring); never the CLI, the facade or ``eval_plugins``.
+"""

@@ -1,0 +1,113 @@
+"""Dataset build: complexes -> questions -> rendered images -> Parquet shards, card, manifest.
+
+Work is split by complex. Each complex is one unit that writes its rows to
+``<out>/.work/<config hash>/complexes/<pdbid>.parquet`` and then a status file (the completion
+marker), both atomically; a rerun skips units whose marker exists, so a killed build resumes
+without redoing finished complexes. Units depend only on (inputs, configuration, seed), never on
+worker count or order, and the merge reads them in PDB-id order: one worker, many workers and a
+resumed build give byte-identical shards.
+
+Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machines (each does the
+complexes whose position modulo K is I), then ``build --merge-only`` once.
+"""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+from tqdm.auto import tqdm
+
+from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.errors import MisiError
+from ..core.records import ComplexRef
+from .config import DEFAULT_OUT, BuildConfig
+from .manifest import write_manifest
+from .merge import merge_units
+from .sources import assign_splits, discover
+from .units import UnitResult, run_unit
+from .validate import validate_dataset
+
+log = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------- the build
+
+
+def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
+    refs = discover(cfg.source)
+    if cfg.limit is not None:
+        refs = refs[: int(cfg.limit)]
+    by_id = {r.pdb_id: r for r in refs}
+    return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
+
+
+def work_dir(out: Path, cfg: BuildConfig) -> Path:
+    return Path(out) / ".work" / cfg.config_hash / "complexes"
+
+
+def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT, tasks: Sequence[str] = (),
+                  seed: int = 0, limit: int | None = None, split_file: str | Path | None = None,
+                  workers: int = 1, image_size: int = DEFAULT_IMAGE_SIZE, pocket_cutoff: float = 10.0,
+                  num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
+                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True) -> dict:
+    """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
+
+    ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
+    merge afterwards with ``merge_only=True``). ``workers`` processes run complexes in parallel.
+    """
+    cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
+                      split_file=str(split_file) if split_file else None, image_size=int(image_size),
+                      pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task))
+    if not (1 <= num_shards and 0 <= shard_index < num_shards):
+        raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
+    out = Path(out)
+    refs, splits = plan(cfg)
+    work = work_dir(out, cfg)
+    work.mkdir(parents=True, exist_ok=True)
+    if not merge_only:
+        mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
+        todo = [p for p in mine if not (work / f"{p}.status.json").exists()]
+        log.info("build %s: %d complexes in this shard, %d already done, %d workers",
+                 cfg.config_hash, len(mine), len(mine) - len(todo), workers)
+        _run_units(todo, refs, splits, cfg, work, workers, progress)
+    if not merge and not merge_only:
+        return {}
+    missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
+    if missing:
+        raise MisiError(f"cannot merge: {len(missing)} complexes not generated yet (e.g. {missing[0]}); "
+                        "run the remaining shards first")
+    manifest = merge_units(out, work, cfg, refs, splits)
+    if validate:
+        report = validate_dataset(out, source=cfg.source)
+        manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}
+        write_manifest(out, manifest)
+        if not report.ok:
+            raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
+    return manifest
+
+
+def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool) -> None:
+    jobs = [(p, refs, splits, cfg, work) for p in todo]
+    bar = tqdm(total=len(jobs), desc="complexes", unit="cx", disable=not progress or not jobs)
+    try:
+        if workers <= 1 or len(jobs) <= 1:
+            for job in jobs:
+                _report(run_unit(job))
+                bar.update()
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for result in pool.map(run_unit, jobs, chunksize=1):
+                    _report(result)
+                    bar.update()
+    finally:
+        bar.close()
+
+
+def _report(result: UnitResult) -> None:
+    if not result.ok:
+        log.warning("skipped %s: %s", result.pdb_id, result.error)
+    for task, reason in result.skipped_tasks.items():
+        log.info("%s: no %s questions: %s", result.pdb_id, task, reason)
+
+

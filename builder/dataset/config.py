@@ -1,0 +1,60 @@
+"""The build configuration: everything that determines a build's output."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
+from ..core.errors import MisiError
+from ..scene.render import RENDER_VERSION
+from ..tasks import TASKS
+from ..tasks.base import load_params, load_templates
+from .manifest import sha256_file
+
+DEFAULT_OUT = Path("misi-bench")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """Everything that determines a build's output (hashed into ``config_hash``)."""
+
+    source: str = "samples"
+    tasks: tuple[str, ...] = ()
+    seed: int = 0
+    limit: int | None = None
+    split_file: str | None = None
+    image_size: int = DEFAULT_IMAGE_SIZE
+    pocket_cutoff: float = 10.0
+    tiny_per_task: int = 50
+    max_shard_bytes: int = 256 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        tasks = tuple(self.tasks) or TASKS
+        unknown = [t for t in tasks if t not in TASKS]
+        if unknown:
+            raise MisiError(f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
+        object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
+        if self.seed is None or int(self.seed) < 0:
+            raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
+        try:
+            object.__setattr__(self, "image_size", check_image_size(self.image_size))
+        except ValueError as exc:
+            raise MisiError(str(exc)) from None
+
+    def generation_fields(self) -> dict:
+        data = asdict(self)
+        data.pop("max_shard_bytes")
+        data["source"] = "samples" if self.source == "samples" else "folder"
+        data["template_version"] = load_templates()["version"]
+        data["params_version"] = load_params()["version"]
+        data["builder_version"] = BUILDER_VERSION
+        data["render_version"] = RENDER_VERSION
+        data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None
+        return data
+
+    @property
+    def config_hash(self) -> str:
+        text = json.dumps(self.generation_fields(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]

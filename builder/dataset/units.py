@@ -1,0 +1,129 @@
+"""One unit of build work: the questions and images of one complex, written atomically with a
+status file that marks it complete (so a rerun skips it). Never raises for bad input."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..chemistry.structure import load_complex
+from ..core.errors import MisiError
+from ..core.records import ComplexRef
+from ..scene.render import RenderCache
+from ..tasks import generator
+from ..tasks.base import TaskContext, annotate, load_params, load_templates
+from .config import BuildConfig
+from .parquet import write_rows_atomic
+from .sources import file_checksums
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """Outcome of one complex unit (also its status file)."""
+
+    pdb_id: str
+    split: str
+    ok: bool
+    counts: dict = field(default_factory=dict)
+    skipped_tasks: dict = field(default_factory=dict)
+    error: str = ""
+    inputs: dict = field(default_factory=dict)
+    n_images_rendered: int = 0
+    seconds: float = 0.0
+
+
+class _AnnotationCache:
+    """Annotations of complexes read in this process (the unit's own and T5 targets)."""
+
+    def __init__(self, refs: dict[str, ComplexRef], cfg: BuildConfig):
+        self.refs, self.cfg, self.cache, self.failures = refs, cfg, {}, {}
+
+    def get(self, pdb_id: str):
+        if pdb_id in self.failures:
+            raise self.failures[pdb_id]
+        if pdb_id not in self.cache:
+            try:
+                cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.cfg.pocket_cutoff)
+                self.cache[pdb_id] = annotate(cx, self.cfg.image_size)
+            except MisiError as exc:
+                self.failures[pdb_id] = exc
+                raise
+        return self.cache[pdb_id]
+
+
+def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, str], cfg: BuildConfig):
+    """Questions and images of one complex: (rows, UnitResult). Never raises for bad input."""
+    start = time.perf_counter()
+    split = splits[pdb_id]
+    inputs = {}
+    try:
+        inputs = file_checksums(refs[pdb_id])
+    except OSError as exc:
+        return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})")
+    annotations = _AnnotationCache(refs, cfg)
+    try:
+        ann = annotations.get(pdb_id)
+    except MisiError as exc:
+        return [], UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs)
+    except Exception as exc:  # a bug or an unforeseen input problem: recorded, never fatal
+        log.exception("unexpected failure reading %s", pdb_id)
+        return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
+                              inputs=inputs)
+    params = load_params()
+
+    partners = [p for p in sorted(splits) if splits[p] == split and p != pdb_id]
+    cache = RenderCache()
+    rows, counts, skipped = [], {}, {}
+    for task in cfg.tasks:
+        ctx = TaskContext(ann=ann, split=split, seed=int(cfg.seed), params=params["tasks"][task],
+                          choice=params["choice"], template_version=load_templates()["version"],
+                          params_version=params["version"], partners=partners, load_partner=annotations.get)
+        try:
+            instances = generator(task)(ctx)
+            task_rows = [_row(inst, split, annotations, cache) for inst in instances]
+        except MisiError as exc:  # TaskError and input errors of a T5 target: the task is skipped
+            skipped[task] = str(exc)
+            continue
+        except Exception as exc:  # keep the build going; the reason lands in the manifest
+            log.exception("task %s failed on %s", task, pdb_id)
+            skipped[task] = f"{type(exc).__name__}: {exc}"
+            continue
+        if not task_rows:
+            skipped.setdefault(task, "no question could be sampled (e.g. no hydrogen bond)")
+        rows.extend(task_rows)
+        counts[task] = len(task_rows)
+    return rows, UnitResult(pdb_id, split, True, counts=counts, skipped_tasks=skipped, inputs=inputs,
+                            n_images_rendered=cache.misses, seconds=round(time.perf_counter() - start, 3))
+
+
+def _row(inst, split: str, annotations: _AnnotationCache, cache) -> dict:
+    images = []
+    for spec in inst.images:
+        cx = annotations.get(spec.pdb_id).complex
+        images.append({"bytes": cache.get(cx, spec.request), "path": None})
+    return {
+        "id": inst.qid, "task": inst.task, "split": split, "pdb_id": inst.pdb_id, "images": images,
+        "image_views": [s.view_name for s in inst.images], "question": inst.question,
+        "options": list(inst.options), "answer": inst.answer, "answer_format": inst.answer_format,
+        "metadata": inst.metadata_json,
+    }
+
+
+def run_unit(args) -> UnitResult:
+    pdb_id, refs, splits, cfg, work = args
+    rows, result = generate_unit(pdb_id, refs, splits, cfg)
+    if result.ok:
+        write_rows_atomic(rows, work / f"{pdb_id}.parquet")
+    _write_json_atomic(work / f"{pdb_id}.status.json", asdict(result))
+    return result
+
+
+def _write_json_atomic(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, sort_keys=True, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
