@@ -74,9 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``misi-bench`` command: the builder's commands joined with the
     evaluation front-ends' commands (see ``misi-bench --help``)."""
     from .builder.cli.main import main as builder_main  # noqa: PLC0415 (lazy: nothing at import time)
-    from .eval_plugins.cli import add_commands as add_eval_commands  # noqa: PLC0415
+    from .eval_plugins.cli import EVAL_COMMANDS  # noqa: PLC0415
 
-    return builder_main(argv, extra_commands=(add_eval_commands,))
+    return builder_main(argv, extra_commands=EVAL_COMMANDS)
 
 
 if __name__ == "__main__":

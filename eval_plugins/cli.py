@@ -1,52 +1,15 @@
-"""The harness launchers of the ``misi-bench`` command: ``lmms-eval``, ``vlmevalkit``, ``lm-eval``.
+"""The evaluation front-ends' commands of ``misi-bench``.
 
-Each registers the MiSI tasks with its harness and runs the harness's own entry point with the
-remaining arguments passed through. The facade (``misi_bench.main``) adds these commands to the
-builder's command line; nothing under ``builder/`` imports this module.
+The facade (``misi_bench.main``) adds :data:`EVAL_COMMANDS` to the builder's command line;
+nothing under ``builder/`` imports this package. A new front-end adds its module's
+``add_commands(subparsers)`` here (one line). Commands whose parser sets ``passthrough=True``
+receive their remaining arguments untouched in ``args.passthrough``.
 """
 from __future__ import annotations
 
-import argparse
+from . import harness_commands
 
-
-def cmd_lmms_eval(args: argparse.Namespace) -> int:
-    from .lmms_eval import cli  # noqa: PLC0415
-
-    if "--print-include-path" in args.passthrough:
-        print(cli.include_path())
-        return 0
-    return int(cli.run(args.passthrough) or 0)
-
-
-def cmd_vlmevalkit(args: argparse.Namespace) -> int:
-    from . import vlmevalkit  # noqa: PLC0415
-
-    return int(vlmevalkit.run(args.passthrough) or 0)
-
-
-def cmd_lm_eval(args: argparse.Namespace) -> int:
-    from . import lm_eval  # noqa: PLC0415
-
-    if "--print-include-path" in args.passthrough:
-        print(lm_eval.include_path())
-        return 0
-    from lm_eval.__main__ import cli_evaluate  # noqa: PLC0415
-
-    from .common import call_main  # noqa: PLC0415
-
-    argv = list(args.passthrough)
-    if "--include_path" not in argv:
-        argv += ["--include_path", lm_eval.include_path()]
-    return call_main("lm_eval", argv, cli_evaluate)
-
-
-def add_commands(sub) -> None:
-    """Add the harness launchers; their arguments pass through untouched."""
-    for name, func, text in (
-        ("lmms-eval", cmd_lmms_eval, "run lmms-eval with the MiSI task folder included (arguments pass through; "
-                                      "--print-include-path prints the folder)"),
-        ("vlmevalkit", cmd_vlmevalkit, "register the MiSI datasets in VLMEvalKit and run its runner (arguments pass through)"),
-        ("lm-eval", cmd_lm_eval, "run lm-eval with the MiSI task folder included (arguments pass through)"),
-    ):
-        p = sub.add_parser(name, help=text, add_help=False)
-        p.set_defaults(func=func, passthrough=True)
+#: Command groups of the evaluation front-ends, in help order.
+EVAL_COMMANDS = (
+    harness_commands.add_commands,
+)
