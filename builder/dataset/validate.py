@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.registry import answer_format
 from .manifest import read_manifest
 from .parquet import SPLIT_ORDER, iter_config_rows
 
@@ -194,8 +195,7 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
     if any(not img["bytes"] or img["bytes"][:8] != b"\x89PNG\r\n\x1a\n" for img in row["images"]):
         report.fail(f"{rid}: an image is not a PNG")
-    expected_format = "multiple_choice" if task in ("translation_rotation", "rotation_rotation", "interaction_location") else "fill_in"
-    if row["answer_format"] != expected_format:
+    if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
