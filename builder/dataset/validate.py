@@ -19,8 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import scoring
+from ..chemistry.hbonds import detect_hbonds, format_pocket_answer, format_residue_answer
+from ..chemistry.structure import load_complex
 from ..core.registry import answer_format
 from .manifest import read_manifest
+from .sources import discover
 from .parquet import SPLIT_ORDER, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -100,10 +104,6 @@ class _Structures:
         self.source, self.refs, self.cache = source, None, {}
 
     def get(self, pdb_id: str):
-        from ..chemistry.hbonds import detect_hbonds  # noqa: PLC0415
-        from .sources import discover  # noqa: PLC0415
-        from ..chemistry.structure import load_complex  # noqa: PLC0415
-
         if pdb_id not in self.cache:
             if self.refs is None:
                 self.refs = {r.pdb_id: r for r in discover(self.source)}
@@ -117,8 +117,6 @@ class _Structures:
 def validate_dataset(folder: str | Path, source: str | None = None) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
     validator re-read the structures (default: the source recorded in the manifest)."""
-    from .. import scoring  # noqa: PLC0415
-
     folder = Path(folder)
     report = ValidationReport()
     try:
@@ -247,13 +245,9 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         if len(digests) != 4:
             report.fail(f"{rid}: two option images are identical")
     elif task == "pocket_ligand":
-        from ..chemistry.hbonds import format_pocket_answer  # noqa: PLC0415
-
         if format_pocket_answer(hbonds) != row["answer"]:
             report.fail(f"{rid}: recomputed H-bonds differ from the answer")
     elif task == "residue_ligand":
-        from ..chemistry.hbonds import format_residue_answer  # noqa: PLC0415
-
         r = meta["residue"]
         bonds = [b for b in hbonds if b.chain == r["chain"] and b.res_number == r["number"] and b.ins_code == r["ins_code"]]
         if format_residue_answer(bonds) != row["answer"]:
