@@ -13,6 +13,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ..dataset.archive import FetchPolicy  # noqa: PLC0415
     from ..dataset.build import build_dataset  # noqa: PLC0415
 
     manifest = build_dataset(
@@ -20,7 +21,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         split_file=args.split_file, workers=args.workers, image_size=args.image_size,
         pocket_cutoff=args.pocket_cutoff, num_shards=args.num_shards, shard_index=args.shard_index,
         merge=not args.no_merge, merge_only=args.merge_only, validate=not args.no_validate,
-        tiny_per_task=args.tiny_per_task, progress=not args.quiet)
+        tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
+        mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency))
     if not manifest:
         print(f"shard {args.shard_index} of {args.num_shards} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -38,7 +40,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from ..dataset.validate import validate_dataset  # noqa: PLC0415
 
-    report = validate_dataset(args.folder, source=args.source)
+    report = validate_dataset(args.folder, source=args.source, structures=args.structures)
     for problem in report.problems[:100]:
         print(f"problem: {problem}")
     for warning in report.warnings[:100]:
@@ -52,7 +54,15 @@ def add_commands(sub) -> None:
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     p = sub.add_parser("build", help="build the dataset folder (Parquet configs, card, manifest)")
-    p.add_argument("--source", default="samples", help="'samples' (embedded set) or a PDBbind-style root folder")
+    p.add_argument("--source", default="samples",
+                   help="'samples' (embedded set), a PDBbind-style root folder, or 'ids:LIST.csv' "
+                        "(rows pdb_id,ligand[,chain,resnum]; entries from --structures / --fetch)")
+    p.add_argument("--structures", help="folder of <id>.cif[.gz]/<id>.pdb[.gz] entries for an ids: source "
+                                        "(default $MISI_BENCH_STRUCTURES or ~/.cache/misi-bench/pdb)")
+    p.add_argument("--fetch", action="store_true", help="download entries missing from --structures from the PDB archive")
+    p.add_argument("--mirror", help="file service URL to fetch <ID>.cif.gz from (default: the PDB archive's, "
+                                    "or $MISI_BENCH_PDB_MIRROR)")
+    p.add_argument("--fetch-concurrency", type=int, default=4, help="downloads at once (default 4)")
     p.add_argument("--split-file", help="CSV pdb_id,split fixing train/test membership")
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")
@@ -71,7 +81,9 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("validate", help="re-derive every answer of a built folder (exit 0 only if all hold)")
     p.add_argument("folder")
-    p.add_argument("--source", help="structures to re-read: 'samples' or a PDBbind root (default: from the manifest)")
+    p.add_argument("--source", help="structures to re-read: 'samples', a PDBbind root or 'ids:LIST.csv' "
+                                    "(default: from the manifest)")
+    p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")

@@ -100,13 +100,13 @@ def _recover_roll(before: np.ndarray, after: np.ndarray) -> tuple[str, int] | No
 
 
 class _Structures:
-    def __init__(self, source: str | None):
-        self.source, self.refs, self.cache = source, None, {}
+    def __init__(self, source: str | None, structures: str | None = None):
+        self.source, self.structures, self.refs, self.cache = source, structures, None, {}
 
     def get(self, pdb_id: str):
         if pdb_id not in self.cache:
             if self.refs is None:
-                self.refs = {r.pdb_id: r for r in discover(self.source)}
+                self.refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
             cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
             self.cache[pdb_id] = (cx, detect_hbonds(cx))
         return self.cache[pdb_id]
@@ -114,7 +114,7 @@ class _Structures:
     pocket_cutoff = 10.0
 
 
-def validate_dataset(folder: str | Path, source: str | None = None) -> ValidationReport:
+def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
     validator re-read the structures (default: the source recorded in the manifest)."""
     folder = Path(folder)
@@ -124,7 +124,8 @@ def validate_dataset(folder: str | Path, source: str | None = None) -> Validatio
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
-    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"))
+    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"),
+                             structures or manifest.get("structures"))
     structures.pocket_cutoff = float(manifest["config"].get("pocket_cutoff", 10.0))
     split_of: dict[str, set[str]] = defaultdict(set)
     for task in manifest["counts"]:
