@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import http.server
 import shutil
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import gemmi
 import pyarrow.parquet as pq
 import pytest
+from loopback_server import LoopbackServer
 
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
 from misi_bench.builder.chemistry.samples import raw_refs, sample_refs
@@ -44,7 +44,7 @@ def _mmcif_gz(path: Path) -> bytes:
     return gzip.compress(st.make_mmcif_document().as_string().encode(), mtime=0)
 
 
-class ArchiveDouble:
+class ArchiveDouble(LoopbackServer):
     """PROTOCOL DOUBLE of the archive's file service (see the module docstring)."""
 
     def __init__(self, entries: dict[str, bytes], corrupt_always=(), corrupt_once=(), slow=(), delay=1.0):
@@ -74,17 +74,8 @@ class ArchiveDouble:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/download"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.url += "/download"
 
 
 @pytest.fixture(scope="module")
