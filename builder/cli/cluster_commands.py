@@ -21,8 +21,8 @@ def cmd_slurm_script(args: argparse.Namespace) -> int:
     from ..dataset.slurm import SlurmJob, slurm_script, write_slurm_script  # noqa: PLC0415
 
     job = SlurmJob(source=args.source, out=args.out, shards=args.array, cpus=args.cpus, time=args.time,
-                   partition=args.partition, account=args.account, mem=args.mem, job_name=args.job_name,
-                   build_args=tuple(_check_build_args(args.build_args)), push_repo=args.then_push, push_tag=args.tag)
+                   merge_time=args.merge_time, partition=args.partition, account=args.account, mem=args.mem,
+                   job_name=args.job_name, build_args=tuple(_check_build_args(args.build_args)), push_repo=args.then_push, push_tag=args.tag)
     if args.write:
         path = write_slurm_script(job, args.write)
         print(f"wrote {path}: submit with `bash {path}` (re-run failed shards: `bash {path} 1,4`)", file=sys.stderr)
@@ -43,7 +43,8 @@ def add_commands(sub) -> None:
     p.add_argument("--out", required=True, help="output folder on a shared filesystem")
     p.add_argument("--array", type=int, default=8, help="number of shards = array tasks (default 8)")
     p.add_argument("--cpus", type=int, default=4, help="CPUs per shard = its worker processes (default 4)")
-    p.add_argument("--time", default="12:00:00", help="time limit per shard and for the merge (default 12:00:00)")
+    p.add_argument("--time", default="12:00:00", help="time limit per shard (default 12:00:00)")
+    p.add_argument("--merge-time", help="time limit of the merge job, which validates every row (default: --time)")
     p.add_argument("--partition", help="Slurm partition")
     p.add_argument("--account", help="Slurm account")
     p.add_argument("--mem", help="memory per shard, e.g. 8G (default: the partition's)")

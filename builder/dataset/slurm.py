@@ -38,8 +38,8 @@ RESERVED_BUILD_OPTIONS = ("--source", "--out", "--num-shards", "--shard-index", 
 
 @dataclass(frozen=True)
 class SlurmJob:
-    """What the script runs and asks Slurm for. ``time`` is a Slurm time limit per shard (and for
-    the merge); ``mem`` a Slurm memory size per shard (e.g. ``8G``); ``build_args`` extra
+    """What the script runs and asks Slurm for. ``time`` is a Slurm time limit per shard,
+    ``merge_time`` the merge job's (default: ``time``; the merge validates every row); ``mem`` a Slurm memory size per shard (e.g. ``8G``); ``build_args`` extra
     ``misi-bench build`` options (``--seed``, ``--tasks``, ``--limit``, ...)."""
 
     source: str
@@ -47,6 +47,7 @@ class SlurmJob:
     shards: int = 8
     cpus: int = 4
     time: str = "12:00:00"
+    merge_time: str | None = None
     partition: str | None = None
     account: str | None = None
     mem: str | None = None
@@ -58,8 +59,11 @@ class SlurmJob:
     def __post_init__(self) -> None:
         if int(self.shards) < 1 or int(self.cpus) < 1:
             raise MisiError(f"--array must be >= 1 shards and --cpus >= 1 (got {self.shards}, {self.cpus})")
-        if not _TIME_RE.match(str(self.time)):
-            raise MisiError(f"--time {self.time!r} is not a Slurm time limit (e.g. 90, 4:00:00 or 1-12:00:00)")
+        for name in ("time", "merge_time"):
+            value = getattr(self, name)
+            if value is not None and not _TIME_RE.match(str(value)):
+                raise MisiError(f"--{name.replace('_', '-')} {value!r} is not a Slurm time limit "
+                                "(e.g. 90, 4:00:00 or 1-12:00:00)")
         for name in ("partition", "account", "mem", "job_name"):
             value = getattr(self, name)
             if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._,:+-]*", str(value)):
@@ -102,7 +106,7 @@ def slurm_script(job: SlurmJob, command: list[str] | None = None) -> str:
         push = f'    "${{MISI[@]}}" push "$OUT" --repo {job.push_repo} --tag {job.push_tag}'  # both validated
     values = {
         "JOB_NAME": job.job_name, "LAST_SHARD": str(int(job.shards) - 1), "CPUS": str(int(job.cpus)),
-        "TIME": job.time, "LOG_DIR": str(logs), "LOG_DIR_Q": shlex.quote(str(logs)), "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
+        "TIME": job.time, "MERGE_TIME": job.merge_time or job.time, "LOG_DIR": str(logs), "LOG_DIR_Q": shlex.quote(str(logs)), "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
         "PACKAGE_VERSION": PACKAGE_VERSION, "SOURCE_TEXT": source, "OUT_TEXT": str(out), "SHARDS": str(int(job.shards)),
         "EXTRA_SBATCH": "".join(f"#SBATCH {o}\n" for o in options).rstrip("\n") or "#",
         "MERGE_SBATCH": "".join(f"{o} " for o in options),
