@@ -84,14 +84,16 @@ def test_script_text(tmp_path):
     for line in ("#SBATCH --array=0-11", "#SBATCH --cpus-per-task=8", "#SBATCH --time=1-00:00:00",
                  "#SBATCH --partition=cpu", "#SBATCH --mem=16G", "MISI=(/opt/env/bin/misi-bench)",
                  f"SOURCE={tmp_path / 'pdbbind'}", "SHARDS=12", "BUILD_ARGS=(--seed 1)",
-                 "--dependency=afterok:", "--kill-on-invalid-dep=yes", "--time=3:00:00 ", "push \"$OUT\" --repo org/misi --tag v1.2.0"):
+                 "--dependency=afterok:", "--kill-on-invalid-dep=yes", "--time=3:00:00 ",
+                 "push \"$OUT\" --repo org/misi --tag v1.2.0"):
         assert line in text, line
     assert "@" not in text.replace("[@]", "")
     assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0  # valid bash
 
 
 @pytest.mark.parametrize("change, words", [
-    ({"time": "soon"}, "not a Slurm time limit"), ({"merge_time": "1h"}, "--merge-time"), ({"shards": 0}, "--array must be"),
+    ({"time": "soon"}, "not a Slurm time limit"), ({"merge_time": "1h"}, "--merge-time"),
+    ({"shards": 0}, "--array must be"),
     ({"push_repo": "org/x"}, "go together"), ({"push_repo": "org/x", "push_tag": "1.0"}, "vMAJOR"),
     ({"build_args": ("--workers", "3")}, "set by the script"), ({"partition": "a b"}, "--partition"),
     ({"out": "/tmp/my out"}, "spaces"),

@@ -22,7 +22,8 @@ def cmd_slurm_script(args: argparse.Namespace) -> int:
 
     job = SlurmJob(source=args.source, out=args.out, shards=args.array, cpus=args.cpus, time=args.time,
                    merge_time=args.merge_time, partition=args.partition, account=args.account, mem=args.mem,
-                   job_name=args.job_name, build_args=tuple(_check_build_args(args.build_args)), push_repo=args.then_push, push_tag=args.tag)
+                   job_name=args.job_name, build_args=tuple(_check_build_args(args.build_args)),
+                   push_repo=args.then_push, push_tag=args.tag)
     if args.write:
         path = write_slurm_script(job, args.write)
         print(f"wrote {path}: submit with `bash {path}` (re-run failed shards: `bash {path} 1,4`)", file=sys.stderr)
@@ -49,7 +50,8 @@ def add_commands(sub) -> None:
     p.add_argument("--account", help="Slurm account")
     p.add_argument("--mem", help="memory per shard, e.g. 8G (default: the partition's)")
     p.add_argument("--job-name", default="misi-build", help="job name (the merge is NAME-merge)")
-    p.add_argument("--then-push", metavar="REPO", help="after the merge, push the folder to this Hub repo (needs --tag)")
+    p.add_argument("--then-push", metavar="REPO", help="after the merge, push the folder to this Hub repo "
+                   "(needs --tag)")
     p.add_argument("--tag", help="release tag vX.Y.Z for --then-push")
     p.add_argument("--write", metavar="FILE", help="write the script to FILE (and create OUT/.slurm for the logs)")
     p.add_argument("build_args", nargs=argparse.REMAINDER, help="-- then extra `misi-bench build` options")

@@ -39,7 +39,8 @@ RESERVED_BUILD_OPTIONS = ("--source", "--out", "--num-shards", "--shard-index", 
 @dataclass(frozen=True)
 class SlurmJob:
     """What the script runs and asks Slurm for. ``time`` is a Slurm time limit per shard,
-    ``merge_time`` the merge job's (default: ``time``; the merge validates every row); ``mem`` a Slurm memory size per shard (e.g. ``8G``); ``build_args`` extra
+    ``merge_time`` the merge job's (default: ``time``; the merge validates every row); ``mem`` a
+    Slurm memory size per shard (e.g. ``8G``); ``build_args`` extra
     ``misi-bench build`` options (``--seed``, ``--tasks``, ``--limit``, ...)."""
 
     source: str
@@ -106,11 +107,12 @@ def slurm_script(job: SlurmJob, command: list[str] | None = None) -> str:
         push = f'    "${{MISI[@]}}" push "$OUT" --repo {job.push_repo} --tag {job.push_tag}'  # both validated
     values = {
         "JOB_NAME": job.job_name, "LAST_SHARD": str(int(job.shards) - 1), "CPUS": str(int(job.cpus)),
-        "TIME": job.time, "MERGE_TIME": job.merge_time or job.time, "LOG_DIR": str(logs), "LOG_DIR_Q": shlex.quote(str(logs)), "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
+        "TIME": job.time, "MERGE_TIME": job.merge_time or job.time, "LOG_DIR": str(logs),
+        "LOG_DIR_Q": shlex.quote(str(logs)), "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
         "PACKAGE_VERSION": PACKAGE_VERSION, "SOURCE_TEXT": source, "OUT_TEXT": str(out), "SHARDS": str(int(job.shards)),
         "EXTRA_SBATCH": "".join(f"#SBATCH {o}\n" for o in options).rstrip("\n") or "#",
         "MERGE_SBATCH": "".join(f"{o} " for o in options),
-        "PUSH_NOTE": f" and the push to {job.push_repo} as {job.push_tag}" if push else "",
+        "PUSH_NOTE": f", then the push to {job.push_repo} as {job.push_tag}" if push else "",
         "PUSH_COMMAND": push or "    :",
         "MISI": shlex.join(command or misi_command()), "SOURCE": shlex.quote(source), "OUT": shlex.quote(str(out)),
         "BUILD_ARGS": shlex.join(job.build_args),

@@ -63,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
           f"array tasks with --cpus {args.cpus} (dedicated cores):")
     for shards in (4, 8, 16, 32, 64):
         per_shard = math.ceil(PAPER_COMPLEXES / shards)
-        print(f"  --array {shards:3d}: {per_shard:4d} complexes per shard, ~{per_shard * cpu / args.cpus / 3600:5.2f} h "
-              "per shard")
+        hours = per_shard * cpu / args.cpus / 3600
+        print(f"  --array {shards:3d}: {per_shard:4d} complexes per shard, ~{hours:5.2f} h per shard")
     print(f"  merge job (one CPU, validation included): ~{PAPER_COMPLEXES * merge_cpu / 3600:.2f} h")
     return 0
 

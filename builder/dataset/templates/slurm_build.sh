@@ -9,8 +9,8 @@
 # MiSI-Bench cluster build (template version @TEMPLATE_VERSION@), written by `misi-bench slurm-script`
 # (misi-bench @PACKAGE_VERSION@). Source @SOURCE_TEXT@ -> @OUT_TEXT@, @SHARDS@ shards.
 #
-#   bash THIS_FILE         submit the @SHARDS@ build shards as a job array, then the merge@PUSH_NOTE@ as one
-#                          job that starts only when every shard succeeded (--dependency=afterok)
+#   bash THIS_FILE         submit the @SHARDS@ build shards as a job array, then one job that starts only
+#                          when every shard succeeded (--dependency=afterok): the merge@PUSH_NOTE@
 #   bash THIS_FILE 1,4     re-submit only shards 1 and 4 (failed, cancelled or out of time), then the
 #                          merge again; finished complexes are kept, so a shard resumes where it stopped
 #   sbatch THIS_FILE       the shards alone (array task I builds shard I)
