@@ -72,7 +72,8 @@ def test_array_build_equals_one_machine_build(slurm, reference, tmp_path):
     # each array task built its own shard (picked from SLURM_ARRAY_TASK_ID) and did not merge
     for i in range(SHARDS):
         log = (out / ".slurm" / f"misi-build-{array_job}_{i}.out").read_text()
-        assert f"shard {i} of {SHARDS}" in log, log
+        assert f"Slurm array task {i} of job {array_job}: building shard {i} of {SHARDS}" in log, log
+        assert f"shard {i} of {SHARDS} generated" in log and "built " not in log, log
     expected = _files(reference)
     assert "manifest.json" in expected and any(k.endswith(".parquet") for k in expected)
     assert _files(out) == expected
