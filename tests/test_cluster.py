@@ -56,7 +56,7 @@ def test_missing_message_names_shards_and_complexes():
     assert shard_members(ids, 2) == {0: ["1a", "1c", "1e"], 1: ["1b", "1d"]}
     text = missing_units_message(ids, ["1b", "1e"], 2)
     assert "2 of 5 complexes" in text and "missing shard(s) 0,1 of 2" in text
-    assert "shard 0: 1e" in text and "shard 1: 1b" in text and "--array=0,1" in text
+    assert "shard 0: 1e" in text and "shard 1: 1b" in text and "bash SCRIPT 0,1)" in text
     assert "1b, 1e" in missing_units_message(ids, ["1e", "1b"], 1)
 
 

@@ -108,8 +108,8 @@ def missing_units_message(all_ids: Sequence[str], missing: Sequence[str], num_sh
         bad = {s: ids for s, ids in bad.items() if ids}
         lines.append(f"; missing shard(s) {','.join(str(s) for s in sorted(bad))} of {num_shards}: ")
         lines.append("; ".join(f"shard {s}: {_some(ids)}" for s, ids in sorted(bad.items())))
-        lines.append(f". Re-run those shards (e.g. sbatch --array={','.join(str(s) for s in sorted(bad))} "
-                     "with the build script); finished complexes are kept")
+        lines.append(f". Re-run those shards (with a `misi-bench slurm-script` script: bash SCRIPT "
+                     f"{','.join(str(s) for s in sorted(bad))}); finished complexes are kept")
     else:
         lines.append(f": {_some(sorted(gone))}. Run the remaining shards first; finished complexes are kept")
     return "".join(lines)
