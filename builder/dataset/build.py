@@ -8,7 +8,8 @@ worker count or order, and the merge reads them in PDB-id order: one worker, man
 resumed build give byte-identical shards.
 
 Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machines (each does the
-complexes whose position modulo K is I), then ``build --merge-only`` once.
+complexes whose position modulo K is I), then ``build --merge-only`` once; under Slurm see
+``cluster`` (shard from the array task) and ``slurm`` (the job script).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
 from .archive import FetchPolicy, fetch_entries
+from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
 from .manifest import write_manifest
@@ -119,8 +121,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         return {}
     missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
     if missing:
-        raise MisiError(f"cannot merge: {len(missing)} complexes not generated yet (e.g. {missing[0]}); "
-                        "run the remaining shards first")
+        raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
     manifest = merge_units(out, work, cfg, refs, splits)
     if validate:
         report = validate_dataset(out, source=cfg.source)
