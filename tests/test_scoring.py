@@ -455,21 +455,26 @@ def test_aggregate_averages():
     assert report["subsets"]["residue_ligand_positive"]["score"] == pytest.approx(0.75)
     assert report["subsets"]["residue_ligand_positive"]["n"] == 2
     assert report["subsets"]["residue_ligand_negative"]["score"] == 0.0
-    assert report["average_all"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5 + 1.0) / 5)
-    assert report["average_headline"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5) / 4)
+    assert report["average_9_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5 + 1.0) / 5)
+    assert report["average_7_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5) / 4)
+    # the paper's average needs all eight columns (T7, T8, T9 have no rows here)
+    assert report["paper_average"] is None
+    assert report["paper_average_missing"] == ["T7", "T8", "T9"]
+    assert report["columns"]["T4_positive"] == pytest.approx(0.75) and report["columns"]["T5"] == 1.0
     md = format_report_markdown(report)
     assert md.splitlines()[0] == "| task | n | score | exact |"
     assert "| translation | 2 | 0.7500 | 0.5000 |" in md
     assert "| residue_ligand_positive | 2 | 0.7500 |" in md
-    assert "| average_headline | 8 |" not in md  # T5 rows are left out of the headline count
-    assert "| average_headline | 7 | 0.3750 |" in md
-    assert "| average_all | 8 | 0.5000 |" in md
+    assert "| average_7_tasks | 8 |" not in md  # T5 rows are left out of the 7-task count
+    assert "| average_7_tasks | 7 | 0.3750 |" in md
+    assert "| average_9_tasks | 8 | 0.5000 |" in md
+    assert "| paper_average | 7 | - |" in md and "no question for T7, T8, T9" in md
 
 
 def test_aggregate_empty():
     report = aggregate([])
-    assert report["average_all"] is None and report["average_headline"] is None
-    assert "average_all" in format_report_markdown(report)
+    assert report["average_9_tasks"] is None and report["average_7_tasks"] is None and report["paper_average"] is None
+    assert "average_9_tasks" in format_report_markdown(report)
 
 
 def test_score_records_missing_and_unknown():
@@ -491,7 +496,7 @@ def test_score_records_missing_and_unknown():
     assert items["t8-0"]["metrics"]["score"] == 1.0
     report = result["report"]
     assert report["tasks"]["residue_ligand"]["n"] == 1
-    assert report["average_all"] == pytest.approx((0.75 + 0.0 + 1.0 + 1.0) / 4)
+    assert report["average_9_tasks"] == pytest.approx((0.75 + 0.0 + 1.0 + 1.0) / 4)
     json.dumps(result)  # a report is plain JSON
 
 

@@ -48,12 +48,32 @@ from ..core.registry import (
 from .baselines import BASELINE_KINDS, baseline_prediction
 from .bonds import BondAnswer
 from .metrics import score_prediction
+from .paper_reference import PaperReferenceRow, paper_reference_rows
 from .parsing import format_parsed, parse_prediction
-from .report import aggregate, format_report_markdown, score_records
-from .text import MAX_CHARS
+from .predictions import (
+                             PredictionFile,
+                             PredictionFileError,
+                             parse_predictions,
+                             read_predictions,
+                             resolve_positions,
+)
+from .report import (
+                             AVERAGE_DEFINITIONS,
+                             COLUMN_KEYS,
+                             PAPER_AVERAGE_COLUMNS,
+                             PAPER_COLUMNS,
+                             aggregate,
+                             format_report_markdown,
+                             paper_columns,
+                             score_records,
+)
+from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "HEADLINE_EXCLUDED", "MAX_CHARS", "OPERATION_TASKS",
-    "TASK_ALIASES", "TASK_NAMES", "BondAnswer", "aggregate", "baseline_prediction", "canonical_task",
-    "format_parsed", "format_report_markdown", "parse_prediction", "score_prediction", "score_records",
+    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
+    "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
+    "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
+    "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_columns",
+    "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",
+    "score_prediction", "score_records",
 ]

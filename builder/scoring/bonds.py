@@ -61,6 +61,23 @@ _NO_RE = re.compile(
 )
 
 
+#: Words that make a "no ... bonds" sentence a remark about other bonds ("no bonds from the
+#: backbone", "no hydrogen bonds with other residues") rather than a withdrawal of listed bonds.
+_REMARK_RE = re.compile(
+    r"(?i)(?<![A-Za-z])(?:other|others|additional|further|more|else|besides|apart|except|backbone|main[- ]chain|"
+    r"side[- ]chains?|remaining|beyond|also)(?![A-Za-z])"
+)
+
+
+def _is_remark(text: str, m: re.Match) -> bool:
+    """True when the sentence around the negation ``m`` qualifies it (see _REMARK_RE)."""
+    start = max(text.rfind(".", max(0, m.start() - 300), m.start()), text.rfind("\n", max(0, m.start() - 300), m.start()))
+    start = start + 1 if start >= 0 else max(0, m.start() - 300)
+    ends = [i for i in (text.find(".", m.end(), m.end() + 300), text.find("\n", m.end(), m.end() + 300)) if i >= 0]
+    end = min(ends) if ends else min(len(text), m.end() + 300)
+    return _REMARK_RE.search(text, start, end) is not None
+
+
 def _bond_key(m: re.Match, task: str) -> tuple:
     res = m.group("res").upper()
     atom = m.group("atom").upper()
@@ -79,8 +96,10 @@ def parse_bonds(text: str, task: str, residues: frozenset) -> BondAnswer | None:
     def outside(m: re.Match) -> bool:
         return not any(a <= m.start() < b for a, b in spans)
 
+    first_bond = spans[0][0] if spans else len(text)
     events: list[tuple[int, str]] = [(m.start(), "bond") for m in matches]
-    events += [(m.start(), "no") for m in _NO_RE.finditer(text) if outside(m)]
+    events += [(m.start(), "no") for m in _NO_RE.finditer(text)
+               if outside(m) and not (m.start() > first_bond and _is_remark(text, m))]
     if task == "residue_ligand":
         events += [(m.start(), "yes") for m in _YES_RE.finditer(text) if outside(m)]
     if not events:

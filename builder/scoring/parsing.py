@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Sequence
 
-from ..core.registry import CHOICE_TASKS, canonical_task
+from ..core.registry import CHOICE_TASKS, OPERATION_TASKS, canonical_task
 from ..operations.language import Move, Operation, Roll, format_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, format_bond_answer, parse_bonds
 from .text import clean, group_runs, sections
@@ -39,18 +39,25 @@ def _op_from_match(m: re.Match) -> Operation | None:
     return Move(axis, value) if verb.lower() in _MOVE_VERBS else Roll(axis, value)
 
 
-def _find_ops(text: str) -> list[tuple[re.Match, Operation]]:
+#: A command was given as the answer but is not valid (a non-integer magnitude): the answer is
+#: that invalid command (it scores 0); earlier, withdrawn commands are not read instead.
+_INVALID = object()
+
+
+def _find_ops(text: str, keep_invalid: bool = False) -> list[tuple[re.Match, Operation | None]]:
+    """Commands in ``text``; with ``keep_invalid`` a command with a fractional magnitude is
+    kept as None (it still ends a list and can be the answer)."""
     out = []
     for m in _OP_RE.finditer(text):
         op = _op_from_match(m)
-        if op is not None:
+        if op is not None or keep_invalid:
             out.append((m, op))
     return out
 
 
-def _op_runs(text: str) -> list[tuple[int, list[Operation]]]:
-    """Lists of commands in ``text``: (start position, operations) per list."""
-    found = _find_ops(text)
+def _op_runs(text: str) -> list[tuple[int, list[Operation | None]]]:
+    """Lists of commands in ``text``: (start position, operations) per list (None: invalid)."""
+    found = _find_ops(text, keep_invalid=True)
     by_id = {id(m): op for m, op in found}
     return [(run[0].start(), [by_id[id(m)] for m in run]) for run in group_runs([m for m, _ in found], text)]
 
@@ -62,20 +69,24 @@ def _pick_run(runs: list, immediate: bool) -> int:
     return len(runs) - 1
 
 
-def _parse_single_op(text: str, immediate: bool = False) -> Operation | None:
+def _parse_single_op(text: str, immediate: bool = False):
     runs = _op_runs(text)
     if not runs:
         return None
     run = runs[_pick_run(runs, immediate)][1]
+    if None in run:
+        return _INVALID
     nonzero = [op for op in run if op.magnitude != 0]
     return (nonzero or run)[-1]
 
 
-def _parse_docking(text: str, immediate: bool = False) -> tuple[Operation, ...] | None:
+def _parse_docking(text: str, immediate: bool = False):
     runs = _op_runs(text)
     if not runs:
         return None
     i = _pick_run(runs, immediate)
+    if None in runs[i][1]:
+        return _INVALID
     run = [op for op in runs[i][1] if op.magnitude != 0] or list(runs[i][1])
     # a missing roll or move is taken from the nearest other list (earlier ones for the last
     # list, later ones for an answer right after a marker)
@@ -92,7 +103,13 @@ def _parse_docking(text: str, immediate: bool = False) -> tuple[Operation, ...] 
 # Letters (T5, T6, T8)
 # --------------------------------------------------------------------------------------------
 
-_LETTER = r"(?:\(\s*([A-Da-d])\s*\)|\[\s*([A-Da-d])\s*\]|([A-D])(?![A-Za-z0-9'])|([a-d])(?=\s*(?:[.)\]:,;!]|$)))"
+#: Words after a letter that show it is the chosen option, not the article "A" / "a".
+_LETTER_FOLLOWERS = r"(?:because|since|as|is|was|seems|looks|would|should|and|or|for|due|given|then)\b"
+_LETTER = (
+    r"(?:\(\s*([A-Da-d])\s*\)|\[\s*([A-Da-d])\s*\]"
+    rf"|([A-D])(?![A-Za-z0-9'])(?!(?<=A)\s+(?!{_LETTER_FOLLOWERS})[a-z])"
+    rf"|([a-d])(?=\s*(?:[.)\]:,;!]|$)|\s+{_LETTER_FOLLOWERS}))"
+)
 _LETTER_STRONG_RES = [
     re.compile(
         r"(?i:answer)\s*(?i:is|:|=|would\s+be|should\s+be|will\s+be|must\s+be)?\s*[:=]?\s*"
@@ -144,18 +161,31 @@ def _parse_letter(text: str, options: Sequence[str] | None = None, immediate: bo
 
 
 def _options_in_text(text: str, options: Sequence[str] | None) -> list[tuple[int, str]]:
-    """Positions where the model wrote out an option's operations instead of its letter."""
+    """Positions where the model wrote out an option instead of its letter: the option's
+    commands (T8: ``move x -3, move y 2``) or, for options that are not commands, the option's
+    text as a whole word sequence (T5/T6: ``image 9``, case and spacing ignored)."""
     if not options:
         return []
     wanted: dict[tuple, str] = {}
+    texts: dict[str, str] = {}
     for i, opt in enumerate(list(options)[:26]):
-        if isinstance(opt, str):
-            ops = _find_ops(opt)
-            if ops:
-                wanted.setdefault(tuple(op for _, op in ops), chr(ord("A") + i))
-    if not wanted:
-        return []
-    return [(start, wanted[tuple(run)]) for start, run in _op_runs(text) if tuple(run) in wanted]
+        if not isinstance(opt, str):
+            continue
+        ops = _find_ops(opt)
+        if ops:
+            wanted.setdefault(tuple(op for _, op in ops), chr(ord("A") + i))
+        elif 2 < len(opt.strip()) <= 200:
+            texts.setdefault(_norm_option(opt), chr(ord("A") + i))
+    found = [(start, wanted[tuple(run)]) for start, run in _op_runs(text) if tuple(run) in wanted] if wanted else []
+    if texts:
+        alternatives = "|".join(r"\s+".join(map(re.escape, t.split())) for t in sorted(texts, key=len, reverse=True))
+        regex = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
+        found += [(m.start(), texts[_norm_option(m.group())]) for m in regex.finditer(text)]
+    return found
+
+
+def _norm_option(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +194,7 @@ def _options_in_text(text: str, options: Sequence[str] | None) -> list[tuple[int
 
 
 def parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, options: Sequence[str] | None = None):
-    cleaned = clean(text)
+    cleaned = clean(text, tables=task not in CHOICE_TASKS and task not in OPERATION_TASKS)
     if cleaned is None or not cleaned.strip():
         return None
     for section, immediate in sections(cleaned):
@@ -176,6 +206,8 @@ def parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, opti
             value = _parse_letter(section, options, immediate)
         else:
             value = parse_bonds(section, task, residues)
+        if value is _INVALID:
+            return None
         if value is not None:
             return value
     return None
