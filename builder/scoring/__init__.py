@@ -8,7 +8,9 @@ that evaluation front-ends load it cheaply. The public names below are the stabl
 
 Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
 parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
-:mod:`.report` (aggregation, markdown report, record scoring), :mod:`.baselines` (chance answers).
+:mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
+:mod:`.baselines` (chance answers), :mod:`.predictions` (reading prediction files),
+:mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``).
 
 Conventions
 -----------
@@ -33,6 +35,31 @@ Metrics per question (:func:`score_prediction`), keys of the returned dict:
   (T9) use the set rule on predicted set P and true set G: 0 if ``|P| > 2|G|``; 0.5 if P strictly
   contains G; else ``|P ∩ G| / |G|``; T9 with G empty scores 1 only for ``None``. T4 rows also
   carry ``polarity`` (1.0 for a positive gold answer, 0.0 for a negative one).
+
+Averages (:func:`aggregate`), each under its own name: ``paper_average`` (the paper's Table 1
+average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8, T9; None unless
+all eight have questions), ``average_9_tasks`` and ``average_7_tasks`` (macro means of the task
+scores, all nine or without T5/T6; T4 once).
+
+How answers are read (the rules a model author can rely on; README "How answers are read")
+-------------------------------------------------------------------------------------------
+* Clean-up: case, markdown (emphasis of any length, bullets, code, tables), LaTeX, units, ``+``
+  and unicode minus signs are ignored; a ``<think>`` block is dropped when text follows it; only
+  the last non-empty ``<answer>...</answer>`` block is read.
+* Where: the text after the last answer marker (``Answer:``, ``Final answer``, ``The answer is``,
+  ``\boxed{``) first, an answer right after the marker winning over later explanation; else the
+  last answer in the text. A withdrawn answer never counts when a later one is given.
+* Commands: integer magnitudes only; a final command with a fractional magnitude is an invalid
+  answer (scores 0) and the withdrawn earlier command is not read instead.
+* Letters: ``B``, ``(b)``, ``Option B``, ``the answer is b because``...; the article "A" before a
+  word is not a letter; an option written out (its commands, or its text such as ``image 9``)
+  counts as its letter.
+* Bond lists: items separated by ``;``, commas, lines, bullets or markdown table rows;
+  ``No``/``None`` wins when it comes last, but a closing remark about other bonds ("no bonds from
+  the backbone", "... with other residues") does not withdraw a list.
+* Length: the text after the last marker and the last :data:`MAX_CHARS` characters are read, of
+  at most :data:`MAX_INPUT_CHARS` characters (cost linear in the length; a 1 MB output takes tens
+  of milliseconds, see ``builder/scripts/bench_scoring.py``).
 """
 from __future__ import annotations
 

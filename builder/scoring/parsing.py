@@ -224,9 +224,10 @@ def parse_prediction(task: str, text: object, options: Sequence[str] | None = No
     a :class:`BondAnswer`.
 
     Tolerates case, markdown, prose, ``Answer:`` prefixes, ``<think>`` blocks, unicode minus
-    signs, ``+`` signs, units (°, Å, degrees). Magnitudes must be integers (``3`` or ``3.0``).
-    Only the last :data:`MAX_CHARS` characters are read. Never raises for any ``text``;
-    raises ``ValueError`` for an unknown ``task``.
+    signs, ``+`` signs, units (°, Å, degrees). Magnitudes must be integers (``3`` or ``3.0``); a
+    final command with a fractional magnitude makes the answer invalid (None). Long outputs are
+    read in two windows (see :func:`.text.clean`). Never raises for any ``text``; raises
+    ``ValueError`` for an unknown ``task``.
     """
     task = canonical_task(task)
     try:

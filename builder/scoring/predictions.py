@@ -157,7 +157,7 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
             for i, item in enumerate(whole):
                 out.add(f"item {i}", item)
             return out.result(path, "json-list", config)
-        if isinstance(whole, dict) and "id" not in whole and "doc_id" not in whole:
+        if isinstance(whole, dict) and not {"id", "doc_id", "prediction"} & set(whole):
             return _from_object(whole, path, out)
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
