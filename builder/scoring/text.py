@@ -172,9 +172,10 @@ def _table_rows(text: str) -> str:
         return text
     lines = text.split("\n")
     lig_col: int | None = None
+    in_table = False  # after a header row: rows need no leading "|"
     for i, line in enumerate(lines):
         if line.count("|") < 2:
-            lig_col = None
+            lig_col, in_table = None, False
             continue
         if _TABLE_RULE_RE.match(line):
             lines[i] = ""
@@ -182,8 +183,10 @@ def _table_rows(text: str) -> str:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if i + 1 < len(lines) and _TABLE_RULE_RE.match(lines[i + 1]):  # header row
             lig_col = next((k for k, c in enumerate(cells) if "lig" in c.lower()), None)
-            lines[i] = ""
+            lines[i], in_table = "", True
             continue
+        if not (in_table or line.lstrip().startswith("|")):
+            continue  # "a | b | c" in prose: left to the plain separator rule
         k = lig_col if lig_col is not None and 0 < lig_col < len(cells) else len(cells) - 1
         prot = " ".join(c for c in cells[:k] if c)
         lines[i] = f"{prot}, {cells[k]} ;" if prot and cells[k] else line
