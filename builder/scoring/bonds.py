@@ -2,6 +2,7 @@
 answers, the SPEC section 7 set rule and the canonical text form."""
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -93,8 +94,11 @@ def parse_bonds(text: str, task: str, residues: frozenset) -> BondAnswer | None:
     matches = list(_bond_re(residues).finditer(text))
     spans = [(m.start(), m.end()) for m in matches]
 
+    starts = [a for a, _ in spans]  # finditer spans: sorted, not overlapping
+
     def outside(m: re.Match) -> bool:
-        return not any(a <= m.start() < b for a, b in spans)
+        i = bisect.bisect_right(starts, m.start()) - 1
+        return i < 0 or m.start() >= spans[i][1]
 
     first_bond = spans[0][0] if spans else len(text)
     events: list[tuple[int, str]] = [(m.start(), "bond") for m in matches]
