@@ -6,7 +6,11 @@ import json
 
 import pytest
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.scoring import PredictionFileError, read_predictions, resolve_positions
+from misi_bench.builder.scoring import (
+    PredictionFileError,
+    read_predictions,
+    resolve_positions,
+)
 
 JSONL = '{"id": "a", "prediction": "move x 3"}\n{"id": "b", "prediction": "B"}\n'
 

@@ -74,8 +74,8 @@ CASES = [
     ("T6 option text, wrong one", "rotation_rotation", "It is image 11.", "A", T5_OPTIONS, 0.0),
     # bond lists as markdown tables
     ("T9 markdown table", "pocket_ligand",
-     "| Residue | No. | Atom | Chain | Ligand atom | Distance (Å) |\n|---|---|---|---|---|---|\n"
-     "| ASN | 460 | OD1 | A | O1B | 2.9 |\n| ARG | 766 | NH2 | A | O3 | 3.1 |", T9_GOLD, None, 1.0),
+     ("| Residue | No. | Atom | Chain | Ligand atom | Distance (Å) |\n|---|---|---|---|---|---|\n"
+      "| ASN | 460 | OD1 | A | O1B | 2.9 |\n| ARG | 766 | NH2 | A | O3 | 3.1 |"), T9_GOLD, None, 1.0),
     ("T4 markdown table", "residue_ligand",
      "Yes.\n\n| Residue | Protein atom | Ligand atom |\n|:--|:--|:--|\n| ASN | OD1 | O1B |\n| ASN | ND2 | O2 |",
      "Yes: ASN OD1, O1B; ASN ND2, O2", None, 1.0),

@@ -17,8 +17,7 @@ T9_GOLD = "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3"
 def cases(size: int = 1_000_000) -> dict[str, tuple[str, str, str]]:
     """Name -> (task, model output of about ``size`` characters, gold answer)."""
     rng = random.Random(0)
-    words = ("the ligand moves along x so the rotation about y and then move x 2 would be roll z 15 "
-             "option A is wrong ASN OD1 no").split()
+    words = ["the", "ligand", "moves", "along", "x", "so", "the", "rotation", "about", "y", "and", "then", "move", "x", "2", "would", "be", "roll", "z", "15", "option", "A", "is", "wrong", "ASN", "OD1", "no"]
     filler = " ".join(rng.choice(words) for _ in range(size // 4))[:size]
     return {
         "reasoning then final answer": ("translation", filler + " Final answer: move x 3", "move x 3"),
