@@ -19,6 +19,7 @@ import asyncio
 import json
 import re
 import threading
+import time
 import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -64,6 +65,8 @@ class DoubleState:
 
     def __init__(self):
         self.per_question: Counter = Counter()
+        self.arrivals: dict[str, list[float]] = {}
+        self.bodies: dict[str, dict] = {}
         self.faults: Counter = Counter()
         self.requests = 0
         self.in_flight = 0
@@ -75,13 +78,14 @@ class DoubleState:
 
 
 class Double:
-    """The request handler; ``delay_s`` is added to every reply."""
+    """The request handler; ``delay_s`` is added to every reply. With ``record``, the state keeps
+    each question's request arrival times (monotonic s) and its last parsed request body."""
 
     def __init__(self, *, delay_s: float = 0.0, answers: Mapping[str, str] | None = None,
                  plan: FaultPlan = FaultPlan(), api_key: str | None = None,
-                 answer_fn: Callable[[str, str], str] | None = None):
+                 answer_fn: Callable[[str, str], str] | None = None, record: bool = False):
         self.delay_s, self.answers, self.plan, self.api_key = delay_s, dict(answers or {}), plan, api_key
-        self.answer_fn = answer_fn
+        self.answer_fn, self.record = answer_fn, record
         self.state = DoubleState()
 
     def _answer(self, qid: str, text: str) -> str:
@@ -120,13 +124,15 @@ class Double:
         if method != "POST" or not path.endswith("/chat/completions"):
             await self._send(writer, 404, b'{"error": {"message": "not found"}}')
             return True
+        st = self.state
+        st.requests += 1
         if self.api_key and headers.get("authorization") != f"Bearer {self.api_key}":
             await self._send(writer, 401, b'{"error": {"message": "bad API key"}}')
             return True
-        st = self.state
         qid = headers.get("x-misi-question", "")
-        st.requests += 1
         st.per_question[qid] += 1
+        if self.record:
+            st.arrivals.setdefault(qid, []).append(time.monotonic())
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
@@ -153,6 +159,8 @@ class Double:
 
     def _completion(self, qid: str, body: bytes) -> bytes:
         request = json.loads(body)
+        if self.record:
+            self.state.bodies[qid] = request
         content = request["messages"][-1]["content"]
         parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
         text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
