@@ -54,7 +54,7 @@ class EvalSummary:
     fatal: str | None
 
 
-class _Progress:
+class Progress:
     """Counts of the session and the tqdm bar (live questions/s, tokens/s, retries, failures)."""
 
     def __init__(self, total: int, enabled: bool):
@@ -89,8 +89,8 @@ class _Progress:
         return time.perf_counter() - self.start
 
 
-async def _ask_all(questions: Iterator[Question], settings: RunSettings, options: EvalOptions,
-                   store: RunStore, progress: _Progress) -> tuple[dict[str, str], str | None]:
+async def ask_all(questions: Iterator[Question], settings: RunSettings, options: EvalOptions,
+                   store: RunStore, progress: Progress) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
     errors of the questions given up and the fatal error that stopped the run, if any."""
     failed: dict[str, str] = {}
@@ -98,7 +98,7 @@ async def _ask_all(questions: Iterator[Question], settings: RunSettings, options
     client = ChatClient(options.base_url, api_key=options.api_key, policy=options.policy,
                         concurrency=options.concurrency, on_event=progress.event)
 
-    async def worker() -> None:
+    async def worker(slot: int) -> None:
         while not fatal:
             q = next(questions, None)
             if q is None:
@@ -106,7 +106,7 @@ async def _ask_all(questions: Iterator[Question], settings: RunSettings, options
             body = request_body(settings.model, build_messages(q, settings.system), max_tokens=settings.max_tokens,
                                 temperature=settings.temperature, extra_body=settings.extra_body)
             try:
-                reply = await client.complete(body, q.id)
+                reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
                 if exc.fatal:
                     fatal.append(f"{options.base_url}: {exc.error}")
@@ -121,7 +121,7 @@ async def _ask_all(questions: Iterator[Question], settings: RunSettings, options
             progress.done(reply)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, options.concurrency))))
+        await asyncio.gather(*(worker(slot) for slot in range(max(1, options.concurrency))))
     finally:
         await client.aclose()
     return failed, (fatal[0] if fatal else None)
@@ -150,13 +150,13 @@ def run_eval(settings: RunSettings, source: QuestionSource, options: EvalOptions
         pending = [i for i in ids if i not in store.answers]
         log.info("%d questions: %d already answered in %s, %d to ask (concurrency %d)",
                  len(ids), len(ids) - len(pending), store.dir, len(pending), options.concurrency)
-        progress = _Progress(len(pending), options.progress)
+        progress = Progress(len(pending), options.progress)
         failed: dict[str, str] = {}
         fatal = None
         try:
             if pending:
                 questions = source.questions(list(options.configs), options.split, set(pending))
-                failed, fatal = asyncio.run(_ask_all(questions, settings, options, store, progress))
+                failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress))
         finally:
             elapsed = progress.close()
             store.sync()
