@@ -248,3 +248,18 @@ def test_retry_waits():
     assert all(3.0 <= policy.delay(1, 3.0, rng) <= 3.25 for _ in range(50))
     assert parse_retry_after("2.5") == 2.5 and parse_retry_after("soon") is None and parse_retry_after(None) is None
     assert 50 < parse_retry_after(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))) <= 60
+
+
+def test_request_body_is_the_json_of_the_request(data_dir):
+    from misi_bench.eval_plugins.api.data import QuestionSource, build_messages, request_body
+
+    source = QuestionSource(str(data_dir))
+    assert source.local and source.revision.startswith("manifest:")
+    wanted = {r["id"] for r in _rows(data_dir)[::9]}
+    questions = list(source.questions(list(TASK_NAMES), "test", wanted))
+    assert {q.id for q in questions} == wanted and all(q.images for q in questions)
+    system = 'Say "A" ✓ @misi-image-0@ \\n'
+    for q in questions:
+        body = request_body(q, "m", system=system, max_tokens=9, extra_body={"max_tokens": 5, "top_k": 1})
+        want = {"model": "m", "messages": build_messages(q, system), "max_tokens": 5, "top_k": 1}
+        assert json.loads(body) == want

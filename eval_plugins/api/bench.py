@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import itertools
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -44,22 +45,35 @@ def _questions(n: int, dataset: str | None) -> Iterator[Question]:
             for k, q in zip(range(n), itertools.cycle(pool)))
 
 
-def measure(url: str, concurrency: int, n: int, dataset: str | None) -> dict:
-    """Ask ``n`` questions at ``concurrency``; wall time, questions/s and client CPU per request."""
+def _process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid: int | None = None) -> dict:
+    """Ask ``n`` questions at ``concurrency``; wall time, questions/s, client CPU per request
+    (and the double's, when its ``server_pid`` is given)."""
     settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
     options = EvalOptions(base_url=url, configs=(), concurrency=concurrency, progress=False,
                           policy=RetryPolicy(timeout_s=60, max_retries=2))
     questions = _questions(n, dataset)
     with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
         progress = Progress(n, False)
+        server0 = _process_cpu_s(server_pid) if server_pid else None
         cpu0, t0 = time.process_time(), time.perf_counter()
         failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress))
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        server1 = _process_cpu_s(server_pid) if server_pid else None
         progress.close()
     if failed or fatal:
         log.warning("%d questions failed (%s)", len(failed), fatal or next(iter(failed.values())))
     return {"concurrency": concurrency, "n": n, "wall_s": wall, "qps": progress.answered / wall,
-            "cpu_ms": 1000 * cpu / n}
+            "cpu_ms": 1000 * cpu / n,
+            "server_cpu_ms": None if server0 is None or server1 is None else 1000 * (server1 - server0) / n}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,19 +95,22 @@ def main(argv: list[str] | None = None) -> int:
             url = server.stdout.readline().split()[-1]
             measure(url, min(plan[0][0], 4), 8, args.dataset)  # warm-up: connections, imports
             for c, n in plan:
-                rows.append({**measure(url, c, n, args.dataset), "delay": delay})
+                rows.append({**measure(url, c, n, args.dataset, server.pid), "delay": delay})
         finally:
             server.terminate()
             server.wait(10)
     print(f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})")
-    print("| server delay | concurrency | questions | q/s | ideal q/s | of ideal | client CPU/request | req/s per core |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| server delay | concurrency | questions | q/s | ideal q/s | of ideal | client CPU/request | "
+          "client req/s per core | double's CPU/request |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ideal = r["concurrency"] / r["delay"] if r["delay"] else None
         ideal_text = "-" if ideal is None else f"{ideal:.0f}"
         share = "-" if ideal is None else f"{r['qps'] / ideal:.0%}"
+        server = "-" if r["server_cpu_ms"] is None else f"{r['server_cpu_ms']:.2f} ms"
         print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['n']} | {r['qps']:.1f} | {ideal_text} | "
-              f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} |")
+              f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
+              f"{server} |")
     return 0
 
 

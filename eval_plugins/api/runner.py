@@ -20,8 +20,8 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.scoring import format_report_markdown, score_records
-from .client import ChatClient, Reply, RequestFailed, RetryPolicy, request_body
-from .data import Question, QuestionSource, build_messages
+from .client import ChatClient, Reply, RequestFailed, RetryPolicy
+from .data import Question, QuestionSource, request_body
 from .store import PREDICTIONS, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
             q = next(questions, None)
             if q is None:
                 return
-            body = request_body(settings.model, build_messages(q, settings.system), max_tokens=settings.max_tokens,
+            body = request_body(q, settings.model, system=settings.system, max_tokens=settings.max_tokens,
                                 temperature=settings.temperature, extra_body=settings.extra_body)
             try:
                 reply = await client.complete(body, q.id, slot)
