@@ -263,3 +263,33 @@ def test_request_body_is_the_json_of_the_request(data_dir):
         body = request_body(q, "m", system=system, max_tokens=9, extra_body={"max_tokens": 5, "top_k": 1})
         want = {"model": "m", "messages": build_messages(q, system), "max_tokens": 5, "top_k": 1}
         assert json.loads(body) == want
+
+
+def test_hub_reader_matches_local_reader(data_dir):
+    """The ``datasets`` path (used for Hub repos) reads the same questions as the pyarrow path."""
+    from misi_bench.eval_plugins.api.data import QuestionSource
+
+    local = QuestionSource(str(data_dir))
+    hub = QuestionSource(str(data_dir))
+    hub.local, hub.revision = False, "main"  # read the folder through datasets.load_dataset
+    configs = ["rotation", "docking"]
+    assert hub.records(configs, "tiny") == local.records(configs, "tiny")
+    ids = {r["id"] for r in local.records(configs, "tiny")}
+    assert list(hub.questions(configs, "tiny", ids)) == list(local.questions(configs, "tiny", ids))
+
+
+def test_broken_row_fails_alone(data_dir, tmp_path):
+    import pyarrow as pa
+
+    shard = next((Path(data_dir) / "rotation").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[1]["images"][0] = {"bytes": b"not an image", "path": None}
+    (tmp_path / "data" / "rotation").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "data" / "rotation" / shard.name)
+    with DoubleServer(Double()) as srv:
+        assert _eval(srv.url, tmp_path / "data", tmp_path / "run", "--configs", "rotation", "--no-progress") == 3
+        assert srv.state.requests == len(rows) - 1
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [f["id"] for f in report["failed"]] == report["missing"] == [rows[1]["id"]]
+    assert "bad row" in report["failed"][0]["error"]

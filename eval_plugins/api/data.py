@@ -38,12 +38,14 @@ _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 @dataclass(frozen=True)
 class Question:
-    """One question ready to send: its images (PNG bytes, prompt order) and its text."""
+    """One question ready to send: its images (PNG bytes, prompt order) and its text; ``error``
+    says why a broken row cannot be sent (it is then reported as failed, not sent)."""
 
     id: str
     task: str
     question: str
     images: tuple[bytes, ...]
+    error: str | None = None
 
 
 def _is_local(path: str) -> bool:
@@ -138,7 +140,11 @@ class QuestionSource:
                 if not keep:
                     continue
                 for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):  # (no pyarrow.compute import)
-                    images = tuple(image_png(img, row["id"]) for img in (row["images"] or []))
+                    try:
+                        images = tuple(image_png(img, row["id"]) for img in (row["images"] or []))
+                    except (MisiError, OSError, ValueError) as exc:  # a broken row fails alone
+                        yield Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
+                        continue
                     yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), images)
 
 

@@ -103,9 +103,11 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
             q = next(questions, None)
             if q is None:
                 return
-            body = request_body(q, settings.model, system=settings.system, max_tokens=settings.max_tokens,
-                                temperature=settings.temperature, extra_body=settings.extra_body)
             try:
+                if q.error:
+                    raise RequestFailed(q.error, 0)
+                body = request_body(q, settings.model, system=settings.system, max_tokens=settings.max_tokens,
+                                    temperature=settings.temperature, extra_body=settings.extra_body)
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
                 if exc.fatal:
