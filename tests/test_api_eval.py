@@ -131,6 +131,8 @@ def test_every_fault_is_survived(data_dir, tmp_path):
     assert set(double.state.faults) == set(FAULT_KINDS)
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert {f["id"] for f in report["failed"]} == doomed == set(report["missing"])
+    scored = _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)
+    assert scored["report"] == report["report"] and set(scored["missing"]) == doomed
     assert {p["id"]: p["prediction"] for p in _predictions(tmp_path / "run")} == {i: answers[i] for i in ids if i not in doomed}
     assert all(double.state.per_question[i] == 4 for i in doomed)  # 1 + max_retries
     # 429: the retry waited at least Retry-After; slow replies (0.2 s) stayed within the timeout
@@ -223,6 +225,13 @@ def test_fatal_error_stops_the_run(data_dir, tmp_path, monkeypatch, capsys):
     assert misi_bench.main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", str(data_dir),
                             "--extra-body", "[1]"]) == 2
     assert "--extra-body" in capsys.readouterr().err
+    # nothing listens: the run stops after the first question's retries instead of trying them all
+    start = time.perf_counter()
+    assert _eval("http://127.0.0.1:9/v1", data_dir, tmp_path / "down", "--concurrency", "1", "--max-retries", "1",
+                 "--no-progress") == 2
+    assert time.perf_counter() - start < 20 and "ConnectError" in capsys.readouterr().err
+    assert len(json.loads((tmp_path / "down" / "report.json").read_text())["failed"]) == 1
+    assert misi_bench.main(["eval", "--base-url", "localhost:8000/v1", "--model", "m", "--dataset", str(data_dir)]) == 2
 
 
 def test_torn_line_is_cut_on_reopen(tmp_path):

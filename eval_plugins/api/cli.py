@@ -48,6 +48,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1:
         raise MisiError(f"--concurrency: must be at least 1, got {args.concurrency}")
+    if not args.base_url.startswith(("http://", "https://")):
+        raise MisiError(f"--base-url: {args.base_url!r} must start with http:// or https://")
     if args.timeout <= 0:
         raise MisiError(f"--timeout: must be positive, got {args.timeout}")
     configs = check_configs(args.configs)

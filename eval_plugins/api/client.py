@@ -4,7 +4,8 @@ Retried (exponential backoff with jitter, at least ``Retry-After`` when the serv
 HTTP 408/409/425/429 and 5xx, timeouts, dropped connections and replies that are not a
 chat-completion JSON object. Given up for the question at once: other 4xx. Fatal for the whole
 run (:class:`RequestFailed` with ``fatal=True``): 401, 403 and 404 (bad key, no access, wrong
-URL or model), since every other question would fail the same way.
+URL or model), since every other question would fail the same way; so is a question given up
+on connection errors before any question of the session was answered (nothing listens there).
 """
 from __future__ import annotations
 
@@ -60,11 +61,12 @@ class Reply:
 
 
 class RequestFailed(Exception):
-    """A question given up (``error`` says why); ``fatal``: the endpoint rejects every request."""
+    """A question given up (``error`` says why, ``kind`` names the last retried failure, if any);
+    ``fatal``: the endpoint rejects every request."""
 
-    def __init__(self, error: str, attempts: int, fatal: bool = False):
+    def __init__(self, error: str, attempts: int, fatal: bool = False, kind: str | None = None):
         super().__init__(error)
-        self.error, self.attempts, self.fatal = error, attempts, fatal
+        self.error, self.attempts, self.fatal, self.kind = error, attempts, fatal, kind
 
 
 class _Retryable(Exception):
@@ -138,11 +140,12 @@ class ChatClient:
         httpx = self._httpx
         start = time.perf_counter()
         try:
-            resp = await asyncio.wait_for(
-                self._clients[slot % len(self._clients)].post(self.url, content=body, headers={QUESTION_HEADER: qid}), self.policy.timeout_s)
+            client = self._clients[slot % len(self._clients)]
+            post = client.post(self.url, content=body, headers={QUESTION_HEADER: qid})
+            resp = await asyncio.wait_for(post, self.policy.timeout_s)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise _Retryable("timeout", f"no reply within {self.policy.timeout_s:g} s") from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             raise _Retryable("connection", f"{type(exc).__name__}: {exc}") from None
         latency = time.perf_counter() - start
         status = resp.status_code
@@ -172,7 +175,8 @@ class ChatClient:
             except _Retryable as exc:
                 self.on_event(exc.kind)
                 if attempt > self.policy.max_retries:
-                    raise RequestFailed(f"{exc.detail} (gave up after {attempt} attempts)", attempt) from None
+                    raise RequestFailed(f"{exc.detail} (gave up after {attempt} attempts)", attempt,
+                                        kind=exc.kind) from None
                 wait = self.policy.delay(attempt, exc.retry_after, self._rng)
                 log.debug("question %s: %s; retry %d in %.2f s", qid, exc.detail, attempt, wait)
                 await asyncio.sleep(wait)

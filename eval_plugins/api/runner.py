@@ -110,7 +110,7 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
                                     temperature=settings.temperature, extra_body=settings.extra_body)
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
-                if exc.fatal:
+                if exc.fatal or (exc.kind == "connection" and not progress.answered):
                     fatal.append(f"{options.base_url}: {exc.error}")
                 failed[q.id] = exc.error
                 store.add_failure({"id": q.id, "task": q.task, "error": exc.error, "attempts": exc.attempts,
