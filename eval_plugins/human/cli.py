@@ -1,0 +1,2 @@
+def add_commands(sub) -> None:
+    pass

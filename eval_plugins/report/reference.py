@@ -1,0 +1,146 @@
+"""The report's columns, the paper's headline average and the paper's published rows.
+
+Scores here are percentages (0-100), the scale of the paper's Table 1. Columns are the nine tasks
+with T4 split into positives (``T4+``) and negatives (``T4-``), the way the paper reports T4.
+The published rows come from ONE place, :func:`reference_rows`.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+
+from ...builder.core.registry import TASK_SPECS
+
+log = logging.getLogger(__name__)
+
+#: Report columns in the paper's order (T4 as its two halves).
+COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9")
+#: The eight columns of the paper's headline average (T5 and T6 left out).
+PAPER_AVERAGE_COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T7", "T8", "T9")
+#: Task config name -> column (residue_ligand has no column of its own: see T4_SUBSETS).
+TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS if s.name != "residue_ligand"}
+#: Score-report subset name -> column.
+T4_SUBSETS: dict[str, str] = {"residue_ligand_positive": "T4+", "residue_ligand_negative": "T4-"}
+#: Column -> short task name for axis labels and table headers.
+COLUMN_TITLES: dict[str, str] = {
+    "T1": "translation", "T2": "rotation", "T3": "zooming", "T4+": "res.-lig. +", "T4-": "res.-lig. \u2212",
+    "T5": "transl.+rot.", "T6": "rot.+rot.", "T7": "docking", "T8": "interaction loc.", "T9": "pocket-ligand",
+}
+DATA_FILE = "paper_reference.yaml"
+
+
+def paper_average(scores: Mapping[str, float | None]) -> float | None:
+    """The paper's headline average: the mean of the eight columns T1, T2, T3, T4+, T4-, T7, T8,
+    T9 (same scale as the inputs); None when any of them is missing.
+
+    LEAD (after merge): switch to the scorer's own paper-average function once
+    ``misi_bench.builder.scoring`` exposes it, so that one definition serves every front-end.
+    """
+    values = [scores.get(c) for c in PAPER_AVERAGE_COLUMNS]
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+        return None
+    return math.fsum(values) / len(values)
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """One published row: ``scores`` column -> percent (None = not published), ``average`` = the
+    published headline average, ``source`` = where the figures come from."""
+
+    label: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+    average: float | None = None
+    source: str = ""
+
+
+_KEY_ALIASES = {"t4_positive": "T4+", "t4pos": "T4+", "t4_pos": "T4+", "t4p": "T4+", "t4_negative": "T4-",
+                "t4neg": "T4-", "t4_neg": "T4-", "t4n": "T4-", **{k: v for k, v in T4_SUBSETS.items()},
+                **{task: col for task, col in TASK_COLUMN.items()}}
+
+
+def column_key(key: object) -> str | None:
+    """A report column for a column-ish key (``T4+``, ``t4_positive``, ``rotation``, ``T2``...)."""
+    text = str(key).strip()
+    if text in COLUMNS:
+        return text
+    norm = re.sub(r"[\s\-]+", "_", text.lower()).replace("+", "_positive")
+    if norm in _KEY_ALIASES:
+        return _KEY_ALIASES[norm]
+    up = text.upper().replace(" ", "")
+    return up if up in COLUMNS else None
+
+
+def _number(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _get(obj, *names, default=None):
+    for name in names:
+        if isinstance(obj, Mapping) and name in obj:
+            return obj[name]
+        if not isinstance(obj, Mapping) and hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+def _coerce(row, source: str) -> ReferenceRow:
+    """A :class:`ReferenceRow` from a mapping or an object with label/scores/average fields."""
+    raw = _get(row, "scores", "columns", "values", default={}) or {}
+    scores = {c: None for c in COLUMNS}
+    for key, value in dict(raw).items():
+        col = column_key(key)
+        if col is not None:
+            scores[col] = _number(value)
+    label = str(_get(row, "label", "name", "model", default="paper row"))
+    average = _number(_get(row, "average", "headline_average", "paper_average"))
+    return ReferenceRow(label=label, scores=scores, average=average,
+                        source=str(_get(row, "source", default=source) or source))
+
+
+def _rows_from_yaml() -> tuple[ReferenceRow, ...]:
+    import yaml  # noqa: PLC0415
+
+    data = yaml.safe_load(resources.files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8"))
+    return tuple(_coerce(r, data["source"]) for r in data["rows"])
+
+
+def _rows_from_scorer() -> tuple[ReferenceRow, ...] | None:
+    try:
+        from ...builder.scoring import paper_reference_rows  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        rows = paper_reference_rows()
+        if isinstance(rows, Mapping):
+            rows = [{"label": k, **(v if isinstance(v, Mapping) else {"scores": v})} for k, v in rows.items()]
+        return tuple(_coerce(r, "arXiv 2512.10867 Table 1") for r in rows)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # unexpected shape: keep ours
+        log.warning("paper_reference_rows() has an unexpected shape (%s); using %s", exc, DATA_FILE)
+        return None
+
+
+def reference_rows() -> tuple[ReferenceRow, ...]:
+    """The paper's published rows (human, fine-tuned 7B, best API model), in percent.
+
+    LEAD (after merge): the scorer package is getting the reference data
+    (``misi_bench.builder.scoring.paper_reference_rows``); once it is on main, delete
+    ``paper_reference.yaml`` and :func:`_rows_from_yaml` so that the scorer is the one place.
+    Until then the local YAML (same figures, same source) is used.
+    """
+    return _rows_from_scorer() or _rows_from_yaml()
+
+
+def mean_of(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are present; None when none is."""
+    vals = [v for v in values if v is not None]
+    return math.fsum(vals) / len(vals) if vals else None
