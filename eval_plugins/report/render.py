@@ -13,6 +13,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ...builder.core.errors import MisiError
 from .reference import COLUMN_TITLES, COLUMNS
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black left out: it is the chance line's colour).
@@ -56,8 +57,10 @@ def markdown_table(rows: Sequence[Row]) -> str:
 
 def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     """The grouped chart as a matplotlib Figure (Agg backend, no display needed)."""
-    import matplotlib  # noqa: PLC0415
-
+    try:
+        import matplotlib  # noqa: PLC0415
+    except ImportError:
+        raise MisiError("the report needs matplotlib: pip install 'misi-bench[report]'") from None
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure  # noqa: PLC0415
     from matplotlib.lines import Line2D  # noqa: PLC0415
