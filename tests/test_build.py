@@ -137,8 +137,12 @@ def test_broken_complex_is_recorded_and_build_goes_on(sample_refs, tmp_path):
                              progress=False)
     assert broken in manifest["skipped_complexes"]
     assert "empty" in manifest["skipped_complexes"][broken]
-    assert manifest["counts"]["rotation"]["train"] + manifest["counts"]["rotation"]["test"] == 3 * 3 or \
-        manifest["counts"]["rotation"]["train"] > 0
+    kept = {p: v["split"] for p, v in manifest["inputs"].items() if p != broken}
+    assert len(kept) == 3 and manifest["complexes"]["total"] == 4
+    per_complex = {"train": 6, "test": 3}  # rotation: 2 / 1 per axis, three axes (params.yaml)
+    for split in ("train", "test"):
+        assert manifest["counts"]["rotation"][split] == per_complex[split] * sum(s == split for s in kept.values())
+    assert manifest["counts"]["pocket_ligand"]["train"] + manifest["counts"]["pocket_ligand"]["test"] <= 3
 
 
 def test_split_file_fixes_membership(sample_refs, tmp_path):

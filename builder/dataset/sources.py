@@ -5,6 +5,7 @@ import csv
 import hashlib
 from pathlib import Path
 
+from ..chemistry.samples import sample_refs
 from ..core.errors import InputError
 from ..core.records import ComplexRef
 
@@ -17,8 +18,6 @@ def discover(source: str | Path) -> list[ComplexRef]:
     """Complex references of a build source: ``"samples"`` (the embedded set) or a PDBbind-style
     root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
     if str(source) == "samples":
-        from ..chemistry.samples import sample_refs  # noqa: PLC0415
-
         return sorted(sample_refs(), key=lambda r: r.pdb_id)
     root = Path(source)
     if not root.is_dir():

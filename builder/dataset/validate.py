@@ -19,7 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import scoring
+from ..chemistry.hbonds import detect_hbonds, format_pocket_answer, format_residue_answer
+from ..chemistry.structure import load_complex
+from ..core.registry import answer_format
 from .manifest import read_manifest
+from .sources import discover
 from .parquet import SPLIT_ORDER, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -99,10 +104,6 @@ class _Structures:
         self.source, self.refs, self.cache = source, None, {}
 
     def get(self, pdb_id: str):
-        from ..chemistry.hbonds import detect_hbonds  # noqa: PLC0415
-        from .sources import discover  # noqa: PLC0415
-        from ..chemistry.structure import load_complex  # noqa: PLC0415
-
         if pdb_id not in self.cache:
             if self.refs is None:
                 self.refs = {r.pdb_id: r for r in discover(self.source)}
@@ -116,8 +117,6 @@ class _Structures:
 def validate_dataset(folder: str | Path, source: str | None = None) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
     validator re-read the structures (default: the source recorded in the manifest)."""
-    from .. import scoring  # noqa: PLC0415
-
     folder = Path(folder)
     report = ValidationReport()
     try:
@@ -194,8 +193,7 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
     if any(not img["bytes"] or img["bytes"][:8] != b"\x89PNG\r\n\x1a\n" for img in row["images"]):
         report.fail(f"{rid}: an image is not a PNG")
-    expected_format = "multiple_choice" if task in ("translation_rotation", "rotation_rotation", "interaction_location") else "fill_in"
-    if row["answer_format"] != expected_format:
+    if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
@@ -247,13 +245,9 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         if len(digests) != 4:
             report.fail(f"{rid}: two option images are identical")
     elif task == "pocket_ligand":
-        from ..chemistry.hbonds import format_pocket_answer  # noqa: PLC0415
-
         if format_pocket_answer(hbonds) != row["answer"]:
             report.fail(f"{rid}: recomputed H-bonds differ from the answer")
     elif task == "residue_ligand":
-        from ..chemistry.hbonds import format_residue_answer  # noqa: PLC0415
-
         r = meta["residue"]
         bonds = [b for b in hbonds if b.chain == r["chain"] and b.res_number == r["number"] and b.ins_code == r["ins_code"]]
         if format_residue_answer(bonds) != row["answer"]:
