@@ -19,7 +19,7 @@ from misi_bench.builder.scoring import baseline_prediction, score_records
 from misi_bench.eval_plugins.report.reference import (PAPER_AVERAGE_COLUMNS, column_key, paper_average,
                                                       reference_rows)
 from misi_bench.eval_plugins.report.render import PALETTE
-from misi_bench.eval_plugins.report.sources import read_result
+from misi_bench.eval_plugins.report.sources import ModelResult, merge_results, read_result
 
 CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
 CONSTANT = "roll z -45"
@@ -104,15 +104,39 @@ def results(data_dir, tmp_path_factory) -> dict[str, Path]:
 def test_paper_reference_and_average():
     rows = {r.label: r for r in reference_rows()}
     human = rows["Human (paper)"]
-    assert human.average == 81.18
+    assert human.average == pytest.approx(81.18)
     # (100 + 70.18 + 30 + 100 + 100 + 74.54 + 92 + 82.78) / 8 = 81.1875, which the paper prints as 81.18
     assert paper_average(human.scores) == pytest.approx(81.18, abs=0.01)
-    assert rows["Fine-tuned 7B (paper)"].average == 62.96 and rows["Fine-tuned 7B (paper)"].scores["T9"] == 10.72
-    assert rows["Best API model (paper)"].average == 34.37
+    assert rows["Fine-tuned 7B (paper)"].average == pytest.approx(62.96)
+    assert rows["Fine-tuned 7B (paper)"].scores["T9"] == pytest.approx(10.72)
+    assert rows["Best API model (paper)"].average == pytest.approx(34.37)
     assert all("2512.10867" in r.source for r in rows.values())
     assert paper_average({c: 50.0 for c in PAPER_AVERAGE_COLUMNS[:-1]}) is None  # a missing column: no average
     assert [column_key(k) for k in ("T4+", "t4_negative", "rotation", "residue_ligand_positive", "x")] == \
         ["T4+", "T4-", "T2", "T4+", None]
+
+
+def test_reference_adapter_reads_the_scorers_rows(monkeypatch):
+    """The adapter also reads rows in the scorer package's shape (name, (column, 0-1 value) pairs,
+    paper_average on 0-1), which replaces the local YAML once merged (the stand-in below is
+    labelled: it mimics that in-project API, nothing remote)."""
+    import dataclasses
+
+    from misi_bench.builder import scoring
+
+    @dataclasses.dataclass(frozen=True)
+    class StandIn:  # the shape of scoring.PaperReferenceRow
+        name: str
+        source: str
+        scores: tuple
+        paper_average: float | None
+
+    row = StandIn("human", "arXiv 2512.10867 (2025), Table 1",
+                  (("T1", 1.0), ("T2", 0.7018), ("T4_positive", 1.0), ("T4_negative", 1.0), ("T5", None)), 0.8118)
+    monkeypatch.setattr(scoring, "paper_reference_rows", lambda: (row,), raising=False)
+    got, = reference_rows()
+    assert got.label == "Human (paper)" and got.average == pytest.approx(81.18) and got.source == row.source
+    assert got.scores["T2"] == pytest.approx(70.18) and got.scores["T4-"] == 100.0 and got.scores["T5"] is None
 
 
 def test_readers_match_the_files(results, data_dir):
@@ -139,6 +163,15 @@ def test_readers_match_the_files(results, data_dir):
     assert lm.scores["T2"] == pytest.approx(100 * expected["tasks"]["rotation"]["score"])
     assert lm.scores["T7"] == pytest.approx(100 * expected["tasks"]["docking"]["score"])
     assert lm.scores["T2"] > 0  # the constant is right on some rotation questions of this build
+
+
+def test_per_task_files_of_one_model_merge():
+    a = ModelResult("m", "VLMEvalKit", "a.csv", "test", {"T2": 40.0, "T4+": None}, 6)
+    b = ModelResult("m", "VLMEvalKit", "b.csv", "test", {"T2": None, "T4": 50.0, "T4+": 20.0}, 14)
+    c = ModelResult("m", "VLMEvalKit", "c.csv", "tiny", {"T2": 10.0}, 2)
+    merged = merge_results([a, b, c])
+    assert [(r.split, r.n) for r in merged] == [("test", 20), ("tiny", 2)]
+    assert merged[0].scores == {"T2": 40.0, "T4+": 20.0, "T4": 50.0} and merged[0].average_all == 45.0
 
 
 def test_reader_errors_name_the_file(tmp_path):
@@ -183,7 +216,7 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
     assert not re.search(r"""(src|href)=["'](?!data:)""", html)  # self-contained: nothing fetched
     embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert embedded and base64.b64decode(embedded[1]) == png_path.read_bytes()
-    for label in ("Half right", "misi_constant", "Human (paper)", "Chance: random answer", "arXiv 2512.10867 Table 1",
+    for label in ("Half right", "misi_constant", "Human (paper)", "Chance: random answer", "2512.10867",
                   str(data_dir)):
         assert label in html, label
     assert html.count("<tr class=\"model\">") == 5 and html.count("<tr class=\"paper\">") == 3

@@ -47,7 +47,8 @@ class HumanApp:
 
     def results(self, participant: str) -> dict:
         """Scores and per-question answers of a finished session (the scorer's own numbers)."""
-        from ..report.reference import T4_SUBSETS, TASK_COLUMN, paper_average  # noqa: PLC0415
+        from ..report.reference import average_9_tasks, paper_average  # noqa: PLC0415
+        from ..report.sources import from_aggregate  # noqa: PLC0415
 
         session = self.session(participant)
         if not session.finished:
@@ -55,14 +56,13 @@ class HumanApp:
         scored = score_records(records(self.build, self.split),
                                {k: v["prediction"] for k, v in session.answers.items()})
         report = scored["report"]
-        columns = {TASK_COLUMN[t]: 100 * row["score"] for t, row in report["tasks"].items() if t in TASK_COLUMN}
-        columns.update({col: 100 * report["subsets"][s]["score"] for s, col in T4_SUBSETS.items()
-                        if s in report["subsets"]})
+        columns, _ = from_aggregate(report)  # percent, in the paper's columns
         items = [{"id": it["id"], "task": it["task"], "prediction": it["prediction"], "answer": it["answer"],
                   "score": it["metrics"]["score"], "seconds": session.answers.get(it["id"], {}).get("seconds")}
                  for it in scored["per_item"]]
         return {"participant": session.participant, "file": str(session.path), "report": report,
-                "paper_average": paper_average(columns), "items": items}
+                "paper_average": paper_average(columns),
+                "average_9_tasks": average_9_tasks(columns), "items": items}
 
 
 def _page() -> bytes:

@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from .reference import paper_average, reference_rows
+from .reference import average_9_tasks, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_table, page
-from .sources import RANDOM_DRAWS, chance_levels, read_result
+from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +25,14 @@ def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper:
     """Report rows (models, then the paper's rows, then chance levels) and provenance notes."""
     rows: list[Row] = []
     notes: list[str] = []
+    found = []
     for text in inputs:
         label, path = _parse_input(text)
-        for res in read_result(path, label, split if dataset else None):
-            rows.append(Row(res.label, "model", res.scores, res.paper_average, res.average_all,
-                            f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else "")))
-            notes.append(f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'}).")
+        found += read_result(path, label, split if dataset else None)
+    for res in merge_results(found):
+        rows.append(Row(res.label, "model", res.scores, res.paper_average, res.average_all,
+                        f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else "")))
+        notes.append(f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'}).")
     if with_paper:
         for ref in reference_rows():
             computed = paper_average(ref.scores)
@@ -42,7 +44,7 @@ def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper:
     if dataset:
         chance = chance_levels(dataset, split)
         for name, scores in chance.rows.items():
-            rows.append(Row(name, "chance", scores, paper_average(scores), scores.get("_all"),
+            rows.append(Row(name, "chance", scores, paper_average(scores), average_9_tasks(scores),
                             f"build {Path(dataset).name}, split {split}"))
         notes.append(f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
                      f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "

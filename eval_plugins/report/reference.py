@@ -21,16 +21,23 @@ log = logging.getLogger(__name__)
 COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9")
 #: The eight columns of the paper's headline average (T5 and T6 left out).
 PAPER_AVERAGE_COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T7", "T8", "T9")
-#: Task config name -> column (residue_ligand has no column of its own: see T4_SUBSETS).
-TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS if s.name != "residue_ligand"}
+#: Task config name -> key (``T4`` is residue_ligand as one task: not a report column, but part of
+#: the nine-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
+TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS}
 #: Score-report subset name -> column.
 T4_SUBSETS: dict[str, str] = {"residue_ligand_positive": "T4+", "residue_ligand_negative": "T4-"}
 #: Column -> short task name for axis labels and table headers.
 COLUMN_TITLES: dict[str, str] = {
-    "T1": "translation", "T2": "rotation", "T3": "zooming", "T4+": "res.-lig. +", "T4-": "res.-lig. \u2212",
+    "T1": "translation", "T2": "rotation", "T3": "zooming", "T4": "residue-ligand", "T4+": "res.-lig. +", "T4-": "res.-lig. \u2212",
     "T5": "transl.+rot.", "T6": "rot.+rot.", "T7": "docking", "T8": "interaction loc.", "T9": "pocket-ligand",
 }
 DATA_FILE = "paper_reference.yaml"
+
+
+def average_9_tasks(scores: Mapping[str, float | None]) -> float | None:
+    """Macro mean of the task scores present (T1..T9, T4 as one task), like the scorer's
+    nine-task average; None when no task is present."""
+    return mean_of(scores.get(key) for key in TASK_COLUMN.values())
 
 
 def paper_average(scores: Mapping[str, float | None]) -> float | None:
@@ -93,17 +100,24 @@ def _get(obj, *names, default=None):
     return default
 
 
-def _coerce(row, source: str) -> ReferenceRow:
-    """A :class:`ReferenceRow` from a mapping or an object with label/scores/average fields."""
+def _paper_label(name: str) -> str:
+    name = name.strip() or "paper row"
+    return name if "paper" in name.lower() else f"{name[0].upper()}{name[1:]} (paper)"
+
+
+def _coerce(row, source: str, factor: float = 1.0) -> ReferenceRow:
+    """A :class:`ReferenceRow` (percent) from a mapping or an object with name/scores/average
+    fields; ``factor`` converts the input's scale to percent (100 for a 0-1 scale)."""
     raw = _get(row, "scores", "columns", "values", default={}) or {}
     scores = {c: None for c in COLUMNS}
     for key, value in dict(raw).items():
         col = column_key(key)
+        number = _number(value)
         if col is not None:
-            scores[col] = _number(value)
-    label = str(_get(row, "label", "name", "model", default="paper row"))
-    average = _number(_get(row, "average", "headline_average", "paper_average"))
-    return ReferenceRow(label=label, scores=scores, average=average,
+            scores[col] = None if number is None else round(number * factor, 6)
+    average = _number(_get(row, "average", "paper_average", "headline_average"))
+    return ReferenceRow(label=_paper_label(str(_get(row, "label", "name", "model", default=""))), scores=scores,
+                        average=None if average is None else round(average * factor, 6),
                         source=str(_get(row, "source", default=source) or source))
 
 
@@ -120,11 +134,9 @@ def _rows_from_scorer() -> tuple[ReferenceRow, ...] | None:
     except ImportError:
         return None
     try:
-        rows = paper_reference_rows()
-        if isinstance(rows, Mapping):
-            rows = [{"label": k, **(v if isinstance(v, Mapping) else {"scores": v})} for k, v in rows.items()]
-        return tuple(_coerce(r, "arXiv 2512.10867 Table 1") for r in rows)
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # unexpected shape: keep ours
+        # the scorer's rows are on its 0-1 scale (name, scores as (column, value) pairs, paper_average)
+        return tuple(_coerce(r, "arXiv 2512.10867 Table 1", factor=100.0) for r in paper_reference_rows())
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:  # unexpected shape: keep ours
         log.warning("paper_reference_rows() has an unexpected shape (%s); using %s", exc, DATA_FILE)
         return None
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
-from .reference import COLUMNS, T4_SUBSETS, TASK_COLUMN, mean_of, paper_average
+from .reference import COLUMNS, T4_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20
@@ -47,8 +47,8 @@ class ModelResult:
 
     @property
     def average_all(self) -> float | None:
-        """Macro mean over the nine tasks present (T4 as one task: mean of its score)."""
-        return self.scores.get("_all")
+        """Macro mean over the tasks present (T4 as one task)."""
+        return average_9_tasks(self.scores)
 
 
 def _pct(value) -> float | None:
@@ -63,7 +63,7 @@ def _empty() -> dict[str, float | None]:
     return {c: None for c in COLUMNS}
 
 
-def _from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None]:
+def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None]:
     """Columns from a :func:`misi_bench.builder.scoring.aggregate` report (0-1 scale)."""
     scores = _empty()
     tasks = report.get("tasks") or {}
@@ -72,12 +72,7 @@ def _from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | Non
             scores[TASK_COLUMN[task]] = _pct(row.get("score"))
     for sub, col in T4_SUBSETS.items():
         scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"))
-    scores["_all"] = _pct(report.get("average_all"))
     return scores, report.get("n")
-
-
-def _split_from_tasks(names) -> str | None:
-    return "tiny" if names and all(str(n).startswith("tiny") for n in names) else None
 
 
 def _harness_results(data: Mapping, path: Path, label: str | None) -> list[ModelResult]:
@@ -105,7 +100,6 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
                 scores[TASK_COLUMN[task]] = _pct(row.get("score,none"))
         t4 = found.get("residue_ligand", {})
         scores["T4+"], scores["T4-"] = _pct(t4.get("score_positive,none")), _pct(t4.get("score_negative,none"))
-        scores["_all"] = mean_of(_pct(row.get("score,none")) for row in found.values())
         n_samples = data.get("n-samples") or {}
         n = sum(int((n_samples.get(prefix + t) or {}).get("effective", 0)) for t in found) or None
         suffix = " [tiny]" if split == "tiny" and not label else ""
@@ -117,9 +111,8 @@ def _vlm_csv(path: Path, label: str | None) -> ModelResult:
     with path.open(newline="", encoding="utf-8") as fh:
         rows = {r["task"]: r for r in csv.DictReader(fh)}
     report = {"tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
-              "subsets": {s: {"score": rows[s]["score"]} for s in T4_SUBSETS if s in rows},
-              "average_all": rows.get("average_all", {}).get("score")}
-    scores, _ = _from_aggregate(report)
+              "subsets": {s: {"score": rows[s]["score"]} for s in T4_SUBSETS if s in rows}}
+    scores, _ = from_aggregate(report)
     n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
     return _vlm_result(path, label, scores, n)
 
@@ -164,11 +157,11 @@ def read_result(path: str | Path, label: str | None = None, split: str | None = 
     if not isinstance(data, Mapping):
         raise MisiError(f"{path}: not a result file (top level is not an object)")
     if isinstance(data.get("report"), Mapping) and "tasks" in data["report"]:
-        scores, n = _from_aggregate(data["report"])
+        scores, n = from_aggregate(data["report"])
         return [ModelResult(label or path.name.removesuffix(".json").removesuffix(".score"), "misi-bench score",
                             str(path), split, scores, n)]
     if "tasks" in data and "scale" in data:
-        scores, n = _from_aggregate(data)
+        scores, n = from_aggregate(data)
         if _VLM_FILE_RE.match(path.name):
             return [_vlm_result(path, label, scores, n)]
         return [ModelResult(label or path.stem, "misi-bench score", str(path), split, scores, n)]
@@ -179,6 +172,22 @@ def read_result(path: str | Path, label: str | None = None, split: str | None = 
         raise MisiError(f"{path}: a harness results file without MiSI tasks (expected misi_<task> keys)")
     raise MisiError(f"{path}: not a recognised result file (score report, lmms-eval/lm-eval results JSON, "
                     "VLMEvalKit acc.csv or report.json)")
+
+
+def merge_results(results: list[ModelResult]) -> list[ModelResult]:
+    """One result per (label, source, split): per-task files of one model (VLMEvalKit's
+    ``MiSI_<task>`` runs, say) fill each other's missing columns; the first file wins a clash."""
+    merged: dict[tuple, ModelResult] = {}
+    for res in results:
+        key = (res.label, res.source, res.split)
+        if key not in merged:
+            merged[key] = res
+            continue
+        old = merged[key]
+        scores = {k: old.scores.get(k) if old.scores.get(k) is not None else v for k, v in res.scores.items()}
+        merged[key] = ModelResult(old.label, old.source, f"{old.path}; {res.path}", old.split, scores,
+                                  (old.n or 0) + (res.n or 0) or None)
+    return list(merged.values())
 
 
 @dataclass(frozen=True)
@@ -224,5 +233,5 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
                 pred = baseline_prediction(kind, rec["task"], rec, rng)
                 metrics.append((rec["task"], score_prediction(rec["task"], pred, rec["answer"], rec["metadata"],
                                                               options=options)))
-        rows[CHANCE_NAMES.get(kind, kind)] = _from_aggregate(aggregate(metrics))[0]
+        rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
