@@ -91,7 +91,7 @@ from .report import (
                              PAPER_COLUMNS,
                              aggregate,
                              format_report_markdown,
-                             paper_columns,
+                             paper_average, paper_columns,
                              score_records,
 )
 from .text import MAX_CHARS, MAX_INPUT_CHARS
@@ -100,7 +100,7 @@ __all__ = [
     "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
     "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
-    "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_columns",
+    "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
     "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",
     "score_prediction", "score_records",
 ]

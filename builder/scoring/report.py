@@ -76,7 +76,9 @@ def paper_columns(report: Mapping, metric: str = "score") -> dict[str, float | N
     return out
 
 
-def _paper_average(columns: Mapping[str, float | None]) -> float | None:
+def paper_average(columns: Mapping[str, float | None]) -> float | None:
+    """The paper's average of ``{column key: score}`` (keys of :data:`COLUMN_KEYS`): the mean of
+    :data:`PAPER_AVERAGE_COLUMNS`, None when any of them is missing."""
     values = [columns[k] for k in PAPER_AVERAGE_COLUMNS]
     return None if any(v is None for v in values) else math.fsum(values) / len(values)
 
@@ -120,7 +122,7 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     columns = paper_columns(report)
     report.update({
         "columns": columns,
-        "paper_average": _paper_average(columns),
+        "paper_average": paper_average(columns),
         "paper_average_missing": [k for k in PAPER_AVERAGE_COLUMNS if columns[k] is None],
         "average_9_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
         "average_7_tasks": _mean_or_none([tasks[t]["score"] for t in present if t not in HEADLINE_EXCLUDED]),
@@ -154,7 +156,7 @@ def format_report_markdown(report: Mapping) -> str:
     seven = [t for t in present if t not in HEADLINE_EXCLUDED]
     exact_columns = paper_columns(report, "exact")
     paper_n = sum(tasks[t].get("n", 0) for t in seven)
-    paper_exact = _paper_average(exact_columns)
+    paper_exact = paper_average(exact_columns)
     rows = [
         ("paper_average", paper_n, report.get("paper_average"), paper_exact),
         ("average_9_tasks", sum(tasks[t].get("n", 0) for t in present), report.get("average_9_tasks"),
