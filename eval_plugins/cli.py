@@ -8,8 +8,10 @@ receive their remaining arguments untouched in ``args.passthrough``.
 from __future__ import annotations
 
 from . import harness_commands
+from .finetune import commands as finetune_commands
 
 #: Command groups of the evaluation front-ends, in help order.
 EVAL_COMMANDS = (
     harness_commands.add_commands,
+    finetune_commands.add_commands,
 )
