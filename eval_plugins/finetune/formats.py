@@ -23,8 +23,9 @@ FORMATS = {
 }
 IMAGE_PLACEHOLDER = "<image>"
 IMAGE_DIR = "images"
-#: Rows per Parquet row group of the ``hf`` export, and the size after which a new shard starts.
+#: Row group limits of the ``hf`` export (rows, or image bytes), and the size after which a new shard starts.
 HF_GROUP_ROWS = 64
+HF_GROUP_BYTES = 24 * 1024 * 1024
 HF_SHARD_BYTES = 512 * 1024 * 1024
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", ".png"), (b"\xff\xd8\xff", ".jpg"), (b"RIFF", ".webp"), (b"GIF8", ".gif"))
 
@@ -93,6 +94,7 @@ class HFWriter:
         self.parts: list[Path] = []
         self.writer = None
         self.part_bytes = 0
+        self.group_bytes = 0
 
     def add(self, row: SourceRow) -> None:
         user = [{"type": "image", "text": None} for _ in row.images] + [{"type": "text", "text": row.question}]
@@ -103,8 +105,10 @@ class HFWriter:
             "id": row.id,
             "task": row.task,
         })
-        self.part_bytes += sum(map(len, row.images)) + len(row.question)
-        if len(self.group) >= HF_GROUP_ROWS:
+        size = sum(map(len, row.images)) + len(row.question)
+        self.part_bytes += size
+        self.group_bytes += size
+        if len(self.group) >= HF_GROUP_ROWS or self.group_bytes >= HF_GROUP_BYTES:
             self._flush()
         if self.part_bytes >= HF_SHARD_BYTES:
             self._flush()
@@ -125,6 +129,7 @@ class HFWriter:
                                            dictionary_pagesize_limit=1 << 30)
         self.writer.write_table(pa.Table.from_pylist(self.group, schema=self.schema), row_group_size=HF_GROUP_ROWS)
         self.group = []
+        self.group_bytes = 0
 
     def _close_part(self) -> None:
         if self.writer is not None:
