@@ -246,6 +246,9 @@ def test_bad_inputs_get_clear_errors(data_dir, tmp_path, capsys):
     (busy / "keep.txt").write_text("mine")
     assert misi_bench.main(["export-sft", str(data_dir), "--format", "hf", "--out", str(busy), "--overwrite"]) == 2
     assert "earlier export" in capsys.readouterr().err and (busy / "keep.txt").exists()
+    assert misi_bench.main(["export-sft", "no-such-owner/no-such-repo", "--format", "hf",
+                            "--out", str(tmp_path / "o")]) == 2  # the Hub is offline in the tests
+    assert "no-such-owner/no-such-repo: cannot fetch" in capsys.readouterr().err
     empty = tmp_path / "empty"
     (empty / "translation").mkdir(parents=True)
     assert misi_bench.main(["export-sft", str(empty), "--format", "hf", "--out", str(tmp_path / "o")]) == 2

@@ -101,6 +101,8 @@ def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequen
             rows[row.task] += 1
             refs += len(row.images)
         writer.close()
+        if not rows:
+            raise InputError(root, f"the {split} shards of {', '.join(chosen)} hold no rows")
         store = getattr(writer, "images", None)
         manifest = {
             "format": fmt, "split": split, "source": str(source), "revision": revision,

@@ -109,37 +109,33 @@ class HFWriter:
         self.part_bytes += size
         self.group_bytes += size
         if len(self.group) >= HF_GROUP_ROWS or self.group_bytes >= HF_GROUP_BYTES:
-            self._flush()
-        if self.part_bytes >= HF_SHARD_BYTES:
-            self._flush()
-            self._close_part()
+            self._flush(end_part=self.part_bytes >= HF_SHARD_BYTES)
 
-    def _flush(self) -> None:
-        import pyarrow as pa  # noqa: PLC0415
+    def _open_part(self):
         import pyarrow.parquet as pq  # noqa: PLC0415
 
-        if not self.group:
-            return
-        if self.writer is None:
-            part = self.out / "data" / f".part{len(self.parts):05d}.parquet"
-            part.parent.mkdir(parents=True, exist_ok=True)
-            self.parts.append(part)
-            self.writer = pq.ParquetWriter(part, self.schema, compression="zstd", write_statistics=False,
-                                           use_dictionary=["images.list.element.bytes", "task"],
-                                           dictionary_pagesize_limit=1 << 30)
-        self.writer.write_table(pa.Table.from_pylist(self.group, schema=self.schema), row_group_size=HF_GROUP_ROWS)
-        self.group = []
-        self.group_bytes = 0
+        part = self.out / "data" / f".part{len(self.parts):05d}.parquet"
+        part.parent.mkdir(parents=True, exist_ok=True)
+        self.parts.append(part)
+        self.writer = pq.ParquetWriter(part, self.schema, compression="zstd", write_statistics=False,
+                                       use_dictionary=["images.list.element.bytes", "task"],
+                                       dictionary_pagesize_limit=1 << 30)
+        return self.writer
 
-    def _close_part(self) -> None:
-        if self.writer is not None:
+    def _flush(self, end_part: bool = False) -> None:
+        """Write the pending rows as one row group; ``end_part`` also closes the current shard."""
+        import pyarrow as pa  # noqa: PLC0415
+
+        if self.group:
+            table = pa.Table.from_pylist(self.group, schema=self.schema)
+            (self.writer or self._open_part()).write_table(table, row_group_size=len(self.group))
+            self.group, self.group_bytes = [], 0
+        if end_part and self.writer is not None:
             self.writer.close()
-            self.writer = None
-            self.part_bytes = 0
+            self.writer, self.part_bytes = None, 0
 
     def close(self) -> None:
-        self._flush()
-        self._close_part()
+        self._flush(end_part=True)
         n = len(self.parts)
         for k, part in enumerate(self.parts):
             os.replace(part, part.with_name(f"{self.split}-{k:05d}-of-{n:05d}.parquet"))
