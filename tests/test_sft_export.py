@@ -253,3 +253,26 @@ def test_bad_inputs_get_clear_errors(data_dir, tmp_path, capsys):
     (empty / "translation").mkdir(parents=True)
     assert misi_bench.main(["export-sft", str(empty), "--format", "hf", "--out", str(tmp_path / "o")]) == 2
     assert "no train shards" in capsys.readouterr().err
+
+
+def test_export_from_a_hub_repo_fetches_only_the_wanted_shards(data_dir, source, tmp_path, monkeypatch):
+    """Source = a Hub repo id, served by test_hub's protocol double of the Hub (real client)."""
+    from huggingface_hub import constants
+    from test_hub import HubDouble, _Repo
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf_home" / "hub"))
+    repo_id = "misi-test/sft-source"
+    files = {p.relative_to(data_dir).as_posix(): p.read_bytes()
+             for p in sorted(Path(data_dir).rglob("*.parquet")) if p.parent.name in TASK_NAMES}
+    with HubDouble() as double:
+        repo = double.repos[repo_id] = _Repo(repo_id, private=False)
+        repo.branches["main"] = repo.add_commit(repo.branches["main"], files, "shards")
+        result = export_sft(repo_id, tmp_path / "out", "swift", configs=["docking"], endpoint=double.endpoint,
+                            progress=False)
+        fetched = [path for method, path, _ in double.requests if "/resolve/" in path and method == "GET"]
+    rows = [json.loads(line) for line in (result.out / "misi_bench_train.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [r["id"] for r in source if r["task"] == "docking"]
+    assert fetched and all("/docking/train-" in path for path in fetched), fetched

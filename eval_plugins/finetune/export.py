@@ -80,14 +80,14 @@ def _prepare_out(out: Path, overwrite: bool) -> Path:
 
 def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequence[str] | None = None,
                split: str = TRAIN_SPLIT, allow_test: bool = False, revision: str | None = None,
-               overwrite: bool = False, progress: bool = True) -> ExportResult:
+               overwrite: bool = False, progress: bool = True, endpoint: str | None = None) -> ExportResult:
     """Export ``split`` of ``configs`` (default all nine) from ``source`` (build folder or Hub repo
-    id) to ``out`` in format ``fmt`` (a key of :data:`~.formats.FORMATS`)."""
+    id, at ``revision`` on ``endpoint``) to ``out`` in format ``fmt`` (a key of :data:`~.formats.FORMATS`)."""
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     check_split(split, allow_test)
     chosen = pick_configs(configs)
-    root = resolve_source(str(source), chosen, split, revision)
+    root = resolve_source(str(source), chosen, split, revision, endpoint)
     shards = config_shards(root, chosen, split)
     out = Path(out).expanduser().absolute()
     start = time.perf_counter()

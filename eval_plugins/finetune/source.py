@@ -44,9 +44,11 @@ def pick_configs(configs: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(t for t in TASK_NAMES if t in wanted)
 
 
-def resolve_source(source: str, configs: Sequence[str], split: str, revision: str | None = None) -> Path:
+def resolve_source(source: str, configs: Sequence[str], split: str, revision: str | None = None,
+                   endpoint: str | None = None) -> Path:
     """A local folder holding ``<config>/<split>-*.parquet``: ``source`` itself when it is a
-    folder, else the Hub dataset repo ``source`` with only those shards fetched into the Hub cache."""
+    folder, else the Hub dataset repo ``source`` with only those shards fetched into the Hub cache
+    (``endpoint``: another Hub server; default huggingface_hub's, i.e. ``$HF_ENDPOINT``)."""
     local = Path(os.path.expanduser(source))
     if local.is_dir():
         return local
@@ -59,7 +61,8 @@ def resolve_source(source: str, configs: Sequence[str], split: str, revision: st
     patterns = [f"{c}/{split}-*.parquet" for c in configs]
     log.info("fetching %s (%s) shards of %s from the Hub", split, ", ".join(configs), source)
     try:
-        return Path(snapshot_download(source, repo_type="dataset", revision=revision, allow_patterns=patterns))
+        return Path(snapshot_download(source, repo_type="dataset", revision=revision,
+                                      allow_patterns=patterns, endpoint=endpoint))
     except Exception as exc:  # noqa: BLE001 (network, auth and offline errors all mean: not readable)
         raise InputError(source, f"cannot fetch the dataset from the Hub: {exc}") from exc
 
