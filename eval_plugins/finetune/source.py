@@ -52,7 +52,7 @@ def resolve_source(source: str, configs: Sequence[str], split: str, revision: st
     local = Path(os.path.expanduser(source))
     if local.is_dir():
         return local
-    if local.suffix or source.startswith((".", "/", "~")) or source.count("/") != 1:
+    if source.startswith((".", "/", "~")) or source.count("/") != 1:
         raise InputError(source, "no such dataset folder (and not a Hub repo id like owner/name)")
     try:
         from huggingface_hub import snapshot_download  # noqa: PLC0415
