@@ -3,6 +3,8 @@
 - :mod:`misi_bench.eval_plugins.lmms_eval`: task folder for lmms-eval (``--include_path``).
 - :mod:`misi_bench.eval_plugins.vlmevalkit`: dataset classes registered into VLMEvalKit.
 - :mod:`misi_bench.eval_plugins.lm_eval`: task folder for lm-evaluation-harness.
+- :mod:`misi_bench.eval_plugins.finetune`: ``export-sft``, the train split in the formats of SFT
+  stacks (TRL / Hugging Face chat Parquet, LLaMA-Factory, ms-swift).
 
 Every adapter reads rows of the published schema (SPEC section 8), shows the row's images in
 prompt order with the row's ``question`` text, and scores with the one scorer,
