@@ -3,8 +3,8 @@
 Definition (documented in the dataset card too):
 
 * Donors and acceptors come from the ``Complex`` record: protein atoms from the per-residue
-  table (``structure.protein_polarity``), ligand atoms from the ligand's chemistry
-  (``structure.ligand_polarity``).
+  table (``hbond_typing.protein_polarity``), ligand atoms from the ligand's chemistry
+  (``hbond_typing.ligand_polarity``).
 * Distance: donor-acceptor heavy-atom distance at most ``MAX_DISTANCE`` = 3.5 + 0.4 Å (the
   Mills & Dean survey value with the paper's 0.4 Å relaxation).
 * Angles, where the donor's hydrogens are known from the input *and* fixed by the donor's

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..chemistry.files import parse_mol2
+
 HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein atom, ligand atom)
 
 
 def _read_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int]]]:
-    """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the sample builder's reader)."""
-    from .make_samples import read_mol2_atoms  # noqa: PLC0415
-
-    atoms, bonds = read_mol2_atoms(path)
-    return ([{"name": a.name, "xyz": tuple(float(v) for v in a.xyz), "element": a.element} for a in atoms],
+    """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the chemistry layer's reader)."""
+    atoms, bonds = parse_mol2(path)
+    return ([{"name": a["name"], "xyz": a["xyz"], "element": a["element"]} for a in atoms],
             [(i, j) for i, j, _ in bonds])
 
 
