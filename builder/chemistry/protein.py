@@ -28,6 +28,8 @@ STANDARD_AMINO_ACIDS = frozenset(
     "ALA ARG ASN ASP CYS GLN GLU GLY HIS ILE LEU LYS MET PHE PRO SER THR TRP TYR VAL".split()
 )
 WATER_NAMES = frozenset({"HOH", "WAT", "H2O", "DOD", "D2O", "SOL", "TIP", "TIP3"})
+#: Elements kept as metal ions when they form a single-atom hetero residue.
+METAL_ELEMENTS = frozenset("Li Na K Rb Cs Mg Ca Sr Ba Mn Fe Co Ni Cu Zn Cd Hg Pt Au Ag Mo W V Cr Al Ga".split())
 
 
 class ProteinAtoms:
@@ -45,6 +47,7 @@ class ProteinAtoms:
         self.h_coords: list[tuple[float, float, float]] = []
         self.h_res: list[int] = []
         self.h_names: list[str] = []
+        self.metals: list[dict] = []  # one-atom metal residues: element, name, chain, number, xyz
 
 
 def _looks_like_cif(path: Path, text: str) -> bool:
@@ -107,6 +110,13 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                 out.het_residues.append({"name": name, "chain": chain.name, "number": res.seqid.num,
                                          "icode": res.seqid.icode.strip(), "atoms": atoms})
                 continue
+            heavy = [a for a in res if normalise_element(a.element.name) not in ("H", "D")]
+            if len(heavy) == 1 and normalise_element(heavy[0].element.name) in METAL_ELEMENTS:
+                atom = heavy[0]
+                out.metals.append({"element": normalise_element(atom.element.name), "res_name": name,
+                                   "chain": chain.name.strip() or "_", "number": int(res.seqid.num),
+                                   "xyz": (atom.pos.x, atom.pos.y, atom.pos.z)})
+                continue
             if name not in STANDARD_AMINO_ACIDS:
                 skipped.add(name)
                 if res.het_flag == "H":
@@ -147,6 +157,12 @@ def pocket_residue_keys(p_coords: np.ndarray, res_key: np.ndarray, lig_coords: n
         d2 = ((p_coords[idx, None, :] - lig_coords[None, :, :]) ** 2).sum(axis=2)
         close[idx] = (d2 <= cutoff * cutoff).any(axis=1)
     return sorted(set(res_key[close].tolist()))
+
+
+def metals_near(protein: ProteinAtoms, lig_coords: np.ndarray, cutoff: float) -> list[dict]:
+    """The metal ions (``ProteinAtoms.metals`` records) within ``cutoff`` Å of a ligand atom."""
+    return [m for m in protein.metals
+            if np.linalg.norm(lig_coords - np.asarray(m["xyz"]), axis=1).min() <= cutoff]
 
 
 def protein_bonds(coords: np.ndarray, elements: list[str], names: list[str], res_of_atom: np.ndarray) -> np.ndarray:

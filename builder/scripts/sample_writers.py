@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..chemistry.protein import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
-from ..chemistry.protein import STANDARD_AMINO_ACIDS, pocket_residue_keys
+from ..chemistry.protein import METAL_ELEMENTS, STANDARD_AMINO_ACIDS, pocket_residue_keys
 from .sample_ligands import atom_element
 
 
@@ -167,7 +167,20 @@ def pocket_residues(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):
     return [residues[k] for k in pocket_residue_keys(np.array(coords), np.array(keys), lig_xyz, cutoff)]
 
 
-def write_pocket(path: Path, residues, title: str) -> int:
+def pocket_metals(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):
+    """(chain name, gemmi residue) of every metal ion (a one-atom hetero residue of a metal
+    element) within ``cutoff`` Å of a ligand heavy atom, in file order (PDBbind pockets keep them)."""
+    out = []
+    for ch in st[0]:
+        for res in ch:
+            if len(res) == 1 and atom_element(res[0]) in METAL_ELEMENTS:
+                if np.linalg.norm(lig_xyz - np.array(res[0].pos.tolist()), axis=1).min() <= cutoff:
+                    out.append((ch.name, res))
+    return out
+
+
+def write_pocket(path: Path, residues, title: str, metals=()) -> int:
+    """Pocket PDB: the residues as ATOM records, then the metal ions as HETATM records."""
     lines = [f"REMARK   1 {title}"]
     serial = 0
     prev_chain = None
@@ -184,6 +197,17 @@ def write_pocket(path: Path, residues, title: str) -> int:
                 f"{a.pos.x:8.3f}{a.pos.y:8.3f}{a.pos.z:8.3f}{a.occ:6.2f}{a.b_iso:6.2f}          "
                 f"{el.upper():>2s}"
             )
-    lines += ["TER", "END"]
+    lines.append("TER")
+    for chain, res in metals:
+        serial += 1
+        a = res[0]
+        el = atom_element(a)
+        lines.append(
+            f"HETATM{serial % 100000:5d} {_pdb_name(a.name.strip(), el)} {res.name.strip():>3s} "
+            f"{(chain or ' ')[:1]}{res.seqid.num:4d}{(res.seqid.icode.strip() or ' ')}   "
+            f"{a.pos.x:8.3f}{a.pos.y:8.3f}{a.pos.z:8.3f}{a.occ:6.2f}{a.b_iso:6.2f}          "
+            f"{el.upper():>2s}"
+        )
+    lines.append("END")
     path.write_text("\n".join(lines) + "\n")
     return serial
