@@ -7,9 +7,11 @@ input hydrogens the tautomer is unknown and both ring N are donor and acceptor.
 Ligand atoms: RDKit's chemical feature definitions (``BaseFeatures.fdef`` in ``RDConfig.RDDataDir``,
 families ``Donor`` and ``Acceptor``) on the ligand's chemistry (bond orders, charges, hydrogens
 of the input or implied by valence). Consequences of that definition, kept as they are: amide,
-sulfonamide, aniline and other N-H nitrogens are donors, not acceptors; aliphatic amines are
-donors (protonated); carbonyl, sulfonyl, ether and ester O are acceptors, nitro O are not;
-aromatic N without H are acceptors. The file's two ``Atomtype`` lines (lower-case t: anionic
+sulfonamide, aniline and other N-H nitrogens are donors, not acceptors; amine N are donors, not
+acceptors; carbonyl, sulfonyl, ether and ester O are acceptors, nitro O are not; aromatic N
+without H are acceptors. Protonation follows the input: a donor must carry a hydrogen, so the
+file's azole tautomer donors (``n`` next to an ``nH``) are not used; only when the ligand file
+has no hydrogens at all is an aliphatic tertiary amine (the file's protonated-amine donor) kept. The file's two ``Atomtype`` lines (lower-case t: anionic
 O except nitro, aromatic o) are skipped by RDKit's parser; we apply them as the file's comments
 intend (carboxylate, phenolate, furan O are acceptors). Halogens are not counted (the question
 text names N, O and S), so the file's fluorine acceptor is left out. Chemical rules on top

@@ -159,6 +159,9 @@ HELDOUT_ENTRIES: list[Entry] = [
                 "ligand from the SDF, names from the CCD by graph match; chain = nearest, residue number assigned"),
 ]
 
+#: Raw entry of the held-out set: 1GBT whole, for tests of metal ions (its calcium) in the record.
+HELDOUT_RAW_ENTRIES = [("1GBT", "1GBT.cif.gz", BIOPYTHON, "Tests/PDB/1GBT.cif", "GBS", None, None)]
+
 RAW_ENTRIES = [
     # (pdb id, file written, package, path inside, ligand code, chain, resnum)
     ("1FKI", "1FKI.cif.gz", PDB2PQR, "tests/data/1FKI.cif", "SB1", None, None),
@@ -323,10 +326,10 @@ RAW_COLUMNS = ["pdb_id", "file", "ligand_code", "ligand_chain", "ligand_resnum",
                "source_version", "source_path"]
 
 
-def write_raw(raw_out: Path, cache: Path) -> None:
+def write_raw(raw_out: Path, cache: Path, entries=None) -> None:
     raw_out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for pdb_id, fname, pkg, inner, code, chain, resnum in RAW_ENTRIES:
+    for pdb_id, fname, pkg, inner, code, chain, resnum in RAW_ENTRIES if entries is None else entries:
         data = (fetch(pkg, cache) / inner).read_bytes()
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
@@ -368,7 +371,8 @@ HELDOUT_PROVENANCE = PROVENANCE.replace("# Provenance of the embedded sample set
 
 These complexes check the hydrogen-bond detector against PLIP on structures it was not tuned on
 (`python -m misi_bench.builder.scripts.hbond_report --set heldout`); they are not benchmark
-samples. Built with `make_samples.py --heldout` like the samples:""").split("\n\nThe raw entries")[0] + "\n"
+samples. Built with `make_samples.py --heldout` like the samples:""").replace(
+    "three source files, for tests of\nthe raw-entry reader", "one source file (1GBT), for tests of metal\nions in the record").replace("`../raw/`", "`raw/`")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
             w.writeheader()
             w.writerows(rows)
         (out / "PROVENANCE.md").write_text(HELDOUT_PROVENANCE if args.heldout else PROVENANCE)
-        if not args.heldout:
+        if args.heldout:
+            write_raw(out / "raw", args.cache, HELDOUT_RAW_ENTRIES)
+        else:
             write_raw(raw_out, args.cache)
     for pdb_id, why in failed:
         print(f"dropped {pdb_id}: {why}", file=sys.stderr)
