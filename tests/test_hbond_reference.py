@@ -34,6 +34,15 @@ def test_agreement_with_plip_on_the_heldout_set():
     assert s["precision"] >= 0.68, s
 
 
+def test_agreement_with_plip_on_other_ligand_copies():
+    rows = [compare(d) for d in set_dirs("copies")]
+    s = pooled(rows)
+    assert s["complexes"] == 6 and s["plip"] >= 10
+    assert s["recall"] >= 0.75, s
+    assert s["precision"] >= 0.70, s
+    assert not s["over_twice"]
+
+
 def test_plip_candidates_include_its_bonds_and_more():
     """PLIP's candidates hold its bonds and, on 1S3V, the pairs its one-per-donor rule drops."""
     d = next(d for d in set_dirs("samples") if d.name == "1s3v")

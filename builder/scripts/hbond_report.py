@@ -11,7 +11,8 @@ salt-bridge rules), then per set:
 * complexes where we report more than twice PLIP's bonds.
 
 The ``samples`` set (``builder/data/samples``) is the one the detector was tuned on; ``heldout``
-(``builder/data/heldout``) was not tuned on. ``--sweep`` re-runs the detector with the
+(``builder/data/heldout``) and ``copies`` (``builder/data/copies``: other crystallographic copies
+of ligands of both) were not tuned on. ``--sweep`` re-runs the detector with the
 alternatives weighed for the distance limit, the use of input hydrogens on rotatable donors,
 one bond per donor hydrogen, and the ligand chemistry source (SDF or MOL2), printing pooled
 figures for each (PLIP runs once per complex).
@@ -30,7 +31,7 @@ from ..chemistry.samples import data_root
 from ..chemistry.structure import read_pdbbind_dir
 from ..core.records import Complex
 
-SETS = ("samples", "heldout")
+SETS = ("samples", "heldout", "copies")
 CHARGED_SIDE_CHAIN = {("ASP", "OD1"), ("ASP", "OD2"), ("GLU", "OE1"), ("GLU", "OE2"), ("ARG", "NE"),
                       ("ARG", "NH1"), ("ARG", "NH2"), ("LYS", "NZ"), ("HIS", "ND1"), ("HIS", "NE2")}
 

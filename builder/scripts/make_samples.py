@@ -159,6 +159,18 @@ HELDOUT_ENTRIES: list[Entry] = [
                 "ligand from the SDF, names from the CCD by graph match; chain = nearest, residue number assigned"),
 ]
 
+#: Second held-out set (``builder/data/copies``): other crystallographic copies of ligands whose
+#: first copy is in the samples or the held-out set, measured once, never tuned on.
+COPY_ENTRIES: list[Entry] = [
+    Entry("1A28", "STR", MDA, "MDAnalysisTests/data/1a28.pdb.gz", "B", 2, notes="second copy (B 2)"),
+    Entry("1AFS", "TES", PDB2PQR, "tests/data/1AFS.pdb", "B", 325, notes="second copy (B 325)"),
+    Entry("1FKI", "SB1", PDB2PQR, "tests/data/1FKI.cif", "B", 108, notes="mmCIF; second copy (B 108)"),
+    Entry("3G61", "0JZ", OPENBABEL, "test/files/3G61.pdb", "A", 6002, notes="another copy (A 6002)"),
+    Entry("6C83", "ACP", RDKIT_DATA, "usr/share/RDKit/Contrib/CalcLigRMSD/data/6c83.pdb", "B", 501,
+          notes="second copy (B 501)"),
+    Entry("7CFN", "FX0", BIOPYTHON, "Tests/PDB/7CFN.cif", "R", 403, notes="mmCIF; second copy (R 403)"),
+]
+
 #: Raw entry of the held-out set: 1GBT whole, for tests of metal ions (its calcium) in the record.
 HELDOUT_RAW_ENTRIES = [("1GBT", "1GBT.cif.gz", BIOPYTHON, "Tests/PDB/1GBT.cif", "GBS", None, None)]
 
@@ -375,6 +387,10 @@ samples. Built with `make_samples.py --heldout` like the samples:""").replace(
     "three source files, for tests of\nthe raw-entry reader", "one source file (1GBT), for tests of metal\nions in the record").replace("`../raw/`", "`raw/`")
 
 
+COPIES_PROVENANCE = HELDOUT_PROVENANCE.replace("# Provenance of the held-out H-bond set", "# Provenance of the second held-out H-bond set (other ligand copies)").replace(
+    "--set heldout", "--set copies").replace("--heldout", "--copies").split("\n\nThe raw entries")[0] + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("builder/data/samples"))
@@ -383,12 +399,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="PDB ids to (re)build")
     ap.add_argument("--heldout", action="store_true",
                     help="build the held-out H-bond set (HELDOUT_ENTRIES) into --out instead of the samples")
+    ap.add_argument("--copies", action="store_true",
+                    help="build the second held-out set (COPY_ENTRIES: other copies of ligands) into --out")
     args = ap.parse_args(argv)
     out: Path = args.out
     raw_out = args.raw_out or out.parent / "raw"
     out.mkdir(parents=True, exist_ok=True)
     rows, failed = [], []
-    for entry in HELDOUT_ENTRIES if args.heldout else ENTRIES:
+    for entry in COPY_ENTRIES if args.copies else HELDOUT_ENTRIES if args.heldout else ENTRIES:
         if args.only and entry.pdb_id not in args.only:
             continue
         try:
@@ -407,10 +425,11 @@ def main(argv: list[str] | None = None) -> int:
             w = csv.DictWriter(fh, fieldnames=INDEX_COLUMNS, lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
-        (out / "PROVENANCE.md").write_text(HELDOUT_PROVENANCE if args.heldout else PROVENANCE)
-        if args.heldout:
+        (out / "PROVENANCE.md").write_text(COPIES_PROVENANCE if args.copies else HELDOUT_PROVENANCE if args.heldout
+                                           else PROVENANCE)
+        if args.heldout and not args.copies:
             write_raw(out / "raw", args.cache, HELDOUT_RAW_ENTRIES)
-        else:
+        elif not args.heldout and not args.copies:
             write_raw(raw_out, args.cache)
     for pdb_id, why in failed:
         print(f"dropped {pdb_id}: {why}", file=sys.stderr)
