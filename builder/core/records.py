@@ -101,6 +101,8 @@ class Complex:
                      "is_ligand", "residue_index", "is_donor", "is_acceptor", "formal_charges"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}")
+        if len(self.donor_h) not in (0, n):
+            raise ValueError(f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)")
         for arr in (self.coords, self.elements, self.atom_names, self.is_ligand, self.bonds, self.h_coords):
             arr.setflags(write=False)
 
