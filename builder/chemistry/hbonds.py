@@ -115,6 +115,18 @@ def _hydrogens_fixed(cx: Complex, donor: int, nbrs: list[list[int]], sp2: np.nda
     return bool(sp2[donor]) or any(sp2[n] for n in nbrs[donor])
 
 
+def donor_hydrogen_source(cx: Complex, donor: int) -> str:
+    """Where the detector takes a donor's hydrogens from: ``"input"`` (the input file),
+    ``"placed"`` (a planar N without input hydrogens: placed from the heavy-atom frame) or
+    ``"unknown"`` (a rotatable donor without input hydrogens: judged by heavy-atom angles)."""
+    if donor in set(cx.h_parent.tolist()):
+        return "input"
+    nbrs = _neighbours(cx)
+    sp2 = np.zeros(cx.n_atoms, dtype=bool)
+    sp2[cx.bonds[cx.bond_orders > 1].ravel()] = True
+    return "placed" if _hydrogens_fixed(cx, donor, nbrs, sp2) else "unknown"
+
+
 def _placed_hydrogens(cx: Complex, donor: int, nbrs: list[list[int]]) -> list[np.ndarray]:
     """Ideal positions of the hydrogens of a planar N donor without input hydrogens: one on the
     outer bisector of two neighbours, or two in the plane of an NH2 at 120 degrees."""

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..chemistry.hbonds import MAX_DISTANCE, detect_hbonds
+from ..chemistry.hbonds import MAX_DISTANCE, detect_hbonds, donor_hydrogen_source
 from ..chemistry.samples import data_root
 from ..chemistry.structure import read_pdbbind_dir
 from ..core.records import Complex
@@ -73,6 +73,13 @@ def classify_extra(cx: Complex, key: str) -> str:
     if pair and ((str(cx.res_names[pair[0]]), str(cx.atom_names[pair[0]])) in CHARGED_SIDE_CHAIN
                  or cx.formal_charges[pair[1]] != 0):
         return "charged pair (salt bridge with H-bond geometry)"
+    if pair:
+        p, lg = pair
+        kinds = {donor_hydrogen_source(cx, d) for d, a in ((p, lg), (lg, p)) if cx.is_donor[d] and cx.is_acceptor[a]}
+        if "unknown" in kinds:
+            return "rotatable donor without input hydrogens: PLIP's placed hydrogen points elsewhere"
+        if "placed" in kinds:
+            return "planar N-H placed from the heavy-atom frame: PLIP's hydrogen differs or is missing"
     return "neutral pair PLIP's hydrogens do not point at"
 
 
@@ -89,7 +96,10 @@ def classify_missing(cx: Complex, key: str, max_distance: float, loose: set[str]
         return f"distance above {max_distance:g} Å"
     if key in loose:
         return "the donor bonds nearer acceptors (its hydrogens unknown: as many bonds as hydrogens)"
-    return "angle test (D-H...A or neighbour angles)"
+    donors = [x for x, a in ((p, lg), (lg, p)) if cx.is_donor[x] and cx.is_acceptor[a]]
+    if any(donor_hydrogen_source(cx, x) == "unknown" for x in donors):
+        return "rotatable donor without input hydrogens: a neighbour angle below the limit"
+    return "D-H...A angle below the limit with the input or placed hydrogens"
 
 
 def ours(cx: Complex, **kwargs) -> set[str]:
