@@ -156,8 +156,19 @@ def test_one_hbond_per_unknown_donor_hydrogen(complexes):
             assert n <= max(int(cx.donor_h[donor]), 1), (pdb_id, str(cx.atom_names[donor]))
 
 
+def test_distance_limit_is_4_1_angstrom(haem):
+    """19HC (held-out): CYS 59 N donates to the haem propionate O1D 4.05 Å away with its peptide
+    H pointing at it (a PLIP bond); the 0.2 limit of 3.9 Å lost it. No bond is longer than 4.1 Å."""
+    bonds = {b.pocket_text(): b for b in detect_hbonds(haem)}
+    assert MAX_DISTANCE == pytest.approx(4.1)
+    assert 3.9 < bonds["CYS 59 N A, O1D"].distance <= 4.1
+    assert "CYS 59 N A, O1D" not in {b.pocket_text() for b in detect_hbonds(haem, max_distance=3.9)}
+    assert all(b.distance <= 4.1 for b in bonds.values())
+
+
 def test_question_text_states_the_detector_rule():
-    """T4 and T9 tell the model the distance limit the detector uses, and the metal exclusion."""
+    """T4 and T9 tell the model the distance limit the detector uses, the angle, the three-centre
+    rule and the metal exclusion."""
     path = Path(hbonds.__file__).resolve().parents[1] / "tasks" / "templates" / "prompts.yaml"
     prompts = yaml.safe_load(path.read_text())
     for task in ("residue_ligand", "pocket_ligand"):
@@ -165,3 +176,4 @@ def test_question_text_states_the_detector_rule():
         limits = {float(x) for x in re.findall(r"at most (\d+\.\d+) Å", text)}
         assert limits == {round(MAX_DISTANCE, 1)}, task
         assert "metal" in text, task
+        assert f"at least {hbonds.MIN_DHA_ANGLE:g}°" in text and "two acceptors" in text, task
