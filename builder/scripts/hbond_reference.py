@@ -5,10 +5,12 @@ A validation tool for the builder's own detector (optional extra ``reference``:
 merged PDB (pocket heavy atoms as ATOM records, the ligand's heavy atoms as HETATM records with
 the MOL2 atom names, ligand CONECT records), lets PLIP add hydrogens and find protein-ligand
 hydrogen bonds with its default geometry, and maps the donor/acceptor heavy atoms back to our
-atom names by coordinates. Hydrogens of the input files go into the merged PDB; PLIP keeps them
-(``NOHYDRO``) when both the pocket and the ligand carry hydrogens, and otherwise adds the missing
-polar ones itself. Besides PLIP's bonds it returns PLIP's candidates: every pair that passes its
-geometry before it keeps one bond per donor and drops pairs it files as salt bridges.
+atom names by coordinates. Hydrogens of the input files go into the merged PDB (the pocket's,
+and the ligand's from the SDF, the file our detector takes them from, else from the MOL2); PLIP
+keeps them (``NOHYDRO`` and ``NOFIX``, the issue's setting) when both the pocket and the ligand
+carry hydrogens, and otherwise adds the missing polar ones itself. Besides PLIP's bonds it returns
+PLIP's candidates (every pair that passes its geometry before it keeps one bond per donor and
+drops pairs it files as salt bridges) and the N/O pairs of its salt bridges within 4.1 Å.
 
     python -m misi_bench.builder.scripts.hbond_reference [SAMPLE_DIR ...]
 

@@ -1,20 +1,24 @@
 """Agreement report: our H-bond detector against PLIP 3.0.1 on real complexes.
 
-Run: ``python -m misi_bench.builder.scripts.hbond_report [--set samples|heldout|all] [--sweep]``
-(needs the ``reference`` extra: plip and openbabel). For each complex it prints our bonds, PLIP's
-bonds and PLIP's candidates (its bonds plus the pairs it drops by its one-bond-per-donor and
-salt-bridge rules), then per set:
+Run: ``python -m misi_bench.builder.scripts.hbond_report [--set samples|heldout|copies|all]
+[--sweep] [--hydrogens input|shared]`` (needs the ``reference`` extra: plip and openbabel). For
+each complex it prints our bonds, PLIP's bonds and PLIP's candidates (its bonds, the pairs it
+drops by its one-bond-per-donor and salt-bridge rules, and the N/O pairs of its salt bridges'
+charged groups within 4.1 Å), then per set:
 
 * recall = |ours ∩ PLIP bonds| / |PLIP bonds|, precision = |ours ∩ PLIP candidates| / |ours|,
-  pooled over the set and per complex;
-* our bonds outside PLIP's candidates and PLIP's bonds we miss, each classified;
+  pooled over the set and per complex (precision without the salt-bridge pairs too);
+* our bonds outside PLIP's candidates and PLIP's bonds we miss, each classified (by where the
+  donor's hydrogens come from: input, placed on a planar N, or unknown);
 * complexes where we report more than twice PLIP's bonds.
 
-The ``samples`` set (``builder/data/samples``) is the one the detector was tuned on; ``heldout``
-(``builder/data/heldout``) and ``copies`` (``builder/data/copies``: other crystallographic copies
-of ligands of both) were not tuned on. ``--sweep`` re-runs the detector with the
-alternatives weighed for the distance limit, the use of input hydrogens on rotatable donors,
-one bond per donor hydrogen, and the ligand chemistry source (SDF or MOL2), printing pooled
+``--hydrogens input`` gives each tool the input files' hydrogens (PLIP adds the missing polar
+ones itself); ``shared`` gives both one protonated copy of each complex (``hbond_shared_h``), the
+issue's setting. The ``samples`` set (``builder/data/samples``) is the one the detector was tuned
+on; ``heldout`` (``builder/data/heldout``) and ``copies`` (``builder/data/copies``: other
+crystallographic copies of ligands of both) were not tuned on. ``--sweep`` re-runs the detector
+with the alternatives weighed for the distance limit, the use of input hydrogens on rotatable
+donors, the bonds per hydrogen, and the ligand chemistry source (SDF or MOL2), printing pooled
 figures for each (PLIP runs once per complex).
 """
 from __future__ import annotations
