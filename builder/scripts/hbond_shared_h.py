@@ -69,11 +69,10 @@ def protonated_ligand(sdf: Path):
     for (n,) in rw.GetSubstructMatches(Chem.MolFromSmarts(_AMINE)):
         rw.GetAtomWithIdx(n).SetFormalCharge(1)
     amidine_n, _ = ionisable_groups(ligand_from_rdkit(mol, sdf))
-    for i in sorted(amidine_n):
+    for i in sorted(amidine_n):  # the imine N of each group takes the proton
         atom = rw.GetAtomWithIdx(i)
-        if any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()):
+        if atom.GetFormalCharge() == 0 and any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()):
             atom.SetFormalCharge(1)
-            break
     for atom in rw.GetAtoms():
         atom.SetNoImplicit(False)
     mol = rw.GetMol()
