@@ -9,8 +9,8 @@ Definition (documented in the dataset card and the T4/T9 question text too):
   Hubbard & Haider's 3.5 Å + 0.6). Chosen on evidence (``hbond_report --sweep``): against PLIP on
   the tuned samples and on complexes not tuned on, 4.1 Å raises recall by 0.05-0.24 over 3.9 Å
   with precision within 0.01 or higher, 4.3 Å adds no recall and loses precision; the pairs at
-  3.9-4.1 Å are mostly neutral backbone N-H...O, so a type-dependent limit (longer only for S or charged pairs)
-  would not recover them. The D-H...A test below keeps such long pairs to hydrogens that point
+  3.9-4.1 Å are mostly neutral backbone N-H...O, so a type-dependent limit (longer only for S or
+  charged pairs) would not recover them. The D-H...A test below keeps such long pairs to hydrogens that point
   at the acceptor: Jeffrey's weak, mostly electrostatic H-bonds (D...A 3.2-4.0 Å and beyond).
 * Angle, where the donor's hydrogens are known: the D-H...A angle must be at least
   120 - 20 = 100 degrees. Known means given by the input (protein polar H of protonated PDB
