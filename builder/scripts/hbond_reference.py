@@ -5,10 +5,12 @@ A validation tool for the builder's own detector (optional extra ``reference``:
 merged PDB (pocket heavy atoms as ATOM records, the ligand's heavy atoms as HETATM records with
 the MOL2 atom names, ligand CONECT records), lets PLIP add hydrogens and find protein-ligand
 hydrogen bonds with its default geometry, and maps the donor/acceptor heavy atoms back to our
-atom names by coordinates. Hydrogens of the input files go into the merged PDB; PLIP keeps them
-(``NOHYDRO``) when both the pocket and the ligand carry hydrogens, and otherwise adds the missing
-polar ones itself. Besides PLIP's bonds it returns PLIP's candidates: every pair that passes its
-geometry before it keeps one bond per donor and drops pairs it files as salt bridges.
+atom names by coordinates. Hydrogens of the input files go into the merged PDB (the pocket's,
+and the ligand's from the SDF, the file our detector takes them from, else from the MOL2); PLIP
+keeps them (``NOHYDRO`` and ``NOFIX``, the issue's setting) when both the pocket and the ligand
+carry hydrogens, and otherwise adds the missing polar ones itself. Besides PLIP's bonds it returns
+PLIP's candidates (every pair that passes its geometry before it keeps one bond per donor and
+drops pairs it files as salt bridges) and the N/O pairs of its salt bridges within 4.1 Å.
 
     python -m misi_bench.builder.scripts.hbond_reference [SAMPLE_DIR ...]
 
@@ -62,11 +64,36 @@ def _ligand_identity(sample_dir: Path) -> tuple[str, str, int]:
     return "LIG", "Z", 999
 
 
+def _sdf_hydrogens(sample_dir: Path, lig_atoms: list[dict], lig_bonds: list[tuple[int, int]]):
+    """Ligand atoms and bonds with the hydrogens of the SDF (the chemistry source our detector
+    reads) in place of the MOL2's, when the SDF has any; heavy atoms matched by coordinates."""
+    from ..chemistry.ligand import rdkit_mol_from_file  # noqa: PLC0415
+
+    sdf = sample_dir / f"{sample_dir.name.lower()}_ligand.sdf"
+    mol = rdkit_mol_from_file(sdf) if sdf.exists() else None
+    if mol is None or not any(a.GetAtomicNum() == 1 for a in mol.GetAtoms()):
+        return lig_atoms, lig_bonds
+    xyz = mol.GetConformer().GetPositions()
+    heavy = [i for i, a in enumerate(lig_atoms) if a["element"] not in ("H", "D")]
+    ref = np.array([lig_atoms[i]["xyz"] for i in heavy])
+    new_index = {old: k for k, old in enumerate(heavy)}
+    atoms = [lig_atoms[i] for i in heavy]
+    bonds = [(new_index[i], new_index[j]) for i, j in lig_bonds if i in new_index and j in new_index]
+    for atom in mol.GetAtoms():
+        if atom.GetAtomicNum() != 1 or not atom.GetDegree():
+            continue
+        parent = atom.GetNeighbors()[0].GetIdx()
+        k = int(np.argmin(np.linalg.norm(ref - xyz[parent], axis=1)))
+        atoms.append({"name": f"H{len(atoms) - len(heavy) + 1}", "xyz": tuple(xyz[atom.GetIdx()]), "element": "H"})
+        bonds.append((k, len(atoms) - 1))
+    return atoms, bonds
+
+
 def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
     pid = sample_dir.name.lower()
     pocket = _read_pocket(sample_dir / f"{pid}_pocket.pdb")
     every = _read_pocket(sample_dir / f"{pid}_pocket.pdb", hydrogens=None)
-    lig_atoms, lig_bonds = _read_mol2(sample_dir / f"{pid}_ligand.mol2")
+    lig_atoms, lig_bonds = _sdf_hydrogens(sample_dir, *_read_mol2(sample_dir / f"{pid}_ligand.mol2"))
     code, chain, resnum = _ligand_identity(sample_dir)
     keep = [i for i, a in enumerate(lig_atoms) if a["element"] not in ("H", "D")]
     keep += [i for i, a in enumerate(lig_atoms) if a["element"] in ("H", "D")]
@@ -119,7 +146,8 @@ def reference_hbonds(sample_dir: Path) -> set[HBond]:
 
 def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
     """``{"bonds": PLIP's bonds, "candidates": its bonds + the geometric pairs it drops by its
-    one-bond-per-donor and salt-bridge rules}`` of one sample directory."""
+    one-bond-per-donor and salt-bridge rules, "salt_bridges": the N/O pairs of its salt bridges'
+    two charged groups closer than its H-bond limit (4.1 Å)}`` of one sample directory."""
     from plip.basic import config  # noqa: PLC0415 (optional dependency, imported lazily)
     from plip.structure.preparation import PDBComplex  # noqa: PLC0415
 
@@ -130,6 +158,7 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
     het = [ln for ln in text.splitlines() if ln.startswith("HETATM")]
     config.NOHYDRO = (any(ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines())
                       and any(ln[76:78].strip() == "H" for ln in het))
+    config.NOFIX = config.NOHYDRO  # the issue's setting with input hydrogens (NOHYDRO/NOFIX)
     code, _, _ = _ligand_identity(sample_dir)
     with tempfile.TemporaryDirectory() as tmp:
         pdb = Path(tmp) / f"{sample_dir.name.lower()}_merged.pdb"
@@ -139,7 +168,7 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
         cx.output_path = tmp
         cx.load_pdb(str(pdb))
         cx.analyze()
-        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set()}
+        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set(), "salt_bridges": set()}
         for key, site in cx.interaction_sets.items():
             if key.split(":")[0] != code:
                 continue
@@ -152,8 +181,28 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
                     if p is None or lg is None:
                         continue
                     found[kind].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+            for sb in list(site.saltbridge_lneg) + list(site.saltbridge_pneg):
+                found["salt_bridges"] |= _salt_bridge_pairs(sb, pocket, ligand)
     found["candidates"] |= found["bonds"]
     return found
+
+
+def _salt_bridge_pairs(sb, pocket: list[dict], ligand: list[dict]) -> set[HBond]:
+    """N/O atom pairs of one PLIP salt bridge's two charged groups within PLIP's H-bond distance."""
+    from plip.basic import config  # noqa: PLC0415
+
+    prot_group, lig_group = (sb.positive, sb.negative) if sb.protispos else (sb.negative, sb.positive)
+    pairs: set[HBond] = set()
+    for pa in prot_group.atoms:
+        for la in lig_group.atoms:
+            if pa.atomicnum not in (7, 8) or la.atomicnum not in (7, 8):
+                continue
+            if np.linalg.norm(np.subtract(pa.coords, la.coords)) >= config.HBOND_DIST_MAX:
+                continue
+            p, lg = _nearest(pa.coords, pocket), _nearest(la.coords, ligand)
+            if p is not None and lg is not None:
+                pairs.add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+    return pairs
 
 
 def main(argv: list[str] | None = None) -> int:
