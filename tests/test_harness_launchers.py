@@ -5,6 +5,7 @@ and ``misi-bench lm-eval`` applies the torchvision shim so that ``--model hf-mul
 far as loading the model files."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -134,8 +135,12 @@ def test_vlmevalkit_exits_non_zero_when_a_pair_is_not_scored(tmp_path, broken_da
         oracle.register()
         sys.exit(vlmevalkit.run(sys.argv[1:]))
     """)
-    proc = subprocess.run([sys.executable, "-c", script, "--data", "MiSI_docking_tiny", "MiSI_rotation_tiny",
-                           "--model", "misi_constant", "--work-dir", str(tmp_path / "work")],
+    # a --config file (the form API models need), naming our classes as VLMEvalKit attributes
+    config = {"model": {"misi_constant": {}},
+              "data": {f"MiSI_{t}_tiny": {"class": f"MiSI_{t}", "dataset": f"MiSI_{t}_tiny"} for t in ("docking", "rotation")}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    proc = subprocess.run([sys.executable, "-c", script, "--config", str(tmp_path / "config.json"),
+                           "--work-dir", str(tmp_path / "work")],
                           env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-3000:]
     line = _last_line(proc)

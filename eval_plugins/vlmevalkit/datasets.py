@@ -216,10 +216,41 @@ def register() -> list[str]:
     for cls in dataset_classes().values():
         if cls not in vd.DATASET_CLASSES:
             vd.DATASET_CLASSES.append(cls)
+        if not hasattr(vd, cls.__name__):  # `--config` files name dataset classes by attribute
+            setattr(vd, cls.__name__, cls)
     for name in DATASET_NAMES:
         if name not in vd.SUPPORTED_DATASETS:
             vd.SUPPORTED_DATASETS.append(name)
     return list(DATASET_NAMES)
+
+
+def _config(argv: Sequence[str]) -> dict:
+    from misi_bench.eval_plugins.preflight import PreflightError, option_values
+
+    path = (option_values(argv, "--config") or [None])[-1]
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise PreflightError(f"--config {path}: cannot read it as JSON ({exc}): fix the file") from None
+
+
+def _requested_data(argv: Sequence[str]) -> list[str]:
+    """Dataset names of ``--data`` or of the ``--config`` file's ``data`` entries (their
+    ``dataset`` value, else the key)."""
+    from misi_bench.eval_plugins.preflight import option_values
+
+    data = _config(argv).get("data") or {}
+    return (option_values(argv, "--data") or []) + [str(v.get("dataset", k)) if isinstance(v, dict) else k
+                                                    for k, v in data.items()]
+
+
+def _requested_models(argv: Sequence[str]) -> list[str]:
+    from misi_bench.eval_plugins.preflight import option_values
+
+    return (option_values(argv, "--model") or []) + list(_config(argv).get("model") or {})
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -235,7 +266,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        expected = preflight.expand_requested(preflight.option_values(argv, "--data") or [], list(DATASET_NAMES),
+        expected = preflight.expand_requested(_requested_data(argv), list(DATASET_NAMES),
                                               {}, ours=lambda name: name.lower().startswith("misi"))
         where = preflight.check_data_location() if expected else ""
     except preflight.PreflightError as exc:
@@ -250,8 +281,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     if code or not expected or (preflight.option_values(argv, "--mode") or ["all"])[-1] == "infer":
         return code
     done = {(name, osp.basename(path)) for name, path in EVALUATED[start:]}
-    pairs = [(m, d) for m in preflight.option_values(argv, "--model") or [] for d in expected]
-    absent = [f"{m} x {d}" for m, d in pairs if not any(n == d and f.startswith(f"{m}_{d}") for n, f in done)]
+    pairs = [(m, d) for m in _requested_models(argv) for d in expected]
+    absent = [f"{m} x {d}" for m, d in pairs if not any(n == d and f.startswith(f"{m}_") for n, f in done)]
     if absent:
         hint = "then rerun those pairs (--reuse keeps finished predictions)"
         return preflight.fail("vlmevalkit", preflight.missing_message(
