@@ -2,36 +2,25 @@
 
 Prompts are the dataset rows' own ``question`` text (it already names the images in order, lists
 the options and fixes the answer format), so no prompt is written here. Scoring calls the one
-MiSI-Bench scorer from the ``misi-bench`` package (``pip install misi-bench``), so every harness
-reports the same numbers as ``misi-bench score``; without the package the first row fails with a
-message saying so, before any generation.
+MiSI-Bench scorer (``pip install misi-bench``), so every harness reports the same numbers.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 
-try:
-    from misi_bench.eval_plugins.common import doc_images, doc_prompt, score_doc
-except ImportError as _exc:  # the task folder is usable (listable) without the package
-    _MISSING = _exc
-else:
-    _MISSING = None
+if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; loading one stops here
+    raise ImportError("the MiSI-Bench tasks score with the misi-bench package: run `pip install misi-bench`")
 
-
-def _require_misi_bench() -> None:
-    if _MISSING is not None:
-        raise ImportError("the MiSI-Bench tasks score with the misi-bench package: run "
-                          "`pip install misi-bench` in this environment") from _MISSING
+from misi_bench.eval_plugins.common import doc_images, doc_prompt, score_doc
 
 
 def misi_doc_to_visual(doc):
     """The row's images in prompt order, as PIL RGB images."""
-    _require_misi_bench()
     return doc_images(doc)
 
 
 def misi_doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    _require_misi_bench()
     kwargs = lmms_eval_specific_kwargs or {}
     return doc_prompt(doc, kwargs.get("pre_prompt", ""), kwargs.get("post_prompt", ""))
 
@@ -46,7 +35,6 @@ def misi_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 def misi_process_results(doc, results):
     """Score the first generation; returns one value per metric this row contributes to
     (``score``, ``exact``, ``headline_score``, T4 ``score_positive``/``score_negative``)."""
-    _require_misi_bench()
     prediction = results[0] if results else ""
     return score_doc(doc, prediction)
 
