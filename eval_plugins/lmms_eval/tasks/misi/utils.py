@@ -7,10 +7,11 @@ MiSI-Bench scorer (``pip install misi-bench``), so every harness reports the sam
 from __future__ import annotations
 
 import importlib.util
-import math
 
 if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; loading one stops here
     raise ImportError("the MiSI-Bench tasks score with the misi-bench package: run `pip install misi-bench`")
+
+import math
 
 from misi_bench.eval_plugins.common import doc_images, doc_prompt, score_doc
 
