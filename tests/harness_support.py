@@ -135,3 +135,27 @@ def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
 
     build_dataset(source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False)
     return out
+
+
+#: ``sitecustomize.py`` for a subprocess: our torchvision shim, because CI pairs a CPU-only torch
+#: with PyPI's CUDA torchvision (see ``eval_plugins/_torch_compat.py``); an environment fix only.
+TORCHVISION_SHIM = ("from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable\n"
+                    "ensure_torchvision_importable()\n")
+
+
+def patched_copy(tmp: str | Path, package: str, patches: list[Path]) -> Path:
+    """A copy of the installed ``package`` under ``tmp/site`` with ``patches`` applied by
+    ``patch -p1`` (paths in the patches start with the package folder), plus the shim above as
+    ``sitecustomize.py``; put the returned folder first on a subprocess's ``PYTHONPATH``."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    installed = Path(importlib.util.find_spec(package).origin).parent
+    site = Path(tmp) / "site"
+    shutil.copytree(installed, site / package, ignore=shutil.ignore_patterns("__pycache__"))
+    for patch in patches:
+        proc = subprocess.run(["patch", "-p1", "--forward", "-i", str(patch)], cwd=site, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    (site / "sitecustomize.py").write_text(TORCHVISION_SHIM)
+    return site

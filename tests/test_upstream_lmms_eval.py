@@ -12,24 +12,21 @@ layout of the Hub repo id that the task YAML names, so ``datasets`` loads it off
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from harness_support import patched_copy
 
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.upstream import make_patches
 
 LIMIT = 2
-SHIM = ("from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable\n"
-        "ensure_torchvision_importable()\n")
 
 
 def test_committed_task_patch_is_current():
@@ -52,18 +49,6 @@ def test_task_readme_names_every_metric():
         assert f"`{name}`" in readme, name
     for task in TASKS:
         assert f"misi_{task}" in readme, task
-
-
-def _patched_copy(tmp: Path, patches: list[Path]) -> Path:
-    """A copy of the installed ``lmms_eval`` under ``tmp/site`` with ``patches`` applied."""
-    installed = Path(importlib.util.find_spec("lmms_eval").origin).parent
-    site = tmp / "site"
-    shutil.copytree(installed, site / "lmms_eval", ignore=shutil.ignore_patterns("__pycache__"))
-    for patch in patches:
-        proc = subprocess.run(["patch", "-p1", "--forward", "-i", str(patch)], cwd=site, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    (site / "sitecustomize.py").write_text(SHIM)
-    return site
 
 
 def _bare_lmms_eval(tmp: Path, site: Path, data_dir: Path, args: list[str], extra_env: dict | None = None) -> dict:
@@ -93,7 +78,7 @@ def _bare_lmms_eval(tmp: Path, site: Path, data_dir: Path, args: list[str], extr
 def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
     import datasets
 
-    site = _patched_copy(tmp_path, [make_patches.TASK_PATCH])
+    site = patched_copy(tmp_path, "lmms_eval", [make_patches.TASK_PATCH])
     assert (site / "lmms_eval" / "tasks" / "misi" / "misi.yaml").is_file()
     constant = "A"
     results = _bare_lmms_eval(tmp_path, site, data_dir, ["--model", "dummy", "--model_args", f"response={constant}"])
@@ -104,7 +89,7 @@ def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
 
 
 def test_plugin_patch_lets_an_installed_package_register_tasks(tmp_path, data_dir):
-    site = _patched_copy(tmp_path, [make_patches.PLUGIN_PATCH])
+    site = patched_copy(tmp_path, "lmms_eval", [make_patches.PLUGIN_PATCH])
     assert not (site / "lmms_eval" / "tasks" / "misi").exists()  # the tasks come from our package
     results = _bare_lmms_eval(tmp_path, site, data_dir, ["--model", "misi_oracle"],
                               {"LMMS_EVAL_PLUGINS": "misi_bench.eval_plugins.lmms_eval"})
