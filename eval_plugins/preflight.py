@@ -191,3 +191,28 @@ def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, w
     if absent:
         return fail(harness, missing_message(hint, absent, expected, where), code=1)
     return 0
+
+
+def run_checked(harness: str, argv: Sequence[str], flags: tuple[str, ...],
+                start: Callable[[], tuple[object, str, Callable[[], int]]], check: bool = True) -> int:
+    """Launch an lmms-eval / lm-eval run with the checks around it.
+
+    Before: the task names in ``argv`` after ``flags`` (when ``check``) and the data location.
+    ``start()`` then imports the harness and returns ``(owner, attr, launch)``: ``owner.attr`` is
+    the harness's ``simple_evaluate`` (watched for the result names), ``launch()`` runs it and
+    returns the exit status. After: exit 1 when a requested MiSI name has no results.
+    """
+    expected: list[str] = []
+    where = ""
+    if check:
+        try:
+            expected = expand_requested(option_values(argv, *flags) or [], *task_names(), ours=names_misi)
+            where = check_data_location() if expected else ""
+        except PreflightError as exc:
+            return fail(harness, exc)
+    owner, attr, launch = start()
+    with recording(owner, attr, result_keys) as calls:
+        code = launch()
+    if code:
+        return code
+    return check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)

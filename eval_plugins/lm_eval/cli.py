@@ -25,26 +25,18 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run lm-eval's command line (``lm_eval.__main__.cli_evaluate``) in this process; ``argv``
     is what would follow ``lm-eval``. Returns the exit status (2: launch refused, 1: results
     missing)."""
-    from misi_bench.eval_plugins import preflight
+    from misi_bench.eval_plugins.common import call_main
+    from misi_bench.eval_plugins.preflight import run_checked
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    expected, where = [], ""
-    try:
-        expected = preflight.expand_requested(preflight.option_values(argv, "--tasks", "-t") or [],
-                                              *preflight.task_names(), ours=preflight.names_misi)
-        where = preflight.check_data_location() if expected else ""
-    except preflight.PreflightError as exc:
-        return preflight.fail("lm-eval", exc)
-    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
-    ensure_torchvision_importable()
-    import lm_eval
-    from lm_eval.__main__ import cli_evaluate
+    def start():
+        from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
-    from misi_bench.eval_plugins.common import call_main
+        ensure_torchvision_importable()
+        import lm_eval
+        from lm_eval.__main__ import cli_evaluate
 
-    with preflight.recording(lm_eval, "simple_evaluate", preflight.result_keys) as calls:
-        code = call_main("lm-eval", build_argv(argv), cli_evaluate)
-    if code:
-        return code
-    return preflight.check_after("lm-eval", "then rerun with --verbosity DEBUG", expected, calls, where)
+        return lm_eval, "simple_evaluate", lambda: call_main("lm-eval", build_argv(argv), cli_evaluate)
+
+    return run_checked("lm-eval", argv, ("--tasks", "-t"), start)

@@ -117,30 +117,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     (lmms-eval itself exits 0 on such errors). Returns the exit status (2: launch refused,
     1: results missing).
     """
-    from misi_bench.eval_plugins import preflight
+    from misi_bench.eval_plugins.common import call_main
+    from misi_bench.eval_plugins.preflight import run_checked
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    expected, where = [], ""
-    if _wants_include(argv):
-        try:
-            expected = preflight.expand_requested(preflight.option_values(argv, "--tasks") or [],
-                                                  *preflight.task_names(), ours=preflight.names_misi)
-            where = preflight.check_data_location() if expected else ""
-        except preflight.PreflightError as exc:
-            return preflight.fail("lmms-eval", exc)
-    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
-    ensure_torchvision_importable()
-    from lmms_eval import evaluator
-    from lmms_eval.cli.dispatch import main as lmms_main
+    def start():
+        from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
-    from misi_bench.eval_plugins.common import call_main
+        ensure_torchvision_importable()
+        from lmms_eval import evaluator
+        from lmms_eval.cli.dispatch import main as lmms_main
 
-    with preflight.recording(evaluator, "simple_evaluate", preflight.result_keys) as calls:
-        code = call_main("lmms-eval", build_argv(argv), lmms_main)
-    if code:
-        return code
-    return preflight.check_after("lmms-eval", "then rerun with --verbosity DEBUG", expected, calls, where)
+        return evaluator, "simple_evaluate", lambda: call_main("lmms-eval", build_argv(argv), lmms_main)
+
+    return run_checked("lmms-eval", argv, ("--tasks",), start, check=_wants_include(argv))
 
 
 def print_include_path() -> int:
