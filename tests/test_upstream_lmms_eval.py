@@ -46,7 +46,8 @@ def test_task_readme_names_every_metric():
     group = yaml.safe_load((folder / "misi.yaml").read_text())
     names = {m["metric"] for m in template["metric_list"]} | {m["metric"] for m in group["aggregate_metric_list"]}
     for name in sorted(names):
-        assert f"`{name}`" in readme, name
+        assert f"`{name}`" in readme, (f"metric {name} of the task YAML is not described in {folder / 'README.md'}: "
+                                       "add it, then run python -m misi_bench.eval_plugins.upstream.make_patches")
     for task in TASKS:
         assert f"misi_{task}" in readme, task
 
