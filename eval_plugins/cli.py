@@ -8,8 +8,14 @@ receive their remaining arguments untouched in ``args.passthrough``.
 from __future__ import annotations
 
 from . import harness_commands
+from .api import cli as api_cli
+from .human import cli as human_cli
+from .report import cli as report_cli
 
 #: Command groups of the evaluation front-ends, in help order.
 EVAL_COMMANDS = (
     harness_commands.add_commands,
+    api_cli.add_commands,
+    report_cli.add_commands,
+    human_cli.add_commands,
 )

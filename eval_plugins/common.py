@@ -3,6 +3,7 @@ one model output is scored (always through :mod:`misi_bench.builder.scoring`).""
 from __future__ import annotations
 
 import io
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_NAMES
-from ..builder.scoring import score_prediction
+from ..builder.scoring import PAPER_AVERAGE_COLUMNS, PAPER_COLUMNS, score_prediction
 
 __all__ = ["REVISION_ENV", "TASKS", "TEST_SPLIT", "TINY_SPLIT", "data_location", "load_split", "score_doc"]
 
@@ -77,23 +78,56 @@ def options_of(doc: Mapping) -> list[str] | None:
     return opts or None
 
 
-def score_doc(doc: Mapping, prediction: Any) -> dict[str, float]:
+#: Paper column keys of each headline task (T4: its positive and negative halves).
+_TASK_COLUMNS: dict[str, tuple[str, ...]] = {}
+for _key, _section, _name, _counted in PAPER_COLUMNS:
+    if _counted:
+        _task = _name if _section == "tasks" else _name.rsplit("_", 1)[0]
+        _TASK_COLUMNS[_task] = (*_TASK_COLUMNS.get(_task, ()), _key)
+#: A harness group takes the unweighted mean over its seven headline tasks; each task reports
+#: its columns' sum times this factor, so that mean is the paper's eight-column average.
+GROUP_SHARE = len(_TASK_COLUMNS) / len(PAPER_AVERAGE_COLUMNS)
+
+
+def score_doc(doc: Mapping, prediction: Any) -> dict[str, Any]:
     """Score one output for one row with the one scorer and name the values for the harnesses.
 
-    Keys: ``score`` and ``exact`` always; ``headline_score`` (= ``score``) for the tasks in the
-    paper's headline average (all but translation_rotation and rotation_rotation); for
+    Keys: ``score`` and ``exact`` always (a group's mean of ``score`` is the average over the
+    nine tasks). For the tasks of the paper's average (all but translation_rotation and
+    rotation_rotation): ``average_7_tasks`` (= ``score``; the group's mean is the average over
+    those seven tasks) and ``paper_average`` (``{"column", "score"}``, aggregated by
+    :func:`paper_average_share` so that the group's mean is the paper's average). For
     ``residue_ligand`` also ``score_positive`` or ``score_negative`` (only the one that matches
     the row's polarity, so its mean is the paper's T4 positive / negative figure).
     """
     task = doc["task"]
     metrics = score_doc_raw(doc, prediction)
-    out = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
+    out: dict[str, Any] = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
     if task not in HEADLINE_EXCLUDED:
-        out["headline_score"] = out["score"]
+        out["average_7_tasks"] = out["score"]
+        columns = _TASK_COLUMNS[task]
+        column = columns[0] if len(columns) == 1 else columns[0 if metrics.get("polarity", 1.0) >= 0.5 else 1]
+        out["paper_average"] = {"column": column, "score": out["score"]}
     if "polarity" in metrics:
         key = "score_positive" if metrics["polarity"] >= 0.5 else "score_negative"
         out[key] = out["score"]
     return out
+
+
+def paper_average_share(items: Sequence[Mapping]) -> float:
+    """One task's ``paper_average`` value from its rows' ``{"column", "score"}`` items: the sum
+    of its column means (T4: positive + negative) times :data:`GROUP_SHARE` (7/8). On a task row
+    it is only that task's share; the group row (unweighted mean over the seven tasks) is the
+    paper's average. NaN when the task has no row, or no row for one of its columns."""
+    by_column: dict[str, list[float]] = {}
+    for item in items:
+        by_column.setdefault(str(item["column"]), []).append(float(item["score"]))
+    if not by_column:
+        return float("nan")
+    task = next(t for t, cols in _TASK_COLUMNS.items() if next(iter(by_column)) in cols)
+    means = [math.fsum(by_column[c]) / len(by_column[c]) if by_column.get(c) else float("nan")
+             for c in _TASK_COLUMNS[task]]
+    return GROUP_SHARE * math.fsum(means)
 
 
 def score_doc_raw(doc: Mapping, prediction: Any) -> dict[str, float]:
@@ -106,7 +140,7 @@ def metric_names(task: str) -> list[str]:
     """Metric names :func:`score_doc` can produce for ``task`` (in report order)."""
     names = ["score", "exact"]
     if task not in HEADLINE_EXCLUDED:
-        names.append("headline_score")
+        names += ["average_7_tasks", "paper_average"]
     if task == "residue_ligand":
         names += ["score_positive", "score_negative"]
     return names

@@ -204,3 +204,31 @@ def tiny_qwen2_vl(out: str | Path) -> Path:
                      tokenizer=tokenizer, video_processor=Qwen2VLVideoProcessor(),
                      chat_template=template).save_pretrained(out)
     return out
+
+
+def expected_averages(data_dir: str | Path, limit: int, prediction, split: str = "test") -> dict[str, float]:
+    """What a harness group must report for the first ``limit`` rows of each task when the
+    model answers ``prediction(row)``: the scorer's own ``paper_average``, ``average_9_tasks``
+    and ``average_7_tasks`` (NaN where the scorer gives None), computed with
+    :func:`misi_bench.builder.scoring.aggregate`, independently of the harness's aggregation."""
+    import datasets
+
+    from misi_bench.eval_plugins.common import score_doc_raw
+    from misi_bench.builder.scoring import aggregate
+
+    scored = []
+    for task in TASKS:
+        rows = datasets.load_dataset(str(data_dir), task, split=split)
+        for row in rows.select(range(min(limit, len(rows)))):
+            scored.append((task, score_doc_raw(row, prediction(row))))
+    report = aggregate(scored)
+    names = ("paper_average", "average_9_tasks", "average_7_tasks")
+    return {k: float("nan") if report[k] is None else report[k] for k in names}
+
+
+def same_figure(got, expected: float) -> bool:
+    """Equal to 1e-9, NaN matching NaN (a harness writes NaN where the scorer gives None)."""
+    import math
+
+    got = float("nan") if got is None or got == "N/A" else float(got)
+    return (math.isnan(got) and math.isnan(expected)) or math.isclose(got, expected, abs_tol=1e-9)

@@ -49,6 +49,14 @@ def test_layout_card_and_manifest(full_build):
     cells = dict(zip([c.strip() for c in header.split("|")[2:-1]], [c.strip() for c in random_row.split("|")[2:-1]]))
     for task in ("translation_rotation", "rotation_rotation", "interaction_location"):
         assert 12.0 <= float(cells[task]) <= 38.0, (task, cells[task])
+    # the three averages, each named; the paper's average from the eight columns (T4 as two halves)
+    halves = [float(cells[c]) for c in ("residue_ligand_positive", "residue_ligand_negative")]
+    eight = [float(cells[t]) for t in ("translation", "rotation", "zooming", "docking", "interaction_location",
+                                       "pocket_ligand")] + halves
+    assert float(cells["paper_average"]) == pytest.approx(sum(eight) / 8, abs=0.06)  # cells are rounded to 0.1
+    assert float(cells["average_9_tasks"]) == pytest.approx(sum(float(cells[t]) for t in TASKS) / 9, abs=0.06)
+    # the paper's published rows, with their source
+    assert "| human | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | – | – | 74.54 | 92.00 | 82.78 | 81.18 |" in card
 
 
 def test_load_dataset_every_config_and_split(full_build):
@@ -137,8 +145,12 @@ def test_broken_complex_is_recorded_and_build_goes_on(sample_refs, tmp_path):
                              progress=False)
     assert broken in manifest["skipped_complexes"]
     assert "empty" in manifest["skipped_complexes"][broken]
-    assert manifest["counts"]["rotation"]["train"] + manifest["counts"]["rotation"]["test"] == 3 * 3 or \
-        manifest["counts"]["rotation"]["train"] > 0
+    kept = {p: v["split"] for p, v in manifest["inputs"].items() if p != broken}
+    assert len(kept) == 3 and manifest["complexes"]["total"] == 4
+    per_complex = {"train": 6, "test": 3}  # rotation: 2 / 1 per axis, three axes (params.yaml)
+    for split in ("train", "test"):
+        assert manifest["counts"]["rotation"][split] == per_complex[split] * sum(s == split for s in kept.values())
+    assert manifest["counts"]["pocket_ligand"]["train"] + manifest["counts"]["pocket_ligand"]["test"] <= 3
 
 
 def test_split_file_fixes_membership(sample_refs, tmp_path):

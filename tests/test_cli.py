@@ -97,7 +97,8 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
     out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
               "--json-out", str(report_path))
     assert out.returncode == 0, out.stderr
-    assert "| rotation |" in out.stdout.replace("`", "") or "rotation" in out.stdout
+    table_rows = [line for line in out.stdout.splitlines() if line.startswith("|") and "rotation" in line]
+    assert table_rows, out.stdout
     report = json.loads(report_path.read_text())
     assert report["missing"] == [rows[0]["id"]]
     assert report["unknown"] == ["nope-1"]
@@ -106,8 +107,61 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
     assert score == pytest.approx((len(rows) - 1) / len(rows))
 
 
+SCORE_SHAPES = [
+    # (case, file name, writer of the file content from the rows, expected exit code, stderr text)
+    ("JSON list", "p.json", lambda rows: json.dumps([{"id": r["id"], "prediction": r["answer"]} for r in rows]), 0, ""),
+    ("id -> prediction object", "p.json", lambda rows: json.dumps({r["id"]: r["answer"] for r in rows}), 0, ""),
+    ("JSONL with BOM", "p.jsonl",
+     lambda rows: "\ufeff" + "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows), 0, ""),
+    ("empty file", "p.jsonl", lambda rows: "", 2, "the predictions file is empty"),
+    ("non-object lines only", "p.jsonl", lambda rows: '3\n[1, 2]\n"text"\n', 2, "no usable prediction"),
+    ("ids of another dataset", "p.jsonl", lambda rows: json.dumps({"id": "other-1", "prediction": "A"}) + "\n", 2,
+     "none of its 1 ids is a question"),
+]
+
+
+@pytest.mark.parametrize("case,name,content,code,message", SCORE_SHAPES, ids=[c[0] for c in SCORE_SHAPES])
+def test_score_command_file_shapes(built, tmp_path, case, name, content, code, message):
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
+    preds = tmp_path / name
+    preds.write_text(content(rows), encoding="utf-8")
+    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
+              "--json-out", str(tmp_path / "r.json"))
+    assert out.returncode == code, out.stdout[-2000:] + out.stderr[-2000:]
+    if code:
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("misi-bench: error:") and message in lines[0], out.stderr
+        assert "Traceback" not in out.stderr
+    else:
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert report["report"]["tasks"]["rotation"]["score"] == 1.0 and report["missing"] == []
+
+
+def test_score_command_reports_duplicates_and_null_predictions(built, tmp_path):
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
+    lines = [json.dumps({"id": rows[0]["id"], "prediction": "roll x 90"}),
+             json.dumps({"id": rows[0]["id"], "prediction": rows[0]["answer"]}),  # the last entry wins
+             json.dumps({"id": rows[1]["id"], "prediction": None})]
+    lines += [json.dumps({"id": r["id"], "prediction": r["answer"]}) for r in rows[2:]]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
+              "--json-out", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["duplicate_ids"] == [rows[0]["id"]]
+    assert report["no_prediction"] == [rows[1]["id"]] and report["missing"] == [rows[1]["id"]]
+    assert report["report"]["tasks"]["rotation"]["score"] == pytest.approx((len(rows) - 1) / len(rows))
+    assert "1 duplicate ids (last entry used)" in out.stdout
+    assert "| paper_average |" in out.stdout and "| average_9_tasks |" in out.stdout
+
+
 def test_lmms_eval_include_path_is_the_last_line():
     out = cli("lmms-eval", "--print-include-path")
     assert out.returncode == 0, out.stderr
     path = Path(out.stdout.strip().splitlines()[-1])
-    assert path.is_dir() and (path / "misi").is_dir() or any(path.rglob("misi_rotation.yaml"))
+    assert path.is_dir() and (path / "misi" / "misi_rotation.yaml").is_file(), path

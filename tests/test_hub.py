@@ -29,11 +29,12 @@ import io
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
+from loopback_server import LoopbackServer
 import yaml
 
 import huggingface_hub  # noqa: E402,F401
@@ -79,7 +80,7 @@ class _Repo:
         return rev if rev in self.commits else None
 
 
-class HubDouble:
+class HubDouble(LoopbackServer):
     """Protocol double of the Hugging Face Hub on 127.0.0.1 (see the module docstring)."""
 
     def __init__(self, token: str = TOKEN):
@@ -113,18 +114,8 @@ class HubDouble:
 
             do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        LoopbackServer.__init__(self, Handler)
+        self.endpoint = self.url
 
     # ---- helpers
 

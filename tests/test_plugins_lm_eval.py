@@ -10,7 +10,8 @@ from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
 import lm_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
 
-from misi_bench.eval_plugins.common import TASKS, score_doc
+from harness_support import expected_averages, same_figure
+from misi_bench.eval_plugins.common import GROUP_SHARE, TASKS, score_doc
 from misi_bench.eval_plugins.lm_eval import include_path
 
 LIMIT = 2
@@ -62,8 +63,13 @@ def test_hooks_score_gold_through_the_task_api(manager, offline):
             for key, val in task.process_results(doc, [doc["answer"]]).items():
                 values.setdefault(key, []).append(val)
         for key, vals in values.items():
-            assert agg[key](vals) == 1.0, (name, key)
-        assert ("headline_score" in values) == (name not in ("misi_translation_rotation", "misi_rotation_rotation"))
+            if key == "paper_average":  # a task's share: its columns' sum x 7/8 (see common.py)
+                columns = {item["column"] for item in vals}
+                assert agg[key](vals) == pytest.approx(GROUP_SHARE * len(columns)), (name, key)
+            else:
+                assert agg[key](vals) == 1.0, (name, key)
+        headline = name not in ("misi_translation_rotation", "misi_rotation_rotation")
+        assert ("average_7_tasks" in values) == headline and ("paper_average" in values) == headline
 
 
 def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
@@ -90,6 +96,9 @@ def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
     for task in TASKS:
         assert gold["results"][f"misi_{task}"]["score,none"] == 1.0, task
     assert gold["results"]["misi"]["score,none"] == 1.0
+    want = expected_averages(data_dir, LIMIT, lambda row: row["answer"])
+    assert same_figure(gold["results"]["misi"]["paper_average,none"], want["paper_average"])
+    assert same_figure(gold["results"]["misi"]["average_7_tasks,none"], want["average_7_tasks"])
 
     import datasets
 
@@ -99,3 +108,8 @@ def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
         rows = datasets.load_dataset(str(data_dir), task, split="test").select(range(LIMIT))
         expected = math.fsum(score_doc(r, constant)["score"] for r in rows) / LIMIT
         assert const["results"][f"misi_{task}"]["score,none"] == pytest.approx(expected), task
+    want = expected_averages(data_dir, LIMIT, lambda row: constant)
+    group = const["results"]["misi"]
+    assert same_figure(group["score,none"], want["average_9_tasks"])
+    assert same_figure(group["average_7_tasks,none"], want["average_7_tasks"])
+    assert same_figure(group["paper_average,none"], want["paper_average"])

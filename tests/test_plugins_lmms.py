@@ -18,6 +18,7 @@ from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
 import lmms_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
 
+from harness_support import expected_averages, same_figure
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lmms_eval import cli
 
@@ -77,7 +78,7 @@ def test_hooks_give_images_in_order_and_score_gold(data_dir):
     assert utils.misi_process_results(doc, ["I cannot tell."])["score"] == 0.0
 
 
-def _run_lmms(env, out: Path, model_lines: str, tasks: str) -> dict:
+def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ...] = ()) -> dict:
     script = textwrap.dedent(f"""
         import sys
         from misi_bench.eval_plugins.lmms_eval import cli
@@ -86,7 +87,7 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str) -> dict:
         {model_lines}
         sys.exit(cli.run(sys.argv[1:]))
     """)
-    args = ["--tasks", tasks, "--limit", str(LIMIT), "--output_path", str(out), "--verbosity", "WARNING"]
+    args = ["--tasks", tasks, "--limit", str(LIMIT), "--output_path", str(out), "--verbosity", "WARNING", *extra]
     proc = subprocess.run([sys.executable, "-c", script, *args], check=False, env=env, capture_output=True, text=True, timeout=600)
     files = glob.glob(str(out / "**" / "*results.json"), recursive=True)
     # lmms-eval logs errors and still exits 0 (lmms_eval/__main__.py cli_evaluate), so the
@@ -95,14 +96,20 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str) -> dict:
     return json.loads(Path(files[0]).read_text())
 
 
-def test_lmms_eval_oracle_scores_one(env, tmp_path):
-    res = _run_lmms(env, tmp_path, "sys.argv[1:1] = ['--model', 'misi_oracle']", "misi,tiny_misi_rotation")
+def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
+    res = _run_lmms(env, tmp_path, "sys.argv[1:1] = ['--model', 'misi_oracle']", "misi,tiny_misi_rotation",
+                    ("--log_samples",))
     results = res["results"]
     for task in TASKS:
         assert results[f"misi_{task}"]["score,none"] == 1.0, task
         assert results[f"misi_{task}"]["exact,none"] == 1.0, task
     assert results["misi"]["score,none"] == 1.0
-    assert results["misi"]["headline_score,none"] == 1.0
+    want = expected_averages(data_dir, LIMIT, lambda row: row["answer"])
+    assert want["paper_average"] == 1.0  # the first rows of T4 hold both halves
+    assert results["misi"]["average_7_tasks,none"] == 1.0
+    assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
+    assert results["misi_translation"]["paper_average,none"] == pytest.approx(7 / 8)  # a task's share only
+    _score_lmms_samples_file(tmp_path, data_dir)
     assert results["tiny_misi_rotation"]["score,none"] == 1.0
     assert res["n-samples"]["misi_translation"]["effective"] == LIMIT
 
@@ -123,4 +130,23 @@ def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
         assert results[f"misi_{task}"]["score,none"] == pytest.approx(expected), task
     assert results["misi"]["score,none"] == pytest.approx(sum(per_task.values()) / len(per_task))
     headline = [v for t, v in per_task.items() if t not in ("translation_rotation", "rotation_rotation")]
-    assert results["misi"]["headline_score,none"] == pytest.approx(sum(headline) / len(headline))
+    assert results["misi"]["average_7_tasks,none"] == pytest.approx(sum(headline) / len(headline))
+    want = expected_averages(data_dir, LIMIT, lambda row: constant)
+    assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
+    assert same_figure(results["misi"]["score,none"], want["average_9_tasks"])
+
+
+def _score_lmms_samples_file(out: Path, data_dir: Path) -> None:
+    """lmms-eval's own --log_samples file is a predictions file the scorer reads: its doc_id
+    positions resolve to question ids (checked against the gold targets)."""
+    import datasets
+    from misi_bench.builder.scoring import read_predictions, resolve_positions, score_records
+
+    [path] = glob.glob(str(out / "**" / "*_samples_misi_pocket_ligand.jsonl"), recursive=True)
+    file = read_predictions(path)
+    assert file.shape == "lmms-eval-samples" and file.config == "pocket_ligand"
+    rows = list(datasets.load_dataset(str(data_dir), "pocket_ligand", split="test").remove_columns(["images"]))
+    file = resolve_positions(file, rows)
+    assert sorted(file.predictions) == sorted(r["id"] for r in rows[:LIMIT])
+    result = score_records(rows[:LIMIT], file.predictions)
+    assert result["missing"] == [] and result["report"]["tasks"]["pocket_ligand"]["score"] == 1.0

@@ -21,6 +21,7 @@ import importlib.util  # noqa: E402
 # importing vlmeval turns TLS verification off process-wide)
 assert importlib.util.find_spec("vlmeval") is not None, "pip install 'misi-bench[vlmevalkit]'"
 
+from harness_support import expected_averages, same_figure  # noqa: E402
 from misi_bench.eval_plugins.common import TASKS, score_doc_raw
 from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, parse_name
 
@@ -81,7 +82,7 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     oracle = _acc(tmp_path, "misi_oracle", "MiSI")
     for task in TASKS:
         assert oracle[task] == 1.0, (task, proc.stdout[-3000:])
-    assert oracle["average_all"] == 1.0 and oracle["average_headline"] == 1.0
+    assert oracle["average_9_tasks"] == 1.0 and oracle["average_7_tasks"] == 1.0 and oracle["paper_average"] == 1.0
     assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
     report = json.loads((tmp_path / "misi_oracle" / "misi_oracle_MiSI_report.json").read_text())
     assert report["subsets"]  # T4 positive / negative rows
@@ -93,4 +94,7 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
         scores = [score_doc_raw(r, constant)["score"] for r in rows]
         expected[task] = math.fsum(scores) / len(scores)
         assert const[task] == pytest.approx(expected[task]), task
-    assert const["average_all"] == pytest.approx(sum(expected.values()) / len(expected))
+    assert const["average_9_tasks"] == pytest.approx(sum(expected.values()) / len(expected))
+    want = expected_averages(data_dir, 10**9, lambda row: constant)
+    assert same_figure(const["paper_average"], want["paper_average"])
+    assert same_figure(const["average_7_tasks"], want["average_7_tasks"])

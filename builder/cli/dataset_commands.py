@@ -13,16 +13,21 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ..dataset.archive import FetchPolicy  # noqa: PLC0415
     from ..dataset.build import build_dataset  # noqa: PLC0415
+    from ..dataset.cluster import choose_shard, default_workers  # noqa: PLC0415
 
+    shard = choose_shard(args.num_shards, 0 if args.merge_only else args.shard_index)
+    merge = not args.no_merge and not (shard.from_slurm and shard.count > 1)  # a Slurm array task: its shard only
     manifest = build_dataset(
         source=args.source, out=args.out, tasks=args.tasks or (), seed=args.seed, limit=args.limit,
-        split_file=args.split_file, workers=args.workers, image_size=args.image_size,
-        pocket_cutoff=args.pocket_cutoff, num_shards=args.num_shards, shard_index=args.shard_index,
-        merge=not args.no_merge, merge_only=args.merge_only, validate=not args.no_validate,
-        tiny_per_task=args.tiny_per_task, progress=not args.quiet)
+        split_file=args.split_file, workers=default_workers(args.workers), image_size=args.image_size,
+        pocket_cutoff=args.pocket_cutoff, num_shards=shard.count, shard_index=shard.index,
+        merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
+        tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
+        mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency))
     if not manifest:
-        print(f"shard {args.shard_index} of {args.num_shards} generated in {args.out}; run --merge-only when all are done")
+        print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
     totals = manifest["totals"]
     print(f"built {args.out}: {totals['questions']['train']} train + {totals['questions']['test']} test questions "
@@ -38,7 +43,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from ..dataset.validate import validate_dataset  # noqa: PLC0415
 
-    report = validate_dataset(args.folder, source=args.source)
+    report = validate_dataset(args.folder, source=args.source, structures=args.structures)
     for problem in report.problems[:100]:
         print(f"problem: {problem}")
     for warning in report.warnings[:100]:
@@ -52,18 +57,28 @@ def add_commands(sub) -> None:
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     p = sub.add_parser("build", help="build the dataset folder (Parquet configs, card, manifest)")
-    p.add_argument("--source", default="samples", help="'samples' (embedded set) or a PDBbind-style root folder")
+    p.add_argument("--source", default="samples",
+                   help="'samples' (embedded set), a PDBbind-style root folder, or 'ids:LIST.csv' "
+                        "(rows pdb_id,ligand[,chain,resnum]; entries from --structures / --fetch)")
+    p.add_argument("--structures", help="folder of <id>.cif[.gz]/<id>.pdb[.gz] entries for an ids: source "
+                                        "(default $MISI_BENCH_STRUCTURES or ~/.cache/misi-bench/pdb)")
+    p.add_argument("--fetch", action="store_true", help="download entries missing from --structures from the PDB archive")
+    p.add_argument("--mirror", help="file service URL to fetch <ID>.cif.gz from (default: the PDB archive's, "
+                                    "or $MISI_BENCH_PDB_MIRROR)")
+    p.add_argument("--fetch-concurrency", type=int, default=4, help="downloads at once (default 4)")
     p.add_argument("--split-file", help="CSV pdb_id,split fixing train/test membership")
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes")
+    p.add_argument("--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
     p.add_argument("--pocket-cutoff", type=float, default=10.0)
     p.add_argument("--tiny-per-task", type=int, default=50)
-    p.add_argument("--num-shards", type=int, default=1, help="split the complexes into K shards (cluster use)")
-    p.add_argument("--shard-index", type=int, default=0, help="which shard this process generates (0..K-1)")
+    p.add_argument("--num-shards", type=int, help="split the complexes into K shards (cluster use; default: "
+                   "the Slurm array's size inside an array task, else 1)")
+    p.add_argument("--shard-index", type=int, help="which shard this process generates (0..K-1; default: "
+                   "$SLURM_ARRAY_TASK_ID inside a Slurm array task, else 0)")
     p.add_argument("--no-merge", action="store_true", help="generate this shard only; merge later")
     p.add_argument("--merge-only", action="store_true", help="merge finished shards into the final folder")
     p.add_argument("--no-validate", action="store_true", help="skip the validator after the merge")
@@ -71,7 +86,9 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("validate", help="re-derive every answer of a built folder (exit 0 only if all hold)")
     p.add_argument("folder")
-    p.add_argument("--source", help="structures to re-read: 'samples' or a PDBbind root (default: from the manifest)")
+    p.add_argument("--source", help="structures to re-read: 'samples', a PDBbind root or 'ids:LIST.csv' "
+                                    "(default: from the manifest)")
+    p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from ..core.constants import PACKAGE_VERSION
 from ..core.errors import MisiError
-from . import dataset_commands, score_command, structure_commands
+from . import cluster_commands, dataset_commands, score_command, structure_commands
 
 log = logging.getLogger("misi_bench")
 
@@ -25,6 +25,7 @@ CommandGroup = Callable[[argparse._SubParsersAction], None]
 BUILDER_COMMANDS: tuple[CommandGroup, ...] = (
     structure_commands.add_commands,
     dataset_commands.add_commands,
+    cluster_commands.add_commands,
     score_command.add_commands,
 )
 

@@ -29,38 +29,33 @@ def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
     return rows
 
 
-def read_predictions(path: str) -> tuple[dict[str, str], list[str]]:
-    """{id: prediction} from a JSONL file; bad lines are reported, not fatal."""
-    preds: dict[str, str] = {}
-    bad: list[str] = []
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise MisiError(f"{path}: cannot read predictions ({exc.strerror or exc})") from None
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            preds[str(item["id"])] = "" if item.get("prediction") is None else str(item["prediction"])
-        except (ValueError, KeyError, TypeError) as exc:
-            bad.append(f"line {n}: {type(exc).__name__}")
-    return preds, bad
-
-
 def cmd_score(args: argparse.Namespace) -> int:
+    """Read the predictions (any shape :func:`scoring.read_predictions` accepts), score them,
+    print the markdown report and write the JSON summary. Unusable files raise MisiError (exit 2)."""
     from .. import scoring  # noqa: PLC0415
 
-    preds, bad = read_predictions(args.predictions)
-    rows = load_rows(args.dataset, [args.config] if args.config else [], args.split)
+    file = scoring.read_predictions(args.predictions)
+    config = args.config or file.config
+    if file.positions and not config:
+        raise MisiError(f"{args.predictions}: lmms-eval samples need --config (the file name does not name one)")
+    rows = load_rows(args.dataset, [config] if config else [], args.split)
     if not rows:
-        raise MisiError(f"{args.dataset}: no rows for config {args.config or 'all'} split {args.split}")
-    result = scoring.score_records(rows, preds)
+        raise MisiError(f"{args.dataset}: no rows for config {config or 'all'} split {args.split}")
+    file = scoring.resolve_positions(file, rows)
+    ids = {str(r["id"]) for r in rows}
+    given = set(file.predictions) | set(file.no_prediction)
+    if not given & ids:
+        raise MisiError(f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
+                        f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}")
+    result = scoring.score_records(rows, file.predictions)
     print(scoring.format_report_markdown(result["report"]))
-    print(f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0), "
-          f"{len(result['unknown'])} predictions with unknown ids, {len(bad)} unreadable lines")
+    print(f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
+          f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
+          f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
+          f"{len(file.bad_entries)} unreadable entries ({file.shape} file)")
     summary = {"report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
-               "unreadable_lines": bad}
+               "unreadable_lines": list(file.bad_entries), "duplicate_ids": list(file.duplicate_ids),
+               "no_prediction": list(file.no_prediction), "prediction_file_shape": file.shape}
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
@@ -71,9 +66,12 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     """Add ``score`` to the subparsers ``sub``."""
-    p = sub.add_parser("score", help="score a predictions JSONL file against a dataset")
+    p = sub.add_parser("score", help="score a predictions file against a dataset",
+                       description="Score model outputs with the one MiSI-Bench scorer. Accepted predictions: "
+                                   "JSONL of {\"id\", \"prediction\"} objects, a JSON list of them, a JSON "
+                                   "{id: prediction} object, lmms-eval --log_samples files, VLMEvalKit .xlsx/.tsv.")
     p.add_argument("--dataset", required=True, help="a build folder or a Hub dataset repo id")
-    p.add_argument("--predictions", required=True, help='JSONL with one {"id": ..., "prediction": ...} per line')
+    p.add_argument("--predictions", required=True, help='a predictions file (JSONL with one {"id": ..., "prediction": ...} per line, or see above)')
     p.add_argument("--config", help="one task config (default: all nine)")
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")

@@ -3,6 +3,8 @@
 Owns: ``sources`` (finding inputs, splits), ``build`` (per-complex units, resume, sharding,
 merge), ``parquet`` (schema, shard writing and reading, manifest files), ``card`` (the dataset
 card), ``validate`` (independent re-derivation of answers), ``hub`` (publishing),
-``hf_builder`` (the ``datasets`` builder class). May import every layer below it (core,
-operations, chemistry, scene, tasks, scoring); never the CLI, the facade or ``eval_plugins``.
+``hf_builder`` (the ``datasets`` builder class), ``cluster`` (the shard and workers of a Slurm
+array task, the merge's report of missing shards), ``slurm`` (the sbatch script of a cluster
+build). May import every layer below it (core, operations, chemistry, scene, tasks, scoring);
+never the CLI, the facade or ``eval_plugins``.
 """

@@ -8,11 +8,14 @@ worker count or order, and the merge reads them in PDB-id order: one worker, man
 resumed build give byte-identical shards.
 
 Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machines (each does the
-complexes whose position modulo K is I), then ``build --merge-only`` once.
+complexes whose position modulo K is I), then ``build --merge-only`` once; under Slurm see
+``cluster`` (shard from the array task) and ``slurm`` (the job script).
 """
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import asdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Sequence
@@ -22,11 +25,14 @@ from tqdm.auto import tqdm
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
+from .archive import FetchPolicy, fetch_entries
+from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
+from .id_list import default_structures_dir, is_id_source
 from .manifest import write_manifest
 from .merge import merge_units
 from .sources import assign_splits, discover
-from .units import UnitResult, run_unit
+from .units import MISSING_STRUCTURE, UnitResult, run_unit, write_json_atomic
 from .validate import validate_dataset
 
 log = logging.getLogger(__name__)
@@ -35,11 +41,42 @@ log = logging.getLogger(__name__)
 
 
 def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
-    refs = discover(cfg.source)
+    refs = discover(cfg.source, cfg.structures)
     if cfg.limit is not None:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
     return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
+
+
+def _finished(work: Path, ref: ComplexRef) -> bool:
+    """A unit is done when its status file exists, except a raw entry whose file was missing then
+    and is present now (fetched or copied in since): that one is tried again."""
+    status = work / f"{ref.pdb_id}.status.json"
+    if not status.exists():
+        return False
+    if ref.kind == "raw" and ref.path.exists():
+        return MISSING_STRUCTURE not in json.loads(status.read_text(encoding="utf-8")).get("error", "")
+    return True
+
+
+def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
+    """A raw entry whose file is absent and whose unit has not run, or was skipped for that."""
+    if ref.kind != "raw" or ref.path.exists():
+        return False
+    status = work / f"{ref.pdb_id}.status.json"
+    return not status.exists() or MISSING_STRUCTURE in json.loads(status.read_text(encoding="utf-8")).get("error", "")
+
+
+def _fetch_missing(cfg: BuildConfig, refs: dict[str, ComplexRef], splits: dict[str, str], pending: list[str],
+                   work: Path, mirror: str | None, policy: FetchPolicy, progress: bool) -> None:
+    """Download the pending entries that the structures folder lacks; an entry that cannot be had
+    is recorded as a skipped complex (with the reason) without stopping the build."""
+    folder = Path(cfg.structures).expanduser() if cfg.structures else default_structures_dir()
+    for pdb_id, result in fetch_entries(pending, folder, mirror, policy, progress).items():
+        if result.error:
+            failed = UnitResult(pdb_id, splits[pdb_id], False,
+                                error=f"{refs[pdb_id].describe()}: {MISSING_STRUCTURE}; fetch failed: {result.error}")
+            write_json_atomic(work / f"{pdb_id}.status.json", asdict(failed))
 
 
 def work_dir(out: Path, cfg: BuildConfig) -> Path:
@@ -50,15 +87,21 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   seed: int = 0, limit: int | None = None, split_file: str | Path | None = None,
                   workers: int = 1, image_size: int = DEFAULT_IMAGE_SIZE, pocket_cutoff: float = 10.0,
                   num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
-                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True) -> dict:
+                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
+                  structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
+                  fetch_policy: FetchPolicy = FetchPolicy()) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
     merge afterwards with ``merge_only=True``). ``workers`` processes run complexes in parallel.
+    For an ``ids:LIST.csv`` source, ``structures`` is the folder of entries (default
+    ``$MISI_BENCH_STRUCTURES`` or ``~/.cache/misi-bench/pdb``) and ``fetch`` downloads the missing
+    ones of this shard from ``mirror`` (default: the PDB archive's file service) first.
     """
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
-                      pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task))
+                      pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
+                      structures=str(structures) if structures else None)
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
@@ -67,7 +110,10 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     work.mkdir(parents=True, exist_ok=True)
     if not merge_only:
         mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
-        todo = [p for p in mine if not (work / f"{p}.status.json").exists()]
+        if fetch and is_id_source(cfg.source):
+            _fetch_missing(cfg, refs, splits, [p for p in mine if _lacks_structure(work, refs[p])], work, mirror,
+                           fetch_policy, progress)
+        todo = [p for p in mine if not _finished(work, refs[p])]
         log.info("build %s: %d complexes in this shard, %d already done, %d workers",
                  cfg.config_hash, len(mine), len(mine) - len(todo), workers)
         _run_units(todo, refs, splits, cfg, work, workers, progress)
@@ -75,8 +121,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         return {}
     missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
     if missing:
-        raise MisiError(f"cannot merge: {len(missing)} complexes not generated yet (e.g. {missing[0]}); "
-                        "run the remaining shards first")
+        raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
     manifest = merge_units(out, work, cfg, refs, splits)
     if validate:
         report = validate_dataset(out, source=cfg.source)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -109,27 +110,50 @@ def _example_strip(out: Path, task: str) -> str | None:
             f"![{task} example](examples/{task}.png)")
 
 
+def _pct(value, digits: int = 1) -> str:
+    return "–" if value is None or math.isnan(value) else f"{100 * value:.{digits}f}"
+
+
 def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
     question of this build (more questions than the test split alone, so less noise); the random
-    baseline is averaged over ``RANDOM_DRAWS`` draws per question."""
+    baseline is averaged over ``RANDOM_DRAWS`` draws per question. Columns: the tasks (T4 also as
+    its positive and negative halves), then the paper's average and the 9- and 7-task averages
+    (:data:`scoring.AVERAGE_DEFINITIONS`)."""
     tasks = ordered_tasks(manifest)
-    rows_md = ["| baseline | " + " | ".join(tasks) + " |", "|---|" + "---:|" * len(tasks)]
+    columns = [(t, "tasks") for t in tasks]
+    if "residue_ligand" in tasks:
+        at = tasks.index("residue_ligand") + 1
+        columns[at:at] = [("residue_ligand_positive", "subsets"), ("residue_ligand_negative", "subsets")]
+    averages = list(scoring.AVERAGE_DEFINITIONS)
+    rows_md = ["| baseline | " + " | ".join([c for c, _ in columns] + averages) + " |",
+               "|---|" + "---:|" * (len(columns) + len(averages))]
     names = {"random": "random answer in range / random letter",
              "always_no": "constant (`No`, `None`, `A`)"}
     for kind in ("random", "always_no"):
         rng = np.random.default_rng(seed)
-        cells = []
+        scored = []
         for task in tasks:
-            values = []
             for split in ("train", "test"):
                 for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
                     for _ in range(RANDOM_DRAWS if kind == "random" else 1):
                         pred = scoring.baseline_prediction(kind, task, row, rng)
-                        values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
-            cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
+                        scored.append((task, scoring.score_prediction(task, pred, row["answer"], row["metadata"])))
+        report = scoring.aggregate(scored)
+        cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
+        cells += [_pct(report[name]) for name in averages]
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
     return "\n".join(rows_md)
+
+
+def paper_reference_table() -> str:
+    """The paper's published rows (%, Table 1) in its columns; – marks a figure not recorded."""
+    keys = scoring.COLUMN_KEYS
+    lines = ["| system | " + " | ".join(keys) + " | paper_average |", "|---|" + "---:|" * (len(keys) + 1)]
+    for row in scoring.paper_reference_rows():
+        cells = [_pct(row.score(k), 2) for k in keys] + [_pct(row.paper_average, 2)]
+        lines.append(f"| {row.name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> str:
@@ -148,6 +172,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
         skipped_line=(f"Complexes skipped: {len(skipped)} (reasons in `manifest.json`)." if skipped else ""),
         image_size=cfg["image_size"], pocket_cutoff=cfg["pocket_cutoff"],
         repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
+        paper_table=paper_reference_table(), paper_source=scoring.paper_reference_rows()[0].source,
         licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),
     )
     header = yaml.dump(meta, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)

@@ -11,6 +11,7 @@ from ..core.errors import MisiError
 from ..scene.render import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
+from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
 
 DEFAULT_OUT = Path("misi-bench")
@@ -29,6 +30,9 @@ class BuildConfig:
     pocket_cutoff: float = 10.0
     tiny_per_task: int = 50
     max_shard_bytes: int = 256 * 1024 * 1024
+    #: Folder of PDB/mmCIF entries for an ``ids:`` source (where files are, not what they hold:
+    #: not hashed; their checksums are in the manifest).
+    structures: str | None = None
 
     def __post_init__(self) -> None:
         tasks = tuple(self.tasks) or TASKS
@@ -46,7 +50,12 @@ class BuildConfig:
     def generation_fields(self) -> dict:
         data = asdict(self)
         data.pop("max_shard_bytes")
-        data["source"] = "samples" if self.source == "samples" else "folder"
+        data.pop("structures")
+        if is_id_source(self.source):
+            data["source"] = "ids"
+            data["id_list"] = sha256_file(id_list_path(self.source))
+        else:
+            data["source"] = "samples" if self.source == "samples" else "folder"
         data["template_version"] = load_templates()["version"]
         data["params_version"] = load_params()["version"]
         data["builder_version"] = BUILDER_VERSION

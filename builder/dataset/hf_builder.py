@@ -30,7 +30,7 @@ import datasets
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
 from .build import build_dataset
-from .card import ALL_CONFIG
+from .card import ALL_CONFIG, _card_file
 from ..core.errors import MisiError
 from ..tasks import TASKS
 from .manifest import read_manifest
@@ -80,8 +80,6 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:
-        from .card import _card_file  # noqa: PLC0415
-
         return datasets.DatasetInfo(description=_DESCRIPTION, features=features(), license="cc-by-4.0",
                                     citation=_card_file("citation.bib").strip())
 

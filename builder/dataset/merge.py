@@ -73,6 +73,8 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) 
         "skipped_tasks": {s["pdb_id"]: s["skipped_tasks"] for s in statuses if s["ok"] and s["skipped_tasks"]},
         "version": None,
     }
+    if cfg.structures is not None:  # where an ids: source's entries are (their checksums are under inputs)
+        manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
     write_card(out, manifest)
     return manifest

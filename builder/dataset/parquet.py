@@ -78,7 +78,7 @@ class ShardWriter:
 
     def add(self, row: dict) -> None:
         b = _row_bytes(row)
-        if self.writer is not None and self.size + b > self.max_bytes:
+        if self.size and self.size + b > self.max_bytes:  # this shard is full: start the next one
             self._flush_group()
             self._close_part()
         self.group.append(row)

@@ -5,20 +5,23 @@ import csv
 import hashlib
 from pathlib import Path
 
+from ..chemistry.samples import sample_refs
 from ..core.errors import InputError
 from ..core.records import ComplexRef
+from .id_list import id_list_refs, is_id_source
 
 SPLITS = ("train", "test")
 #: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
 DEFAULT_TEST_FRACTION = 0.123
 
 
-def discover(source: str | Path) -> list[ComplexRef]:
-    """Complex references of a build source: ``"samples"`` (the embedded set) or a PDBbind-style
-    root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
+def discover(source: str | Path, structures: str | Path | None = None) -> list[ComplexRef]:
+    """Complex references of a build source: ``"samples"`` (the embedded set), ``"ids:LIST.csv"``
+    (PDB ids and ligand codes; entries in the ``structures`` folder, see :mod:`.id_list`) or a
+    PDBbind-style root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
+    if is_id_source(source):
+        return id_list_refs(str(source), structures)
     if str(source) == "samples":
-        from ..chemistry.samples import sample_refs  # noqa: PLC0415
-
         return sorted(sample_refs(), key=lambda r: r.pdb_id)
     root = Path(source)
     if not root.is_dir():

@@ -21,6 +21,9 @@ from .sources import file_checksums
 
 log = logging.getLogger(__name__)
 
+#: Marks the skip reason of a raw entry whose file was absent (a later build retries it).
+MISSING_STRUCTURE = "structure file not found"
+
 
 @dataclass(frozen=True)
 class UnitResult:
@@ -61,6 +64,10 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
     start = time.perf_counter()
     split = splits[pdb_id]
     inputs = {}
+    ref = refs[pdb_id]
+    if ref.kind == "raw" and not ref.path.exists():
+        return [], UnitResult(pdb_id, split, False, error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
+                              f"{ref.path.parent} (put the entry there, or build with --fetch)")
     try:
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
@@ -119,11 +126,11 @@ def run_unit(args) -> UnitResult:
     rows, result = generate_unit(pdb_id, refs, splits, cfg)
     if result.ok:
         write_rows_atomic(rows, work / f"{pdb_id}.parquet")
-    _write_json_atomic(work / f"{pdb_id}.status.json", asdict(result))
+    write_json_atomic(work / f"{pdb_id}.status.json", asdict(result))
     return result
 
 
-def _write_json_atomic(path: Path, data: dict) -> None:
+def write_json_atomic(path: Path, data: dict) -> None:
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
     tmp.write_text(json.dumps(data, sort_keys=True, indent=1), encoding="utf-8")
     os.replace(tmp, path)

@@ -19,7 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import scoring
+from ..chemistry.hbonds import detect_hbonds, format_pocket_answer, format_residue_answer
+from ..chemistry.structure import load_complex
+from ..core.registry import answer_format
 from .manifest import read_manifest
+from .sources import discover
 from .parquet import SPLIT_ORDER, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -95,17 +100,13 @@ def _recover_roll(before: np.ndarray, after: np.ndarray) -> tuple[str, int] | No
 
 
 class _Structures:
-    def __init__(self, source: str | None):
-        self.source, self.refs, self.cache = source, None, {}
+    def __init__(self, source: str | None, structures: str | None = None):
+        self.source, self.structures, self.refs, self.cache = source, structures, None, {}
 
     def get(self, pdb_id: str):
-        from ..chemistry.hbonds import detect_hbonds  # noqa: PLC0415
-        from .sources import discover  # noqa: PLC0415
-        from ..chemistry.structure import load_complex  # noqa: PLC0415
-
         if pdb_id not in self.cache:
             if self.refs is None:
-                self.refs = {r.pdb_id: r for r in discover(self.source)}
+                self.refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
             cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
             self.cache[pdb_id] = (cx, detect_hbonds(cx))
         return self.cache[pdb_id]
@@ -113,11 +114,9 @@ class _Structures:
     pocket_cutoff = 10.0
 
 
-def validate_dataset(folder: str | Path, source: str | None = None) -> ValidationReport:
+def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
     validator re-read the structures (default: the source recorded in the manifest)."""
-    from .. import scoring  # noqa: PLC0415
-
     folder = Path(folder)
     report = ValidationReport()
     try:
@@ -125,7 +124,8 @@ def validate_dataset(folder: str | Path, source: str | None = None) -> Validatio
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
-    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"))
+    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"),
+                             structures or manifest.get("structures"))
     structures.pocket_cutoff = float(manifest["config"].get("pocket_cutoff", 10.0))
     split_of: dict[str, set[str]] = defaultdict(set)
     for task in manifest["counts"]:
@@ -194,8 +194,7 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
     if any(not img["bytes"] or img["bytes"][:8] != b"\x89PNG\r\n\x1a\n" for img in row["images"]):
         report.fail(f"{rid}: an image is not a PNG")
-    expected_format = "multiple_choice" if task in ("translation_rotation", "rotation_rotation", "interaction_location") else "fill_in"
-    if row["answer_format"] != expected_format:
+    if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
@@ -247,13 +246,9 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         if len(digests) != 4:
             report.fail(f"{rid}: two option images are identical")
     elif task == "pocket_ligand":
-        from ..chemistry.hbonds import format_pocket_answer  # noqa: PLC0415
-
         if format_pocket_answer(hbonds) != row["answer"]:
             report.fail(f"{rid}: recomputed H-bonds differ from the answer")
     elif task == "residue_ligand":
-        from ..chemistry.hbonds import format_residue_answer  # noqa: PLC0415
-
         r = meta["residue"]
         bonds = [b for b in hbonds if b.chain == r["chain"] and b.res_number == r["number"] and b.ins_code == r["ins_code"]]
         if format_residue_answer(bonds) != row["answer"]:

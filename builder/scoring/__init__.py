@@ -2,19 +2,105 @@
 
 Owns: answer parsing, per-question metrics, aggregation into reports, baselines. May import:
 ``builder.core`` (task registry, errors) and ``builder.operations`` (the operation language);
-never Pillow, gemmi, RDKit or the chemistry, scene, tasks or dataset layers, so that evaluation
-front-ends load it cheaply. The public names below are the stable API
+never Pillow, gemmi, RDKit, pyarrow, datasets or the chemistry, scene, tasks or dataset layers, so
+that evaluation front-ends load it cheaply. The public names below are the stable API
 (``misi_bench.builder.scoring.score_prediction`` etc.).
+
+Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
+parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
+:mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
+:mod:`.baselines` (chance answers), :mod:`.predictions` (reading prediction files),
+:mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``).
+
+Conventions
+-----------
+* Every metric is on a **0-1 scale** (per question and in reports, averages included); multiply
+  by 100 for the paper's percentages.
+* Distances are in ångström, angles in degrees, in the screen frame of SPEC section 1.
+* Model output is parsed leniently (:func:`parse_prediction`); an answer that cannot be parsed
+  scores 0. Nothing here raises because of a model's output. Gold answers are parsed strictly
+  (they are written by the builder) and always score exactly 1.0 against themselves.
+
+Metrics per question (:func:`score_prediction`), keys of the returned dict:
+
+* ``score``: the main metric of SPEC section 7; ``exact``: exact match; ``parsed``: 1.0 when the
+  output could be parsed at all (its mean is the parse rate).
+* ``translation`` / ``rotation`` (T1, T2): ``score = max(0, 1 - |pred - true| / R)`` with
+  R = 8 Å / 180°, 0 when the verb or axis is wrong. ``zooming`` (T3): exact match.
+* ``docking`` (T7): ``0.5 * rotation_part + 0.5 * move_part`` (also reported as ``rotation_part``
+  and ``move_part``). Rotation: the roll axis must match, ``max(0, 1 - |dA| / 180)``. Move: a
+  ``move x`` with the sign of the true one, ``max(0, 1 - |dD| / |D|)``. Angles are not wrapped.
+* ``translation_rotation``, ``rotation_rotation``, ``interaction_location``: accuracy.
+* ``residue_ligand`` (T4): negatives 1 iff the answer is ``No``; positives and ``pocket_ligand``
+  (T9) use the set rule on predicted set P and true set G: 0 if ``|P| > 2|G|``; 0.5 if P strictly
+  contains G; else ``|P ∩ G| / |G|``; T9 with G empty scores 1 only for ``None``. T4 rows also
+  carry ``polarity`` (1.0 for a positive gold answer, 0.0 for a negative one).
+
+Averages (:func:`aggregate`), each under its own name: ``paper_average`` (the paper's Table 1
+average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8, T9; None unless
+all eight have questions), ``average_9_tasks`` and ``average_7_tasks`` (macro means of the task
+scores, all nine or without T5/T6; T4 once).
+
+How answers are read (the rules a model author can rely on; README "How answers are read")
+-------------------------------------------------------------------------------------------
+* Clean-up: case, markdown (emphasis of any length, bullets, code, tables), LaTeX, units, ``+``
+  and unicode minus signs are ignored; a ``<think>`` block is dropped when text follows it; only
+  the last non-empty ``<answer>...</answer>`` block is read.
+* Where: the text after the last answer marker (``Answer:``, ``Final answer``, ``The answer is``,
+  ``\boxed{``) first, an answer right after the marker winning over later explanation; else the
+  last answer in the text. A withdrawn answer never counts when a later one is given.
+* Commands: integer magnitudes only; a final command with a fractional magnitude is an invalid
+  answer (scores 0) and the withdrawn earlier command is not read instead.
+* Letters: ``B``, ``(b)``, ``Option B``, ``the answer is b because``...; the article "A" before a
+  word is not a letter; an option written out (its commands, or its text such as ``image 9``)
+  counts as its letter.
+* Bond lists: items separated by ``;``, commas, lines, bullets or markdown table rows;
+  ``No``/``None`` wins when it comes last, but a closing remark about other bonds ("no bonds from
+  the backbone", "... with other residues") does not withdraw a list.
+* Length: the text after the last marker and the last :data:`MAX_CHARS` characters are read, of
+  at most :data:`MAX_INPUT_CHARS` characters (cost linear in the length; a 1 MB output takes tens
+  of milliseconds, see ``builder/scripts/bench_scoring.py``).
 """
 from __future__ import annotations
 
-from ..core.registry import (BOND_TASKS, CHOICE_TASKS, HEADLINE_EXCLUDED, OPERATION_TASKS, TASK_ALIASES,
-                             TASK_NAMES, canonical_task)
-from .scorer import (BASELINE_KINDS, MAX_CHARS, BondAnswer, aggregate, baseline_prediction, format_parsed,
-                     format_report_markdown, parse_prediction, score_prediction, score_records)
+from ..core.registry import (
+                             BOND_TASKS,
+                             CHOICE_TASKS,
+                             HEADLINE_EXCLUDED,
+                             OPERATION_TASKS,
+                             TASK_ALIASES,
+                             TASK_NAMES,
+                             canonical_task,
+)
+from .baselines import BASELINE_KINDS, baseline_prediction
+from .bonds import BondAnswer
+from .metrics import score_prediction
+from .paper_reference import PaperReferenceRow, paper_reference_rows
+from .parsing import format_parsed, parse_prediction
+from .predictions import (
+                             PredictionFile,
+                             PredictionFileError,
+                             parse_predictions,
+                             read_predictions,
+                             resolve_positions,
+)
+from .report import (
+                             AVERAGE_DEFINITIONS,
+                             COLUMN_KEYS,
+                             PAPER_AVERAGE_COLUMNS,
+                             PAPER_COLUMNS,
+                             aggregate,
+                             format_report_markdown,
+                             paper_average, paper_columns,
+                             score_records,
+)
+from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "HEADLINE_EXCLUDED", "MAX_CHARS", "OPERATION_TASKS",
-    "TASK_ALIASES", "TASK_NAMES", "BondAnswer", "aggregate", "baseline_prediction", "canonical_task",
-    "format_parsed", "format_report_markdown", "parse_prediction", "score_prediction", "score_records",
+    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
+    "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
+    "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
+    "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
+    "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",
+    "score_prediction", "score_records",
 ]

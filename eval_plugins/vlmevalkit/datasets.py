@@ -117,7 +117,8 @@ def dataset_classes() -> dict[str, type]:
         def evaluate(self, eval_file, **judge_kwargs):
             """Score with the one MiSI-Bench scorer (no judge model). Writes
             ``<eval_file>_score.<fmt>`` (per-row metrics) and ``<eval_file>_acc.<fmt>`` (one row
-            per task and subset, then ``average_all`` and ``average_headline``; 0-1 scale) and
+            per task and subset, then ``paper_average`` (the paper's eight-column average),
+            ``average_9_tasks`` and ``average_7_tasks``; 0-1 scale) and
             returns the latter as a DataFrame."""
             from misi_bench.builder.scoring import aggregate
 
@@ -150,10 +151,10 @@ def dataset_classes() -> dict[str, type]:
                 if task == "residue_ligand":
                     for sub, s in report["subsets"].items():
                         table.append({"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]})
-            table.append({"task": "average_all", "n": report["n"], "score": report["average_all"], "exact": None})
-            table.append({"task": "average_headline", "n": sum(
-                t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"]),
-                "score": report["average_headline"], "exact": None})
+            seven = sum(t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"])
+            table.append({"task": "paper_average", "n": seven, "score": report["paper_average"], "exact": None})
+            table.append({"task": "average_9_tasks", "n": report["n"], "score": report["average_9_tasks"], "exact": None})
+            table.append({"task": "average_7_tasks", "n": seven, "score": report["average_7_tasks"], "exact": None})
             acc = pd.DataFrame(table)
             dump(acc, get_intermediate_file_path(eval_file, "_acc"))
             with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:

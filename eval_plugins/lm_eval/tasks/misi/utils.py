@@ -5,7 +5,7 @@ prompt order (lm-eval's multimodal convention); scoring calls the one MiSI-Bench
 """
 from __future__ import annotations
 
-from misi_bench.eval_plugins.common import doc_images, doc_prompt, load_split, score_doc
+from misi_bench.eval_plugins.common import doc_images, doc_prompt, load_split, paper_average_share, score_doc
 
 IMAGE_TOKEN = "<image>"
 
@@ -26,3 +26,9 @@ def misi_doc_to_text(doc):
 
 def misi_process_results(doc, results):
     return score_doc(doc, results[0] if results else "")
+
+
+def misi_paper_share(items):
+    """A task's share of the paper's average (see ``common.paper_average_share``); the group
+    row ``misi`` / ``tiny_misi`` of ``paper_average`` is the paper's eight-column average."""
+    return paper_average_share(items)

@@ -13,7 +13,7 @@ if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; load
 
 import math
 
-from misi_bench.eval_plugins.common import doc_images, doc_prompt, score_doc
+from misi_bench.eval_plugins.common import doc_images, doc_prompt, paper_average_share, score_doc
 
 
 def misi_doc_to_visual(doc):
@@ -35,7 +35,7 @@ def misi_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 def misi_process_results(doc, results):
     """Score the first generation; returns one value per metric this row contributes to
-    (``score``, ``exact``, ``headline_score``, T4 ``score_positive``/``score_negative``)."""
+    (``score``, ``exact``, ``average_7_tasks``, ``paper_average``, T4 ``score_positive``/``score_negative``)."""
     prediction = results[0] if results else ""
     return score_doc(doc, prediction)
 
@@ -44,3 +44,9 @@ def misi_mean(items):
     """Mean of the per-row values (0-1 scale); NaN when a subset has no row in this run."""
     items = [float(x) for x in items]
     return math.fsum(items) / len(items) if items else float("nan")
+
+
+def misi_paper_share(items):
+    """A task's share of the paper's average (see ``common.paper_average_share``); the group
+    row ``misi`` / ``tiny_misi`` of ``paper_average`` is the paper's eight-column average."""
+    return paper_average_share(items)

@@ -1,0 +1,197 @@
+"""Hydrogen-bond answers (T4, T9): the lenient parser of model output, the strict parser of gold
+answers, the SPEC section 7 set rule and the canonical text form."""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# --------------------------------------------------------------------------------------------
+# Parsed values
+# --------------------------------------------------------------------------------------------
+
+#: T4 bond key: (residue name, protein atom, ligand atom), upper case.
+#: T9 bond key: (residue name, residue number or None, protein atom, chain or None, ligand atom);
+#: None marks a field the prediction left out (it then matches any value).
+
+
+@dataclass(frozen=True)
+class BondAnswer:
+    """A parsed T4/T9 answer: ``present`` is False for ``No`` / ``None``; ``bonds`` the set of
+    bond keys (empty for ``No``/``None``, possibly empty for a bare T4 ``Yes``)."""
+
+    present: bool
+    bonds: frozenset
+
+
+# --------------------------------------------------------------------------------------------
+# Hydrogen-bond lists (T4, T9)
+# --------------------------------------------------------------------------------------------
+
+#: Residue names the lenient bond parser recognises (plus, when scoring, those of the gold answer).
+KNOWN_RESIDUES = frozenset({
+    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE",
+    "LEU", "LYS", "MET", "PHE", "PRO", "SER", "THR", "TRP", "TYR", "VAL",
+    "MSE", "SEC", "PYL", "ASX", "GLX", "UNK", "HID", "HIE", "HIP", "HSD", "HSE", "HSP",
+    "CYX", "ASH", "GLH", "LYN", "CSO", "SEP", "TPO", "PTR", "MLY", "KCX", "LLP", "CME",
+    "CSD", "OCS", "HYP",
+})
+_ATOM = r"[A-Za-z][A-Za-z0-9'\"*]{0,3}"
+_LIG = r"[A-Za-z0-9'\"*]{1,8}(?::\d{1,4})?"
+_BOND_SEP = r"\s*(?:,|<?-{1,2}>?|\.{2,3}|\u2194|\u2192|/|:)\s*"
+
+
+@lru_cache(maxsize=64)
+def _bond_re(residues: frozenset) -> re.Pattern:
+    names = "|".join(sorted((re.escape(r) for r in residues), key=len, reverse=True))
+    return re.compile(
+        rf"(?<![A-Za-z0-9])(?P<res>(?i:{names}))(?![A-Za-z])"
+        rf"(?:(?:[ \t]+(?P<num>-?\d{{1,6}}[A-Za-z]?)|-?(?P<num2>-?\d{{1,6}}[A-Za-z]?))(?![A-Za-z0-9]))?"
+        rf"[ \t]+(?P<atom>{_ATOM})(?![A-Za-z0-9'\"*])"
+        rf"(?:[ \t]+(?P<chain>[A-Za-z0-9_]{{1,4}})(?![A-Za-z0-9_'\"*]))?"
+        rf"{_BOND_SEP}"
+        rf"(?P<lig>{_LIG})(?![A-Za-z0-9'\"*]|:\d)"
+    )
+
+
+_YES_RE = re.compile(r"(?<![A-Za-z])(?i:yes)(?![A-Za-z])")
+_NO_RE = re.compile(
+    r"(?<![A-Za-z])(?i:no|none)(?![A-Za-z])"
+    r"(?=\s*(?:$|[.,;:!)\]]|(?i:hydrogen|h-?bonds?|h\s+bonds?|bonds?|interactions?|polar|contacts?)(?![A-Za-z])))"
+)
+
+
+#: Words that make a "no ... bonds" sentence a remark about other bonds ("no bonds from the
+#: backbone", "no hydrogen bonds with other residues") rather than a withdrawal of listed bonds.
+_REMARK_RE = re.compile(
+    r"(?i)(?<![A-Za-z])(?:other|others|additional|further|more|else|besides|apart|except|backbone|main[- ]chain|"
+    r"side[- ]chains?|remaining|beyond|also)(?![A-Za-z])"
+)
+
+
+def _is_remark(text: str, m: re.Match) -> bool:
+    """True when the sentence around the negation ``m`` qualifies it (see _REMARK_RE)."""
+    start = max(text.rfind(".", max(0, m.start() - 300), m.start()), text.rfind("\n", max(0, m.start() - 300), m.start()))
+    start = start + 1 if start >= 0 else max(0, m.start() - 300)
+    ends = [i for i in (text.find(".", m.end(), m.end() + 300), text.find("\n", m.end(), m.end() + 300)) if i >= 0]
+    end = min(ends) if ends else min(len(text), m.end() + 300)
+    return _REMARK_RE.search(text, start, end) is not None
+
+
+def _bond_key(m: re.Match, task: str) -> tuple:
+    res = m.group("res").upper()
+    atom = m.group("atom").upper()
+    lig = m.group("lig").upper()
+    if task == "residue_ligand":
+        return (res, atom, lig)
+    num = m.group("num") or m.group("num2")
+    chain = m.group("chain")
+    return (res, num.upper() if num else None, atom, chain.upper() if chain else None, lig)
+
+
+def parse_bonds(text: str, task: str, residues: frozenset) -> BondAnswer | None:
+    matches = list(_bond_re(residues).finditer(text))
+    spans = [(m.start(), m.end()) for m in matches]
+
+    starts = [a for a, _ in spans]  # finditer spans: sorted, not overlapping
+
+    def outside(m: re.Match) -> bool:
+        i = bisect.bisect_right(starts, m.start()) - 1
+        return i < 0 or m.start() >= spans[i][1]
+
+    first_bond = spans[0][0] if spans else len(text)
+    events: list[tuple[int, str]] = [(m.start(), "bond") for m in matches]
+    events += [(m.start(), "no") for m in _NO_RE.finditer(text)
+               if outside(m) and not (m.start() > first_bond and _is_remark(text, m))]
+    if task == "residue_ligand":
+        events += [(m.start(), "yes") for m in _YES_RE.finditer(text) if outside(m)]
+    if not events:
+        return None
+    last = max(events)[1]
+    if last == "no":
+        return BondAnswer(False, frozenset())
+    return BondAnswer(True, frozenset(_bond_key(m, task) for m in matches))
+
+
+def gold_bonds(task: str, answer: str) -> BondAnswer | None:
+    """Strict parse of a builder-written T4/T9 answer; None when it is not in that format."""
+    text = " ".join(answer.split())
+    if task == "residue_ligand":
+        if text.lower() == "no":
+            return BondAnswer(False, frozenset())
+        if not text.lower().startswith("yes"):
+            return None
+        body = text[3:].lstrip(" :")
+        if not body:
+            return BondAnswer(True, frozenset())
+    else:
+        if text.lower() == "none":
+            return BondAnswer(False, frozenset())
+        body = text
+    keys = set()
+    for item in body.split(";"):
+        prot, sep, lig = item.partition(",")
+        fields = prot.split()
+        lig = lig.strip()
+        if not sep or not lig or " " in lig:
+            return None
+        if task == "residue_ligand":
+            if len(fields) != 2:
+                return None
+            keys.add((fields[0].upper(), fields[1].upper(), lig.upper()))
+        else:
+            if len(fields) != 4:
+                return None
+            res, num, atom, chain = (f.upper() for f in fields)
+            keys.add((res, num, atom, chain, lig.upper()))
+    return BondAnswer(True, frozenset(keys))
+
+
+def _bond_matches(pred: tuple, gold: tuple) -> bool:
+    return all(p is None or p == g for p, g in zip(pred, gold))
+
+
+def count_matched(pred: frozenset, gold: frozenset) -> int:
+    """|P ∩ G| where a predicted field left out (None) matches anything; each item used once."""
+    exact = pred & gold
+    rest_pred = sorted(pred - exact, key=lambda k: (sum(f is None for f in k), [str(f) for f in k]))
+    rest_gold = sorted(gold - exact, key=lambda k: [str(f) for f in k])
+    n = len(exact)
+    for p in rest_pred:
+        for g in rest_gold:
+            if _bond_matches(p, g):
+                rest_gold.remove(g)
+                n += 1
+                break
+    return n
+
+
+def set_score(n_pred: int, n_gold: int, n_match: int) -> float:
+    """SPEC 7 set rule for a non-empty true set."""
+    if n_pred > 2 * n_gold:
+        return 0.0
+    if n_match == n_gold and n_pred > n_gold:
+        return 0.5
+    return n_match / n_gold
+
+
+def format_bond_answer(value: BondAnswer, task: str) -> str:
+    if task == "residue_ligand":
+        if not value.present:
+            return "No"
+        body = "; ".join(f"{k[0]} {k[1]}, {k[2]}" for k in sorted(value.bonds, key=lambda k: [str(f) for f in k]))
+        return f"Yes: {body}" if body else "Yes"
+    if not value.present:
+        return "None"
+
+    def one(k: tuple) -> str:
+        if len(k) == 3:
+            return f"{k[0]} {k[1]}, {k[2]}"
+        res, num, atom, chain, lig = k
+        prot = " ".join(str(f) for f in (res, num, atom, chain) if f is not None)
+        return f"{prot}, {lig}"
+
+    return "; ".join(one(k) for k in sorted(value.bonds, key=lambda k: [str(f) for f in k]))
+
+

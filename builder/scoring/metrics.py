@@ -1,0 +1,171 @@
+"""Per-question metrics of SPEC section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+
+from ..core.registry import CHOICE_TASKS, canonical_task
+from ..operations.language import Move, Operation, Roll, parse_operations
+from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
+from .parsing import parse
+from .text import MAX_CHARS
+
+logger = logging.getLogger(__name__)
+
+#: Weighted-score radius R of T1 (Å) and T2 (degrees).
+TRANSLATION_RADIUS = 8.0
+ROTATION_RADIUS = 180.0
+#: Angle scale of T7's rotation part (degrees).
+DOCKING_ANGLE_SCALE = 180.0
+
+# --------------------------------------------------------------------------------------------
+# Scoring
+# --------------------------------------------------------------------------------------------
+
+
+def _metadata_dict(metadata: str | Mapping | None) -> dict:
+    if isinstance(metadata, Mapping):
+        return dict(metadata)
+    if isinstance(metadata, (str, bytes)) and metadata:
+        try:
+            value = json.loads(metadata)
+        except (ValueError, TypeError):
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+def _norm_text(text: object) -> str | None:
+    if not isinstance(text, str) or len(text) > MAX_CHARS:
+        return None
+    return " ".join(text.split()).casefold()
+
+
+def _gold(task: str, answer: str):
+    """Strict parse of a gold answer; raises ValueError when the dataset row is malformed."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise ValueError(f"{task}: gold answer must be a non-empty string, got {answer!r}")
+    try:
+        if task in ("translation", "rotation", "zooming"):
+            ops = parse_operations(answer.strip())
+            if len(ops) == 1:
+                return ops[0]
+        elif task == "docking":
+            return parse_operations(answer.strip())
+        elif task in CHOICE_TASKS:
+            letter = answer.strip().upper()
+            if len(letter) == 1 and "A" <= letter <= "Z":
+                return letter
+        else:
+            value = gold_bonds(task, answer)
+            if value is not None:
+                return value
+    except ValueError:
+        pass
+    raise ValueError(f"{task}: malformed gold answer {answer!r}")
+
+
+def _score_single_op(task: str, pred, gold: Operation) -> dict[str, float]:
+    if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
+        return {"score": 0.0, "exact": 0.0}
+    exact = float(pred.magnitude == gold.magnitude)
+    if task == "zooming":
+        return {"score": exact, "exact": exact}
+    radius = TRANSLATION_RADIUS if task == "translation" else ROTATION_RADIUS
+    diff = abs(pred.magnitude - gold.magnitude)
+    return {"score": max(0.0, 1.0 - diff / radius), "exact": exact}
+
+
+def _score_docking(pred, gold: tuple[Operation, ...]) -> dict[str, float]:
+    gold_roll = next((op for op in gold if isinstance(op, Roll)), None)
+    gold_move = next((op for op in gold if isinstance(op, Move)), None)
+    ops = list(pred) if isinstance(pred, tuple) else []
+    rolls = [op for op in ops if isinstance(op, Roll)]
+    moves = [op for op in ops if isinstance(op, Move)]
+    rot = 0.0
+    if gold_roll is not None and rolls and rolls[-1].axis == gold_roll.axis:
+        rot = max(0.0, 1.0 - abs(rolls[-1].angle - gold_roll.angle) / DOCKING_ANGLE_SCALE)
+    elif gold_roll is None and not rolls:
+        rot = 1.0
+    mov = 0.0
+    if gold_move is not None and moves:
+        pm = moves[-1]
+        if pm.axis == gold_move.axis == "x" and pm.distance != 0 and (pm.distance > 0) == (gold_move.distance > 0):
+            mov = max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / abs(gold_move.distance))
+        elif pm.axis == gold_move.axis and pm.distance == gold_move.distance:
+            mov = 1.0  # a gold move that is not a non-zero `move x` (not produced by the builder)
+    elif gold_move is None and not moves:
+        mov = 1.0
+    exact = float(sorted(map(str, ops)) == sorted(map(str, gold)))
+    return {"score": 0.5 * rot + 0.5 * mov, "exact": exact, "rotation_part": rot, "move_part": mov}
+
+
+def _score_bonds(task: str, pred, gold: BondAnswer) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if task == "residue_ligand":
+        out["polarity"] = float(gold.present)
+    if not isinstance(pred, BondAnswer):
+        return {"score": 0.0, "exact": 0.0, **out}
+    if not gold.present or not gold.bonds:
+        ok = float(pred.present == gold.present and not pred.bonds)
+        return {"score": ok, "exact": ok, **out}
+    if not pred.present:
+        return {"score": 0.0, "exact": 0.0, **out}
+    n_match = count_matched(pred.bonds, gold.bonds)
+    n_pred, n_gold = len(pred.bonds), len(gold.bonds)
+    exact = float(n_match == n_gold == n_pred)
+    return {"score": set_score(n_pred, n_gold, n_match), "exact": exact, **out}
+
+
+def _zero_metrics(task: str, gold) -> dict[str, float]:
+    out = {"score": 0.0, "exact": 0.0, "parsed": 0.0}
+    if task == "docking":
+        out.update(rotation_part=0.0, move_part=0.0)
+    if task == "residue_ligand" and isinstance(gold, BondAnswer):
+        out["polarity"] = float(gold.present)
+    return out
+
+
+def score_prediction(task: str, prediction, answer: str, metadata: str | dict | None = None,
+                     *, options: Sequence[str] | None = None) -> dict[str, float]:
+    """Score one model output against the gold ``answer`` of one question (all values 0-1).
+
+    ``metadata`` (the row's JSON text or a dict) may carry ``options`` (the choice list); the
+    keyword ``options`` overrides it. Returns at least ``score``, ``exact`` and ``parsed``;
+    ``docking`` adds ``rotation_part`` / ``move_part``; ``residue_ligand`` adds ``polarity``.
+    Never raises because of ``prediction``; raises ``ValueError`` for an unknown task or a
+    malformed gold answer (a dataset bug).
+    """
+    task = canonical_task(task)
+    gold = _gold(task, answer)
+    if options is None:
+        meta_options = _metadata_dict(metadata).get("options")
+        options = meta_options if isinstance(meta_options, (list, tuple)) else None
+    try:
+        norm = _norm_text(prediction)
+        if norm is not None and norm == _norm_text(answer):
+            pred = gold  # verbatim gold answer: always exactly 1.0
+        else:
+            residues = KNOWN_RESIDUES
+            if isinstance(gold, BondAnswer) and gold.bonds:
+                residues = KNOWN_RESIDUES | frozenset(k[0] for k in gold.bonds)
+            pred = parse(task, prediction, residues=residues, options=options)
+        if pred is None:
+            return _zero_metrics(task, gold)
+        if task in ("translation", "rotation", "zooming"):
+            out = _score_single_op(task, pred, gold)
+        elif task == "docking":
+            out = _score_docking(pred, gold)
+        elif task in CHOICE_TASKS:
+            ok = float(pred == gold)
+            out = {"score": ok, "exact": ok}
+        else:
+            out = _score_bonds(task, pred, gold)
+        out["parsed"] = 1.0
+        return out
+    except Exception:
+        logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
+        return _zero_metrics(task, gold)
+
+

@@ -1,0 +1,72 @@
+"""The paper's published rows (Table 1 of arXiv 2512.10867) as reference data, so a report can
+show a model beside them. The figures live in ``paper_reference.yaml`` next to this module
+(versioned with the package; its header names the source); unknown figures are None.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .report import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS
+
+__all__ = ["PAPER_REFERENCE_FILE", "PaperReferenceRow", "paper_reference_rows"]
+
+PAPER_REFERENCE_FILE = Path(__file__).with_name("paper_reference.yaml")
+
+
+@dataclass(frozen=True)
+class PaperReferenceRow:
+    """One published row. ``scores``: (column key, score) pairs in :data:`~.report.COLUMN_KEYS` order: -> score on the 0-1
+    scale, None where the figure is not known; ``paper_average``: the paper's average (0-1)."""
+
+    name: str
+    description: str
+    source: str
+    scores: tuple[tuple[str, float | None], ...]
+    paper_average: float | None
+
+    def score(self, column: str) -> float | None:
+        """The row's score for one column (0-1), None when unknown."""
+        return dict(self.scores).get(column)
+
+    @property
+    def by_column(self) -> dict[str, float | None]:
+        """``{column key: score or None}`` in the paper's column order."""
+        return dict(self.scores)
+
+
+def _fraction(value, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        raise ValueError(f"{PAPER_REFERENCE_FILE.name}: {where} must be a percentage 0-100 or null, got {value!r}")
+    return round(float(value) / 100.0, 6)
+
+
+@lru_cache(maxsize=1)
+def paper_reference_rows() -> tuple[PaperReferenceRow, ...]:
+    """The paper's published rows (human, fine-tuned 7B, best API model), scores on a 0-1 scale.
+
+    Raises ValueError when the data file is malformed (checked: every column present, values
+    0-100 or null, and a row with all eight columns known averages to its ``paper_average``).
+    """
+    import yaml
+
+    data = yaml.safe_load(PAPER_REFERENCE_FILE.read_text(encoding="utf-8"))
+    source = str(data["source"])
+    rows = []
+    for item in data["rows"]:
+        name = str(item["name"])
+        raw = item["scores"]
+        if set(raw) != set(COLUMN_KEYS):
+            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r} must list exactly {', '.join(COLUMN_KEYS)}")
+        scores = tuple((col, _fraction(raw[col], f"{name}.{col}")) for col in COLUMN_KEYS)
+        average = _fraction(item.get("paper_average"), f"{name}.paper_average")
+        known = [dict(scores)[c] for c in PAPER_AVERAGE_COLUMNS]
+        if average is not None and None not in known and not math.isclose(math.fsum(known) / 8, average, abs_tol=1e-4):
+            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r}: its columns average "
+                             f"{math.fsum(known) / 8:.4f}, not its paper_average {average}")
+        rows.append(PaperReferenceRow(name, str(item.get("description", "")), source, scores, average))
+    return tuple(rows)

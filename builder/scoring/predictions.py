@@ -1,0 +1,249 @@
+"""Reading prediction files (the model outputs to score) in the shapes people actually have.
+
+Accepted shapes (UTF-8, a byte-order mark is ignored):
+
+* JSON Lines: one object per line with ``id`` and ``prediction`` (MiSI-Bench's own format);
+* a JSON list of such objects;
+* a JSON object mapping ``id`` to the prediction text;
+* lmms-eval ``--log_samples`` files (``<date>_samples_<task>.jsonl``): lines with ``doc_id``
+  (the row's position in its config and split) and ``filtered_resps``; their ids are resolved
+  against the dataset rows with :func:`resolve_positions` (``target`` must equal the row's gold
+  answer, so a file from another split or build is refused);
+* VLMEvalKit prediction tables (``.xlsx``, ``.tsv``, ``.csv``) with ``id`` and ``prediction``
+  columns (the MiSI-Bench VLMEvalKit dataset keeps the row ``id``).
+
+Rules: a ``null`` or absent prediction is *missing* (scored 0 and listed as missing, not read
+as an empty answer); when an id appears more than once the last entry wins and the id is
+reported in ``duplicate_ids``; entries that are not objects, lack an id or hold a prediction
+that is not text are skipped and reported in ``bad_entries``. A file with no usable entry, or
+in none of the shapes above, raises :class:`PredictionFileError` with one line saying why.
+Reads only the standard library (``openpyxl`` only for ``.xlsx``).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import MisiError
+
+__all__ = ["PredictionFile", "PredictionFileError", "parse_predictions", "read_predictions", "resolve_positions"]
+
+_LMMS_NAME_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
+_TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv")
+
+
+class PredictionFileError(MisiError):
+    """A prediction file that cannot be used at all (the message names the file and why)."""
+
+
+@dataclass(frozen=True)
+class PredictionFile:
+    """The usable content of one prediction file.
+
+    ``predictions``: question id -> model output text (ids whose prediction is null or absent
+    are not in it but in ``no_prediction``); ``shape``: ``jsonl``, ``json-list``, ``json-object``,
+    ``lmms-eval-samples`` or ``table``; ``positions``: for lmms-eval samples, row position ->
+    (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
+    ``config``: the task config named by an lmms-eval samples file name, else None.
+    """
+
+    path: str
+    shape: str
+    predictions: Mapping[str, str]
+    no_prediction: tuple[str, ...] = ()
+    duplicate_ids: tuple[str, ...] = ()
+    bad_entries: tuple[str, ...] = ()
+    positions: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)
+    config: str | None = None
+
+    @property
+    def n_entries(self) -> int:
+        return len(self.predictions) + len(self.no_prediction) + len(self.positions)
+
+
+class _Collector:
+    """Accumulates entries in file order (last one wins for an id; duplicates are noted)."""
+
+    def __init__(self) -> None:
+        self.preds: dict[str, str | None] = {}
+        self.duplicates: dict[str, None] = {}
+        self.bad: list[str] = []
+        self.positions: dict[int, tuple[str, str | None]] = {}
+
+    def add(self, where: str, item: Any) -> None:
+        if not isinstance(item, Mapping):
+            self.bad.append(f"{where}: not an object ({type(item).__name__})")
+            return
+        if "id" not in item and "doc_id" in item:
+            self._add_lmms(where, item)
+            return
+        rid = item.get("id")
+        if rid is None or isinstance(rid, (dict, list, bool)) or str(rid).strip() == "":
+            self.bad.append(f"{where}: no id")
+            return
+        self.put(where, str(rid).strip(), item.get("prediction"))
+
+    def put(self, where: str, rid: str, value: Any) -> None:
+        text = _as_text(value)
+        if text is _BAD:
+            self.bad.append(f"{where}: prediction of {rid!r} is not text ({type(value).__name__})")
+            return
+        if rid in self.preds:
+            self.duplicates[rid] = None
+        self.preds[rid] = text
+
+    def _add_lmms(self, where: str, item: Mapping) -> None:
+        pos = item.get("doc_id")
+        text = _as_text(item.get("filtered_resps", item.get("resps")))
+        if not isinstance(pos, int) or isinstance(pos, bool) or text is _BAD:
+            self.bad.append(f"{where}: unreadable lmms-eval sample")
+            return
+        if pos in self.positions:
+            self.duplicates[f"doc_id {pos}"] = None
+        self.positions[pos] = (str(item.get("target", "")), text)
+
+    def result(self, path: str, shape: str, config: str | None = None) -> PredictionFile:
+        if not self.preds and not self.positions:
+            first = f" (first problem: {self.bad[0]})" if self.bad else ""
+            raise PredictionFileError(f"{path}: no usable prediction in this {shape} file{first}")
+        if self.positions:
+            shape = "lmms-eval-samples"
+        return PredictionFile(
+            path=path, shape=shape,
+            predictions={k: v for k, v in self.preds.items() if v is not None},
+            no_prediction=tuple(k for k, v in self.preds.items() if v is None),
+            duplicate_ids=tuple(self.duplicates), bad_entries=tuple(self.bad),
+            positions=dict(self.positions), config=config,
+        )
+
+
+_BAD = object()
+
+
+def _as_text(value: Any):
+    """A prediction value as text; None stays None (missing); _BAD for anything unusable."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return _BAD
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list) and len(value) == 1:  # lmms-eval / harness response lists
+        return _as_text(value[0])
+    return _BAD
+
+
+def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
+    """Read prediction file content given as text (JSON Lines, JSON list or JSON object)."""
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise PredictionFileError(f"{path}: the predictions file is empty")
+    match = _LMMS_NAME_RE.search(Path(path).name)
+    config = match.group(1) if match else None
+    out = _Collector()
+    stripped = text.strip()
+    if stripped[0] in "[{":
+        try:
+            whole = json.loads(stripped)
+        except ValueError:
+            whole = _BAD
+        if isinstance(whole, list):
+            for i, item in enumerate(whole):
+                out.add(f"item {i}", item)
+            return out.result(path, "json-list", config)
+        if isinstance(whole, dict) and not {"id", "doc_id", "prediction"} & set(whole):
+            return _from_object(whole, path, out)
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            out.bad.append(f"line {n}: not JSON")
+            continue
+        out.add(f"line {n}", item)
+    return out.result(path, "jsonl", config)
+
+
+def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
+    if "results" in whole and isinstance(whole.get("results"), dict):
+        raise PredictionFileError(f"{path}: this is a harness results summary, not predictions (for lmms-eval, "
+                                  "pass the *_samples_<task>.jsonl file written with --log_samples)")
+    for rid, value in whole.items():
+        out.put(f"key {rid!r}", str(rid), value)
+    return out.result(path, "json-object")
+
+
+def _read_table(path: Path) -> PredictionFile:
+    """A VLMEvalKit prediction table: rows with ``id`` and ``prediction`` columns."""
+    if path.suffix == ".xlsx":
+        try:
+            import openpyxl
+        except ImportError:
+            raise PredictionFileError(f"{path}: reading .xlsx needs openpyxl (pip install openpyxl), "
+                                      "or write the predictions as .tsv") from None
+        try:
+            sheet = openpyxl.load_workbook(path, read_only=True, data_only=True).active
+            rows = [["" if c is None else c for c in row] for row in sheet.iter_rows(values_only=True)]
+        except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
+            raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
+    else:
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if path.suffix == ".tsv" else ","))
+    if not rows:
+        raise PredictionFileError(f"{path}: the predictions table is empty")
+    header = [str(h).strip() for h in rows[0]]
+    if "id" not in header or "prediction" not in header:
+        raise PredictionFileError(f"{path}: a predictions table needs 'id' and 'prediction' columns, found {header[:8]}")
+    i_id, i_pred = header.index("id"), header.index("prediction")
+    out = _Collector()
+    for n, row in enumerate(rows[1:], 2):
+        rid = str(row[i_id]).strip() if i_id < len(row) else ""
+        if not rid:
+            out.bad.append(f"row {n}: no id")
+            continue
+        out.put(f"row {n}", rid, str(row[i_pred]) if i_pred < len(row) else None)
+    return out.result(str(path), "table")
+
+
+def read_predictions(path: str | Path) -> PredictionFile:
+    """Read a prediction file in any accepted shape (see the module docstring); raises
+    :class:`PredictionFileError` (a :class:`MisiError`) when the file cannot be used."""
+    p = Path(path)
+    try:
+        if p.suffix.lower() in _TABLE_SUFFIXES:
+            return _read_table(p)
+        data = p.read_bytes()
+    except OSError as exc:
+        raise PredictionFileError(f"{path}: cannot read predictions ({exc.strerror or exc})") from None
+    return parse_predictions(data.decode("utf-8-sig", errors="replace"), str(path))
+
+
+def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> PredictionFile:
+    """Give an lmms-eval samples file's predictions their question ids: ``rows`` are the dataset
+    rows of the file's config and split in dataset order (``doc_id`` is the position). Raises
+    :class:`PredictionFileError` when a position is out of range or its ``target`` is not that
+    row's gold answer (the file belongs to another config, split or build)."""
+    if not file.positions:
+        return file
+    preds = dict(file.predictions)
+    missing = list(file.no_prediction)
+    for pos, (target, text) in sorted(file.positions.items()):
+        if pos < 0 or pos >= len(rows):
+            raise PredictionFileError(f"{file.path}: doc_id {pos} is beyond the {len(rows)} rows of this config")
+        row = rows[pos]
+        if target and target != str(row["answer"]):
+            raise PredictionFileError(f"{file.path}: doc_id {pos} has target {target!r} but row {row['id']} "
+                                      f"has answer {row['answer']!r}: wrong config, split or build")
+        if text is None:
+            missing.append(str(row["id"]))
+        else:
+            preds[str(row["id"])] = text
+    return PredictionFile(path=file.path, shape=file.shape, predictions=preds, no_prediction=tuple(missing),
+                          duplicate_ids=file.duplicate_ids, bad_entries=file.bad_entries, config=file.config)

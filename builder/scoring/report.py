@@ -1,0 +1,218 @@
+"""Aggregation of per-question metrics into reports (:func:`aggregate`), the paper's columns and
+average (:data:`PAPER_COLUMNS`, :func:`paper_columns`), record scoring (:func:`score_records`) and
+the markdown table (:func:`format_report_markdown`)."""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..core.registry import HEADLINE_EXCLUDED, TASK_NAMES, TASK_SPECS, canonical_task
+from .metrics import score_prediction
+from .parsing import format_parsed, parse_prediction
+
+logger = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------------------------
+# Aggregation and reports
+# --------------------------------------------------------------------------------------------
+
+_T4_SUBSETS = ("residue_ligand_positive", "residue_ligand_negative")
+
+
+def _paper_columns() -> tuple[tuple[str, str, str, bool], ...]:
+    out = []
+    for spec in TASK_SPECS:
+        if spec.name == "residue_ligand":  # the paper reports T4 as its two halves
+            out += [(f"T{spec.number}_{sub.rsplit('_', 1)[1]}", "subsets", sub, spec.in_headline) for sub in _T4_SUBSETS]
+        else:
+            out.append((f"T{spec.number}", "tasks", spec.name, spec.in_headline))
+    return tuple(out)
+
+
+#: The paper's Table 1 columns: (column key, report section, name in that section, counted in
+#: the paper's average). Keys: T1, T2, T3, T4_positive, T4_negative, T5, T6, T7, T8, T9.
+PAPER_COLUMNS: tuple[tuple[str, str, str, bool], ...] = _paper_columns()
+COLUMN_KEYS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS)
+#: The eight columns whose mean is the paper's average (T5 and T6 left out, T4 counted twice).
+PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS if c[3])
+
+#: What each average of a report is (names used in reports, the card and the harness outputs).
+AVERAGE_DEFINITIONS = {
+    "paper_average": "the paper's Table 1 average: mean of the eight columns T1, T2, T3, T4 positive, "
+                     "T4 negative, T7, T8, T9 (T5 and T6 left out; None unless all eight have questions)",
+    "average_9_tasks": "macro mean of the nine task scores (T4 once, positives and negatives pooled)",
+    "average_7_tasks": "macro mean of the seven task scores without T5 and T6 (T4 once, pooled)",
+}
+
+
+def _means(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys: list[str] = []
+    for row in rows:
+        keys.extend(k for k in row if k not in keys)
+    out: dict[str, float] = {"n": len(rows)}
+    for key in keys:
+        values = [float(row[key]) for row in rows if key in row]
+        out[key] = math.fsum(values) / len(values) if values else float("nan")
+    return out
+
+
+def _mean_or_none(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def paper_columns(report: Mapping, metric: str = "score") -> dict[str, float | None]:
+    """``{column key: mean metric}`` of an :func:`aggregate` report in the paper's columns
+    (:data:`COLUMN_KEYS`; None where the report has no question for a column), so a model can be
+    shown beside :func:`~.paper_reference.paper_reference_rows`."""
+    out: dict[str, float | None] = {}
+    for key, section, name, _ in PAPER_COLUMNS:
+        row = (report.get(section) or {}).get(name)
+        value = row.get(metric) if row else None
+        out[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    return out
+
+
+def paper_average(columns: Mapping[str, float | None]) -> float | None:
+    """The paper's average of ``{column key: score}`` (keys of :data:`COLUMN_KEYS`): the mean of
+    :data:`PAPER_AVERAGE_COLUMNS`, None when any of them is missing."""
+    values = [columns[k] for k in PAPER_AVERAGE_COLUMNS]
+    return None if any(v is None for v in values) else math.fsum(values) / len(values)
+
+
+def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
+    """Per-task means of every metric and the three averages, all on a 0-1 scale.
+
+    Returns ``{"scale": "0-1", "n": total rows, "tasks": {task: {"n": count, "score": mean,
+    "exact": mean, ...}}, "subsets": {"residue_ligand_positive": {...},
+    "residue_ligand_negative": {...}}, "columns": the paper's columns (:func:`paper_columns`),
+    "paper_average": the paper's average (:data:`PAPER_AVERAGE_COLUMNS`; None unless all eight
+    columns have questions), "paper_average_missing": columns without questions,
+    "average_9_tasks": macro mean of the main ``score`` over the tasks present,
+    "average_7_tasks": the same without T5/T6, "averages": :data:`AVERAGE_DEFINITIONS`}``.
+    The two macro averages are None when no task is present. Task names are canonicalised; rows
+    of unknown tasks are reported under their own name but left out of the averages.
+    """
+    by_task: dict[str, list[dict[str, float]]] = {}
+    subsets: dict[str, list[dict[str, float]]] = {name: [] for name in _T4_SUBSETS}
+    n = 0
+    for task, metrics in rows:
+        try:
+            name = canonical_task(task)
+        except ValueError:
+            logger.warning("aggregate: unknown task %r (left out of the averages)", task)
+            name = str(task)
+        metrics = dict(metrics)
+        by_task.setdefault(name, []).append(metrics)
+        if name == "residue_ligand" and "polarity" in metrics:
+            subsets[_T4_SUBSETS[0] if metrics["polarity"] >= 0.5 else _T4_SUBSETS[1]].append(metrics)
+        n += 1
+    order = [t for t in TASK_NAMES if t in by_task] + sorted(t for t in by_task if t not in TASK_NAMES)
+    tasks = {t: _means(by_task[t]) for t in order}
+    present = [t for t in TASK_NAMES if t in tasks]
+    report = {
+        "scale": "0-1",
+        "n": n,
+        "tasks": tasks,
+        "subsets": {k: _means(v) for k, v in subsets.items() if v},
+    }
+    columns = paper_columns(report)
+    report.update({
+        "columns": columns,
+        "paper_average": paper_average(columns),
+        "paper_average_missing": [k for k in PAPER_AVERAGE_COLUMNS if columns[k] is None],
+        "average_9_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
+        "average_7_tasks": _mean_or_none([tasks[t]["score"] for t in present if t not in HEADLINE_EXCLUDED]),
+        "headline_excluded": list(HEADLINE_EXCLUDED),
+        "averages": dict(AVERAGE_DEFINITIONS),
+    })
+    return report
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.4f}"
+
+
+def format_report_markdown(report: Mapping) -> str:
+    """A markdown table of an :func:`aggregate` report: one row per task (T4 positive/negative
+    rows after T4), then ``paper_average``, ``average_9_tasks`` and ``average_7_tasks``; columns
+    n, score, exact (0-1 scale); a note under the table says what each average is."""
+    lines = ["| task | n | score | exact |", "|---|---:|---:|---:|"]
+    tasks = report.get("tasks", {}) or {}
+    subsets = report.get("subsets", {}) or {}
+    for name, row in tasks.items():
+        lines.append(f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} |")
+        if name == "residue_ligand":
+            for sub in _T4_SUBSETS:
+                if sub in subsets:
+                    r = subsets[sub]
+                    lines.append(f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |")
+    present = [t for t in TASK_NAMES if t in tasks]
+    seven = [t for t in present if t not in HEADLINE_EXCLUDED]
+    exact_columns = paper_columns(report, "exact")
+    paper_n = sum(tasks[t].get("n", 0) for t in seven)
+    paper_exact = paper_average(exact_columns)
+    rows = [
+        ("paper_average", paper_n, report.get("paper_average"), paper_exact),
+        ("average_9_tasks", sum(tasks[t].get("n", 0) for t in present), report.get("average_9_tasks"),
+         _mean_or_none([tasks[t]["exact"] for t in present if "exact" in tasks[t]])),
+        ("average_7_tasks", paper_n, report.get("average_7_tasks"),
+         _mean_or_none([tasks[t]["exact"] for t in seven if "exact" in tasks[t]])),
+    ]
+    lines += [f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} |" for name, n, score, exact in rows]
+    lines.append("")
+    lines += [f"- {name}: {text}." for name, text in AVERAGE_DEFINITIONS.items()]
+    missing = report.get("paper_average_missing") or []
+    if missing and tasks:
+        lines.append(f"- paper_average is not given: no question for {', '.join(missing)}.")
+    return "\n".join(lines) + "\n"
+
+
+def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) -> dict:
+    """Score dataset rows (keys ``id``, ``task``, ``answer``, optional ``metadata``/``options``)
+    against ``predictions`` (id -> model output). Missing predictions score 0 and are listed.
+
+    Returns ``{"report": aggregate(...), "missing": [ids], "unknown": [prediction ids not in
+    the records], "per_item": [{"id", "task", "answer", "prediction", "parsed", "missing",
+    "metrics"}]}``.
+    """
+    preds = {str(k): v for k, v in dict(predictions).items()}
+    seen: set[str] = set()
+    missing: list[str] = []
+    per_item: list[dict] = []
+    rows: list[tuple[str, dict[str, float]]] = []
+    for record in records:
+        rid = str(record["id"])
+        task = canonical_task(record["task"])
+        seen.add(rid)
+        options = record.get("options")
+        options = list(options) if isinstance(options, (list, tuple, np.ndarray)) and len(options) else None
+        has = rid in preds
+        if not has:
+            missing.append(rid)
+        prediction = preds.get(rid)
+        metrics = score_prediction(task, prediction, record["answer"], record.get("metadata"), options=options)
+        parsed = parse_prediction(task, prediction, options=options) if has else None
+        per_item.append({
+            "id": rid,
+            "task": task,
+            "answer": record["answer"],
+            "prediction": prediction,
+            "parsed": format_parsed(task, parsed),
+            "missing": not has,
+            "metrics": metrics,
+        })
+        rows.append((task, metrics))
+    unknown = sorted(k for k in preds if k not in seen)
+    if missing:
+        logger.warning("%d of %d questions have no prediction (scored 0)", len(missing), len(per_item))
+    if unknown:
+        logger.warning("%d predictions do not match any question id", len(unknown))
+    return {"report": aggregate(rows), "missing": missing, "unknown": unknown, "per_item": per_item}
+
+

@@ -1,0 +1,118 @@
+"""Benchmark of ``misi-bench eval``'s client against the local PROTOCOL DOUBLE (not a model).
+
+Runs the real path (request building, async HTTP over 127.0.0.1, retries, the append-only run
+folder) against ``testing_server`` started in a separate process, so the CPU time measured here
+is the client's alone. Prints questions/s at each concurrency with a fixed server delay against
+the ideal ``concurrency / delay``, and the client CPU time per request (ms) with the number of
+requests/s that one core could drive at that cost.
+
+    python -m misi_bench.eval_plugins.api.bench [--delay 0.2] [--concurrency 1 8 64]
+        [--seconds 4] [--dataset BUILD_DIR]
+
+Without ``--dataset`` the questions are text only (the client's own overhead); with a build
+folder its test questions (real images, base64 in every request) are cycled.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+
+from .client import RetryPolicy
+from .data import Question, QuestionSource, check_configs
+from .runner import EvalOptions, Progress, ask_all
+from .store import RunSettings, RunStore
+
+log = logging.getLogger(__name__)
+
+
+def _questions(n: int, dataset: str | None) -> Iterator[Question]:
+    if dataset is None:
+        text = "Which option is right?\nA. one\nB. two\nReply with the letter only, for example: B"
+        return (Question(f"bench-{k}", "rotation_rotation", text, ()) for k in range(n))
+    source = QuestionSource(dataset)
+    configs = check_configs(None)
+    ids = {str(r["id"]) for r in source.records(configs, "test")}
+    pool = list(source.questions(configs, "test", ids))
+    return (Question(f"bench-{k}", q.task, q.question, q.images)
+            for k, q in zip(range(n), itertools.cycle(pool)))
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid: int | None = None) -> dict:
+    """Ask ``n`` questions at ``concurrency``; wall time, questions/s, client CPU per request
+    (and the double's, when its ``server_pid`` is given)."""
+    settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
+    options = EvalOptions(base_url=url, configs=(), concurrency=concurrency, progress=False,
+                          policy=RetryPolicy(timeout_s=60, max_retries=2))
+    questions = _questions(n, dataset)
+    with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
+        progress = Progress(n, False)
+        server0 = _process_cpu_s(server_pid) if server_pid else None
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        server1 = _process_cpu_s(server_pid) if server_pid else None
+        progress.close()
+    if failed or fatal:
+        log.warning("%d questions failed (%s)", len(failed), fatal or next(iter(failed.values())))
+    return {"concurrency": concurrency, "n": n, "wall_s": wall, "qps": progress.answered / wall,
+            "cpu_ms": 1000 * cpu / n,
+            "server_cpu_ms": None if server0 is None or server1 is None else 1000 * (server1 - server0) / n}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--delay", type=float, default=0.2, help="server delay per reply, seconds (default 0.2)")
+    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
+    p.add_argument("--seconds", type=float, default=4.0, help="target length of each measurement (default 4)")
+    p.add_argument("--cpu-requests", type=int, default=2000, help="requests of the zero-delay CPU run (default 2000)")
+    p.add_argument("--dataset", help="a build folder whose test questions (with images) are cycled")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    rows = []
+    for delay, plan in ((args.delay, [(c, max(c, int(c / args.delay * args.seconds))) for c in args.concurrency]),
+                        (0.0, [(max(args.concurrency), args.cpu_requests)])):
+        server = subprocess.Popen([sys.executable, "-m", "misi_bench.eval_plugins.api.testing_server",
+                                   "--delay", str(delay)], stdout=subprocess.PIPE, text=True)
+        try:
+            url = server.stdout.readline().split()[-1]
+            measure(url, min(plan[0][0], 4), 8, args.dataset)  # warm-up: connections, imports
+            for c, n in plan:
+                rows.append({**measure(url, c, n, args.dataset, server.pid), "delay": delay})
+        finally:
+            server.terminate()
+            server.wait(10)
+    print(f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})")
+    print("| server delay | concurrency | questions | q/s | ideal q/s | of ideal | client CPU/request | "
+          "client req/s per core | double's CPU/request |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ideal = r["concurrency"] / r["delay"] if r["delay"] else None
+        ideal_text = "-" if ideal is None else f"{ideal:.0f}"
+        share = "-" if ideal is None else f"{r['qps'] / ideal:.0%}"
+        server = "-" if r["server_cpu_ms"] is None else f"{r['server_cpu_ms']:.2f} ms"
+        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['n']} | {r['qps']:.1f} | {ideal_text} | "
+              f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
+              f"{server} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

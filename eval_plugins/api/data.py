@@ -1,0 +1,212 @@
+"""Questions for ``misi-bench eval``: where they are, which revision, and the request messages.
+
+A dataset is a local build folder (``<config>/<split>-*.parquet``, read with pyarrow) or a Hub
+repo (read with ``datasets``, images left undecoded). Rows stream in small batches, so memory
+stays at a few questions' images whatever the split size.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...builder.core.constants import hub_repo_id, hub_revision
+from ...builder.core.errors import MisiError
+from ...builder.core.registry import TASK_NAMES
+from ..common import doc_prompt
+
+log = logging.getLogger(__name__)
+
+#: Columns the scorer needs, and those a request needs.
+SCORE_COLUMNS = ["id", "task", "answer", "metadata", "options"]
+PROMPT_COLUMNS = ["id", "task", "question", "images"]
+BATCH_ROWS = 16
+_DATA_URL = "data:image/png;base64,"
+_DATA_URL_BYTES = _DATA_URL.encode()
+#: Image placeholder of :func:`request_body` (random per process, so no question text holds it).
+_MARK = f"@misi-image-{uuid.uuid4().hex}-"
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question ready to send: its images (PNG bytes, prompt order) and its text; ``error``
+    says why a broken row cannot be sent (it is then reported as failed, not sent)."""
+
+    id: str
+    task: str
+    question: str
+    images: tuple[bytes, ...]
+    error: str | None = None
+
+
+def _is_local(path: str) -> bool:
+    folder = Path(os.path.expanduser(path))
+    return folder.is_dir() and any(folder.glob("*/*.parquet"))
+
+
+def _local_fingerprint(folder: Path) -> str:
+    """``manifest:<sha>`` of the build's manifest, else ``files:<sha>`` of shard names and sizes."""
+    manifest = folder / "manifest.json"
+    if manifest.exists():
+        return "manifest:" + hashlib.sha256(manifest.read_bytes()).hexdigest()[:16]
+    h = hashlib.sha256()
+    for shard in sorted(folder.glob("*/*.parquet")):
+        h.update(f"{shard.relative_to(folder).as_posix()}:{shard.stat().st_size}\n".encode())
+    return "files:" + h.hexdigest()[:16]
+
+
+def _hub_commit(repo: str, revision: str | None) -> str:
+    """The Hub commit of ``repo`` at ``revision``, or the revision name when the Hub cannot say."""
+    try:
+        from huggingface_hub import HfApi  # noqa: PLC0415
+
+        sha = HfApi().dataset_info(repo, revision=revision).sha
+        if sha:
+            return sha
+    except Exception as exc:  # offline, no huggingface_hub, private repo...: keep the name
+        log.info("could not resolve %s@%s to a commit (%s); keying the run on the name", repo, revision, exc)
+    return revision or "main"
+
+
+class QuestionSource:
+    """The questions of one dataset (local folder or Hub repo) at one revision."""
+
+    def __init__(self, dataset: str | None = None, revision: str | None = None):
+        dataset = dataset or hub_repo_id()
+        self.local = _is_local(dataset)
+        if self.local:
+            self.location = str(Path(os.path.expanduser(dataset)).resolve())
+            self.hub_revision = None
+            self.revision = _local_fingerprint(Path(self.location))
+        else:
+            if os.path.exists(os.path.expanduser(dataset)):
+                raise MisiError(f"{dataset}: not a dataset folder (no <config>/<split>-*.parquet shards)")
+            self.location = dataset
+            self.hub_revision = revision or hub_revision()
+            self.revision = _hub_commit(dataset, self.hub_revision)
+        self._hub: dict[tuple[str, str], object] = {}
+
+    def _shards(self, config: str, split: str) -> list[Path]:
+        return sorted((Path(self.location) / config).glob(f"{split}-*.parquet"))
+
+    def _hub_split(self, config: str, split: str):
+        if (config, split) not in self._hub:
+            import datasets  # noqa: PLC0415
+
+            kwargs = {"revision": self.revision} if self.revision not in (None, "main") else {}
+            try:
+                self._hub[config, split] = datasets.load_dataset(self.location, config, split=split, **kwargs)
+            except Exception as exc:
+                raise MisiError(f"{self.location}: cannot load config {config} split {split} ({exc})") from None
+        return self._hub[config, split]
+
+    def _batches(self, config: str, split: str, columns: list[str]) -> Iterator:
+        """pyarrow record batches / tables of ``columns`` for one config and split."""
+        if self.local:
+            import pyarrow.parquet as pq  # noqa: PLC0415
+
+            for shard in self._shards(config, split):
+                yield from pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        else:
+            ds = self._hub_split(config, split).select_columns(columns).with_format("arrow")
+            yield from ds.iter(batch_size=BATCH_ROWS)
+
+    def records(self, configs: list[str], split: str) -> list[dict]:
+        """Rows for the scorer (id, task, answer, metadata, options) of ``configs``, in order."""
+        rows: list[dict] = []
+        for config in configs:
+            n = len(rows)
+            for batch in self._batches(config, split, SCORE_COLUMNS):
+                rows.extend(batch.to_pylist())
+            if len(rows) == n:
+                log.warning("%s: no rows for config %s split %s", self.location, config, split)
+        return rows
+
+    def questions(self, configs: list[str], split: str, wanted: set[str]) -> Iterator[Question]:
+        """The questions whose id is in ``wanted``, streamed in dataset order."""
+        for config in configs:
+            for batch in self._batches(config, split, PROMPT_COLUMNS):
+                ids = batch.column("id").to_pylist()
+                keep = [i for i, qid in enumerate(ids) if qid in wanted]
+                if not keep:
+                    continue
+                for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):  # (no pyarrow.compute import)
+                    try:
+                        images = tuple(image_png(img, row["id"]) for img in (row["images"] or []))
+                    except (MisiError, OSError, ValueError) as exc:  # a broken row fails alone
+                        yield Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
+                        continue
+                    yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), images)
+
+
+def check_configs(configs: list[str] | None) -> list[str]:
+    """The task configs to run (default all nine); unknown names raise a clear error."""
+    if not configs:
+        return list(TASK_NAMES)
+    bad = [c for c in configs if c not in TASK_NAMES]
+    if bad:
+        raise MisiError(f"--configs: unknown task config(s) {', '.join(bad)}; expected some of {', '.join(TASK_NAMES)}")
+    return list(dict.fromkeys(configs))
+
+
+def image_png(image, qid: str) -> bytes:
+    """PNG bytes of one row image (``{"bytes", "path"}`` or bytes); other formats are re-encoded."""
+    data = image.get("bytes") if isinstance(image, dict) else image
+    if not data and isinstance(image, dict) and image.get("path"):
+        data = Path(image["path"]).read_bytes()
+    if not data:
+        raise MisiError(f"question {qid}: an image has neither bytes nor a readable path")
+    if data[:8] == _PNG_MAGIC:
+        return bytes(data)
+    from PIL import Image  # noqa: PLC0415  (only for non-PNG images, which builds never write)
+
+    buf = io.BytesIO()
+    Image.open(io.BytesIO(data)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def build_messages(q: Question, system: str | None = None, image_urls: list[str] | None = None) -> list[dict]:
+    """Chat messages for one question: an optional system turn, then one user turn holding the
+    images (PNG data URLs, prompt order) followed by the question text, as the harnesses show it.
+    ``image_urls`` replaces the data URLs (placeholders for :func:`request_body`)."""
+    if image_urls is None:
+        image_urls = [_DATA_URL + base64.b64encode(p).decode("ascii") for p in q.images]
+    content: list[dict] = [{"type": "image_url", "image_url": {"url": url}} for url in image_urls]
+    content.append({"type": "text", "text": q.question})
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def request_body(q: Question, model: str, *, system: str | None = None, max_tokens: int | None = None,
+                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None) -> bytes:
+    """The JSON body (UTF-8) of one chat-completions request for ``q``; ``extra_body`` fields go in
+    at top level and override the others.
+
+    Equal to ``json.dumps`` of the full request, but the base64 images (JSON-safe ASCII) are
+    spliced in as bytes instead of passing through the JSON encoder: 5x less CPU per request.
+    """
+    marks = [f"{_MARK}{i}@" for i in range(len(q.images))]
+    body: dict[str, Any] = {"model": model, "messages": build_messages(q, system, marks)}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    body.update(extra_body or {})
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    parts, pos = [], 0
+    for mark, png in zip(marks, q.images):
+        at = text.index(mark.encode(), pos)
+        parts += [text[pos:at], _DATA_URL_BYTES, base64.b64encode(png)]
+        pos = at + len(mark)
+    parts.append(text[pos:])
+    return b"".join(parts)

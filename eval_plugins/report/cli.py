@@ -1,0 +1,88 @@
+"""``misi-bench report RESULT... --out report.html [--png report.png] [--markdown table.md]``."""
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from ...builder.core.errors import MisiError
+from .reference import average_9_tasks, paper_average, reference_rows
+from .render import Row, draw, figure_png, markdown_table, page
+from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
+
+log = logging.getLogger(__name__)
+
+
+def _parse_input(text: str) -> tuple[str | None, str]:
+    """``LABEL=PATH`` or ``PATH`` (a path that exists wins over the ``=`` reading)."""
+    if "=" in text and not Path(text).exists():
+        label, path = text.split("=", 1)
+        return label.strip() or None, path
+    return None, text
+
+
+def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper: bool = True) -> tuple[list[Row], list[str]]:
+    """Report rows (models, then the paper's rows, then chance levels) and provenance notes."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    found = []
+    for text in inputs:
+        label, path = _parse_input(text)
+        found += read_result(path, label, split if dataset else None)
+    for res in merge_results(found):
+        rows.append(Row(res.label, "model", res.scores, res.paper_average, res.average_all,
+                        f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else "")))
+        notes.append(f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'}).")
+    if with_paper:
+        for ref in reference_rows():
+            computed = paper_average(ref.scores)
+            if computed is not None and ref.average is not None and abs(computed - ref.average) > 0.01:
+                log.warning("%s: published average %.2f differs from the mean of its columns %.2f",
+                            ref.label, ref.average, computed)
+            rows.append(Row(ref.label, "paper", ref.scores, ref.average, None, ref.source))
+        notes.append(f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty.")
+    if dataset:
+        chance = chance_levels(dataset, split)
+        for name, scores in chance.rows.items():
+            rows.append(Row(name, "chance", scores, paper_average(scores), average_9_tasks(scores),
+                            f"build {Path(dataset).name}, split {split}"))
+        notes.append(f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
+                     f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
+                     f"averaged over {RANDOM_DRAWS} draws per question.")
+    return rows, notes
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    rows, notes = collect_rows(args.results, args.dataset, args.split, with_paper=not args.no_paper)
+    if not any(r.kind == "model" for r in rows):
+        raise MisiError("no model results to report")
+    fig = draw(rows, title=args.title)
+    png = figure_png(fig)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page(rows, png, title=args.title, notes=notes), encoding="utf-8")
+    if args.png:
+        Path(args.png).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.png).write_bytes(png)
+    table = markdown_table(rows)
+    if args.markdown:
+        Path(args.markdown).write_text(table, encoding="utf-8")
+    print(table)
+    print(f"wrote {out}" + (f", {args.png}" if args.png else "") + (f", {args.markdown}" if args.markdown else ""))
+    return 0
+
+
+def add_commands(sub) -> None:
+    """Add ``report`` to the subparsers ``sub``."""
+    p = sub.add_parser("report", help="an HTML/PNG/markdown report of model scores beside the paper's rows and chance")
+    p.add_argument("results", nargs="+", metavar="RESULT",
+                   help="a result file or folder (misi-bench score JSON, lmms-eval/lm-eval results JSON, VLMEvalKit "
+                        "acc.csv/report.json), optionally as LABEL=PATH")
+    p.add_argument("--out", required=True, help="the HTML file to write (self-contained)")
+    p.add_argument("--png", help="also write the chart as a PNG (for slides)")
+    p.add_argument("--markdown", help="also write the markdown table here (it is always printed)")
+    p.add_argument("--dataset", help="the build folder the results were scored on (adds its chance levels)")
+    p.add_argument("--split", default="test", help="split of --dataset for the chance levels (default test)")
+    p.add_argument("--title", default="MiSI-Bench results", help="title of the page and the chart")
+    p.add_argument("--no-paper", action="store_true", help="leave out the paper's published rows")
+    p.set_defaults(func=cmd_report)

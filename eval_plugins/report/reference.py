@@ -1,0 +1,130 @@
+"""The report's columns, the paper's headline average and the paper's published rows.
+
+Scores here are percentages (0-100), the scale of the paper's Table 1. Columns are the nine tasks
+with T4 split into positives (``T4+``) and negatives (``T4-``), the way the paper reports T4.
+The published rows and the paper's average come from the scorer
+(:func:`misi_bench.builder.scoring.paper_reference_rows` and
+:func:`~misi_bench.builder.scoring.paper_average`), the one place they are defined.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ...builder import scoring
+from ...builder.core.registry import TASK_SPECS
+
+log = logging.getLogger(__name__)
+
+#: Report columns in the paper's order (T4 as its two halves).
+COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9")
+#: Report column -> the scorer's column key (the scorer names T4's halves T4_positive/T4_negative).
+SCORER_KEY: dict[str, str] = {"T4+": "T4_positive", "T4-": "T4_negative"}
+#: The eight columns of the paper's headline average (T5 and T6 left out), from the scorer.
+PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(
+    {v: k for k, v in SCORER_KEY.items()}.get(key, key) for key in scoring.PAPER_AVERAGE_COLUMNS)
+#: Task config name -> key (``T4`` is residue_ligand as one task: not a report column, but part of
+#: the nine-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
+TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS}
+#: Score-report subset name -> column.
+T4_SUBSETS: dict[str, str] = {"residue_ligand_positive": "T4+", "residue_ligand_negative": "T4-"}
+#: Column -> short task name for axis labels and table headers.
+COLUMN_TITLES: dict[str, str] = {
+    "T1": "translation", "T2": "rotation", "T3": "zooming", "T4": "residue-ligand", "T4+": "res.-lig. +", "T4-": "res.-lig. \u2212",
+    "T5": "transl.+rot.", "T6": "rot.+rot.", "T7": "docking", "T8": "interaction loc.", "T9": "pocket-ligand",
+}
+
+
+def average_9_tasks(scores: Mapping[str, float | None]) -> float | None:
+    """Macro mean of the task scores present (T1..T9, T4 as one task), like the scorer's
+    nine-task average; None when no task is present."""
+    return mean_of(scores.get(key) for key in TASK_COLUMN.values())
+
+
+def paper_average(scores: Mapping[str, float | None]) -> float | None:
+    """The paper's headline average: the mean of the eight columns T1, T2, T3, T4+, T4-, T7, T8,
+    T9 (same scale as the inputs); None when any of them is missing. The scorer's definition."""
+    return scoring.paper_average({SCORER_KEY.get(c, c): _number(scores.get(c)) for c in COLUMNS})
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """One published row: ``scores`` column -> percent (None = not published), ``average`` = the
+    published headline average, ``source`` = where the figures come from."""
+
+    label: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+    average: float | None = None
+    source: str = ""
+
+
+_KEY_ALIASES = {"t4_positive": "T4+", "t4pos": "T4+", "t4_pos": "T4+", "t4p": "T4+", "t4_negative": "T4-",
+                "t4neg": "T4-", "t4_neg": "T4-", "t4n": "T4-", **{k: v for k, v in T4_SUBSETS.items()},
+                **{task: col for task, col in TASK_COLUMN.items()}}
+
+
+def column_key(key: object) -> str | None:
+    """A report column for a column-ish key (``T4+``, ``t4_positive``, ``rotation``, ``T2``...)."""
+    text = str(key).strip()
+    if text in COLUMNS:
+        return text
+    norm = re.sub(r"[\s\-]+", "_", text.lower()).replace("+", "_positive")
+    if norm in _KEY_ALIASES:
+        return _KEY_ALIASES[norm]
+    up = text.upper().replace(" ", "")
+    return up if up in COLUMNS else None
+
+
+def _number(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _get(obj, *names, default=None):
+    for name in names:
+        if isinstance(obj, Mapping) and name in obj:
+            return obj[name]
+        if not isinstance(obj, Mapping) and hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+def _paper_label(name: str) -> str:
+    name = name.strip() or "paper row"
+    return name if "paper" in name.lower() else f"{name[0].upper()}{name[1:]} (paper)"
+
+
+def _coerce(row, source: str, factor: float = 1.0) -> ReferenceRow:
+    """A :class:`ReferenceRow` (percent) from a mapping or an object with name/scores/average
+    fields; ``factor`` converts the input's scale to percent (100 for a 0-1 scale)."""
+    raw = _get(row, "scores", "columns", "values", default={}) or {}
+    scores = {c: None for c in COLUMNS}
+    for key, value in dict(raw).items():
+        col = column_key(key)
+        number = _number(value)
+        if col is not None:
+            scores[col] = None if number is None else round(number * factor, 6)
+    average = _number(_get(row, "average", "paper_average", "headline_average"))
+    return ReferenceRow(label=_paper_label(str(_get(row, "label", "name", "model", default=""))), scores=scores,
+                        average=None if average is None else round(average * factor, 6),
+                        source=str(_get(row, "source", default=source) or source))
+
+
+def reference_rows() -> tuple[ReferenceRow, ...]:
+    """The paper's published rows (human, fine-tuned 7B, best API model), in percent, from the
+    scorer's reference data (0-1 scale there)."""
+    return tuple(_coerce(r, "arXiv 2512.10867 Table 1", factor=100.0) for r in scoring.paper_reference_rows())
+
+
+def mean_of(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are present; None when none is."""
+    vals = [v for v in values if v is not None]
+    return math.fsum(vals) / len(vals) if vals else None

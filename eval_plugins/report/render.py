@@ -1,0 +1,168 @@
+"""Drawing the report: one grouped bar chart (matplotlib), a markdown table and a self-contained
+HTML page (the chart inlined as a base64 PNG).
+
+Readable without colour: models are bars with distinct hatches, the paper's rows are markers of
+distinct shapes, chance is a dashed line; colours come from the Okabe-Ito palette, which stays
+distinguishable under the common colour-vision deficiencies.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...builder.core.errors import MisiError
+from .reference import COLUMN_TITLES, COLUMNS
+
+#: Okabe & Ito (2008) colour-blind-safe palette (black left out: it is the chance line's colour).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "--", "++")
+#: Marker, face and edge colour of the paper's rows, in order (human, fine-tuned 7B, best API model, ...):
+#: shapes and grey levels, so that they read without colour and never clash with a bar's colour.
+REFERENCE_STYLES = (("*", "#000000", "#ffffff"), ("D", "#ffffff", "#000000"), ("^", "#9a9a9a", "#000000"),
+                    ("s", "#ffffff", "#000000"))
+CHANCE_STYLES = (("--", "#000000"), (":", "#555555"))
+AVERAGE_COLUMN = "Avg (paper, 8 col)"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the report: ``kind`` is ``model``, ``paper`` or ``chance``; ``scores`` column
+    -> percent; ``average`` the paper's headline average; ``note`` a short provenance text."""
+
+    label: str
+    kind: str
+    scores: dict[str, float | None] = field(default_factory=dict)
+    average: float | None = None
+    average_all: float | None = None
+    note: str = ""
+
+
+def _fmt(value: float | None) -> str:
+    return "\u2013" if value is None else f"{value:.2f}"
+
+
+def markdown_table(rows: Sequence[Row]) -> str:
+    """Percent scores, one line per row; the paper's average last."""
+    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for row in rows:
+        label = row.label.replace("|", "\\|")
+        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [_fmt(row.average), _fmt(row.average_all)]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
+    """The grouped chart as a matplotlib Figure (Agg backend, no display needed)."""
+    try:
+        import matplotlib  # noqa: PLC0415
+    except ImportError:
+        raise MisiError("the report needs matplotlib: pip install 'misi-bench[report]'") from None
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    groups = [*COLUMNS, AVERAGE_COLUMN]
+    models = [r for r in rows if r.kind == "model"]
+    papers = [r for r in rows if r.kind == "paper"]
+    chances = [r for r in rows if r.kind == "chance"]
+
+    def value(row: Row, group: str) -> float | None:
+        return row.average if group == AVERAGE_COLUMN else row.scores.get(group)
+
+    fig = Figure(figsize=(13, 6.2), dpi=dpi, layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(models))
+    handles = []
+    for k, row in enumerate(models):
+        xs, ys, missing = [], [], []
+        for g, group in enumerate(groups):
+            x = g - 0.4 + width * (k + 0.5)
+            v = value(row, group)
+            (missing if v is None else xs).append(x)
+            if v is not None:
+                ys.append(v)
+        bars = ax.bar(xs, ys, width=width * 0.92, color=PALETTE[k % len(PALETTE)], edgecolor="black",
+                      linewidth=0.7, hatch=HATCHES[k % len(HATCHES)], label=row.label, zorder=2)
+        handles.append(bars)
+        for x in missing:  # say "no score" rather than draw nothing
+            ax.text(x, 1.0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6.5, color="#333333", zorder=3)
+    for k, row in enumerate(chances):
+        style, colour = CHANCE_STYLES[k % len(CHANCE_STYLES)]
+        for g, group in enumerate(groups):
+            v = value(row, group)
+            if v is not None:
+                ax.hlines(v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4)
+        handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=1.8, label=row.label))
+    for k, row in enumerate(papers):
+        marker, face, edge = REFERENCE_STYLES[k % len(REFERENCE_STYLES)]
+        size = 15 if marker == "*" else 8
+        pts = [(g, value(row, group)) for g, group in enumerate(groups) if value(row, group) is not None]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, linestyle="none", markersize=size,
+                    markerfacecolor=face, markeredgecolor=edge, markeredgewidth=1.0, zorder=5)
+        handles.append(Line2D([], [], marker=marker, linestyle="none", markersize=size, markerfacecolor=face,
+                              markeredgecolor="#000000", markeredgewidth=1.0, label=row.label))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g if g == AVERAGE_COLUMN else f"{g}\n{COLUMN_TITLES.get(g, '')}" for g in groups],
+                       fontsize=8.5)
+    ax.axvline(len(COLUMNS) - 0.5, color="#888888", linewidth=0.8)
+    ax.set_ylim(0, 105)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel("score (%), the paper's weighted score")
+    ax.set_title(title)
+    ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
+    ax.set_axisbelow(True)
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8.5, frameon=False)
+    return fig
+
+
+def figure_png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1300px;padding:0 1rem;color:#111}
+h1{font-size:1.5rem} img{max-width:100%;height:auto;border:1px solid #ccc}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem;margin:1rem 0}
+th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:right} th:first-child,td:first-child{text-align:left}
+tr.paper td{font-style:italic} tr.chance td{color:#444} caption{text-align:left;font-weight:600;margin-bottom:.3rem}
+pre{background:#f4f4f4;padding:.8rem;overflow-x:auto;font-size:.8rem} .note{color:#444;font-size:.9rem}
+"""
+
+
+def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -> str:
+    """The self-contained HTML report (no external resources)."""
+    esc = html.escape
+    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)", "source"]
+    body = []
+    for row in rows:
+        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [_fmt(row.average), _fmt(row.average_all)]
+        body.append(f'<tr class="{esc(row.kind)}"><td>{esc(row.label)}</td>'
+                    + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{esc(row.note)}</td></tr>")
+    titles = "".join(f'<th scope="col" title="{esc(COLUMN_TITLES.get(h, h))}">{esc(h)}</th>' for h in head)
+    alt = ("Grouped bar chart of per-task scores in percent: bars are the models, markers the paper's "
+           "published rows, dashed lines the chance levels; last group is the paper's eight-column average.")
+    note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{esc(title)}</title><style>{_CSS}</style></head><body>
+<h1>{esc(title)}</h1>
+<p class="note">Scores in percent (the paper's weighted score). T4 is reported as its positive (T4+) and
+negative (T4&minus;) halves. <b>paper avg (8 col)</b> = mean of T1, T2, T3, T4+, T4&minus;, T7, T8, T9 (the
+paper's headline average; T5 and T6 left out); <b>avg all</b> = macro mean over the nine tasks.
+&ndash; = not available.</p>
+<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode('ascii')}">
+<table><caption>Per-task scores (%)</caption><thead><tr>{titles}</tr></thead><tbody>
+{chr(10).join(body)}
+</tbody></table>
+<h2>Markdown</h2>
+<pre>{esc(markdown_table(rows))}</pre>
+<h2>Sources</h2><ul class="note">{note_html}</ul>
+</body></html>
+"""

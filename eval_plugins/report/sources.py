@@ -1,0 +1,237 @@
+"""Result files -> per-column scores (percent), and the chance levels of a build folder.
+
+Recognised inputs (by content, not by name):
+
+- our score report: the JSON of ``misi-bench score --json-out`` (``{"report": {...}}``) or a bare
+  aggregate report (``{"scale": "0-1", "tasks": ...}``, which VLMEvalKit's ``*_report.json`` is);
+- lmms-eval's ``*_results.json`` and lm-eval's ``results_*.json`` (``results`` keyed by
+  ``misi_<task>`` / ``tiny_misi_<task>``, metrics ``score,none``, ``score_positive,none``...);
+- VLMEvalKit's ``<model>_<dataset>_acc.csv`` (rows ``task,n,score,exact``);
+- a folder: every recognised file under it.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...builder.core.errors import MisiError
+from ...builder.core.registry import TASK_NAMES
+from .reference import COLUMNS, T4_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
+
+#: The random baseline is drawn this many times per question (its expected score, less noise).
+RANDOM_DRAWS = 20
+_VLM_FILE_RE = re.compile(r"^(?P<model>.+?)_(?P<data>MiSI(?:_[a-z_]+)?)_(?:acc\.csv|report\.json)$")
+_HARNESS_FILE_GLOBS = ("*_results.json", "results_*.json", "*_MiSI*_report.json", "*_MiSI*_acc.csv", "*.score.json")
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """Scores of one model on one split: ``scores`` column -> percent (None = not in the file)."""
+
+    label: str
+    source: str
+    path: str
+    split: str | None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    n: int | None = None
+
+    @property
+    def paper_average(self) -> float | None:
+        """The paper's eight-column headline average (None when a column is missing)."""
+        return paper_average(self.scores)
+
+    @property
+    def average_all(self) -> float | None:
+        """Macro mean over the tasks present (T4 as one task)."""
+        return average_9_tasks(self.scores)
+
+
+def _pct(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else 100.0 * number
+
+
+def _empty() -> dict[str, float | None]:
+    return {c: None for c in COLUMNS}
+
+
+def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None]:
+    """Columns from a :func:`misi_bench.builder.scoring.aggregate` report (0-1 scale)."""
+    scores = _empty()
+    tasks = report.get("tasks") or {}
+    for task, row in tasks.items():
+        if task in TASK_COLUMN:
+            scores[TASK_COLUMN[task]] = _pct(row.get("score"))
+    for sub, col in T4_SUBSETS.items():
+        scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"))
+    return scores, report.get("n")
+
+
+def _harness_results(data: Mapping, path: Path, label: str | None) -> list[ModelResult]:
+    """lmms-eval / lm-eval results JSON: one :class:`ModelResult` per split present."""
+    results = data.get("results") or {}
+    source = "lmms-eval" if "lmms_eval_version" in data else "lm-eval"
+    config = data.get("config") or {}
+    model_args = config.get("model_args")
+    if isinstance(model_args, str):
+        model_args = dict(kv.split("=", 1) for kv in model_args.split(",") if "=" in kv)
+    name = label or str(config.get("model") or data.get("model_name") or path.stem)
+    if not label and isinstance(model_args, Mapping):
+        for key in ("pretrained", "model", "model_version", "response", "answer"):
+            if model_args.get(key):
+                name = f"{name} ({model_args[key]})"
+                break
+    out = []
+    for prefix, split in (("misi_", "test"), ("tiny_misi_", "tiny")):
+        found = {t: results[prefix + t] for t in TASK_NAMES if prefix + t in results}
+        if not found:
+            continue
+        scores = _empty()
+        for task, row in found.items():
+            if task in TASK_COLUMN:
+                scores[TASK_COLUMN[task]] = _pct(row.get("score,none"))
+        t4 = found.get("residue_ligand", {})
+        scores["T4+"], scores["T4-"] = _pct(t4.get("score_positive,none")), _pct(t4.get("score_negative,none"))
+        n_samples = data.get("n-samples") or {}
+        n = sum(int((n_samples.get(prefix + t) or {}).get("effective", 0)) for t in found) or None
+        suffix = " [tiny]" if split == "tiny" and not label else ""
+        out.append(ModelResult(name + suffix, source, str(path), split, scores, n))
+    return out
+
+
+def _vlm_csv(path: Path, label: str | None) -> ModelResult:
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = {r["task"]: r for r in csv.DictReader(fh)}
+    report = {"tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
+              "subsets": {s: {"score": rows[s]["score"]} for s in T4_SUBSETS if s in rows}}
+    scores, _ = from_aggregate(report)
+    n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
+    return _vlm_result(path, label, scores, n)
+
+
+def _vlm_result(path: Path, label: str | None, scores, n) -> ModelResult:
+    from ..vlmevalkit.datasets import parse_name  # noqa: PLC0415  (no harness import)
+
+    m = _VLM_FILE_RE.match(path.name)
+    split = None
+    if m:
+        try:
+            split = parse_name(m["data"])[1]
+        except KeyError:
+            split = None
+    name = label or (m["model"] if m else path.stem)
+    return ModelResult(name, "VLMEvalKit", str(path), split, scores, n)
+
+
+def read_result(path: str | Path, label: str | None = None, split: str | None = None) -> list[ModelResult]:
+    """The model results in one file or folder (see the module docstring for the formats)."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted({f for g in _HARNESS_FILE_GLOBS for f in path.rglob(g)})
+        # VLMEvalKit writes both <model>_<data>_report.json and _acc.csv: read the report only
+        files = [f for f in files if not (f.name.endswith("_acc.csv")
+                                          and f.with_name(f.name.removesuffix("_acc.csv") + "_report.json") in files)]
+        out = [r for f in files for r in read_result(f, label, split)]
+        if not out:
+            raise MisiError(f"{path}: no result files found (looked for {', '.join(_HARNESS_FILE_GLOBS)})")
+        return out
+    if not path.is_file():
+        raise MisiError(f"{path}: no such result file")
+    if path.suffix == ".csv":
+        try:
+            return [_vlm_csv(path, label)]
+        except (KeyError, ValueError, csv.Error) as exc:
+            raise MisiError(f"{path}: not a VLMEvalKit MiSI accuracy table ({exc})") from None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MisiError(f"{path}: cannot read a JSON result file ({exc})") from None
+    if not isinstance(data, Mapping):
+        raise MisiError(f"{path}: not a result file (top level is not an object)")
+    if isinstance(data.get("report"), Mapping) and "tasks" in data["report"]:
+        scores, n = from_aggregate(data["report"])
+        return [ModelResult(label or path.name.removesuffix(".json").removesuffix(".score"), "misi-bench score",
+                            str(path), split, scores, n)]
+    if "tasks" in data and "scale" in data:
+        scores, n = from_aggregate(data)
+        if _VLM_FILE_RE.match(path.name):
+            return [_vlm_result(path, label, scores, n)]
+        return [ModelResult(label or path.stem, "misi-bench score", str(path), split, scores, n)]
+    if isinstance(data.get("results"), Mapping):
+        out = _harness_results(data, path, label)
+        if out:
+            return out
+        raise MisiError(f"{path}: a harness results file without MiSI tasks (expected misi_<task> keys)")
+    raise MisiError(f"{path}: not a recognised result file (score report, lmms-eval/lm-eval results JSON, "
+                    "VLMEvalKit acc.csv or report.json)")
+
+
+def merge_results(results: list[ModelResult]) -> list[ModelResult]:
+    """One result per (label, source, split): per-task files of one model (VLMEvalKit's
+    ``MiSI_<task>`` runs, say) fill each other's missing columns; the first file wins a clash."""
+    merged: dict[tuple, ModelResult] = {}
+    for res in results:
+        key = (res.label, res.source, res.split)
+        if key not in merged:
+            merged[key] = res
+            continue
+        old = merged[key]
+        scores = {k: old.scores.get(k) if old.scores.get(k) is not None else v for k, v in res.scores.items()}
+        merged[key] = ModelResult(old.label, old.source, f"{old.path}; {res.path}", old.split, scores,
+                                  (old.n or 0) + (res.n or 0) or None)
+    return list(merged.values())
+
+
+@dataclass(frozen=True)
+class ChanceLevels:
+    """Chance levels of a build: ``rows`` baseline name -> column -> percent; ``n`` questions."""
+
+    build: str
+    split: str
+    n: int
+    config_hash: str | None
+    rows: dict[str, dict[str, float | None]]
+
+
+CHANCE_NAMES = {"random": "Chance: random answer", "always_no": "Chance: constant (No / None / A)"}
+
+
+def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> ChanceLevels:
+    """Score the scorer's baselines (``baseline_prediction``) on every question of ``split`` in a
+    build folder; the random baseline is averaged over :data:`RANDOM_DRAWS` draws per question."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ...builder.scoring import BASELINE_KINDS, aggregate, baseline_prediction, score_prediction  # noqa: PLC0415
+
+    build = Path(build)
+    manifest_path = build / "manifest.json"
+    if not manifest_path.is_file():
+        raise MisiError(f"{build}: not a build folder (no manifest.json)")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    records = []
+    for task in TASK_NAMES:
+        for shard in sorted((build / task).glob(f"{split}-*.parquet")):
+            records += pq.read_table(shard, columns=["id", "task", "answer", "metadata", "options"]).to_pylist()
+    if not records:
+        raise MisiError(f"{build}: no questions in split {split!r}")
+    rows = {}
+    for kind in BASELINE_KINDS:
+        rng = np.random.default_rng(seed)
+        metrics = []
+        for rec in records:
+            options = list(rec.get("options") or []) or None
+            for _ in range(RANDOM_DRAWS if kind == "random" else 1):
+                pred = baseline_prediction(kind, rec["task"], rec, rng)
+                metrics.append((rec["task"], score_prediction(rec["task"], pred, rec["answer"], rec["metadata"],
+                                                              options=options)))
+        rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
+    return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)

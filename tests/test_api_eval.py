@@ -1,0 +1,304 @@
+"""``misi-bench eval`` against a PROTOCOL DOUBLE of an OpenAI-compatible endpoint (real sockets on
+127.0.0.1, :mod:`misi_bench.eval_plugins.api.testing_server`), on the shared real sample build."""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import misi_bench
+from misi_bench.builder.core.registry import TASK_NAMES
+from misi_bench.builder.scoring import score_records
+from misi_bench.eval_plugins.api.client import RetryPolicy, parse_retry_after
+from misi_bench.eval_plugins.api.store import RunSettings, RunStore
+from misi_bench.eval_plugins.api.testing_server import FAULT_KINDS, Double, DoubleServer, FaultPlan, example_answer
+
+KEY = "sk-double-secret-123"
+
+
+def _rows(data_dir, split="test", columns=("id", "task", "answer", "metadata", "options")):
+    rows = []
+    for task in TASK_NAMES:
+        for shard in sorted((Path(data_dir) / task).glob(f"{split}-*.parquet")):
+            rows.extend(pq.read_table(shard, columns=list(columns)).to_pylist())
+    return rows
+
+
+def _answers(data_dir) -> dict[str, str]:
+    """Gold for two thirds of the questions, the question's own example answer for the rest."""
+    out = {}
+    for row in _rows(data_dir, columns=("id", "answer", "question")):
+        out[row["id"]] = row["answer"] if zlib.crc32(row["id"].encode()) % 3 else example_answer(row["question"])
+    return out
+
+
+def _eval(url, data_dir, out, *extra, model="double") -> int:
+    return misi_bench.main(["eval", "--base-url", url, "--model", model, "--dataset", str(data_dir),
+                            "--out", str(out), "--backoff", "0.05", "--max-backoff", "0.2", *extra])
+
+
+def _predictions(run_dir) -> list[dict]:
+    return [json.loads(line) for line in (Path(run_dir) / "predictions.jsonl").read_text().splitlines()]
+
+
+def _score_cli(data_dir, preds, tmp_path) -> dict:
+    out = tmp_path / "score.json"
+    assert misi_bench.main(["score", "--dataset", str(data_dir), "--predictions", str(preds), "--json-out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
+    answers = _answers(data_dir)
+    monkeypatch.setenv("MY_ENDPOINT_KEY", KEY)
+    double = Double(answers=answers, api_key=KEY, record=True)
+    with DoubleServer(double) as srv:
+        rc = _eval(srv.url, data_dir, tmp_path / "run", "--api-key-env", "MY_ENDPOINT_KEY", "--concurrency", "6",
+                   "--max-tokens", "64", "--temperature", "0", "--system", "Answer briefly.",
+                   "--extra-body", '{"top_p": 0.5, "seed": 7}', "--progress")
+    assert rc == 0
+    printed = capsys.readouterr()
+    assert "paper_average" in printed.out and "average_7_tasks" in printed.out
+    assert "failed=0" in printed.err  # the progress bar shows error counts
+    rows = _rows(data_dir)
+    preds = _predictions(tmp_path / "run")
+    assert sorted(p["id"] for p in preds) == sorted(r["id"] for r in rows)  # each question once
+    assert all(p["prediction"] == answers[p["id"]] for p in preds)
+    assert all(double.state.per_question[r["id"]] == 1 for r in rows)
+    # the request: system turn, then one user turn with the row's PNGs in order and its text last
+    full = {r["id"]: r for r in _rows(data_dir, columns=("id", "question", "images"))}
+    for qid, body in double.state.bodies.items():
+        assert body["model"] == "double" and body["max_tokens"] == 64 and body["temperature"] == 0
+        assert body["top_p"] == 0.5 and body["seed"] == 7
+        assert body["messages"][0] == {"role": "system", "content": "Answer briefly."}
+        user = body["messages"][1]
+        assert user["role"] == "user" and len(body["messages"]) == 2
+        *images, text = user["content"]
+        assert text == {"type": "text", "text": full[qid]["question"]}
+        assert [base64.b64decode(p["image_url"]["url"].removeprefix("data:image/png;base64,")) for p in images] \
+            == [img["bytes"] for img in full[qid]["images"]]
+    # the report is the one scorer's, and `misi-bench score` on the file gives the same numbers
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    direct = score_records(rows, {p["id"]: p["prediction"] for p in preds})
+    assert report["report"] == direct["report"] == _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)["report"]
+    assert report["per_item"] == direct["per_item"] and report["missing"] == []
+    gold = [i for i in direct["per_item"] if answers[i["id"]] == i["answer"]]
+    assert gold and all(i["metrics"]["score"] == 1.0 for i in gold)
+    assert 0 < report["report"]["average_7_tasks"] < 1
+    usage = [p["usage"] for p in preds]
+    assert report["tokens"]["completion_tokens"] == sum(u["completion_tokens"] for u in usage) > 0
+    assert report["session"]["answered"] == len(rows) and report["session"]["questions_per_s"] > 0
+    # the key never reaches the disk
+    for path in (tmp_path / "run").iterdir():
+        assert KEY not in path.read_text(errors="replace"), path
+
+
+def test_run_key_follows_settings(data_dir, tmp_path):
+    with DoubleServer(Double()) as srv:
+        args = ["eval", "--base-url", srv.url, "--model", "m/x", "--dataset", str(data_dir), "--configs", "zooming",
+                "--split", "tiny", "--runs-root", str(tmp_path)]
+        assert misi_bench.main(args) == 0
+        assert misi_bench.main(args) == 0  # identical settings: same folder, nothing asked again
+        assert srv.state.requests == 2
+        assert misi_bench.main([*args, "--temperature", "0.7"]) == 0
+    dirs = sorted(p.name for p in tmp_path.iterdir())
+    assert len(dirs) == 2 and all(d.startswith("m_x-") for d in dirs)
+    base = dict(model="m", dataset="d", revision="r")
+    assert RunSettings(**base).key() == RunSettings(**base).key() != RunSettings(**base, max_tokens=5).key()
+    with pytest.raises(misi_bench.MisiError, match="other settings"):
+        with RunStore(tmp_path / dirs[0], RunSettings(**base)):
+            pass
+
+
+def test_every_fault_is_survived(data_dir, tmp_path):
+    answers = _answers(data_dir)
+    ids = [r["id"] for r in _rows(data_dir)]
+    doomed = {ids[3], ids[-2]}
+    plan = FaultPlan(cycle=len(FAULT_KINDS) + 2, always_500=frozenset(doomed), retry_after_s=0.4, hang_s=1.2, slow_s=0.2)
+    double = Double(answers=answers, plan=plan, record=True)
+    with DoubleServer(double) as srv:
+        rc = _eval(srv.url, data_dir, tmp_path / "run", "--concurrency", "8", "--timeout", "0.6",
+                   "--max-retries", "3", "--no-progress")
+    assert rc == 3  # some questions failed; the run itself finished
+    assert set(double.state.faults) == set(FAULT_KINDS)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert {f["id"] for f in report["failed"]} == doomed == set(report["missing"])
+    scored = _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)
+    assert scored["report"] == report["report"] and set(scored["missing"]) == doomed
+    assert {p["id"]: p["prediction"] for p in _predictions(tmp_path / "run")} == {i: answers[i] for i in ids if i not in doomed}
+    assert all(double.state.per_question[i] == 4 for i in doomed)  # 1 + max_retries
+    # 429: the retry waited at least Retry-After; slow replies (0.2 s) stayed within the timeout
+    rate_limited = [i for i in ids if i not in doomed and plan.fault(i, 1) == "429"]
+    assert rate_limited
+    for qid in rate_limited:
+        first, second = double.state.arrivals[qid][:2]
+        assert second - first >= plan.retry_after_s
+    for qid in [i for i in ids if plan.fault(i, 1) == "slow" and i not in doomed]:
+        assert double.state.per_question[qid] == 1
+    assert report["session"]["retried_errors"]["429"] == double.state.faults["429"]
+    # a rerun once the endpoint recovered asks only the failed questions
+    recovered = Double(answers=answers)
+    with DoubleServer(recovered) as srv:
+        assert _eval(srv.url, data_dir, tmp_path / "run", "--no-progress") == 0
+    assert set(recovered.state.per_question) == doomed
+    assert json.loads((tmp_path / "run" / "report.json").read_text())["missing"] == []
+
+
+def test_kill_9_then_resume_equals_uninterrupted_run(data_dir, tmp_path):
+    answers = _answers(data_dir)
+    n = len(_rows(data_dir))
+    cmd = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())", "eval", "--model", "double",
+           "--dataset", str(data_dir), "--concurrency", "4", "--no-progress"]
+    env = dict(os.environ)
+    double = Double(answers=answers, delay_s=0.15)
+    killed = tmp_path / "killed"
+    with DoubleServer(double) as srv:
+        proc = subprocess.Popen([*cmd, "--base-url", srv.url, "--out", str(killed)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        preds = killed / "predictions.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if preds.exists() and preds.read_text().count("\n") >= n // 3:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        proc.stderr.close()
+        before = {p["id"] for p in _predictions(killed)}
+        asked_before = dict(double.state.per_question)
+        assert n // 3 <= len(before) < n
+        assert len(set(asked_before) - before) <= 4  # lost: at most the requests in flight
+        resumed = subprocess.run([*cmd, "--base-url", srv.url, "--out", str(killed)], env=env, capture_output=True)
+        assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
+        for qid in before:  # no answered question asked again
+            assert double.state.per_question[qid] == asked_before[qid] == 1
+    with DoubleServer(Double(answers=answers)) as srv:
+        assert _eval(srv.url, data_dir, tmp_path / "straight", "--no-progress") == 0
+    after, straight = _predictions(killed), _predictions(tmp_path / "straight")
+    assert len(after) == len({p["id"] for p in after}) == n  # no duplicate answers
+    assert {p["id"]: p["prediction"] for p in after} == {p["id"]: p["prediction"] for p in straight}
+    rep_k = json.loads((killed / "report.json").read_text())
+    rep_s = json.loads((tmp_path / "straight" / "report.json").read_text())
+    assert rep_k["report"] == rep_s["report"] and rep_k["run_key"] == rep_s["run_key"]
+
+
+def test_concurrency_overlaps_requests(data_dir, tmp_path):
+    delay = 0.4
+    double = Double(delay_s=delay)
+    with DoubleServer(double) as srv:
+        start = time.perf_counter()
+        assert _eval(srv.url, data_dir, tmp_path / "c8", "--configs", "residue_ligand", "rotation",
+                     "--concurrency", "8", "--no-progress") == 0
+        wall = time.perf_counter() - start
+        n = double.state.requests
+        assert n == 20 and double.state.max_in_flight == 8
+        assert wall < 0.5 * n * delay  # sequential would take n x delay; ideal is 3 waves = 1.2 s
+        one = Double(delay_s=0.05)
+    with DoubleServer(one) as srv:
+        assert _eval(srv.url, data_dir, tmp_path / "c1", "--configs", "translation", "--concurrency", "1",
+                     "--no-progress") == 0
+    assert one.state.max_in_flight == 1 and one.state.requests == 4
+
+
+def test_fatal_error_stops_the_run(data_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WRONG_KEY", "sk-wrong-key-456")
+    double = Double(api_key=KEY)
+    with DoubleServer(double) as srv:
+        rc = _eval(srv.url, data_dir, tmp_path / "run", "--api-key-env", "WRONG_KEY", "--concurrency", "2",
+                   "--no-progress")
+        assert double.state.requests <= 2  # the requests in flight when the first 401 came; none retried
+    err = capsys.readouterr().err
+    assert rc == 2 and "401" in err and "sk-wrong-key-456" not in err
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["fatal_error"] and len(report["missing"]) == len(_rows(data_dir))
+    assert misi_bench.main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", str(data_dir),
+                            "--api-key-env", "NOT_SET_ANYWHERE_X"]) == 2
+    assert misi_bench.main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", str(data_dir),
+                            "--extra-body", "[1]"]) == 2
+    assert "--extra-body" in capsys.readouterr().err
+    # nothing listens: the run stops after the first question's retries instead of trying them all
+    start = time.perf_counter()
+    assert _eval("http://127.0.0.1:9/v1", data_dir, tmp_path / "down", "--concurrency", "1", "--max-retries", "1",
+                 "--no-progress") == 2
+    assert time.perf_counter() - start < 20 and "ConnectError" in capsys.readouterr().err
+    assert len(json.loads((tmp_path / "down" / "report.json").read_text())["failed"]) == 1
+    assert misi_bench.main(["eval", "--base-url", "localhost:8000/v1", "--model", "m", "--dataset", str(data_dir)]) == 2
+
+
+def test_torn_line_is_cut_on_reopen(tmp_path):
+    settings = RunSettings(model="m", dataset="d", revision="r")
+    with RunStore(tmp_path, settings) as store:
+        store.add_answer({"id": "a", "prediction": "A"})
+    with open(tmp_path / "predictions.jsonl", "ab") as fh:
+        fh.write(b'{"id": "b", "predic')  # a crash in the middle of a line
+    with RunStore(tmp_path, settings) as store:
+        assert set(store.answers) == {"a"}
+        store.add_answer({"id": "b", "prediction": "B"})
+    assert [json.loads(x)["id"] for x in (tmp_path / "predictions.jsonl").read_text().splitlines()] == ["a", "b"]
+
+
+def test_retry_waits():
+    import random
+
+    rng = random.Random(0)
+    policy = RetryPolicy(backoff_s=1.0, max_backoff_s=8.0)
+    for attempt, base in ((1, 1.0), (2, 2.0), (3, 4.0), (6, 8.0)):
+        waits = [policy.delay(attempt, None, rng) for _ in range(200)]
+        assert base / 2 <= min(waits) and max(waits) <= base and len(set(waits)) > 100
+    assert all(3.0 <= policy.delay(1, 3.0, rng) <= 3.25 for _ in range(50))
+    assert parse_retry_after("2.5") == 2.5 and parse_retry_after("soon") is None and parse_retry_after(None) is None
+    assert 50 < parse_retry_after(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))) <= 60
+
+
+def test_request_body_is_the_json_of_the_request(data_dir):
+    from misi_bench.eval_plugins.api.data import QuestionSource, build_messages, request_body
+
+    source = QuestionSource(str(data_dir))
+    assert source.local and source.revision.startswith("manifest:")
+    wanted = {r["id"] for r in _rows(data_dir)[::9]}
+    questions = list(source.questions(list(TASK_NAMES), "test", wanted))
+    assert {q.id for q in questions} == wanted and all(q.images for q in questions)
+    system = 'Say "A" ✓ @misi-image-0@ \\n'
+    for q in questions:
+        body = request_body(q, "m", system=system, max_tokens=9, extra_body={"max_tokens": 5, "top_k": 1})
+        want = {"model": "m", "messages": build_messages(q, system), "max_tokens": 5, "top_k": 1}
+        assert json.loads(body) == want
+
+
+def test_hub_reader_matches_local_reader(data_dir):
+    """The ``datasets`` path (used for Hub repos) reads the same questions as the pyarrow path."""
+    from misi_bench.eval_plugins.api.data import QuestionSource
+
+    local = QuestionSource(str(data_dir))
+    hub = QuestionSource(str(data_dir))
+    hub.local, hub.revision = False, "main"  # read the folder through datasets.load_dataset
+    configs = ["rotation", "docking"]
+    assert hub.records(configs, "tiny") == local.records(configs, "tiny")
+    ids = {r["id"] for r in local.records(configs, "tiny")}
+    assert list(hub.questions(configs, "tiny", ids)) == list(local.questions(configs, "tiny", ids))
+
+
+def test_broken_row_fails_alone(data_dir, tmp_path):
+    import pyarrow as pa
+
+    shard = next((Path(data_dir) / "rotation").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[1]["images"][0] = {"bytes": b"not an image", "path": None}
+    (tmp_path / "data" / "rotation").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "data" / "rotation" / shard.name)
+    with DoubleServer(Double()) as srv:
+        assert _eval(srv.url, tmp_path / "data", tmp_path / "run", "--configs", "rotation", "--no-progress") == 3
+        assert srv.state.requests == len(rows) - 1
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [f["id"] for f in report["failed"]] == report["missing"] == [rows[1]["id"]]
+    assert "bad row" in report["failed"][0]["error"]

@@ -1,0 +1,186 @@
+"""Unit tests of the dataset layer's modules: sources, config, parquet, manifest, merge, card."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import datasets
+import pytest
+import yaml
+
+from misi_bench.builder.core.errors import InputError, MisiError
+from misi_bench.builder.core.registry import TASK_NAMES
+from misi_bench.builder.dataset import card, manifest as manifest_io, parquet, sources
+from misi_bench.builder.dataset.config import BuildConfig
+from misi_bench.builder.dataset.merge import tiny_ids
+
+# ---------------------------------------------------------------------------- sources
+
+
+def test_discover_samples_is_sorted_and_complete(sample_refs):
+    refs = sources.discover("samples")
+    assert [r.pdb_id for r in refs] == sorted(r.pdb_id for r in sample_refs)
+    assert all(r.kind == "pdbbind" for r in refs)
+
+
+def test_discover_folder_finds_complex_folders_only(sample_refs, tmp_path):
+    for ref in sample_refs[:2]:
+        shutil.copytree(ref.path, tmp_path / ref.pdb_id.upper())
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("not a complex")
+    refs = sources.discover(tmp_path)
+    assert [r.pdb_id for r in refs] == sorted(r.pdb_id for r in sample_refs[:2])
+
+
+def test_discover_errors_name_the_input(tmp_path):
+    with pytest.raises(InputError, match="not a folder") as exc:
+        sources.discover(tmp_path / "missing")
+    assert str(tmp_path / "missing") in str(exc.value)
+    with pytest.raises(InputError, match="no complex folders"):
+        sources.discover(tmp_path)
+
+
+def test_split_file_rows(tmp_path):
+    path = tmp_path / "split.csv"
+    path.write_text("pdb_id,split\n1ABC,test\n# comment\n2def,train\n\n")
+    assert sources.read_split_file(path) == {"1abc": "test", "2def": "train"}
+    path.write_text("1abc,validation\n")
+    with pytest.raises(InputError, match="bad row") as exc:
+        sources.read_split_file(path)
+    assert str(path) in str(exc.value)
+    with pytest.raises(InputError, match="cannot read"):
+        sources.read_split_file(tmp_path / "absent.csv")
+
+
+def test_assign_splits_is_deterministic_and_stable_when_complexes_are_added(tmp_path):
+    ids = [f"{k}x{k:02d}" for k in range(60)]
+    first = sources.assign_splits(ids, seed=3)
+    assert first == sources.assign_splits(list(reversed(ids)), seed=3)
+    grown = sources.assign_splits(ids + ["9zzz", "9zzy"], seed=3)
+    assert all(grown[p] == first[p] for p in ids)
+    assert 2 <= sum(v == "test" for v in first.values()) < 30
+    assert first != sources.assign_splits(ids, seed=4)
+    few = sources.assign_splits(ids[:4], seed=3)
+    assert sum(v == "test" for v in few.values()) >= 2
+    csv = tmp_path / "s.csv"
+    csv.write_text(f"{ids[0]},test\n")
+    fixed = sources.assign_splits(ids[:3], seed=3, split_file=csv)
+    assert fixed == {ids[0]: "test", ids[1]: "train", ids[2]: "train"}
+
+
+def test_file_checksums(sample_refs):
+    ref = sample_refs[0]
+    sums = sources.file_checksums(ref)
+    assert set(sums) == {p.name for p in ref.path.iterdir() if p.is_file()}
+    name, digest = next(iter(sorted(sums.items())))
+    assert digest == hashlib.sha256((ref.path / name).read_bytes()).hexdigest()
+
+# ---------------------------------------------------------------------------- config
+
+
+def test_build_config_checks_and_hash():
+    base = BuildConfig()
+    assert base.tasks == TASK_NAMES and base.image_size == 512
+    assert BuildConfig(tasks=("pocket_ligand", "rotation")).tasks == ("rotation", "pocket_ligand")
+    with pytest.raises(MisiError, match="unknown task"):
+        BuildConfig(tasks=("rotate",))
+    for size in (8, 5000, 300.5):
+        with pytest.raises(MisiError, match="image size"):
+            BuildConfig(image_size=size)
+    with pytest.raises(MisiError, match="seed"):
+        BuildConfig(seed=-1)
+    assert BuildConfig(seed=1).config_hash != base.config_hash
+    assert BuildConfig(max_shard_bytes=1 << 20).config_hash == base.config_hash  # layout, not content
+    fields = base.generation_fields()
+    assert {"builder_version", "render_version", "template_version", "params_version"} <= set(fields)
+
+# ---------------------------------------------------------------------------- parquet + manifest
+
+
+def _rows(n: int, task: str = "rotation", split: str = "test", image_bytes: int = 40_000) -> list[dict]:
+    return [{"id": f"{task}-1abc-{k:03d}", "task": task, "split": split, "pdb_id": "1abc",
+             "images": [{"bytes": bytes([k % 251]) * image_bytes, "path": None}], "image_views": ["front"],
+             "question": f"q{k}", "options": [], "answer": "roll x 15", "answer_format": "fill_in",
+             "metadata": "{}"} for k in range(n)]
+
+
+def test_shard_writer_splits_by_bytes_and_names_shards(tmp_path):
+    rows = _rows(10)
+    paths = parquet.write_split(rows, tmp_path / "rotation", "test", max_bytes=150_000)
+    names = [p.name for p in paths]
+    assert len(paths) == 4  # ~40 kB a row, at most 150 kB a shard: 3 + 3 + 3 + 1 rows
+    assert names == [f"test-{k:05d}-of-00004.parquet" for k in range(4)]
+    back = list(parquet.iter_config_rows(tmp_path, "rotation", "test"))
+    assert [r["id"] for r in back] == [r["id"] for r in rows]
+    assert back[3]["images"][0]["bytes"] == rows[3]["images"][0]["bytes"]
+    assert not list((tmp_path / "rotation").glob(".*"))  # no part files left behind
+    only = list(parquet.iter_config_rows(tmp_path, "rotation", "test", columns=["id"]))
+    assert set(only[0]) == {"id"}
+
+
+def test_shards_load_with_datasets_and_declared_features(tmp_path):
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (7, 5), (255, 0, 0)).save(png, format="PNG")
+    rows = _rows(3)
+    for row in rows:
+        row["images"] = [{"bytes": png.getvalue(), "path": None}]
+    parquet.write_split(rows, tmp_path / "rotation", "test", max_bytes=1 << 30)
+    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "rotation" / "test-*.parquet"), split="train")
+    assert ds.features == parquet.features()
+    assert ds[0]["images"][0].size == (7, 5)
+    assert ds["id"] == [r["id"] for r in rows]
+
+
+def test_manifest_round_trip_and_checksum(tmp_path):
+    data = {"counts": {"rotation": {"train": 1}}, "version": None}
+    manifest_io.write_manifest(tmp_path, data)
+    assert manifest_io.read_manifest(tmp_path) == data
+    assert not list(tmp_path.glob("*.tmp"))
+    path = tmp_path / "manifest.json"
+    assert manifest_io.sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_tiny_ids_are_a_deterministic_subset():
+    ids = [f"rotation-{k:04d}" for k in range(200)]
+    picked = tiny_ids(ids, 50, seed=0)
+    assert len(picked) == 50 and picked <= set(ids)
+    assert picked == tiny_ids(reversed(ids), 50, seed=0)
+    assert picked != tiny_ids(ids, 50, seed=1)
+    assert tiny_ids(ids[:10], 50, seed=0) == set(ids[:10])
+
+# ---------------------------------------------------------------------------- card
+
+
+def test_card_metadata_lists_every_config_and_matches_the_shards(data_dir):
+    manifest = manifest_io.read_manifest(data_dir)
+    text = (data_dir / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert meta == json.loads(json.dumps(card.card_metadata(manifest)))
+    names = [c["config_name"] for c in meta["configs"]]
+    assert names == [t for t in TASK_NAMES if t in manifest["counts"]] + [card.ALL_CONFIG]
+    for config in meta["configs"][:-1]:
+        for files in config["data_files"]:
+            assert list(data_dir.glob(files["path"])), files
+    info = {i["config_name"]: i for i in meta["dataset_info"]}
+    for task, counts in manifest["counts"].items():
+        got = {s["name"]: s["num_examples"] for s in info[task]["splits"]}
+        assert got == {s: n for s, n in counts.items() if n}
+    assert card.ordered_tasks({"counts": {"zooming": {}, "translation": {}, "extra": {}}}) == \
+        ["translation", "zooming", "extra"]
+
+
+def test_card_counts_and_baselines_tables(data_dir):
+    manifest = manifest_io.read_manifest(data_dir)
+    text = (data_dir / "README.md").read_text(encoding="utf-8")
+    total = manifest["totals"]["questions"]
+    assert f"| **total** | {total['train']} | {total['test']} | {total['tiny']} |" in text
+    table = card.baseline_table(data_dir, manifest)
+    lines = table.splitlines()
+    assert lines[0].startswith("| baseline |") and len(lines) >= 4
+    assert table == card.baseline_table(data_dir, manifest)  # seeded: same figures every time
