@@ -3,6 +3,8 @@
 - :mod:`misi_bench.eval_plugins.lmms_eval`: task folder for lmms-eval (``--include_path``).
 - :mod:`misi_bench.eval_plugins.vlmevalkit`: dataset classes registered into VLMEvalKit.
 - :mod:`misi_bench.eval_plugins.lm_eval`: task folder for lm-evaluation-harness.
+- :mod:`misi_bench.eval_plugins.preflight`: the launchers' checks (names, data location, results).
+- ``eval_plugins/upstream``: patches that put the MiSI tasks into lmms-eval and VLMEvalKit themselves.
 
 Every adapter reads rows of the published schema (SPEC section 8), shows the row's images in
 prompt order with the row's ``question`` text, and scores with the one scorer,
