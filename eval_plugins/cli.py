@@ -11,6 +11,7 @@ from . import harness_commands
 from .api import cli as api_cli
 from .human import cli as human_cli
 from .report import cli as report_cli
+from .finetune import commands as finetune_commands
 
 #: Command groups of the evaluation front-ends, in help order.
 EVAL_COMMANDS = (
@@ -18,4 +19,5 @@ EVAL_COMMANDS = (
     api_cli.add_commands,
     report_cli.add_commands,
     human_cli.add_commands,
+    finetune_commands.add_commands,
 )

@@ -1,26 +1,50 @@
-"""Our H-bond detector against PLIP (an independent implementation) on every embedded complex.
+"""Our H-bond detector against PLIP (an independent implementation) on real complexes.
 
-PLIP keeps one bond per donor/acceptor group and files charged pairs as salt bridges, so it
-reports fewer bonds than our relaxed geometric definition; what must hold is that the bonds PLIP
-finds are (almost all) found by ours, and that the known bonds of 1A28 come out of both.
+Recall is measured against PLIP's bonds, precision against PLIP's candidates (its bonds plus the
+pairs it drops by its one-bond-per-donor and salt-bridge rules). The floors here sit just under
+the figures measured on the tuned samples and the held-out set (README, "Measured"), so a
+regression of the detector or of the reference pipeline fails.
 """
 import importlib.util
 
-from misi_bench.builder.scripts.hbond_report import classify_extras, compare
+from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
+
+from misi_bench.builder.scripts.hbond_reference import reference_sets
+from misi_bench.builder.scripts.hbond_report import compare, pooled, set_dirs
 
 assert importlib.util.find_spec("plip") is not None, "pip install 'misi-bench[reference]'"
 
 
-def test_agreement_with_plip(sample_refs):
-    rows = [compare(ref) for ref in sample_refs]
-    n_plip = sum(len(r["plip"]) for r in rows)
-    n_both = sum(len(r["both"]) for r in rows)
-    assert n_plip >= 50
-    recall = n_both / n_plip
-    assert recall >= 0.8, f"only {recall:.2f} of PLIP's bonds are found"
-    extras = classify_extras(rows)
-    explained = sum(v for k, v in extras.items() if k != "other")
-    assert explained >= 2 * extras["other"], extras
+def test_agreement_with_plip_on_the_samples():
+    rows = [compare(d) for d in set_dirs("samples")]
+    s = pooled(rows)
+    assert s["plip"] >= 70 and s["complexes"] == 19
+    assert s["recall"] >= 0.80, s
+    assert s["precision"] >= 0.78, s
+    assert sum(s["missing"].values()) == s["plip"] - sum(len(r["both"]) for r in rows)
     a28 = next(r for r in rows if r["pdb_id"] == "1a28")
-    assert "GLN 725 NE2 A, O3" in a28["both"]
-    assert "ARG 766 NH2 A, O3" in a28["both"]
+    assert {"GLN 725 NE2 A, O3", "ARG 766 NH2 A, O3"} <= set(a28["both"])
+
+
+def test_agreement_with_plip_on_the_heldout_set():
+    rows = [compare(d) for d in set_dirs("heldout")]
+    s = pooled(rows)
+    assert s["complexes"] >= 8
+    assert s["recall"] >= 0.62, s
+    assert s["precision"] >= 0.68, s
+
+
+def test_agreement_with_plip_on_other_ligand_copies():
+    rows = [compare(d) for d in set_dirs("copies")]
+    s = pooled(rows)
+    assert s["complexes"] == 6 and s["plip"] >= 10
+    assert s["recall"] >= 0.75, s
+    assert s["precision"] >= 0.70, s
+    assert not s["over_twice"]
+
+
+def test_plip_candidates_include_its_bonds_and_more():
+    """PLIP's candidates hold its bonds and, on 1S3V, the pairs its one-per-donor rule drops."""
+    d = next(d for d in set_dirs("samples") if d.name == "1s3v")
+    ref = reference_sets(d)
+    assert ref["bonds"] < ref["candidates"]

@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 import pytest
 
-from misi_bench.builder.chemistry import structure
+from misi_bench.builder.chemistry import files, structure
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.core.records import ComplexRef
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
@@ -178,7 +178,7 @@ def test_huge_structures_are_refused_with_a_reason(sample_refs, monkeypatch):
     monkeypatch.setattr(structure, "MAX_POCKET_ATOMS", 50)
     with pytest.raises(InputError, match="pocket has"):
         load_complex(ref)
-    monkeypatch.setattr(structure, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
     with pytest.raises(InputError, match="limit"):
         load_complex(ref)
 

@@ -58,7 +58,7 @@ class Residue:
 
 @dataclass(frozen=True, eq=False)
 class Complex:
-    """Heavy atoms of the pocket residues and the ligand of one protein-ligand complex.
+    """Heavy atoms of the pocket residues (and metal ions) and the ligand of one complex.
 
     Arrays are indexed by atom (N atoms, hydrogens and waters excluded). Coordinates are the
     input file's, in Å. Pocket atoms come first, in chain/residue order; ligand atoms follow in
@@ -66,7 +66,11 @@ class Complex:
     of ligand atoms are unique display names (``N:2`` style when the input repeats a name).
     ``bonds`` are (M, 2) atom index pairs (i < j) of covalent bonds between heavy atoms with
     ``bond_orders`` 1, 2, 3 or 4 (aromatic). Hydrogens known from the input are kept apart in
-    ``h_coords`` with ``h_parent`` the index of the heavy atom each is bonded to.
+    ``h_coords`` with ``h_parent`` the index of the heavy atom each is bonded to. Metal ions within
+    the pocket cutoff of the ligand are pocket-side atoms without a residue (``residue_index``
+    -1, after the residues' atoms; ``atom_names`` their element symbol, ``res_names`` their
+    residue name, e.g. ``ZN``). ``donor_h``: how many hydrogens each donor atom carries (input or
+    implied; 0 for non-donors; empty when unknown).
     """
 
     pdb_id: str
@@ -89,6 +93,7 @@ class Complex:
     formal_charges: np.ndarray
     h_coords: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     h_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    donor_h: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         n = len(self.coords)
@@ -96,6 +101,8 @@ class Complex:
                      "is_ligand", "residue_index", "is_donor", "is_acceptor", "formal_charges"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}")
+        if len(self.donor_h) not in (0, n):
+            raise ValueError(f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)")
         for arr in (self.coords, self.elements, self.atom_names, self.is_ligand, self.bonds, self.h_coords):
             arr.setflags(write=False)
 

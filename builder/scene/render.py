@@ -773,6 +773,9 @@ def _draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -
             keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
             for r, x, y, d in zip(residues[keep].tolist(), lu[keep].tolist(), lv[keep].tolist(), ld[keep].tolist()):
                 entries.append((0, d, x, y, complex_.residues[r].label, _RESIDUE_LABEL_COLOURS[r % 2], True))
+        for k in np.flatnonzero(~ligand & inside & (res_idx < 0)).tolist():  # metal ions: element label
+            entries.append((0, float(depth[k]), float(u[k]) + float(radius_px[k]), float(v[k]),
+                            str(complex_.atom_names[atoms[k]]), LIGAND_LABEL_COLOUR, False))
     elif style.label_mode == "residue_atoms":
         res_idx = complex_.residue_index[atoms]
         for k in np.flatnonzero(~ligand & inside).tolist():

@@ -5,7 +5,10 @@ A validation tool for the builder's own detector (optional extra ``reference``:
 merged PDB (pocket heavy atoms as ATOM records, the ligand's heavy atoms as HETATM records with
 the MOL2 atom names, ligand CONECT records), lets PLIP add hydrogens and find protein-ligand
 hydrogen bonds with its default geometry, and maps the donor/acceptor heavy atoms back to our
-atom names by coordinates.
+atom names by coordinates. Hydrogens of the input files go into the merged PDB; PLIP keeps them
+(``NOHYDRO``) when both the pocket and the ligand carry hydrogens, and otherwise adds the missing
+polar ones itself. Besides PLIP's bonds it returns PLIP's candidates: every pair that passes its
+geometry before it keeps one bond per donor and drops pairs it files as salt bridges.
 
     python -m misi_bench.builder.scripts.hbond_reference [SAMPLE_DIR ...]
 
@@ -19,25 +22,26 @@ from pathlib import Path
 
 import numpy as np
 
+from ..chemistry.files import parse_mol2
+
 HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein atom, ligand atom)
 
 
 def _read_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int]]]:
-    """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the sample builder's reader)."""
-    from .make_samples import read_mol2_atoms  # noqa: PLC0415
-
-    atoms, bonds = read_mol2_atoms(path)
-    return ([{"name": a.name, "xyz": tuple(float(v) for v in a.xyz), "element": a.element} for a in atoms],
+    """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the chemistry layer's reader)."""
+    atoms, bonds = parse_mol2(path)
+    return ([{"name": a["name"], "xyz": a["xyz"], "element": a["element"]} for a in atoms],
             [(i, j) for i, j, _ in bonds])
 
 
-def _read_pocket(path: Path):
+def _read_pocket(path: Path, hydrogens: bool | None = False):
+    """ATOM/HETATM records of a pocket file: heavy atoms, hydrogens only, or all (None), in file order."""
     atoms = []
     for line in path.read_text().splitlines():
         if not line.startswith(("ATOM", "HETATM")):
             continue
         el = line[76:78].strip() or line[12:16].strip()[:1]
-        if el.upper() in ("H", "D"):
+        if hydrogens is not None and (el.upper() in ("H", "D")) != hydrogens:
             continue
         atoms.append({"line": line, "name": line[12:16].strip(), "res_name": line[17:20].strip(),
                       "chain": line[21].strip(), "resnum": int(line[22:26]),
@@ -61,12 +65,14 @@ def _ligand_identity(sample_dir: Path) -> tuple[str, str, int]:
 def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
     pid = sample_dir.name.lower()
     pocket = _read_pocket(sample_dir / f"{pid}_pocket.pdb")
+    every = _read_pocket(sample_dir / f"{pid}_pocket.pdb", hydrogens=None)
     lig_atoms, lig_bonds = _read_mol2(sample_dir / f"{pid}_ligand.mol2")
     code, chain, resnum = _ligand_identity(sample_dir)
     keep = [i for i, a in enumerate(lig_atoms) if a["element"] not in ("H", "D")]
+    keep += [i for i, a in enumerate(lig_atoms) if a["element"] in ("H", "D")]
     lines = []
     serial = 0
-    for a in pocket:
+    for a in every:
         serial += 1
         ln = a["line"].ljust(80)
         lines.append(f"ATOM  {serial:5d}{ln[11:80]}".rstrip())
@@ -93,7 +99,8 @@ def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
             lines.append("CONECT" + f"{s:5d}" + "".join(f"{p:5d}" for p in partners[k:k + 4]))
     lines.append("END")
     del first
-    return "\n".join(lines) + "\n", pocket, [lig_atoms[i] for i in keep]
+    heavy = [lig_atoms[i] for i in keep if lig_atoms[i]["element"] not in ("H", "D")]
+    return "\n".join(lines) + "\n", pocket, heavy
 
 
 def _nearest(xyz, atoms: list[dict], tol: float = 0.05) -> dict | None:
@@ -107,6 +114,12 @@ def reference_hbonds(sample_dir: Path) -> set[HBond]:
     """PLIP's protein-ligand hydrogen bonds of one sample directory, as
     (chain, res_name, res_number, protein_atom_name, ligand_atom_name) with heavy-atom names
     (the donor or acceptor heavy atom on each side)."""
+    return reference_sets(sample_dir)["bonds"]
+
+
+def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
+    """``{"bonds": PLIP's bonds, "candidates": its bonds + the geometric pairs it drops by its
+    one-bond-per-donor and salt-bridge rules}`` of one sample directory."""
     from plip.basic import config  # noqa: PLC0415 (optional dependency, imported lazily)
     from plip.structure.preparation import PDBComplex  # noqa: PLC0415
 
@@ -114,6 +127,9 @@ def reference_hbonds(sample_dir: Path) -> set[HBond]:
     config.SILENT = True
     sample_dir = Path(sample_dir)
     text, pocket, ligand = merged_pdb(sample_dir)
+    het = [ln for ln in text.splitlines() if ln.startswith("HETATM")]
+    config.NOHYDRO = (any(ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines())
+                      and any(ln[76:78].strip() == "H" for ln in het))
     code, _, _ = _ligand_identity(sample_dir)
     with tempfile.TemporaryDirectory() as tmp:
         pdb = Path(tmp) / f"{sample_dir.name.lower()}_merged.pdb"
@@ -123,17 +139,20 @@ def reference_hbonds(sample_dir: Path) -> set[HBond]:
         cx.output_path = tmp
         cx.load_pdb(str(pdb))
         cx.analyze()
-        found: set[HBond] = set()
+        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set()}
         for key, site in cx.interaction_sets.items():
             if key.split(":")[0] != code:
                 continue
-            for hb in list(site.hbonds_ldon) + list(site.hbonds_pdon):
-                prot_atom, lig_atom = (hb.d, hb.a) if hb.protisdon else (hb.a, hb.d)
-                p = _nearest(prot_atom.coords, pocket)
-                lg = _nearest(lig_atom.coords, ligand)
-                if p is None or lg is None:
-                    continue
-                found.add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+            for kind, bonds in (("bonds", list(site.hbonds_ldon) + list(site.hbonds_pdon)),
+                                ("candidates", list(site.all_hbonds_ldon) + list(site.all_hbonds_pdon))):
+                for hb in bonds:
+                    prot_atom, lig_atom = (hb.d, hb.a) if hb.protisdon else (hb.a, hb.d)
+                    p = _nearest(prot_atom.coords, pocket)
+                    lg = _nearest(lig_atom.coords, ligand)
+                    if p is None or lg is None:
+                        continue
+                    found[kind].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+    found["candidates"] |= found["bonds"]
     return found
 
 

@@ -1,91 +1,213 @@
-"""Agreement report: our H-bond detector against PLIP on every embedded sample complex.
+"""Agreement report: our H-bond detector against PLIP 3.0.1 on real complexes.
 
-Run: ``python -m misi_bench.builder.scripts.hbond_report`` (needs the ``reference`` extra:
-plip and openbabel). Prints, per complex, both bond sets as ``RES NUM ATOM CHAIN, LIGATOM`` and
-their Jaccard index, then the overall agreement (pooled Jaccard, precision and recall of ours
-against PLIP).
+Run: ``python -m misi_bench.builder.scripts.hbond_report [--set samples|heldout|all] [--sweep]``
+(needs the ``reference`` extra: plip and openbabel). For each complex it prints our bonds, PLIP's
+bonds and PLIP's candidates (its bonds plus the pairs it drops by its one-bond-per-donor and
+salt-bridge rules), then per set:
+
+* recall = |ours ∩ PLIP bonds| / |PLIP bonds|, precision = |ours ∩ PLIP candidates| / |ours|,
+  pooled over the set and per complex;
+* our bonds outside PLIP's candidates and PLIP's bonds we miss, each classified;
+* complexes where we report more than twice PLIP's bonds.
+
+The ``samples`` set (``builder/data/samples``) is the one the detector was tuned on; ``heldout``
+(``builder/data/heldout``) and ``copies`` (``builder/data/copies``: other crystallographic copies
+of ligands of both) were not tuned on. ``--sweep`` re-runs the detector with the
+alternatives weighed for the distance limit, the use of input hydrogens on rotatable donors,
+one bond per donor hydrogen, and the ligand chemistry source (SDF or MOL2), printing pooled
+figures for each (PLIP runs once per complex).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import logging
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
-from ..chemistry.hbonds import detect_hbonds
-from ..chemistry.samples import sample_refs
-from ..chemistry.structure import load_complex
+from ..chemistry.hbonds import MAX_DISTANCE, detect_hbonds
+from ..chemistry.samples import data_root
+from ..chemistry.structure import read_pdbbind_dir
+from ..core.records import Complex
 
-log = logging.getLogger(__name__)
+SETS = ("samples", "heldout", "copies")
+CHARGED_SIDE_CHAIN = {("ASP", "OD1"), ("ASP", "OD2"), ("GLU", "OE1"), ("GLU", "OE2"), ("ARG", "NE"),
+                      ("ARG", "NH1"), ("ARG", "NH2"), ("LYS", "NZ"), ("HIS", "ND1"), ("HIS", "NE2")}
 
 
 def bond_key(chain: str, res_name: str, res_number: int, protein_atom: str, ligand_atom: str) -> str:
     return f"{res_name} {res_number} {protein_atom} {chain}, {ligand_atom}"
 
 
-def compare(ref) -> dict:
-    from .hbond_reference import reference_hbonds  # noqa: PLC0415 (plip is optional)
+def set_dirs(name: str) -> list[Path]:
+    """Complex folders of one data set (``samples`` or ``heldout``), in index order."""
+    root = data_root() / name
+    ids = [line.split(",")[0].lower() for line in (root / "index.csv").read_text().splitlines()[1:] if line]
+    return [root / pid for pid in ids]
 
-    cx = load_complex(ref)
-    ours = {bond_key(b.chain, b.res_name, b.res_number, b.protein_atom_name, b.ligand_atom_name)
-            for b in detect_hbonds(cx)}
-    plip = {bond_key(*row) for row in reference_hbonds(ref.path)}
-    union = ours | plip
-    return {"pdb_id": ref.pdb_id, "ours": sorted(ours), "plip": sorted(plip), "both": sorted(ours & plip),
-            "jaccard": (len(ours & plip) / len(union)) if union else 1.0}
+
+def load(sample_dir: Path, ligand_chemistry: str = "sdf") -> Complex:
+    """The complex of a folder, its ligand chemistry from the SDF (default) or from the MOL2."""
+    if ligand_chemistry == "sdf":
+        return read_pdbbind_dir(sample_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / sample_dir.name
+        shutil.copytree(sample_dir, copy, ignore=shutil.ignore_patterns("*.sdf"))
+        return read_pdbbind_dir(copy)
+
+
+def _atom(cx: Complex, key: str) -> tuple[int, int] | None:
+    """(protein atom, ligand atom) indices of a ``bond_key``."""
+    head, lig_name = key.split(", ", 1)
+    res_name, number, atom, chain = (head.split(" ") + [""])[:4]
+    prot = [i for i in cx.pocket_indices if cx.res_names[i] == res_name and str(cx.res_numbers[i]) == number
+            and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
+    lig = [i for i in cx.ligand_indices if cx.atom_names[i] == lig_name]
+    return (int(prot[0]), int(lig[0])) if prot and lig else None
+
+
+def classify_extra(cx: Complex, key: str) -> str:
+    """Why one of our bonds is not among PLIP's candidates."""
+    pair = _atom(cx, key)
+    if pair and ((str(cx.res_names[pair[0]]), str(cx.atom_names[pair[0]])) in CHARGED_SIDE_CHAIN
+                 or cx.formal_charges[pair[1]] != 0):
+        return "charged pair (salt bridge with H-bond geometry)"
+    return "neutral pair PLIP's hydrogens do not point at"
+
+
+def classify_missing(cx: Complex, key: str, max_distance: float, loose: set[str]) -> str:
+    """Why a PLIP bond is not one of ours (``loose``: our bonds without one-bond-per-hydrogen)."""
+    pair = _atom(cx, key)
+    if pair is None:
+        return "atom not in our record"
+    p, lg = pair
+    if not ((cx.is_donor[p] and cx.is_acceptor[lg]) or (cx.is_donor[lg] and cx.is_acceptor[p])):
+        return "not a donor-acceptor pair in our typing"
+    d = float(((cx.coords[p] - cx.coords[lg]) ** 2).sum() ** 0.5)
+    if d > max_distance:
+        return f"distance above {max_distance:g} Å (PLIP allows 4.1)"
+    if key in loose:
+        return "the donor hydrogen bonds a nearer acceptor (one H-bond per hydrogen)"
+    return "angle test (D-H...A or neighbour angles)"
+
+
+def ours(cx: Complex, **kwargs) -> set[str]:
+    return {bond_key(b.chain, b.res_name, b.res_number, b.protein_atom_name, b.ligand_atom_name)
+            for b in detect_hbonds(cx, **kwargs)}
+
+
+def compare(ref_or_dir, reference: dict | None = None, ligand_chemistry: str = "sdf", **kwargs) -> dict:
+    """Our bonds against PLIP's on one complex folder (or ``ComplexRef``); ``reference`` reuses
+    a ``hbond_reference.reference_sets`` result."""
+    sample_dir = Path(getattr(ref_or_dir, "path", ref_or_dir))
+    cx = load(sample_dir, ligand_chemistry)
+    if reference is None:
+        from .hbond_reference import reference_sets  # noqa: PLC0415 (plip is optional)
+
+        reference = reference_sets(sample_dir)
+    mine = ours(cx, **kwargs)
+    plip = {bond_key(*row) for row in reference["bonds"]}
+    cand = {bond_key(*row) for row in reference["candidates"]}
+    max_distance = kwargs.get("max_distance", MAX_DISTANCE)
+    loose = ours(cx, **{**kwargs, "one_per_hydrogen": False})
+    union = mine | plip
+    return {"pdb_id": sample_dir.name.lower(), "ours": sorted(mine), "plip": sorted(plip), "candidates": sorted(cand),
+            "both": sorted(mine & plip), "precise": sorted(mine & cand),
+            "recall": len(mine & plip) / len(plip) if plip else 1.0,
+            "precision": len(mine & cand) / len(mine) if mine else 1.0,
+            "jaccard": len(mine & plip) / len(union) if union else 1.0,
+            "extra": {k: classify_extra(cx, k) for k in sorted(mine - cand)},
+            "missing": {k: classify_missing(cx, k, max_distance, loose) for k in sorted(plip - mine)},
+            "over_twice": len(mine) > 2 * len(plip)}
+
+
+def pooled(rows: list[dict]) -> dict:
+    n_ours = sum(len(r["ours"]) for r in rows)
+    n_plip = sum(len(r["plip"]) for r in rows)
+    kinds_extra: dict[str, int] = {}
+    kinds_missing: dict[str, int] = {}
+    for r in rows:
+        for kind in r["extra"].values():
+            kinds_extra[kind] = kinds_extra.get(kind, 0) + 1
+        for kind in r["missing"].values():
+            kinds_missing[kind] = kinds_missing.get(kind, 0) + 1
+    return {"complexes": len(rows), "ours": n_ours, "plip": n_plip,
+            "candidates": sum(len(r["candidates"]) for r in rows),
+            "recall": sum(len(r["both"]) for r in rows) / n_plip if n_plip else 1.0,
+            "precision": sum(len(r["precise"]) for r in rows) / n_ours if n_ours else 1.0,
+            "extra": kinds_extra, "missing": kinds_missing,
+            "over_twice": [r["pdb_id"] for r in rows if r["over_twice"]]}
 
 
 def classify_extras(rows: list[dict]) -> dict[str, int]:
-    """Why our detector reports bonds PLIP does not: PLIP keeps one bond per donor/acceptor
-    group and reports charged pairs as salt bridges, while our definition lists every pair that
-    passes the geometric test."""
-    kinds = {"sharing an atom with a PLIP bond (second partner of a donor/acceptor)": 0,
-             "salt-bridge-like (ARG/LYS/ASP/GLU)": 0, "other": 0}
+    """Counts of the classes of our bonds outside PLIP's candidates (pooled)."""
+    return pooled(rows)["extra"]
+
+
+def _print_set(name: str, rows: list[dict]) -> dict:
+    print(f"\n=== {name} ===")
     for r in rows:
-        plip = set(r["plip"])
-        p_atoms = {k.split(",")[0] for k in plip}
-        l_atoms = {k.split(", ")[1] for k in plip}
-        for key in set(r["ours"]) - set(r["both"]):
-            prot, lig = key.split(",")[0], key.split(", ")[1]
-            if prot in p_atoms or lig in l_atoms:
-                kinds["sharing an atom with a PLIP bond (second partner of a donor/acceptor)"] += 1
-            elif prot.split()[0] in ("ARG", "LYS", "ASP", "GLU"):
-                kinds["salt-bridge-like (ARG/LYS/ASP/GLU)"] += 1
+        flag = "  MORE THAN TWICE PLIP" if r["over_twice"] else ""
+        print(f"\n{r['pdb_id']}: ours {len(r['ours'])}, PLIP {len(r['plip'])} (candidates {len(r['candidates'])}), "
+              f"recall {r['recall']:.2f}, precision {r['precision']:.2f}{flag}")
+        for key in sorted(set(r["ours"]) | set(r["plip"])):
+            if key in r["both"]:
+                mark = "both"
+            elif key in r["ours"]:
+                mark = "ours, PLIP candidate" if key in r["precise"] else f"ours only: {r['extra'][key]}"
             else:
-                kinds["other"] += 1
-    return kinds
+                mark = f"PLIP only: {r['missing'][key]}"
+            print(f"  {key:34s} {mark}")
+    s = pooled(rows)
+    print(f"\n{name}: {s['complexes']} complexes, ours {s['ours']}, PLIP {s['plip']}, candidates {s['candidates']}: "
+          f"pooled recall {s['recall']:.3f}, pooled precision {s['precision']:.3f}")
+    print("  ours outside PLIP's candidates: " + (", ".join(f"{n} {k}" for k, n in s["extra"].items()) or "none"))
+    print("  PLIP bonds we miss: " + (", ".join(f"{n} {k}" for k, n in s["missing"].items()) or "none"))
+    print("  more than twice PLIP's bonds: " + (", ".join(s["over_twice"]) or "none"))
+    return s
+
+
+SWEEP = [("default (3.9 Å, input H on all donors, one bond per H, SDF)", {}),
+         ("distance 3.5 Å", {"max_distance": 3.5}), ("distance 3.7 Å", {"max_distance": 3.7}),
+         ("distance 4.1 Å (PLIP's)", {"max_distance": 4.1}),
+         ("input H on rotatable donors ignored", {"rotatable_h": False}),
+         ("every acceptor per donor", {"one_per_hydrogen": False}),
+         ("ligand chemistry from the MOL2", {"ligand_chemistry": "mol2"})]
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rdkit import Chem  # noqa: F401, PLC0415 (RDKit must load before Open Babel, else it crashes)
+
+    from .hbond_reference import reference_sets  # noqa: PLC0415 (plip is optional)
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=[*SETS, "all"], default="all")
+    parser.add_argument("--sweep", action="store_true", help="also print pooled figures of the alternatives")
     parser.add_argument("--json", help="also write the per-complex results to this file")
     args = parser.parse_args(argv)
-    rows = []
-    for ref in sample_refs():
-        try:
-            rows.append(compare(ref))
-        except Exception as exc:  # report and go on
-            print(f"{ref.pdb_id}: failed: {exc}", file=sys.stderr)
-            continue
-        r = rows[-1]
-        print(f"\n{r['pdb_id']}: ours {len(r['ours'])}, PLIP {len(r['plip'])}, both {len(r['both'])}, "
-              f"Jaccard {r['jaccard']:.2f}")
-        for key in sorted(set(r["ours"]) | set(r["plip"])):
-            mark = "both" if key in r["both"] else ("ours only" if key in r["ours"] else "PLIP only")
-            print(f"  {mark:9s}  {key}")
-    n_ours = sum(len(r["ours"]) for r in rows)
-    n_plip = sum(len(r["plip"]) for r in rows)
-    n_both = sum(len(r["both"]) for r in rows)
-    union = n_ours + n_plip - n_both
-    mean_j = sum(r["jaccard"] for r in rows) / len(rows) if rows else 0.0
-    print(f"\noverall over {len(rows)} complexes: ours {n_ours}, PLIP {n_plip}, both {n_both}; "
-          f"pooled Jaccard {n_both / union if union else 1:.3f}, mean per-complex Jaccard {mean_j:.3f}, "
-          f"precision vs PLIP {n_both / n_ours if n_ours else 0:.3f}, recall vs PLIP {n_both / n_plip if n_plip else 0:.3f}")
-    kinds = classify_extras(rows)
-    print("bonds only we find: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    names = SETS if args.set == "all" else (args.set,)
+    refs = {name: [(d, reference_sets(d)) for d in set_dirs(name)] for name in names}
+    out: dict = {}
+    for name in names:
+        rows = []
+        for d, ref in refs[name]:
+            try:
+                rows.append(compare(d, ref))
+            except Exception as exc:  # noqa: BLE001 (report and go on)
+                print(f"{d.name}: failed: {exc}", file=sys.stderr)
+        out[name] = {"pooled": _print_set(name, rows), "complexes": rows}
+    if args.sweep:
+        print("\n=== alternatives (pooled recall / precision) ===")
+        for label, kwargs in SWEEP:
+            figures = []
+            for name in names:
+                s = pooled([compare(d, ref, **kwargs) for d, ref in refs[name]])
+                figures.append(f"{name} {s['recall']:.3f} / {s['precision']:.3f} ({s['ours']} bonds)")
+            print(f"  {label:58s} " + "; ".join(figures))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(rows, fh, indent=1)
+            json.dump(out, fh, indent=1)
     return 0
 
 

@@ -1,0 +1,108 @@
+"""Reading input files: size and gzip checks, element symbols, MOL2 records, distance bonds.
+
+Shared by the protein and ligand readers and by the sample builder (``builder.scripts.make_samples``),
+so every reader applies the same limits, the same element spelling and the same covalent radii.
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError, InputTooLarge
+
+#: Refuse structure files above this size (bytes): far beyond any real complex.
+MAX_FILE_BYTES = 2_000_000_000
+
+#: Covalent radii (Å) for distance-based bond perception (Cordero et al. 2008, rounded).
+COVALENT_RADII = {"H": 0.31, "C": 0.76, "N": 0.71, "O": 0.66, "F": 0.57, "P": 1.07, "S": 1.05,
+                  "Cl": 1.02, "Br": 1.20, "I": 1.39, "B": 0.84, "Se": 1.20, "Si": 1.11}
+#: Radius used for an element missing from ``COVALENT_RADII`` (Å).
+DEFAULT_COVALENT_RADIUS = 0.77
+#: Slack added to the sum of covalent radii when perceiving bonds from distances (Å).
+BOND_SLACK = 0.45
+
+
+def normalise_element(symbol: str) -> str:
+    """'CL' -> 'Cl', ' c' -> 'C'; unknown or empty -> 'X'."""
+    symbol = symbol.strip()
+    if not symbol or not symbol.isalpha():
+        return "X"
+    return symbol[0].upper() + symbol[1:].lower()
+
+
+def open_text(path: Path) -> str:
+    """Text of ``path`` (gzip allowed), refusing empty and oversized files with an ``InputError``."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(path, f"cannot read file ({exc.strerror or exc})") from None
+    if size == 0:
+        raise InputError(path, "file is empty")
+    if size > MAX_FILE_BYTES:
+        raise InputTooLarge(path, f"file is {size:,} bytes, above the {MAX_FILE_BYTES:,}-byte limit")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(path, f"broken gzip file ({exc})") from None
+    text = raw.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise InputError(path, "file is empty")
+    return text
+
+
+def distance_bonds(coords: np.ndarray, elements: list[str], slack: float = BOND_SLACK) -> list[tuple[int, int]]:
+    """Atom pairs (i < j, sorted) closer than the sum of their covalent radii + ``slack`` Å
+    (and farther than 0.4 Å)."""
+    coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
+    radius = np.array([COVALENT_RADII.get(normalise_element(e), DEFAULT_COVALENT_RADIUS) for e in elements])
+    dist = np.linalg.norm(coords[:, None] - coords[None], axis=2)
+    limit = radius[:, None] + radius[None, :] + slack
+    i, j = np.nonzero(np.triu((dist <= limit) & (dist > 0.4), k=1))
+    return [(int(a), int(b)) for a, b in zip(i, j)]
+
+
+def parse_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int, str]]]:
+    """Atoms and bonds of the first molecule of a MOL2 file.
+
+    Atoms: dicts with ``name``, ``xyz`` (Å), ``type`` (SYBYL), ``element``, ``subst_id``,
+    ``subst_name``. Bonds: ``(i, j, type)`` with 0-based atom indices and the SYBYL bond type.
+    """
+    text = open_text(path)
+    atoms: list[dict] = []
+    bonds: list[tuple[int, int, str]] = []
+    section = None
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("@<TRIPOS>"):
+            name = s[9:].strip().upper()
+            if name == "MOLECULE" and atoms:
+                break
+            section = name
+            continue
+        if not s or s.startswith("#"):
+            continue
+        parts = s.split()
+        if section == "ATOM":
+            if len(parts) < 6:
+                raise InputError(path, f"malformed MOL2 atom line: {s[:80]!r}")
+            try:
+                xyz = (float(parts[2]), float(parts[3]), float(parts[4]))
+            except ValueError:
+                raise InputError(path, f"malformed MOL2 coordinates: {s[:80]!r}") from None
+            atoms.append({"name": parts[1], "xyz": xyz, "type": parts[5],
+                          "element": normalise_element(parts[5].split(".")[0]),
+                          "subst_id": parts[6] if len(parts) > 6 else "1",
+                          "subst_name": parts[7] if len(parts) > 7 else ""})
+        elif section == "BOND":
+            try:
+                bonds.append((int(parts[1]) - 1, int(parts[2]) - 1, parts[3]))
+            except (ValueError, IndexError):
+                raise InputError(path, f"malformed MOL2 bond line: {s[:80]!r}") from None
+    if not atoms:
+        raise InputError(path, "no @<TRIPOS>ATOM records")
+    return atoms, bonds

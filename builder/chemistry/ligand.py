@@ -1,0 +1,160 @@
+"""Ligand side of a PDBbind complex: the SDF/MOL2 files read with RDKit into ``LigandData``
+(heavy atoms with bond orders, charges, hydrogen counts and the input's hydrogens), atom names
+from the MOL2 matched by coordinates.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError, InputTooLarge
+from .files import normalise_element, open_text, parse_mol2
+
+
+class LigandData:
+    """Ligand heavy atoms with chemistry (internal to reading). Bond orders 1-3, 4 aromatic;
+    ``h_coords``/``h_parent``: the input's hydrogens and the heavy atom each is bonded to."""
+
+    def __init__(self, coords, elements, names, charges, bonds, orders, n_hydrogens, aromatic,
+                 h_coords, h_parent, residue_name, source):
+        self.coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
+        self.elements = list(elements)
+        self.names = list(names)
+        self.charges = np.asarray(charges, dtype=np.int64)
+        self.bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
+        self.orders = np.asarray(orders, dtype=np.int64)
+        self.n_hydrogens = np.asarray(n_hydrogens, dtype=np.int64)
+        self.aromatic = np.asarray(aromatic, dtype=bool)
+        self.h_coords = np.asarray(h_coords, dtype=np.float64).reshape(-1, 3)
+        self.h_parent = np.asarray(h_parent, dtype=np.int64)
+        self.residue_name = residue_name
+        self.source = source
+
+
+def rdkit_mol_from_file(path: Path):
+    """First molecule of an SDF or MOL2 file with its hydrogens (sanitised when RDKit can), or None."""
+    from rdkit import Chem, RDLogger  # noqa: PLC0415
+
+    RDLogger.DisableLog("rdApp.*")
+    text = open_text(path)
+    if path.name.lower().endswith(".mol2"):
+        mol = Chem.MolFromMol2Block(text, removeHs=False)
+        if mol is None:
+            mol = Chem.MolFromMol2Block(text, removeHs=False, sanitize=False)
+    else:
+        supplier = Chem.SDMolSupplier()
+        supplier.SetData(text, removeHs=False)
+        mol = next(iter(supplier), None) if len(supplier) else None
+        if mol is None:
+            supplier.SetData(text, removeHs=False, sanitize=False)
+            mol = next(iter(supplier), None) if len(supplier) else None
+            if mol is not None:
+                mol.UpdatePropertyCache(strict=False)
+    return mol
+
+
+def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
+    """Ligand from PDBbind files: chemistry from the SDF (or MOL2), names from the MOL2."""
+    mol = None
+    chem_source = None
+    for candidate in (sdf, mol2):
+        if candidate is None:
+            continue
+        try:
+            mol = rdkit_mol_from_file(candidate)
+        except InputTooLarge:
+            raise
+        except InputError:
+            mol = None
+        if mol is not None and mol.GetNumAtoms():
+            chem_source = candidate
+            break
+    if mol is None:
+        shown = sdf or mol2
+        raise InputError(shown, "no readable ligand molecule in the SDF/MOL2 files")
+    mol2_atoms = parse_mol2(mol2)[0] if mol2 is not None else None
+    lig = ligand_from_rdkit(mol, chem_source)
+    if not len(lig.coords):
+        raise InputError(chem_source, "ligand has no heavy atoms (only hydrogens?)")
+    if mol2_atoms is not None:
+        heavy = [a for a in mol2_atoms if a["element"] not in ("H", "D")]
+        names, residue = _names_by_coordinates(lig.coords, heavy, mol2)
+        lig.names = names
+        lig.residue_name = residue or lig.residue_name
+    return lig
+
+
+def _names_by_coordinates(coords: np.ndarray, mol2_heavy: list[dict], mol2_path: Path) -> tuple[list[str], str]:
+    """Atom names of ``coords`` from MOL2 records matched by position; repeated names get the
+    MOL2 substructure number (``N:2``)."""
+    ref = np.array([a["xyz"] for a in mol2_heavy], dtype=np.float64).reshape(-1, 3)
+    if len(ref) == 0:
+        raise InputError(mol2_path, "MOL2 has no heavy atoms")
+    dist = np.linalg.norm(coords[:, None, :] - ref[None, :, :], axis=2)
+    nearest = dist.argmin(axis=1)
+    if (dist[np.arange(len(coords)), nearest] > 0.05).any() or len(set(nearest.tolist())) != len(coords):
+        raise InputError(mol2_path, "ligand atoms of the SDF and MOL2 do not match by coordinates")
+    chosen = [mol2_heavy[i] for i in nearest]
+    names = [a["name"] for a in chosen]
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    names = [f"{a['name']}:{a['subst_id']}" if counts[a["name"]] > 1 else a["name"] for a in chosen]
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:  # still repeated within one substructure: number them in order
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if names.count(name) == 1 else f"{name}.{seen[name]}")
+    subst = {re.sub(r"\d+$", "", a["subst_name"]) for a in chosen if a["subst_name"]}
+    residue = subst.pop() if len(subst) == 1 else ""
+    return unique, residue.upper()[:3] if residue else ""
+
+
+def ligand_from_rdkit(mol, source: Path) -> LigandData:
+    """``LigandData`` of an RDKit molecule with coordinates (hydrogens moved to ``h_coords``)."""
+    conf = mol.GetConformer() if mol.GetNumConformers() else None
+    if conf is None:
+        raise InputError(source, "ligand has no coordinates")
+    heavy = [a.GetIdx() for a in mol.GetAtoms() if a.GetAtomicNum() > 1]
+    index = {old: new for new, old in enumerate(heavy)}
+    pos = conf.GetPositions()
+    coords = pos[heavy]
+    elements = [normalise_element(mol.GetAtomWithIdx(i).GetSymbol()) for i in heavy]
+    charges = [mol.GetAtomWithIdx(i).GetFormalCharge() for i in heavy]
+    aromatic = [mol.GetAtomWithIdx(i).GetIsAromatic() for i in heavy]
+    n_h = []
+    for i in heavy:
+        atom = mol.GetAtomWithIdx(i)
+        try:
+            n_h.append(atom.GetTotalNumHs(includeNeighbors=True))
+        except RuntimeError:
+            n_h.append(sum(1 for nb in atom.GetNeighbors() if nb.GetAtomicNum() == 1))
+    bonds, orders = [], []
+    h_coords, h_parent = [], []
+    for bond in mol.GetBonds():
+        a, b = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
+        if a in index and b in index:
+            bonds.append(sorted((index[a], index[b])))
+            orders.append(rdkit_order(bond))
+        elif a in index or b in index:
+            heavy_end, h_end = (a, b) if a in index else (b, a)
+            h_coords.append(pos[h_end])
+            h_parent.append(index[heavy_end])
+    names = [f"{el}{k + 1}" for k, el in enumerate(elements)]
+    resname = ""
+    if mol.HasProp("_Name"):
+        title = mol.GetProp("_Name").strip()
+        m = re.match(r"^([A-Z0-9]{1,3})$", title)
+        resname = m.group(1) if m else ""
+    return LigandData(coords, elements, names, charges, bonds, orders, n_h, aromatic,
+                      h_coords, h_parent, resname, str(source))
+
+
+def rdkit_order(bond) -> int:
+    """Bond order of an RDKit bond: 1-3, 4 for aromatic."""
+    if bond.GetIsAromatic():
+        return 4
+    value = bond.GetBondTypeAsDouble()
+    return int(value) if value in (1.0, 2.0, 3.0) else 1
