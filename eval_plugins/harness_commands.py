@@ -24,19 +24,14 @@ def cmd_vlmevalkit(args: argparse.Namespace) -> int:
 
 
 def cmd_lm_eval(args: argparse.Namespace) -> int:
-    from . import lm_eval  # noqa: PLC0415
-
     if "--print-include-path" in args.passthrough:
+        from . import lm_eval  # noqa: PLC0415
+
         print(lm_eval.include_path())
         return 0
-    from lm_eval.__main__ import cli_evaluate  # noqa: PLC0415
+    from .lm_eval import cli  # noqa: PLC0415
 
-    from .common import call_main  # noqa: PLC0415
-
-    argv = list(args.passthrough)
-    if "--include_path" not in argv:
-        argv += ["--include_path", lm_eval.include_path()]
-    return call_main("lm_eval", argv, cli_evaluate)
+    return int(cli.run(args.passthrough) or 0)
 
 
 def add_commands(sub) -> None:

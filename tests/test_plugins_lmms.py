@@ -81,7 +81,8 @@ def test_hooks_give_images_in_order_and_score_gold(data_dir):
 def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ...] = ()) -> dict:
     script = textwrap.dedent(f"""
         import sys
-        from misi_bench.eval_plugins.lmms_eval import cli, oracle
+        from misi_bench.eval_plugins.lmms_eval import cli
+        from misi_bench.eval_plugins.lmms_eval.models import misi_oracle as oracle
         oracle.register()
         {model_lines}
         sys.exit(cli.run(sys.argv[1:]))

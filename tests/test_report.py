@@ -57,7 +57,8 @@ def results(data_dir, tmp_path_factory) -> dict[str, Path]:
     (work / "lmu").mkdir()
     lmms = textwrap.dedent("""
         import sys
-        from misi_bench.eval_plugins.lmms_eval import cli, oracle
+        from misi_bench.eval_plugins.lmms_eval import cli
+        from misi_bench.eval_plugins.lmms_eval.models import misi_oracle as oracle
         oracle.register()
         sys.exit(cli.run(sys.argv[1:]))""")
     _run([sys.executable, "-c", lmms, "--model", "misi_oracle", "--tasks", "misi", "--limit", "3",

@@ -112,16 +112,26 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run lmms-eval's own command line in this process with the MiSI-Bench tasks included.
 
     ``argv`` is what would follow ``lmms-eval`` (e.g. ``["--model", "dummy", "--tasks",
-    "misi", "--output_path", "out"]``). Returns the exit status.
+    "misi", "--output_path", "out"]``). Before the run, the MiSI names asked for must exist and
+    the data location must resolve; after it, every requested MiSI task must have results
+    (lmms-eval itself exits 0 on such errors). Returns the exit status (2: launch refused,
+    1: results missing).
     """
-    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
-
-    ensure_torchvision_importable()
-    from lmms_eval.cli.dispatch import main as lmms_main
-
     from misi_bench.eval_plugins.common import call_main
+    from misi_bench.eval_plugins.preflight import run_checked
 
-    return call_main("lmms-eval", build_argv(sys.argv[1:] if argv is None else argv), lmms_main)
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def start():
+        from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
+
+        ensure_torchvision_importable()
+        from lmms_eval import evaluator
+        from lmms_eval.cli.dispatch import main as lmms_main
+
+        return evaluator, "simple_evaluate", lambda: call_main("lmms-eval", build_argv(argv), lmms_main)
+
+    return run_checked("lmms-eval", argv, ("--tasks",), start, check=_wants_include(argv))
 
 
 def print_include_path() -> int:

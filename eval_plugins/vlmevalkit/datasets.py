@@ -34,6 +34,9 @@ def parse_name(name: str) -> tuple[str | None, str]:
 
 
 _CLASSES: dict[str, type] = {}
+#: ``(dataset name, prediction file)`` of every :meth:`evaluate` call in this process (for the
+#: launcher's check that each requested model x dataset pair was scored).
+EVALUATED: list[tuple[str, str]] = []
 
 
 def dataset_classes() -> dict[str, type]:
@@ -119,6 +122,7 @@ def dataset_classes() -> dict[str, type]:
             returns the latter as a DataFrame."""
             from misi_bench.builder.scoring import aggregate
 
+            EVALUATED.append((self.dataset_name, str(eval_file)))
             data = _read_predictions(eval_file)
             by_index = {str(i): r for i, r in zip(self.data["index"], self.data.to_dict("records"))}
             rows, metric_rows = [], []
@@ -213,21 +217,75 @@ def register() -> list[str]:
     for cls in dataset_classes().values():
         if cls not in vd.DATASET_CLASSES:
             vd.DATASET_CLASSES.append(cls)
+        if not hasattr(vd, cls.__name__):  # `--config` files name dataset classes by attribute
+            setattr(vd, cls.__name__, cls)
     for name in DATASET_NAMES:
         if name not in vd.SUPPORTED_DATASETS:
             vd.SUPPORTED_DATASETS.append(name)
     return list(DATASET_NAMES)
 
 
+def _config(argv: Sequence[str]) -> dict:
+    from misi_bench.eval_plugins.preflight import PreflightError, option_values
+
+    path = (option_values(argv, "--config") or [None])[-1]
+    if path is None:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise PreflightError(f"--config {path}: cannot read it as JSON ({exc}): fix the file") from None
+
+
+def _requested_data(argv: Sequence[str]) -> list[str]:
+    """Dataset names of ``--data`` or of the ``--config`` file's ``data`` entries (their
+    ``dataset`` value, else the key)."""
+    from misi_bench.eval_plugins.preflight import option_values
+
+    data = _config(argv).get("data") or {}
+    return (option_values(argv, "--data") or []) + [str(v.get("dataset", k)) if isinstance(v, dict) else k
+                                                    for k, v in data.items()]
+
+
+def _requested_models(argv: Sequence[str]) -> list[str]:
+    from misi_bench.eval_plugins.preflight import option_values
+
+    return (option_values(argv, "--model") or []) + list(_config(argv).get("model") or {})
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Register, then run VLMEvalKit's runner (``vlmeval.run.main``) in this process.
 
     ``argv`` is what would follow ``python run.py`` (e.g. ``["--data", "MiSI", "--model",
-    "Qwen2.5-VL-7B-Instruct"]``). Returns the exit status.
+    "Qwen2.5-VL-7B-Instruct"]``). The MiSI names in ``--data`` must exist and the data location
+    must resolve before the run; after it (unless ``--mode infer``), every requested model x MiSI
+    dataset pair must have been scored (VLMEvalKit logs a failed pair and goes on). Returns the
+    exit status (2: launch refused, 1: a pair not scored).
     """
+    from misi_bench.eval_plugins import preflight
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        expected = preflight.expand_requested(_requested_data(argv), list(DATASET_NAMES),
+                                              {}, ours=lambda name: name.lower().startswith("misi"))
+        where = preflight.check_data_location() if expected else ""
+    except preflight.PreflightError as exc:
+        return preflight.fail("vlmevalkit", exc)
     register()
     from vlmeval import run as vrun
 
     from misi_bench.eval_plugins.common import call_main
 
-    return call_main("vlmeval-run", sys.argv[1:] if argv is None else list(argv), vrun.main)
+    start = len(EVALUATED)
+    code = call_main("vlmeval-run", argv, vrun.main)
+    if code or not expected or (preflight.option_values(argv, "--mode") or ["all"])[-1] == "infer":
+        return code
+    done = {(name, osp.basename(path)) for name, path in EVALUATED[start:]}
+    pairs = [(m, d) for m in _requested_models(argv) for d in expected]
+    absent = [f"{m} x {d}" for m, d in pairs if not any(n == d and f.startswith(f"{m}_") for n, f in done)]
+    if absent:
+        hint = "then rerun those pairs (--reuse keeps finished predictions)"
+        return preflight.fail("vlmevalkit", preflight.missing_message(
+            hint, absent, [f"{m} x {d}" for m, d in pairs], where), code=1)
+    return 0

@@ -6,6 +6,11 @@ MiSI-Bench scorer (``pip install misi-bench``), so every harness reports the sam
 """
 from __future__ import annotations
 
+import importlib.util
+
+if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; loading one stops here
+    raise ImportError("the MiSI-Bench tasks score with the misi-bench package: run `pip install misi-bench`")
+
 import math
 
 from misi_bench.eval_plugins.common import doc_images, doc_prompt, paper_average_share, score_doc

@@ -1,8 +1,9 @@
-"""Reference models for checking the lmms-eval integration end to end (no weights, no network).
+"""A reference model for checking the lmms-eval integration end to end (no weights, no network).
 
 ``misi_oracle`` answers every question with its gold answer, read from the evaluated dataset
 (``self.task_dict``, filled by lmms-eval's evaluator). With it every MiSI task must score 1.0.
 For a constant answer use lmms-eval's built-in ``dummy`` model (``--model_args response=...``).
+Registered by :func:`register` (this process) or by ``LMMS_EVAL_PLUGINS`` (see ``models``).
 """
 from __future__ import annotations
 
