@@ -12,7 +12,7 @@ from pathlib import Path
 from ..chemistry.structure import load_complex
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
-from ..scene.render import RenderCache
+from ..scene.cache import RenderCache
 from ..tasks import generator
 from ..tasks.base import TaskContext, annotate, load_params, load_templates
 from .config import BuildConfig

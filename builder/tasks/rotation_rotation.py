@@ -2,6 +2,7 @@
 option shows that state after the same two rotations once more, in the same order?"""
 from __future__ import annotations
 
+from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..operations.language import AXES, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
@@ -13,7 +14,7 @@ TASK = "rotation_rotation"
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     p, choice, ann = ctx.params, ctx.choice, ctx.ann
     out = []
-    limit = float(choice["min_option_image_difference_px"]) * ann.camera.size / 512.0
+    limit = float(choice["min_option_image_difference_px"]) * ann.camera.size / REFERENCE_IMAGE_SIZE
     for k in range(ctx.count()):
         rng = ctx.rng(TASK, k)
         a1, a2 = [AXES[i] for i in rng.choice(3, size=2, replace=False)]

@@ -2,6 +2,7 @@
 shows a second complex of the same split after the very same two operations?"""
 from __future__ import annotations
 
+from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..core.errors import MisiError, TaskError
 from ..operations.language import AXES, Move, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
@@ -35,7 +36,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
-        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / 512.0
+        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
 
         def decoy(scheme, r):
             return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
