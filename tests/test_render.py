@@ -234,7 +234,7 @@ def test_deterministic_bytes(complexes):
         request = _request(c, groups=((tuple(int(i) for i in c.ligand_indices), (Roll("x", 30), Move("y", 2))),), view="top")
         first = render_png(c, request)
         shading.sphere_sprite.cache_clear()
-        labels.label_masks.cache_clear()
+        labels._label_images.cache_clear()
         second = render_png(c, dataclasses.replace(request))
         assert first == second
     assert render_png(complexes[0], _request(complexes[0])) != render_png(complexes[0], _request(complexes[0], view="back"))

@@ -28,8 +28,12 @@ from .merge import merge_units
 from .sources import assign_splits, discover
 from .units import UnitResult, run_unit
 from .validate import validate_dataset
+from .audit import audit_dataset
 
 log = logging.getLogger(__name__)
+
+#: Questions per config that the build's audit checks (see ``build_dataset``).
+AUDIT_SAMPLE = 4
 
 # ---------------------------------------------------------------------------- the build
 
@@ -50,11 +54,16 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   seed: int = 0, limit: int | None = None, split_file: str | Path | None = None,
                   workers: int = 1, image_size: int = DEFAULT_IMAGE_SIZE, pocket_cutoff: float = 10.0,
                   num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
-                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True) -> dict:
+                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
+                  audit: bool = True, audit_sample: int = AUDIT_SAMPLE) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
     merge afterwards with ``merge_only=True``). ``workers`` processes run complexes in parallel.
+    ``audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
+    ``audit_sample`` questions per config (test split; train when a config has no test question)
+    and records the summary under ``manifest["audit"]``; a question whose images do not
+    reproduce fails the build, an ambiguous one is logged as a warning.
     """
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
@@ -84,7 +93,35 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         write_manifest(out, manifest)
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
+    if audit:
+        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample)
+        write_manifest(out, manifest)
+        broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
+        if broken:
+            raise MisiError(f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)")
     return manifest
+
+
+def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
+    """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict)."""
+    summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True, "seconds": 0.0}
+    for split in ("test", "train"):
+        configs = [t for t in cfg.tasks if manifest["counts"][t].get(split) and t not in summary["tasks"]
+                   and (split == "test" or not manifest["counts"][t].get("test"))]
+        if not configs:
+            continue
+        report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
+                               sample=sample, source=cfg.source)
+        part = report.summary()
+        for task, value in part["tasks"].items():
+            summary["tasks"][task] = {"split": split, **value}
+        summary["problems"] += part["problems"]
+        summary["ok"] = summary["ok"] and part["ok"]
+        summary["seconds"] = round(summary["seconds"] + part["seconds"], 1)
+    ambiguous = [i for t in summary["tasks"].values() for i in t.get("ambiguous", [])]
+    if ambiguous:
+        log.warning("audit: %d sampled questions are ambiguous: %s", len(ambiguous), ", ".join(ambiguous[:10]))
+    return summary
 
 
 def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool) -> None:

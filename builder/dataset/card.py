@@ -12,6 +12,7 @@ import yaml
 from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.registry import TASK_NAMES
+from . import pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
                         values.append(scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"])
             cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
+    rows_md.append(pixel_solver.baseline_row(out, tasks))
     return "\n".join(rows_md)
 
 

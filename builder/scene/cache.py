@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from collections import OrderedDict
+from typing import Callable
 
 from PIL import Image
 
@@ -31,16 +32,24 @@ def render_png(complex_: Complex, request: RenderRequest) -> bytes:
     return encode_png(render_image(complex_, request))
 
 
+def _nbytes(data: object) -> int:
+    return len(data) if isinstance(data, (bytes, bytearray)) else int(getattr(data, "nbytes", 0))
+
+
 class RenderCache:
     """Render each distinct (complex, request) once and share the bytes.
 
     The key is the complex's identity (``pdb_id``, ``ligand_code``, ``source``) plus the request.
     Least recently used entries are dropped beyond ``max_bytes`` (a full build renders hundreds
     of thousands of images; the cache only needs to cover the questions of one complex).
+    ``render`` (default :func:`render_png`) makes the stored value of a request; the audit keeps
+    decoded pixel arrays instead of PNG bytes.
     """
 
-    def __init__(self, max_bytes: int = 512 * 1024 * 1024):
+    def __init__(self, max_bytes: int = 512 * 1024 * 1024,
+                 render: Callable[[Complex, RenderRequest], object] | None = None):
         self.max_bytes = int(max_bytes)
+        self._render = render_png if render is None else render
         self.hits = 0
         self.misses = 0
         self._store: OrderedDict[tuple, bytes] = OrderedDict()
@@ -58,12 +67,12 @@ class RenderCache:
             self._store.move_to_end(key)
             return data
         self.misses += 1
-        data = render_png(complex_, request)
+        data = self._render(complex_, request)
         self._store[key] = data
-        self._bytes += len(data)
+        self._bytes += _nbytes(data)
         while self._bytes > self.max_bytes and len(self._store) > 1:
             _, old = self._store.popitem(last=False)
-            self._bytes -= len(old)
+            self._bytes -= _nbytes(old)
         return data
 
     def __len__(self) -> int:

@@ -39,6 +39,7 @@ matches the geometry to the pixel.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -46,7 +47,7 @@ from PIL import Image, ImageDraw
 from ..core.errors import RenderError
 from ..core.records import Complex
 from .camera import FIT_MARGIN
-from .labels import draw_labels
+from .labels import PlacedLabel, draw_labels, layout_labels
 from .projection import check_atoms, scene_coordinates
 from .requests import RenderRequest
 from .shading import FOG_LEVELS, LIGHT, Sprite, atom_colours, band_table, id_colour, place, sphere_sprite
@@ -74,7 +75,6 @@ class _Canvas:
 
     def __init__(self, size: int):
         self.image = Image.new("RGB", (size, size), (0, 0, 0))
-        self.limit = 4.0 * size  # atoms farther off-image than this are not drawn
         public = ImageDraw.Draw(self.image)
         self._inks: dict[tuple[int, int, int], object] = {}
         try:
@@ -123,8 +123,24 @@ class _Canvas:
         return fill
 
 
-def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
-    """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
+@dataclass(frozen=True, eq=False)
+class _Frame:
+    """A request projected at the drawing size (``ss`` x the image size)."""
+
+    atoms: np.ndarray
+    coords: np.ndarray
+    size: int
+    ss: int
+    focal: float
+    depth: np.ndarray
+    alive: np.ndarray
+    inv: np.ndarray
+    half_img: float
+    u: np.ndarray
+    v: np.ndarray
+
+
+def _frame(complex_: Complex, request: RenderRequest) -> _Frame:
     style = request.style
     style.validate()
     atoms = check_atoms(complex_, request.atoms)
@@ -142,9 +158,41 @@ def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     half_img = size * ss / 2.0
     u = half_img + coords[:, 0] * focal * inv
     v = half_img - coords[:, 1] * focal * inv
-    canvas = _Canvas(size * ss)
-    limit = canvas.limit
+    limit = 4.0 * size * ss  # atoms farther off-image than this are not drawn
     alive &= (np.abs(u - half_img) < limit) & (np.abs(v - half_img) < limit)
+    return _Frame(atoms, coords, size, ss, focal, depth, alive, inv, half_img, u, v)
+
+
+def _bonds_and_radii(complex_: Complex, f: _Frame, style) -> tuple[np.ndarray, np.ndarray]:
+    """Drawn bonds (positions in ``f.atoms``, both ends alive) and sphere radii in quarter
+    pixels of the drawing size (bonded atoms ``atom_radius``, lone atoms ``lone_atom_radius``)."""
+    bonds = shown_bonds(complex_, f.atoms)
+    bonds = bonds[f.alive[bonds[:, 0]] & f.alive[bonds[:, 1]]] if bonds.size else bonds
+    bonded = np.zeros(f.atoms.size, dtype=bool)
+    if bonds.size:
+        bonded[bonds.ravel()] = True
+    radius_a = np.where(bonded, style.atom_radius, style.lone_atom_radius)
+    return bonds, np.maximum(np.rint(f.focal * radius_a * f.inv * 4.0), 2).astype(np.int64)
+
+
+def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]:
+    """The labels of a request's picture as drawn (``labels.layout_labels``), without drawing."""
+    f = _frame(complex_, request)
+    if request.style.label_mode == "none" or request.style.debug_ids:
+        return []
+    _, radius_q = _bonds_and_radii(complex_, f, request.style)
+    return layout_labels(complex_, f.atoms, f.u / f.ss, f.v / f.ss, f.alive, f.depth, radius_q / (4.0 * f.ss),
+                         request.style, f.size)
+
+
+def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
+    """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
+    style = request.style
+    f = _frame(complex_, request)
+    atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
+    alive, half_img, u, v = f.alive, f.half_img, f.u, f.v
+    camera = request.camera
+    canvas = _Canvas(size * ss)
 
     # Far to near, ties by atom index.
     order = np.lexsort((atoms, -depth))
@@ -166,15 +214,8 @@ def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     fog_level = np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
     base = atom_colours(complex_, atoms)
 
-    bonds = shown_bonds(complex_, atoms)
-    bonds = bonds[alive[bonds[:, 0]] & alive[bonds[:, 1]]] if bonds.size else bonds
-    bonded = np.zeros(atoms.size, dtype=bool)
-    if bonds.size:
-        bonded[bonds.ravel()] = True
-
-    # Sphere radius in px (quarter-pixel steps), per atom.
-    radius_a = np.where(bonded, style.atom_radius, style.lone_atom_radius)
-    radius_q = np.maximum(np.rint(focal * radius_a * inv * 4.0), 2).astype(np.int64)
+    # Shown bonds; sphere radius in px (quarter-pixel steps), per atom.
+    bonds, radius_q = _bonds_and_radii(complex_, f, style)
 
     # Draw list: at each atom's turn (far to near) the half-sticks leading away from the viewer
     # (phase 0), the sphere (phase 1), the half-sticks leading toward the viewer (phase 2).

@@ -23,9 +23,12 @@ from ..operations.transforms import VIEW_NAMES, VIEW_ROTATIONS
 from .camera import Camera
 
 #: Bump when the pictures change (goes into the build's config hash and the dataset metadata).
-RENDER_VERSION = "2"
+#: 3: collision-aware label placement (labels.layout_labels).
+RENDER_VERSION = "3"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
+#: ``avoid``: collision-aware label placement; ``overlap``: every label at its default slot.
+LABEL_PLACEMENTS = ("avoid", "overlap")
 
 LIGAND_CARBON = (0xB4, 0xB4, 0xB4)
 POCKET_CARBONS = ((0xBF, 0x99, 0xF2), (0xF2, 0xB3, 0x66))
@@ -100,6 +103,7 @@ class Style:
     """
 
     label_mode: str = "standard"
+    label_placement: str = "avoid"
     atom_radius: float = 0.27
     stick_radius: float = 0.20
     lone_atom_radius: float = 0.55
@@ -113,6 +117,8 @@ class Style:
     def validate(self) -> None:
         if self.label_mode not in LABEL_MODES:
             raise RenderError(f"unknown label_mode {self.label_mode!r}; expected one of {', '.join(LABEL_MODES)}")
+        if self.label_placement not in LABEL_PLACEMENTS:
+            raise RenderError(f"unknown label_placement {self.label_placement!r}; expected one of {', '.join(LABEL_PLACEMENTS)}")
         if self.supersample not in (1, 2, 3, 4):
             raise RenderError(f"supersample must be 1..4, got {self.supersample!r}")
         if self.stick_bands not in (1, 2, 3):

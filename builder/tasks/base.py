@@ -19,7 +19,7 @@ import yaml
 
 from ..scene.camera import Camera, fit_camera
 from ..operations.language import Operation
-from ..operations.transforms import Pose
+from ..operations.transforms import VIEW_NAMES, Pose
 from ..chemistry.hbonds import HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.records import Complex
@@ -196,6 +196,11 @@ def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (),
     return RenderRequest(atoms=atoms_t, groups=groups, view=view, camera=cam,
                          style=Style(label_mode=label_mode),
                          origin=None if origin is None else tuple(float(v) for v in origin))
+
+
+def six_views(ann: Annotation) -> tuple[ImageSpec, ...]:
+    """The whole complex in the six views (T8, T9)."""
+    return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES)
 
 
 def ops_json(ops: Sequence[Operation]) -> list[str]:

@@ -11,6 +11,15 @@ from .choice import build_options, make_decoy
 TASK = "rotation_rotation"
 
 
+def question_images(ann, truth, options) -> tuple[ImageSpec, ...]:
+    """Front, left, top, front after ``truth``, and front after ``truth`` + each option."""
+    images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
+    images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
+    images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=tuple(truth) + tuple(ops)))
+               for letter, ops in zip(LETTERS, options)]
+    return tuple(images)
+
+
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     p, choice, ann = ctx.params, ctx.choice, ctx.ann
     out = []
@@ -33,10 +42,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         if built is None:
             continue
         options, schemes = built
-        images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
-        images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
-        images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=truth + tuple(ops)))
-                   for letter, ops in zip(LETTERS, options)]
+        images = question_images(ann, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {5 + i}" for i in range(4))
@@ -44,5 +50,5 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         meta = metadata(ctx, TASK, k, operations=[str(f1), str(f2)],
                         option_operations=[[str(o) for o in ops] for ops in options],
                         option_schemes=schemes, correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
     return out
