@@ -50,6 +50,7 @@ def test_fresh_build_audits_clean(data_dir):
 def test_build_records_sampled_audit(data_dir):
     audit = read_manifest(data_dir)["audit"]
     assert audit["ok"] and audit["sample_per_config"] >= 1
+    assert "seconds" not in audit  # the manifest stays byte-identical between runs
     assert {t["questions"] for t in audit["tasks"].values()} <= set(range(1, audit["sample_per_config"] + 1))
     assert all(t["reproduced"] == t["questions"] for t in audit["tasks"].values())
 
@@ -126,6 +127,12 @@ def test_card_lists_the_pixel_baseline(data_dir):
     cells = [c.strip() for c in line.strip("|").split("|")][1:]
     assert cells[0] != "–" and float(cells[0]) >= 95.0  # T1
     assert cells[1] == "–"  # T2 is not attempted
+
+
+def test_pixel_baseline_is_registered_with_the_scorer():
+    from misi_bench.builder import scoring
+
+    assert pixel_solver.KIND in scoring.IMAGE_BASELINES and pixel_solver.KIND not in scoring.BASELINE_KINDS
 
 
 def test_scorer_loads_without_image_code():

@@ -103,7 +103,8 @@ class AuditReport:
                  f"{'ok' if self.ok else 'PROBLEMS'} in {self.seconds:.1f} s"]
         lines += [f"problem: {p}" for p in self.problems]
         for task, a in self.tasks.items():
-            parts = [f"{a.reproduced}/{a.questions} reproduced"]
+            parts = [f"{a.reproduced}/{a.questions} reproduced" if "reproduction" in self.checks
+                     else f"{a.questions} questions"]
             if a.checked_unique:
                 m = margin_summary(a.margins)
                 parts.append(f"{a.unique}/{a.checked_unique} unique ({100 * a.unique / a.checked_unique:.1f}%), "

@@ -103,8 +103,10 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
 
 
 def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
-    """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict)."""
-    summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True, "seconds": 0.0}
+    """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
+    timings, so that the manifest stays byte-identical between runs)."""
+    summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
+    seconds = 0.0
     for split in ("test", "train"):
         configs = [t for t in cfg.tasks if manifest["counts"][t].get(split) and t not in summary["tasks"]
                    and (split == "test" or not manifest["counts"][t].get("test"))]
@@ -117,7 +119,8 @@ def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> d
             summary["tasks"][task] = {"split": split, **value}
         summary["problems"] += part["problems"]
         summary["ok"] = summary["ok"] and part["ok"]
-        summary["seconds"] = round(summary["seconds"] + part["seconds"], 1)
+        seconds += report.seconds
+    log.info("audit of %d sampled questions: %.1f s", sum(t["questions"] for t in summary["tasks"].values()), seconds)
     ambiguous = [i for t in summary["tasks"].values() for i in t.get("ambiguous", [])]
     if ambiguous:
         log.warning("audit: %d sampled questions are ambiguous: %s", len(ambiguous), ", ".join(ambiguous[:10]))

@@ -12,9 +12,9 @@ carbons are purple or orange); label text (near white) is left out.
   and ``D = shift * (d - z) / f``, where ``z`` is the ligand's depth offset read from image 3
   (the top view shows the front view's z axis vertically).
 * **T3** ``move z D``: the ligand is seen at scale ``s = (d - z) / (d - D - z)`` in image 4
-  relative to image 1 (scaling about the image centre); each D of the range is tried by scaling
-  the image 1 ligand mask by its ``s`` and comparing with the image 4 mask where neither is
-  covered by label text; the best match wins.
+  relative to image 1 (scaling about the image centre); scales over the range are tried by scaling
+  the image 1 ligand mask (label text left out) by ``s`` and comparing it with the image 4
+  mask; the best scale gives ``D = (d - z) (1 - 1 / s)``, rounded.
 
 T2 is not attempted: an out-of-plane roll cannot be undone in 2D without reconstructing depth.
 """
@@ -30,7 +30,9 @@ from ..operations.language import Move
 from .audit_checks import decode
 from .parquet import iter_config_rows
 
-KIND = "pixel_registration"
+KIND = scoring.IMAGE_BASELINES[0]
+#: Step of the T3 scale search.
+SCALE_STEP = 0.005
 #: The card scores the solver on at most this many questions per task (test split first).
 MAX_QUESTIONS = 300
 TASKS = ("translation", "zooming")
@@ -51,16 +53,22 @@ def _box(mask: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def ligand_mask(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mask, valid): float mask of the grey (ligand carbon) pixels (channel spread <= 10, value
-    40..234), and where it can be trusted: not within 3 px of near-white label text (label
-    glyphs and their outlines do not scale or move like atoms, so they count as unknown)."""
+def ligand_mask(pixels: np.ndarray) -> np.ndarray:
+    """Float mask of the grey (ligand carbon) pixels: channel spread <= 10, value >= 40, and
+    not within 1 px of label text. Label glyphs are grey too but keep their pixel size while the
+    atoms scale; they are found as near-white pixels (>= 200) and as bright pixels (>= 100)
+    touching the labels' pure black outline (a lit sphere's edge fades into the background)."""
     px = pixels.astype(np.int16)
-    spread = px.max(axis=2) - px.min(axis=2)
     value = px.max(axis=2)
-    grey = spread <= 10
-    valid = _box(grey & (value >= 235), 3) == 0
-    return (grey & (value >= 40) & (value < 235) & valid).astype(np.float64), valid.astype(np.float64)
+    grey = (value - px.min(axis=2)) <= 10
+    black = value == 0
+    touches = np.zeros_like(black)
+    touches[1:] |= black[:-1]
+    touches[:-1] |= black[1:]
+    touches[:, 1:] |= black[:, :-1]
+    touches[:, :-1] |= black[:, 1:]
+    text = grey & ((value >= 200) | ((value >= 100) & touches))
+    return (grey & (value >= 40) & ~(_box(text, 1) > 0)).astype(np.float64)
 
 
 def _centroid(mask: np.ndarray) -> tuple[float, float] | None:
@@ -93,20 +101,18 @@ def _blur(mask: np.ndarray, k: int = 2) -> np.ndarray:
     return _box(mask, k)
 
 
-def _half(mask: np.ndarray) -> np.ndarray:
-    """2 x 2 block mean (half resolution)."""
-    h, w = mask.shape[0] // 2 * 2, mask.shape[1] // 2 * 2
-    return mask[:h, :w].reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
 
 
-def _scaled(mask: np.ndarray, s: float) -> np.ndarray:
-    """``mask`` scaled by ``s`` about the image centre (nearest-neighbour sampling)."""
+def _scaled(mask: np.ndarray, s: float, window: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """``mask`` scaled by ``s`` about the image centre (nearest-neighbour sampling), cut to
+    ``window`` = (y0, y1, x0, x1) of the output (default: the whole image)."""
     h, w = mask.shape
-    ys, xs = np.indices(mask.shape, dtype=np.float64)
+    y0, y1, x0, x1 = window or (0, h, 0, w)
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float64)
     sx = np.rint((xs + 0.5 - w / 2.0) / s + w / 2.0 - 0.5).astype(np.int64)
     sy = np.rint((ys + 0.5 - h / 2.0) / s + h / 2.0 - 0.5).astype(np.int64)
     ok = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
-    out = np.zeros_like(mask)
+    out = np.zeros(ys.shape)
     out[ok] = mask[sy[ok], sx[ok]]
     return out
 
@@ -115,7 +121,7 @@ def _ligand_depth(top: np.ndarray, distance: float, focal: float) -> float:
     """The ligand's z (Å, toward the viewer) from the top view, where the front z axis runs down
     the image (top = front after ``roll x 90``); the left view would serve too, but labels sit
     right of their atoms and bias a horizontal position."""
-    c = _centroid(ligand_mask(top)[0])
+    c = _centroid(ligand_mask(top))
     if c is None:
         return 0.0
     return (c[1] - top.shape[0] / 2.0) * distance / focal
@@ -130,7 +136,7 @@ def solve(task: str, question: str, images: list[bytes]) -> str:
     front, top, after = decode(images[0]), decode(images[2]), decode(images[3])
     focal = (front.shape[1] / 2.0) / math.tan(math.radians(FOV_DEG) / 2.0)
     z = _ligand_depth(top, distance, focal)
-    (m1, v1), (m4, v4) = ligand_mask(front), ligand_mask(after)
+    m1, m4 = ligand_mask(front), ligand_mask(after)
     if task == "translation":
         dx, dy = phase_shift(_blur(m1), _blur(m4))
         axis, shift = ("x", dx) if abs(dx) >= abs(dy) else ("y", -dy)
@@ -140,18 +146,27 @@ def solve(task: str, question: str, images: list[bytes]) -> str:
     r = _RANGE_RE.search(question)
     if r:
         lo, hi = int(r.group(1)), int(r.group(2))
-    small1, valid1 = _half(m1), _half(v1)
-    target, valid4 = _blur(_half(m4), 1), _half(v4) > 0.99
-    best, best_d = math.inf, None
-    for d in range(lo, hi + 1):
-        if distance - d - z <= 1.0:
-            continue
-        s = (distance - z) / (distance - d - z)
-        ok = valid4 & (_scaled(valid1, s) > 0.99)
-        err = float(np.abs(_blur(_scaled(small1, s), 1) - target)[ok].sum() / max(int(ok.sum()), 1))
-        if err < best:
-            best, best_d = err, d
-    return "" if best_d is None else str(Move("z", best_d))
+    if distance - hi - z <= 1.0:
+        hi = int(math.floor(distance - z - 1.0))
+    if hi < lo:
+        return ""
+    ys, xs = np.nonzero(m4)
+    if ys.size == 0:
+        return ""
+    h, w = m4.shape
+    pad = 24  # the window holds the image 4 ligand and a margin for scales that overshoot it
+    window = (max(int(ys.min()) - pad, 0), min(int(ys.max()) + pad + 1, h),
+              max(int(xs.min()) - pad, 0), min(int(xs.max()) + pad + 1, w))
+    target = _blur(m4[window[0]:window[1], window[2]:window[3]], 2)
+
+    def error(scale: float) -> float:
+        return float(np.abs(_blur(_scaled(m1, scale, window), 2) - target).sum())
+
+    s_lo, s_hi = (distance - z) / (distance - lo + 0.5 - z), (distance - z) / (distance - hi - 0.5 - z)
+    coarse = min(np.arange(s_lo, s_hi, 8 * SCALE_STEP), key=error)
+    best_s = min(np.arange(coarse - 8 * SCALE_STEP, coarse + 8 * SCALE_STEP, SCALE_STEP), key=error)
+    depth = int(round((distance - z) * (1.0 - 1.0 / float(best_s))))
+    return str(Move("z", min(max(depth, lo), hi)))
 
 
 def predict(row: dict) -> str:

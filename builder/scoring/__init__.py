@@ -18,3 +18,8 @@ __all__ = [
     "TASK_ALIASES", "TASK_NAMES", "BondAnswer", "aggregate", "baseline_prediction", "canonical_task",
     "format_parsed", "format_report_markdown", "parse_prediction", "score_prediction", "score_records",
 ]
+
+#: Baselines that read images, and so live outside the scorer (which loads no image code):
+#: ``pixel_registration`` is ``builder.dataset.pixel_solver`` (T1, T3 by image registration),
+#: shown in the dataset card's baselines table next to :data:`BASELINE_KINDS`.
+IMAGE_BASELINES = ("pixel_registration",)

@@ -23,7 +23,6 @@ from typing import Callable, Mapping
 
 from ..core.errors import TaskError
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
-from ..scene.requests import RenderRequest
 from . import docking, residue_ligand, rotation_rotation, translation, translation_rotation
 from .base import LETTERS, Annotation, ImageSpec, load_params, request, six_views
 
@@ -34,21 +33,13 @@ Loader = Callable[[str], Annotation]
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """One answer of the space and the picture it gives (``pdb_id``: whose complex)."""
-
-    answer: str
-    pdb_id: str
-    request: RenderRequest
-
-
-@dataclass(frozen=True)
 class AnswerSpace:
     """The gold candidate, the others, and the index of the stored image that pictures the gold
-    answer (None when no stored image does: T7, T8)."""
+    answer (None when no stored image does: T7, T8). A candidate is an ``ImageSpec`` named by
+    its answer text: the answer, whose complex, and the request that pictures it."""
 
-    gold: Candidate
-    others: tuple[Candidate, ...]
+    gold: ImageSpec
+    others: tuple[ImageSpec, ...]
     stored_index: int | None
 
 
@@ -124,7 +115,7 @@ def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> A
             space = [Roll(a, v) for a in p["axes"] for v in _magnitudes(p["angle"])]
         else:
             space = [Move("z", d) for d in _magnitudes(p["distance"])]
-        cands = [Candidate(str(op), ann.pdb_id, request(ann, "front", ops=[op])) for op in space]
+        cands = [ImageSpec(str(op), ann.pdb_id, request(ann, "front", ops=[op])) for op in space]
         return _split(cands, str(gold_ops[0]), 3)
     if task in ("translation_rotation", "rotation_rotation", "interaction_location"):
         first = len(images) - 4 if task != "interaction_location" else None
@@ -132,9 +123,9 @@ def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> A
         for k, letter in enumerate(LETTERS):
             if first is not None:
                 spec = images[first + k]
-                cands.append(Candidate(letter, spec.pdb_id, spec.request))
+                cands.append(ImageSpec(letter, spec.pdb_id, spec.request))
             else:
-                cands.append(Candidate(letter, ann.pdb_id, request(ann, "front", ops=_ops(meta["option_operations"][k]))))
+                cands.append(ImageSpec(letter, ann.pdb_id, request(ann, "front", ops=_ops(meta["option_operations"][k]))))
         return _split(cands, row["answer"], None if first is None else first + LETTERS.index(row["answer"]))
     if task == "docking":
         p = params["docking"]
@@ -148,13 +139,13 @@ def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> A
                 for m in moves:
                     answer = (Roll(axis, angle), Move("x", m))
                     req = request(ann, "front", atoms=ligand, groups=((ligand, ops + answer),), camera=camera)
-                    cands.append(Candidate(f"{answer[0]}, {answer[1]}", ann.pdb_id, req))
+                    cands.append(ImageSpec(f"{answer[0]}, {answer[1]}", ann.pdb_id, req))
         return _split(cands, row["answer"], None)
     return None
 
 
-def _split(cands: list[Candidate], gold: str, stored_index: int | None) -> AnswerSpace:
-    golds = [c for c in cands if c.answer == gold]
+def _split(cands: list[ImageSpec], gold: str, stored_index: int | None) -> AnswerSpace:
+    golds = [c for c in cands if c.view_name == gold]
     if len(golds) != 1:
         raise TaskError(f"gold answer {gold!r} is not in the task's answer space")
-    return AnswerSpace(golds[0], tuple(c for c in cands if c.answer != gold), stored_index)
+    return AnswerSpace(golds[0], tuple(c for c in cands if c.view_name != gold), stored_index)
