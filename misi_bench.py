@@ -45,8 +45,8 @@ _LAZY = {
     "Roll": "builder.operations.language",
     "parse_operations": "builder.operations.language",
     "format_operations": "builder.operations.language",
-    "RenderRequest": "builder.scene.render",
-    "render_png": "builder.scene.render",
+    "RenderRequest": "builder.scene.requests",
+    "render_png": "builder.scene.cache",
     # tasks, scoring, dataset
     "TASKS": "builder.tasks",
     "score_prediction": "builder.scoring",

@@ -56,19 +56,22 @@ def test_metal_bridged_pairs_are_not_hbonds(haem):
 def test_metal_ions_are_kept_labelled_and_drawn():
     """1GBT (raw mmCIF): its calcium ion, 20.5 Å from the ligand, is a pocket-side atom of the
     record (no residue) when the cutoff reaches it, and is drawn in its element colour."""
-    from misi_bench.builder.scene import render
+    from misi_bench.builder.scene.cache import render_png
     from misi_bench.builder.scene.camera import fit_camera
+    from misi_bench.builder.scene.projection import projected_atoms
+    from misi_bench.builder.scene.requests import ELEMENT_COLOURS, RenderRequest
+    from misi_bench.builder.scene.shading import atom_colours
 
     cx = read_raw_entry(HELDOUT / "raw" / "1GBT.cif.gz", "GBS", pocket_cutoff=21.0)
     ions = [i for i in range(cx.n_atoms) if cx.res_names[i] == "CA" and cx.residue_index[i] == -1]
     assert len(ions) == 1 and cx.atom_names[ions[0]] == "Ca" and not cx.is_ligand[ions[0]]
     assert not cx.is_donor[ions[0]] and not cx.is_acceptor[ions[0]]
-    assert tuple(render.atom_colours(cx, np.array(ions))[0]) == render.ELEMENT_COLOURS["CA"]
+    assert tuple(atom_colours(cx, np.array(ions))[0]) == ELEMENT_COLOURS["CA"]
     atoms = tuple(range(cx.n_atoms))
-    request = render.RenderRequest(atoms=atoms, camera=fit_camera(cx.screen_coords))
-    _, _, visible = render.projected_atoms(cx, request)
+    request = RenderRequest(atoms=atoms, camera=fit_camera(cx.screen_coords))
+    _, _, visible = projected_atoms(cx, request)
     assert visible[ions[0]]
-    assert render.render_png(cx, request)[:4] == b"\x89PNG"
+    assert render_png(cx, request)[:4] == b"\x89PNG"
     assert len(read_raw_entry(HELDOUT / "raw" / "1GBT.cif.gz", "GBS").pocket_indices) < len(cx.pocket_indices)
 
 

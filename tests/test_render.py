@@ -1,4 +1,4 @@
-"""Tests of builder/render.py on real complexes: the picture must show exactly the geometry."""
+"""Tests of the renderer (builder/scene) on real complexes: the picture must show exactly the geometry."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from misi_bench.builder.scene import render
+from misi_bench.builder.scene import labels, projection, requests, shading
 from misi_bench.builder.core.errors import RenderError
 from misi_bench.builder.operations.transforms import VIEW_NAMES
 from misi_bench.builder.operations.language import Move, Roll
-from misi_bench.builder.scene.camera import fit_camera
-from misi_bench.builder.scene.render import RenderCache, RenderRequest, Style
+from misi_bench.builder.scene.cache import RenderCache, render_png
+from misi_bench.builder.scene.camera import Camera, fit_camera
+from misi_bench.builder.scene.requests import RenderRequest, Style
+from misi_bench.builder.scene.sheet import contact_sheet
 
 @pytest.fixture(scope="module")
 def complexes():
@@ -38,11 +40,11 @@ def test_origin_frames_a_sub_scene_centrally(cx):
     origin = (sub.min(0) + sub.max(0)) / 2
     camera = fit_camera(sub - origin)
     request = RenderRequest(atoms=atoms, camera=camera, origin=tuple(origin))
-    uv, _, visible = render.projected_atoms(cx, request)
+    uv, _, visible = projection.projected_atoms(cx, request)
     assert visible.all()
     lo, hi = uv.min(0), uv.max(0)
     np.testing.assert_allclose((lo + hi) / 2, [256, 256], atol=60)
-    default = render.projected_atoms(cx, RenderRequest(atoms=atoms, camera=camera))[0]
+    default = projection.projected_atoms(cx, RenderRequest(atoms=atoms, camera=camera))[0]
     assert not np.allclose(default, uv)
     with pytest.raises(RenderError):
         RenderRequest(atoms=atoms, camera=camera, origin=(0.0, float("nan"), 1.0))
@@ -62,7 +64,7 @@ def _decode(png: bytes) -> np.ndarray:
 
 def _centroids(pixels: np.ndarray) -> dict[int, tuple[float, float, int]]:
     """Pixel centroid (u, v) of every id colour in a debug image, with its pixel count."""
-    ids = render.decode_id(pixels)
+    ids = shading.decode_id(pixels)
     rows, cols = np.nonzero(ids >= 0)
     found = ids[rows, cols]
     out = {}
@@ -76,7 +78,7 @@ def _centroids(pixels: np.ndarray) -> dict[int, tuple[float, float, int]]:
 
 
 def _full_disc_pixels(style: Style) -> int:
-    sprite = render._sphere_sprite(render.id_colour(0), int(round(style.debug_radius_px * 4)), 0, 0.0, True)
+    sprite = shading.sphere_sprite(shading.id_colour(0), int(round(style.debug_radius_px * 4)), 0, 0.0, True)
     return int((np.asarray(sprite.image)[..., 3] > 0).sum())
 
 
@@ -98,9 +100,9 @@ def test_picture_matches_geometry(complexes, seed):
         ops_b = (Roll(str(rng.choice(list("xyz"))), 45), Move("x", -3))
         view = str(rng.choice(VIEW_NAMES))
         request = _request(c, groups=((ligand, ops_a), (pocket, ops_b)), view=view, style=style)
-        coords = render.scene_coordinates(c, request)
-        expected = render.image_camera(request).project(coords)
-        found = _centroids(_decode(render.render_png(c, request)))
+        coords = projection.scene_coordinates(c, request)
+        expected = request.camera.project(coords)
+        found = _centroids(_decode(render_png(c, request)))
         checked = 0
         for k, (u, v, count) in found.items():
             if count != full:
@@ -114,7 +116,7 @@ def test_scene_coordinates_follow_pose_semantics(cx):
     """Groups move rigidly about their own bounding-box centre; the view rotates the scene."""
     ligand = tuple(int(i) for i in cx.ligand_indices)
     request = _request(cx, groups=((ligand, (Roll("z", 90),)),), view="front")
-    coords = render.scene_coordinates(cx, request)
+    coords = projection.scene_coordinates(cx, request)
     screen = cx.screen_coords
     centre = (screen[list(ligand)].min(0) + screen[list(ligand)].max(0)) / 2
     moved = coords[list(ligand)]
@@ -122,7 +124,7 @@ def test_scene_coordinates_follow_pose_semantics(cx):
     np.testing.assert_allclose(moved - centre, np.stack([-rel[:, 1], rel[:, 0], rel[:, 2]], 1), atol=1e-9)
     pocket = cx.pocket_indices
     np.testing.assert_allclose(coords[pocket], screen[pocket])
-    left = render.scene_coordinates(cx, _request(cx, view="left"))
+    left = projection.scene_coordinates(cx, _request(cx, view="left"))
     # left = roll y +90: (x, y, z) -> (z, y, -x)
     np.testing.assert_allclose(left, np.stack([screen[:, 2], screen[:, 1], -screen[:, 0]], 1), atol=1e-9)
 
@@ -135,7 +137,7 @@ def test_move_z_enlarges_by_perspective_ratio(cx):
     near = _request(cx, atoms=ligand, camera=camera, style=style, groups=((ligand, (Move("z", 30),)),))
     spans = []
     for req in (base, near):
-        found = _centroids(_decode(render.render_png(cx, req)))
+        found = _centroids(_decode(render_png(cx, req)))
         uv = np.array([[u, v] for u, v, _ in found.values()])
         spans.append(np.ptp(uv, axis=0).max())
     coords = cx.screen_coords[list(ligand)]
@@ -150,14 +152,14 @@ def test_clipped_atoms_do_not_crash(cx):
     everything = tuple(range(cx.n_atoms))
     # Whole scene behind the camera: a black picture, no error.
     behind = _request(cx, camera=camera, groups=((everything, (Move("z", int(camera.distance) + 40),)),))
-    pixels = _decode(render.render_png(cx, behind))
+    pixels = _decode(render_png(cx, behind))
     assert pixels.max() == 0
     # Camera inside the scene: the part in front is drawn, the rest clipped.
     inside = _request(cx, camera=camera, groups=((everything, (Move("z", int(camera.distance)),)),))
-    uv, depth, visible = render.projected_atoms(cx, inside)
+    uv, depth, visible = projection.projected_atoms(cx, inside)
     assert (depth <= camera.near).any() and (depth > camera.near).any()
     assert np.isnan(uv[depth <= camera.near]).all()
-    pixels = _decode(render.render_png(cx, inside))
+    pixels = _decode(render_png(cx, inside))
     assert pixels.shape == (512, 512, 3)
     assert pixels.max() > 0
 
@@ -166,16 +168,16 @@ def test_clipped_atoms_do_not_crash(cx):
 
 
 def test_png_size_and_black_corners(cx):
-    pixels = _decode(render.render_png(cx, _request(cx)))
+    pixels = _decode(render_png(cx, _request(cx)))
     assert pixels.shape == (512, 512, 3)
     for y, x in ((0, 0), (0, 511), (511, 0), (511, 511)):
         assert tuple(pixels[y, x]) == (0, 0, 0)
     assert (pixels.reshape(-1, 3).max(1) > 0).mean() > 0.05  # something is drawn
 
 
-def test_style_size_sets_image_size(cx):
-    request = _request(cx, style=Style(size=300))
-    assert Image.open(io.BytesIO(render.render_png(cx, request))).size == (300, 300)
+def test_camera_size_sets_image_size(cx):
+    request = _request(cx, camera=fit_camera(cx.screen_coords, size=300))
+    assert Image.open(io.BytesIO(render_png(cx, request))).size == (300, 300)
 
 
 def _colour_ok(pixel: np.ndarray, reference: tuple[int, int, int]) -> bool:
@@ -188,8 +190,8 @@ def _colour_ok(pixel: np.ndarray, reference: tuple[int, int, int]) -> bool:
 
 
 def _pixels_at_atoms(c, request, rows):
-    pixels = _decode(render.render_png(c, request))
-    uv = render.image_camera(request).project(render.scene_coordinates(c, request))
+    pixels = _decode(render_png(c, request))
+    uv = request.camera.project(projection.scene_coordinates(c, request))
     return [pixels[int(uv[k, 1]), int(uv[k, 0])] for k in rows]
 
 
@@ -200,11 +202,11 @@ def test_pocket_carbons_alternate_purple_orange(cx, parity):
     request = _request(cx, atoms=atoms, style=Style(label_mode="none"))
     carbons = [k for k, i in enumerate(atoms) if cx.elements[i] == "C"]
     oxygens = [k for k, i in enumerate(atoms) if cx.elements[i] == "O"]
-    expected = render.POCKET_CARBONS[parity]
+    expected = requests.POCKET_CARBONS[parity]
     hits = [_colour_ok(p, expected) for p in _pixels_at_atoms(cx, request, carbons)]
     assert sum(hits) >= 0.7 * len(hits)
     assert oxygens
-    hits = [_colour_ok(p, render.ELEMENT_COLOURS["O"]) for p in _pixels_at_atoms(cx, request, oxygens)]
+    hits = [_colour_ok(p, requests.ELEMENT_COLOURS["O"]) for p in _pixels_at_atoms(cx, request, oxygens)]
     assert sum(hits) >= 0.7 * len(hits)
 
 
@@ -218,9 +220,9 @@ def test_ligand_carbons_grey(cx):
 
 
 def test_labels_are_drawn(cx):
-    plain = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="none"))))
-    labelled = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="standard"))))
-    residue = _decode(render.render_png(cx, _request(cx, style=Style(label_mode="residue_atoms"))))
+    plain = _decode(render_png(cx, _request(cx, style=Style(label_mode="none"))))
+    labelled = _decode(render_png(cx, _request(cx, style=Style(label_mode="standard"))))
+    residue = _decode(render_png(cx, _request(cx, style=Style(label_mode="residue_atoms"))))
     assert (plain != labelled).any(axis=2).mean() > 0.01
     assert (labelled != residue).any(axis=2).mean() > 0.005
     # Labels are white-ish text: the labelled picture has near-white pixels the plain one lacks.
@@ -230,12 +232,12 @@ def test_labels_are_drawn(cx):
 def test_deterministic_bytes(complexes):
     for c in complexes:
         request = _request(c, groups=((tuple(int(i) for i in c.ligand_indices), (Roll("x", 30), Move("y", 2))),), view="top")
-        first = render.render_png(c, request)
-        render._sphere_sprite.cache_clear()
-        render._label_masks.cache_clear()
-        second = render.render_png(c, dataclasses.replace(request))
+        first = render_png(c, request)
+        shading.sphere_sprite.cache_clear()
+        labels._label_images.cache_clear()
+        second = render_png(c, dataclasses.replace(request))
         assert first == second
-    assert render.render_png(complexes[0], _request(complexes[0])) != render.render_png(complexes[0], _request(complexes[0], view="back"))
+    assert render_png(complexes[0], _request(complexes[0])) != render_png(complexes[0], _request(complexes[0], view="back"))
 
 
 def test_request_is_hashable_and_normalised(cx):
@@ -264,7 +266,7 @@ def test_cache_is_bounded(cx):
 
 
 def test_contact_sheet(cx):
-    png = render.contact_sheet(cx, size=128)
+    png = contact_sheet(cx, size=128)
     image = Image.open(io.BytesIO(png))
     assert image.format == "PNG"
     caption = max(14, 128 // 16)
@@ -283,26 +285,30 @@ def test_contact_sheet(cx):
 
 def test_empty_selection_raises(cx):
     with pytest.raises(RenderError, match="empty"):
-        render.render_png(cx, _request(cx, atoms=()))
+        render_png(cx, _request(cx, atoms=()))
 
 
 @pytest.mark.parametrize("size", [0, 8, 100000, -5])
 def test_absurd_sizes_raise(cx, size):
+    """The camera carries the image size and checks its range once (core.check_image_size)."""
     with pytest.raises(RenderError, match="size"):
-        render.render_png(cx, _request(cx, style=Style(size=size)))
+        Camera(distance=50.0, size=size)
+    with pytest.raises(RenderError, match="size"):
+        fit_camera(cx.screen_coords, size=size)
+    assert not hasattr(Style(), "size")
 
 
 def test_bad_requests_raise(cx):
     with pytest.raises(RenderError, match="out of range"):
-        render.render_png(cx, _request(cx, atoms=(0, cx.n_atoms)))
+        render_png(cx, _request(cx, atoms=(0, cx.n_atoms)))
     with pytest.raises(RenderError, match="repeat"):
-        render.render_png(cx, _request(cx, atoms=(0, 0)))
+        render_png(cx, _request(cx, atoms=(0, 0)))
     with pytest.raises(RenderError, match="view"):
         _request(cx, view="sideways")
     with pytest.raises(RenderError, match="more than one group"):
-        render.render_png(cx, _request(cx, groups=(((0, 1), (Move("x", 1),)), ((1, 2), (Move("y", 1),)))))
+        render_png(cx, _request(cx, groups=(((0, 1), (Move("x", 1),)), ((1, 2), (Move("y", 1),)))))
     with pytest.raises(RenderError, match="label_mode"):
-        render.render_png(cx, _request(cx, style=Style(label_mode="fancy")))
+        render_png(cx, _request(cx, style=Style(label_mode="fancy")))
 
 
 def test_unknown_element_uses_fallback_colour(cx):
@@ -313,7 +319,7 @@ def test_unknown_element_uses_fallback_colour(cx):
     atoms = tuple(int(i) for i in ligand)
     request = _request(odd, atoms=atoms, style=Style(label_mode="none"))
     pixels = _pixels_at_atoms(odd, request, range(len(atoms)))
-    hits = [_colour_ok(p, render.UNKNOWN_COLOUR) for p in pixels]
+    hits = [_colour_ok(p, requests.UNKNOWN_COLOUR) for p in pixels]
     assert sum(hits) >= 0.7 * len(hits)
 
 
@@ -321,7 +327,23 @@ def test_single_atom_scene(cx):
     i = int(cx.ligand_indices[0])
     camera = fit_camera(cx.screen_coords[[i]])
     request = RenderRequest(atoms=(i,), camera=camera)
-    pixels = _decode(render.render_png(cx, request))
-    u, v = render.image_camera(request).project(render.scene_coordinates(cx, request))[0]
+    pixels = _decode(render_png(cx, request))
+    u, v = request.camera.project(projection.scene_coordinates(cx, request))[0]
     assert pixels[int(v), int(u)].max() > 0
     assert pixels[0, 0].max() == 0
+
+
+@pytest.mark.parametrize("module", ["misi_bench.builder.tasks.base", "misi_bench.builder.scene.requests",
+                                    "misi_bench.builder.scene.projection"])
+def test_request_types_load_without_pillow(module):
+    """Task generators need only the request types: importing them must not load Pillow (a fresh
+    interpreter, so nothing imported by other tests counts)."""
+    import subprocess
+    import sys
+
+    code = f"import sys, importlib; importlib.import_module({module!r}); print('PIL' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    # the rasteriser, by contrast, does load it (so the check above can fail)
+    code = "import sys; import misi_bench.builder.scene.raster; print('PIL' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "True"

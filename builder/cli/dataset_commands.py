@@ -1,4 +1,4 @@
-"""Dataset commands: ``build``, ``validate``, ``push``."""
+"""Dataset commands: ``build``, ``validate``, ``audit``, ``push``."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +25,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         pocket_cutoff=args.pocket_cutoff, num_shards=shard.count, shard_index=shard.index,
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
-        mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency))
+        mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
+        audit=not args.no_audit)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -37,7 +38,24 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(f"  {task:22s} train {c['train']:6d}  test {c['test']:6d}  tiny {c['tiny']:4d}")
     if "validation" in manifest:
         print(f"validation: {'ok' if manifest['validation']['ok'] else 'FAILED'} ({manifest['validation']['checked']} rows)")
+    if "audit" in manifest:
+        audit = manifest["audit"]
+        n = sum(t["questions"] for t in audit["tasks"].values())
+        ambiguous = [i for t in audit["tasks"].values() for i in t.get("ambiguous", [])]
+        print(f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
+              f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else ', all unique'})")
     return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    import json  # noqa: PLC0415
+
+    from ..dataset.audit import audit_dataset  # noqa: PLC0415
+
+    report = audit_dataset(args.folder, configs=args.configs, split=args.split, limit=args.limit,
+                           source=args.source, progress=not args.json and not args.quiet)
+    print(json.dumps(report.summary(), indent=1) if args.json else report.format_text())
+    return 0 if report.ok else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -53,7 +71,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub) -> None:
-    """Add ``build``, ``validate`` and ``push`` to the subparsers ``sub``."""
+    """Add ``build``, ``validate``, ``audit`` and ``push`` to the subparsers ``sub``."""
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     p = sub.add_parser("build", help="build the dataset folder (Parquet configs, card, manifest)")
@@ -82,6 +100,8 @@ def add_commands(sub) -> None:
     p.add_argument("--no-merge", action="store_true", help="generate this shard only; merge later")
     p.add_argument("--merge-only", action="store_true", help="merge finished shards into the final folder")
     p.add_argument("--no-validate", action="store_true", help="skip the validator after the merge")
+    p.add_argument("--no-audit", action="store_true",
+                   help="skip the audit of a sample of questions (reproduction, uniqueness) after the merge")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("validate", help="re-derive every answer of a built folder (exit 0 only if all hold)")
@@ -90,6 +110,16 @@ def add_commands(sub) -> None:
                                     "(default: from the manifest)")
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("audit", help="check that a built folder's pictures carry exactly one answer "
+                                     "(reproduction, uniqueness, label legibility); exit 0 only if clean")
+    p.add_argument("folder")
+    p.add_argument("--configs", nargs="*", choices=TASKS, help="task configs to audit (default: all)")
+    p.add_argument("--split", default="test", choices=("train", "test", "tiny"))
+    p.add_argument("--limit", type=int, help="at most N questions per config")
+    p.add_argument("--source", help="structures to re-read: 'samples' or a PDBbind root (default: from the manifest)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_audit)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")
     p.add_argument("--repo", help="ORG/NAME (default: $MISI_BENCH_REPO or the canonical repo)")

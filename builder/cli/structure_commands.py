@@ -69,22 +69,22 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from ..operations.language import parse_operations  # noqa: PLC0415
-    from ..scene.render import RenderRequest, Style, render_png  # noqa: PLC0415
+    from ..scene.cache import render_png  # noqa: PLC0415
+    from ..scene.requests import RenderRequest  # noqa: PLC0415
     from ..tasks.base import annotate  # noqa: PLC0415
 
     cx = load_from_args(args)
     ann = annotate(cx, args.size)
     ops = parse_operations(args.ops) if args.ops else ()
     atoms = tuple(range(cx.n_atoms))
-    req = RenderRequest(atoms=atoms, groups=((atoms, ops),) if ops else (), view=args.view, camera=ann.camera,
-                        style=Style(size=args.size))
+    req = RenderRequest(atoms=atoms, groups=((atoms, ops),) if ops else (), view=args.view, camera=ann.camera)
     Path(args.out).write_bytes(render_png(cx, req))
     print(f"wrote {args.out} ({cx.pdb_id}, view {args.view}{', ' + args.ops if args.ops else ''})")
     return 0
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from ..scene.render import contact_sheet  # noqa: PLC0415
+    from ..scene.sheet import contact_sheet  # noqa: PLC0415
 
     cx = load_from_args(args)
     Path(args.out).write_bytes(contact_sheet(cx, size=args.size))

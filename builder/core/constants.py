@@ -7,14 +7,17 @@
 * ``DEFAULT_HUB_REPO``: the canonical Hub repository of the published benchmark, overridable by
   ``$MISI_BENCH_REPO`` (and ``$MISI_BENCH_REVISION`` for a tag or branch) and by command-line
   options; the evaluation plugins read their data location through :func:`hub_repo_id`.
-* ``DEFAULT_IMAGE_SIZE``: square image side in pixels (SPEC section 4), with its allowed range.
+* ``DEFAULT_IMAGE_SIZE``: square image side in pixels (SPEC section 4), with its allowed range
+  (:func:`check_image_size`, the one range check). ``REFERENCE_IMAGE_SIZE``: the image size at
+  which pixel quantities (label font size, option image-difference thresholds) are given; they
+  scale with ``size / REFERENCE_IMAGE_SIZE``.
 """
 from __future__ import annotations
 
 import os
 
 PACKAGE_VERSION = "0.1.0"
-BUILDER_VERSION = "0.3.0"
+BUILDER_VERSION = "0.4.0"
 
 DEFAULT_HUB_REPO = "misi-bench/misi-bench"
 REPO_ENV = "MISI_BENCH_REPO"
@@ -23,6 +26,7 @@ REVISION_ENV = "MISI_BENCH_REVISION"
 DEFAULT_IMAGE_SIZE = 512
 MIN_IMAGE_SIZE = 16
 MAX_IMAGE_SIZE = 4096
+REFERENCE_IMAGE_SIZE = 512
 
 
 def hub_repo_id() -> str:

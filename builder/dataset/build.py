@@ -26,6 +26,7 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
 from .archive import FetchPolicy, fetch_entries
+from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
@@ -36,6 +37,9 @@ from .units import MISSING_STRUCTURE, UnitResult, run_unit, write_json_atomic
 from .validate import validate_dataset
 
 log = logging.getLogger(__name__)
+
+#: Questions per config that the build's audit checks (see ``build_dataset``).
+AUDIT_SAMPLE = 4
 
 # ---------------------------------------------------------------------------- the build
 
@@ -89,7 +93,8 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
                   validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
-                  fetch_policy: FetchPolicy = FetchPolicy()) -> dict:
+                  fetch_policy: FetchPolicy = FetchPolicy(), audit: bool = True,
+                  audit_sample: int = AUDIT_SAMPLE) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -97,6 +102,10 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     For an ``ids:LIST.csv`` source, ``structures`` is the folder of entries (default
     ``$MISI_BENCH_STRUCTURES`` or ``~/.cache/misi-bench/pdb``) and ``fetch`` downloads the missing
     ones of this shard from ``mirror`` (default: the PDB archive's file service) first.
+    ``audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
+    ``audit_sample`` questions per config (test split; train when a config has no test question)
+    and records the summary under ``manifest["audit"]``; a question whose images do not
+    reproduce fails the build, an ambiguous one is logged as a warning.
     """
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
@@ -129,7 +138,38 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         write_manifest(out, manifest)
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
+    if audit:
+        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample)
+        write_manifest(out, manifest)
+        broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
+        if broken:
+            raise MisiError(f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)")
     return manifest
+
+
+def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
+    """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
+    timings, so that the manifest stays byte-identical between runs)."""
+    summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
+    seconds = 0.0
+    for split in ("test", "train"):
+        configs = [t for t in cfg.tasks if manifest["counts"][t].get(split) and t not in summary["tasks"]
+                   and (split == "test" or not manifest["counts"][t].get("test"))]
+        if not configs:
+            continue
+        report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
+                               sample=sample, source=cfg.source)
+        part = report.summary()
+        for task, value in part["tasks"].items():
+            summary["tasks"][task] = {"split": split, **value}
+        summary["problems"] += part["problems"]
+        summary["ok"] = summary["ok"] and part["ok"]
+        seconds += report.seconds
+    log.info("audit of %d sampled questions: %.1f s", sum(t["questions"] for t in summary["tasks"].values()), seconds)
+    ambiguous = [i for t in summary["tasks"].values() for i in t.get("ambiguous", [])]
+    if ambiguous:
+        log.warning("audit: %d sampled questions are ambiguous: %s", len(ambiguous), ", ".join(ambiguous[:10]))
+    return summary
 
 
 def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool) -> None:

@@ -13,6 +13,7 @@ import yaml
 from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.registry import TASK_NAMES
+from . import pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
         cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
         cells += [_pct(report[name]) for name in averages]
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
+    rows_md.append(pixel_solver.baseline_row(out, tasks))
     return "\n".join(rows_md)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..core.errors import MisiError
-from ..scene.render import RENDER_VERSION
+from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
 from .id_list import id_list_path, is_id_source

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..chemistry.structure import load_complex
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
-from ..scene.render import RenderCache
+from ..scene.cache import RenderCache
 from ..tasks import generator
 from ..tasks.base import TaskContext, annotate, load_params, load_templates
 from .config import BuildConfig
@@ -40,19 +40,22 @@ class UnitResult:
     seconds: float = 0.0
 
 
-class _AnnotationCache:
-    """Annotations of complexes read in this process (the unit's own and T5 targets)."""
+class AnnotationCache:
+    """Annotations of complexes read in this process (a unit's own and T5 targets; the audit's)."""
 
-    def __init__(self, refs: dict[str, ComplexRef], cfg: BuildConfig):
-        self.refs, self.cfg, self.cache, self.failures = refs, cfg, {}, {}
+    def __init__(self, refs: dict[str, ComplexRef], pocket_cutoff: float, image_size: int):
+        self.refs, self.cache, self.failures = refs, {}, {}
+        self.pocket_cutoff, self.image_size = float(pocket_cutoff), int(image_size)
 
     def get(self, pdb_id: str):
         if pdb_id in self.failures:
             raise self.failures[pdb_id]
         if pdb_id not in self.cache:
             try:
-                cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.cfg.pocket_cutoff)
-                self.cache[pdb_id] = annotate(cx, self.cfg.image_size)
+                if pdb_id not in self.refs:
+                    raise MisiError(f"complex {pdb_id} is not in the structure source")
+                cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
+                self.cache[pdb_id] = annotate(cx, self.image_size)
             except MisiError as exc:
                 self.failures[pdb_id] = exc
                 raise
@@ -72,7 +75,7 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
         return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})")
-    annotations = _AnnotationCache(refs, cfg)
+    annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size)
     try:
         ann = annotations.get(pdb_id)
     except MisiError as exc:
@@ -108,7 +111,7 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
                             n_images_rendered=cache.misses, seconds=round(time.perf_counter() - start, 3))
 
 
-def _row(inst, split: str, annotations: _AnnotationCache, cache) -> dict:
+def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
     images = []
     for spec in inst.images:
         cx = annotations.get(spec.pdb_id).complex

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.constants import DEFAULT_IMAGE_SIZE, check_image_size
+from ..core.errors import RenderError
 
 
 @dataclass(frozen=True)
@@ -20,13 +21,21 @@ class Camera:
     """Perspective camera on the +z axis of the screen frame, looking at the origin.
 
     ``distance`` is in Å from the screen origin; ``fov_deg`` is the full field of view;
-    images are ``size`` x ``size`` pixels. ``near`` is the clipping distance in Å.
+    images are ``size`` x ``size`` pixels: the camera is the one carrier of the image size (a
+    size outside ``check_image_size``'s range raises RenderError). ``near`` is the clipping
+    distance in Å.
     """
 
     distance: float
     fov_deg: float = 30.0
     size: int = DEFAULT_IMAGE_SIZE
     near: float = 1.0
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "size", check_image_size(self.size))
+        except ValueError as exc:
+            raise RenderError(f"camera: {exc}") from None
 
     @property
     def focal_px(self) -> float:

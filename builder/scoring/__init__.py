@@ -104,3 +104,8 @@ __all__ = [
     "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",
     "score_prediction", "score_records",
 ]
+
+#: Baselines that read images, and so live outside the scorer (which loads no image code):
+#: ``pixel_registration`` is ``builder.dataset.pixel_solver`` (T1, T3 by image registration),
+#: shown in the dataset card's baselines table next to :data:`BASELINE_KINDS`.
+IMAGE_BASELINES = ("pixel_registration",)

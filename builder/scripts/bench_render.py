@@ -9,7 +9,7 @@ atoms for both renderers, 512 x 512 px. Reported:
 
 * our images/s (``render_png``: drawing + PNG encoding), cycling through the six views;
 * PNG floor: encoding the very same 512 x 512 pictures alone, with our encoder settings
-  (``render.encode_png``, ``compress_level = render.PNG_COMPRESS_LEVEL``);
+  (``cache.encode_png``, ``compress_level = cache.PNG_COMPRESS_LEVEL``);
 * PyMOL images/s: sticks, the same labels, ``cmd.png(..., width, height, ray=1)``;
 * the speed ratio (goal >= 25) and our time per image / PNG floor (goal <= 2).
 
@@ -25,6 +25,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from ..core.constants import DEFAULT_IMAGE_SIZE
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -84,15 +86,17 @@ def _write_pdb(complex_, path: Path) -> None:
 
 def bench_ours(complex_, n: int, size: int) -> tuple[float, float, float, int]:
     """(seconds per image for render_png, for drawing alone, for encoding alone, mean bytes)."""
-    from ..scene import render
+    from ..scene.cache import encode_png, render_png
+    from ..scene.raster import render_image
+    from ..scene.requests import RenderRequest
     from ..operations.transforms import VIEW_NAMES
     from ..scene.camera import fit_camera
 
     camera = fit_camera(complex_.screen_coords, size=size)
     atoms = tuple(range(complex_.n_atoms))
-    requests = [render.RenderRequest(atoms=atoms, camera=camera, view=v, style=render.Style(size=size)) for v in VIEW_NAMES]
+    requests = [RenderRequest(atoms=atoms, camera=camera, view=v) for v in VIEW_NAMES]
     for req in requests:  # warm the sprite and glyph caches, as in a build
-        render.render_png(complex_, req)
+        render_png(complex_, req)
     # Interleave the three measurements so background load hits them alike; keep the best of
     # several rounds of each (the usual way to time code on a shared machine).
     rounds = 5
@@ -102,12 +106,12 @@ def bench_ours(complex_, n: int, size: int) -> tuple[float, float, float, int]:
     for _ in range(rounds):
         t0 = time.perf_counter()
         for k in range(per_round):
-            sizes.append(len(render.render_png(complex_, requests[k % len(requests)])))
+            sizes.append(len(render_png(complex_, requests[k % len(requests)])))
         t1 = time.perf_counter()
-        images = [render.render_image(complex_, requests[k % len(requests)]) for k in range(per_round)]
+        images = [render_image(complex_, requests[k % len(requests)]) for k in range(per_round)]
         t2 = time.perf_counter()
         for image in images:
-            render.encode_png(image)
+            encode_png(image)
         t3 = time.perf_counter()
         full.append((t1 - t0) / per_round)
         draw.append((t2 - t1) / per_round)
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=60, help="images rendered with our renderer")
     parser.add_argument("--pymol-n", type=int, default=6, help="images ray-traced with PyMOL")
-    parser.add_argument("--size", type=int, default=512)
+    parser.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE)
     parser.add_argument("--structure", help="PDB/mmCIF file (default: first embedded sample)")
     parser.add_argument("--ligand", help="ligand residue name for --structure")
     parser.add_argument("--no-labels", action="store_true", help="PyMOL without labels")
@@ -162,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     pinned = _pin_one_core()
-    from ..scene import render
+    from ..scene.cache import PNG_COMPRESS_LEVEL
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.size}x{args.size} px; {pinned}")
     full, draw, enc, nbytes = bench_ours(complex_, args.n, args.size)
     print(f"ours:  {1 / full:8.1f} images/s  ({full * 1e3:.2f} ms/image = drawing {draw * 1e3:.2f} ms "
-          f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, compress_level={render.PNG_COMPRESS_LEVEL})")
+          f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, compress_level={PNG_COMPRESS_LEVEL})")
     print(f"PNG floor (encode the same pictures only): {1 / enc:8.1f} images/s ({enc * 1e3:.2f} ms/image)")
     print(f"ours / PNG floor: {full / enc:.2f}x   (goal <= 2)")
     if not args.skip_pymol:

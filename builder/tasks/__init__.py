@@ -1,4 +1,5 @@
-"""The nine task generators, keyed by config name (SPEC section 5)."""
+"""The nine task generators, keyed by config name (SPEC section 5); ``replay`` rebuilds a stored
+question's image plan and answer space for the audit."""
 from __future__ import annotations
 
 from importlib import import_module

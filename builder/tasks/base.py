@@ -19,12 +19,12 @@ import yaml
 
 from ..scene.camera import Camera, fit_camera
 from ..operations.language import Operation
-from ..operations.transforms import Pose
+from ..operations.transforms import VIEW_NAMES, Pose
 from ..chemistry.hbonds import HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.records import Complex
 from ..core.registry import answer_format
-from ..scene.render import RenderRequest, Style
+from ..scene.requests import RenderRequest, Style
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -186,16 +186,21 @@ def letter_for(ctx: TaskContext, task: str, k: int) -> int:
 
 def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (), atoms: Sequence[int] | None = None,
             groups: tuple | None = None, camera: Camera | None = None, label_mode: str = "standard",
-            size: int | None = None, origin: Sequence[float] | None = None) -> RenderRequest:
+            origin: Sequence[float] | None = None) -> RenderRequest:
     """A render request in the complex's screen frame (or, with ``origin``, in the frame centred
-    on that model-frame point)."""
+    on that model-frame point); the camera (default: the complex's) sets the image size."""
     atoms_t = tuple(int(a) for a in (ann.all_atoms if atoms is None else atoms))
     if groups is None:
         groups = ((atoms_t, tuple(ops)),) if ops else ()
     cam = camera or ann.camera
     return RenderRequest(atoms=atoms_t, groups=groups, view=view, camera=cam,
-                         style=Style(label_mode=label_mode, size=size or cam.size),
+                         style=Style(label_mode=label_mode),
                          origin=None if origin is None else tuple(float(v) for v in origin))
+
+
+def six_views(ann: Annotation) -> tuple[ImageSpec, ...]:
+    """The whole complex in the six views (T8, T9)."""
+    return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES)
 
 
 def ops_json(ops: Sequence[Operation]) -> list[str]:

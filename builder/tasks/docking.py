@@ -61,10 +61,22 @@ def displacement(ann: Annotation, side: int, extra: int, roll: Roll) -> tuple[tu
     raise TaskError("the ligand cannot be moved clear of the pocket")
 
 
-def generate(ctx: TaskContext) -> list[TaskInstance]:
-    p, ann = ctx.params, ctx.ann
+def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ...]:
+    """Pocket views, views of the ligand displaced by ``ops``, and both together (front)."""
     cx = ann.complex
     pocket, ligand = tuple(cx.pocket_indices.tolist()), tuple(cx.ligand_indices.tolist())
+    groups = ((ligand, tuple(ops)),)
+    images = [ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
+              for v in ("front", "left", "top")]
+    images += [ImageSpec(f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera))
+               for v in ("front", "left", "top")]
+    images.append(ImageSpec("pocket and ligand front", ann.pdb_id,
+                            request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera)))
+    return tuple(images)
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    p, ann = ctx.params, ctx.ann
     out = []
     for k in range(ctx.count()):
         rng = ctx.rng(TASK, k)
@@ -73,13 +85,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         roll = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
         ops, camera = displacement(ann, side, extra, roll)
         answer = (roll.inverse(), ops[0].inverse())
-        groups = ((ligand, ops),)
-        images = [ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
-                  for v in ("front", "left", "top")]
-        images += [ImageSpec(f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera))
-                   for v in ("front", "left", "top")]
-        images.append(ImageSpec("pocket and ligand front", ann.pdb_id,
-                                request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera)))
+        images = question_images(ann, ops, camera)
         lines = [caption("pocket_view", view=v) for v in ("front", "left", "top")]
         lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
         lines.append(caption("both_front"))
@@ -87,5 +93,5 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         meta = metadata(ctx, TASK, k, displacement=[str(o) for o in ops], operations=[str(o) for o in answer],
                         applies_to="ligand", scene_camera_distance=round(camera.distance, 4))
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
-                                tuple(images), meta))
+                                images, meta))
     return out

@@ -12,8 +12,8 @@ import math
 
 from ..operations.language import Move
 from ..operations.transforms import VIEW_NAMES
-from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
-                   options_block, request)
+from .base import (LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata, options_block,
+                   six_views)
 
 TASK = "interaction_location"
 MAX_TRIES = 200
@@ -69,11 +69,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         decoys = opts[1:]
         ordered = decoys[:correct] + [truth] + decoys[correct:]
         option_texts = tuple(option_text(o) for o in ordered)
-        images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES]
+        images = six_views(ann)
         question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper(),
                                hbond=bond.pocket_text(), options_block=options_block(option_texts))
         meta = metadata(ctx, TASK, k, hbond=bond.pocket_text(), operations=[str(Move("x", truth[0])), str(Move("y", truth[1]))],
                         option_operations=[[f"move x {o[0]}", f"move y {o[1]}"] for o in ordered],
                         correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
     return out

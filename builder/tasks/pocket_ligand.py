@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from ..operations.transforms import VIEW_NAMES
 from ..chemistry.hbonds import format_pocket_answer
-from .base import ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request
+from .base import TaskContext, TaskInstance, caption, fill_prompt, metadata, six_views
 
 TASK = "pocket_ligand"
 
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
-    images = tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES)
+    images = six_views(ann)
     question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper())
     answer = format_pocket_answer(ann.hbonds)
     return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,

@@ -52,6 +52,24 @@ def _res(ann: Annotation, bond):
     return ann.complex.residues[int(ann.complex.residue_index[bond.protein_atom])]
 
 
+def residue_scene(ann: Annotation, r: int):
+    """(atoms, origin, camera) of residue ``r`` with the ligand: the shown atoms get their own
+    frame, centred on their bounding box, with a camera fitted to them."""
+    cx = ann.complex
+    atoms = tuple(sorted(cx.residue_atoms(r).tolist() + cx.ligand_indices.tolist()))
+    sub = cx.coords[list(atoms)]
+    origin = (sub.min(axis=0) + sub.max(axis=0)) / 2.0
+    return atoms, origin, fit_camera(sub - origin, size=ann.camera.size)
+
+
+def residue_images(ann: Annotation, r: int) -> tuple[ImageSpec, ...]:
+    """Six views of residue ``r`` and the ligand, residue atoms labelled by atom name."""
+    atoms, origin, camera = residue_scene(ann, r)
+    return tuple(ImageSpec(view, ann.pdb_id, request(ann, view, atoms=atoms, camera=camera,
+                                                     label_mode="residue_atoms", origin=origin))
+                 for view in VIEW_NAMES)
+
+
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
     cx = ann.complex
@@ -59,14 +77,8 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     for k, (r, kind) in enumerate(choose_residues(ctx)):
         residue = cx.residues[r]
         bonds = [b for b in ann.hbonds if int(cx.residue_index[b.protein_atom]) == r]
-        atoms = tuple(sorted(cx.residue_atoms(r).tolist() + cx.ligand_indices.tolist()))
-        # the shown atoms get their own frame: centred on their bounding box, camera fitted to them
-        sub = cx.coords[list(atoms)]
-        origin = (sub.min(axis=0) + sub.max(axis=0)) / 2.0
-        camera = fit_camera(sub - origin, size=ann.camera.size)
-        images = [ImageSpec(view, ann.pdb_id, request(ann, view, atoms=atoms, camera=camera,
-                                                      label_mode="residue_atoms", origin=origin))
-                  for view in VIEW_NAMES]
+        _, origin, _ = residue_scene(ann, r)
+        images = residue_images(ann, r)
         lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
         question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
                                example_residue=residue.name)
@@ -75,5 +87,5 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                                                "number": residue.number, "ins_code": residue.ins_code},
                         positive=bool(bonds), hbonds=[b.residue_text() for b in sorted(bonds)], selection=kind,
                         origin=[round(float(v), 4) for v in origin])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, tuple(images), meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta))
     return out

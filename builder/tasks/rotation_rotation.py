@@ -2,6 +2,7 @@
 option shows that state after the same two rotations once more, in the same order?"""
 from __future__ import annotations
 
+from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..operations.language import AXES, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
@@ -10,10 +11,19 @@ from .choice import build_options, make_decoy
 TASK = "rotation_rotation"
 
 
+def question_images(ann, truth, options) -> tuple[ImageSpec, ...]:
+    """Front, left, top, front after ``truth``, and front after ``truth`` + each option."""
+    images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
+    images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
+    images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=tuple(truth) + tuple(ops)))
+               for letter, ops in zip(LETTERS, options)]
+    return tuple(images)
+
+
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     p, choice, ann = ctx.params, ctx.choice, ctx.ann
     out = []
-    limit = float(choice["min_option_image_difference_px"]) * ann.camera.size / 512.0
+    limit = float(choice["min_option_image_difference_px"]) * ann.camera.size / REFERENCE_IMAGE_SIZE
     for k in range(ctx.count()):
         rng = ctx.rng(TASK, k)
         a1, a2 = [AXES[i] for i in rng.choice(3, size=2, replace=False)]
@@ -32,10 +42,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         if built is None:
             continue
         options, schemes = built
-        images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
-        images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
-        images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=truth + tuple(ops)))
-                   for letter, ops in zip(LETTERS, options)]
+        images = question_images(ann, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {5 + i}" for i in range(4))
@@ -43,5 +50,5 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         meta = metadata(ctx, TASK, k, operations=[str(f1), str(f2)],
                         option_operations=[[str(o) for o in ops] for ops in options],
                         option_schemes=schemes, correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
     return out

@@ -23,25 +23,29 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             else:
                 continue  # the ligand would leave the picture for every draw: no question
             op = Move(axis, d)
-            out.append(unit_instance(ctx, TASK, k, op))
+            out.append(unit_instance(ctx, TASK, k, op, camera_distance=f"{ctx.ann.camera.distance:.1f}"))
             k += 1
     return out
 
 
-def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> TaskInstance:
-    """Shared by T1-T3: images front, left, top, front after the operation."""
-    ann = ctx.ann
+def unit_images(ann, op) -> tuple[ImageSpec, ...]:
+    """Images of T1-T3: front, left, top, front after the operation."""
     images = [
         ("front", request(ann, "front")),
         ("left", request(ann, "left")),
         ("top", request(ann, "top")),
         ("front after operation", request(ann, "front", ops=[op])),
     ]
-    lines = [caption("front"), caption("left"), caption("top"), caption("after")]
+    return tuple(ImageSpec(name, ann.pdb_id, req) for name, req in images)
 
+
+def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> TaskInstance:
+    """Shared by T1-T3: images front, left, top, front after the operation."""
+    ann = ctx.ann
+    lines = [caption("front"), caption("left"), caption("top"), caption("after")]
     question = fill_prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
     return TaskInstance(
         task=task, pdb_id=ann.pdb_id, index=k, question=question, options=(), answer=str(op),
-        images=tuple(ImageSpec(name, ann.pdb_id, req) for name, req in images),
+        images=unit_images(ann, op),
         metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
     )

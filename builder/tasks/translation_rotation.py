@@ -2,6 +2,7 @@
 shows a second complex of the same split after the very same two operations?"""
 from __future__ import annotations
 
+from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..core.errors import MisiError, TaskError
 from ..operations.language import AXES, Move, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
@@ -22,6 +23,18 @@ def _load_target(ctx: TaskContext, start: int):
     raise TaskError("no other complex of this split could be loaded as target")
 
 
+def question_images(ann, target, truth, options) -> tuple[ImageSpec, ...]:
+    """Reference views, reference after ``truth``, target views, target after each option."""
+    images = [ImageSpec("reference front", ann.pdb_id, request(ann, "front")),
+              ImageSpec("reference left", ann.pdb_id, request(ann, "left")),
+              ImageSpec("reference top", ann.pdb_id, request(ann, "top")),
+              ImageSpec("reference front after operations", ann.pdb_id, request(ann, "front", ops=truth))]
+    images += [ImageSpec(f"target {v}", target.pdb_id, request(target, v)) for v in ("front", "left", "top")]
+    images += [ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
+               for letter, ops in zip(LETTERS, options)]
+    return tuple(images)
+
+
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     if not ctx.partners or ctx.load_partner is None:
         raise TaskError("needs a second complex in the same split as target")
@@ -35,7 +48,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
-        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / 512.0
+        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
 
         def decoy(scheme, r):
             return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
@@ -47,13 +60,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         if built is None:
             continue
         options, schemes = built
-        images = [ImageSpec("reference front", ann.pdb_id, request(ann, "front")),
-                  ImageSpec("reference left", ann.pdb_id, request(ann, "left")),
-                  ImageSpec("reference top", ann.pdb_id, request(ann, "top")),
-                  ImageSpec("reference front after operations", ann.pdb_id, request(ann, "front", ops=truth))]
-        images += [ImageSpec(f"target {v}", target.pdb_id, request(target, v)) for v in ("front", "left", "top")]
-        images += [ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
-                   for letter, ops in zip(LETTERS, options)]
+        images = question_images(ann, target, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]
         lines += [caption("option", letter=letter) for letter in LETTERS]
@@ -65,5 +72,5 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                         option_operations=[[str(o) for o in ops] for ops in options],
                         option_schemes=schemes, correct=LETTERS[correct],
                         target_camera_distance=round(target.camera.distance, 4))
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], tuple(images), meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
     return out

@@ -1,0 +1,251 @@
+"""Audit a built dataset folder: do the pictures carry exactly one answer?
+
+Reads only the folder (shards + manifest) and the input structures named by its manifest, and
+checks, per task:
+
+1. **Reproduction**: every image of a question, re-rendered from its metadata and gold answer
+   (``tasks.replay``), equals the stored image pixel for pixel. Any mismatch is a defect.
+2. **Uniqueness** (T1, T2, T3, T7: the task's finite answer space; T5, T6, T8: the options): the
+   picture of every other candidate differs from the gold answer's picture by at least
+   ``audit_checks.MARGIN_BLOCKS`` visibly different blocks (``audit_checks.image_distance``).
+3. **Legibility** (T4, T9): every label an H-bond answer needs (T4: both atom names; T9: the
+   residue label and the ligand atom name) is legible in at least one of the question's views.
+
+``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
+questions and records the summary in the manifest.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..core.constants import BUILDER_VERSION
+from ..core.errors import MisiError
+from ..core.registry import TASK_NAMES
+from ..scene.cache import RenderCache
+from ..scene.raster import label_layout, render_image
+from ..scene.requests import RENDER_VERSION
+from ..tasks import replay
+from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_distance, legible_keys, margin_summary)
+from .manifest import read_manifest
+from .parquet import iter_config_rows
+from .sources import discover
+from .units import AnnotationCache
+
+log = logging.getLogger(__name__)
+
+CHECKS = ("reproduction", "uniqueness", "legibility")
+UNIQUENESS_TASKS = ("translation", "rotation", "zooming", "translation_rotation", "rotation_rotation", "docking",
+                    "interaction_location")
+LEGIBILITY_TASKS = ("residue_ligand", "pocket_ligand")
+#: Memory for rendered pixel arrays shared between questions (front/left/top views, candidates).
+CACHE_BYTES = 768 * 1024 * 1024
+
+
+@dataclass
+class TaskAudit:
+    """Findings of one task: ids of defects, margins of the uniqueness check, legibility counts."""
+
+    questions: int = 0
+    reproduced: int = 0
+    mismatched: list[str] = field(default_factory=list)
+    checked_unique: int = 0
+    unique: int = 0
+    ambiguous: list[str] = field(default_factory=list)
+    margins: list[int] = field(default_factory=list)
+    answers_with_labels: int = 0
+    legible: int = 0
+    illegible: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        out: dict = {"questions": self.questions, "reproduced": self.reproduced, "mismatched": self.mismatched,
+                     "errors": self.errors}
+        if self.checked_unique:
+            out.update(unique=self.unique, checked_unique=self.checked_unique,
+                       unique_share=round(self.unique / self.checked_unique, 4), ambiguous=self.ambiguous,
+                       margin_blocks=margin_summary(self.margins))
+        if self.answers_with_labels:
+            out.update(answers_with_labels=self.answers_with_labels, legible=self.legible,
+                       legible_share=round(self.legible / self.answers_with_labels, 4), illegible=self.illegible)
+        return out
+
+
+@dataclass
+class AuditReport:
+    folder: str
+    split: str
+    checks: tuple[str, ...]
+    tasks: dict[str, TaskAudit] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """No reproduction defect, no ambiguous question, no illegible answer, no error."""
+        return not self.problems and all(not (t.mismatched or t.ambiguous or t.illegible or t.errors)
+                                         for t in self.tasks.values())
+
+    def summary(self) -> dict:
+        return {"ok": self.ok, "split": self.split, "checks": list(self.checks), "seconds": round(self.seconds, 1),
+                "margin_blocks": MARGIN_BLOCKS, "problems": self.problems,
+                "tasks": {t: a.summary() for t, a in self.tasks.items()}}
+
+    def format_text(self) -> str:
+        lines = [f"audit of {self.folder} ({self.split} split; {', '.join(self.checks)}): "
+                 f"{'ok' if self.ok else 'PROBLEMS'} in {self.seconds:.1f} s"]
+        lines += [f"problem: {p}" for p in self.problems]
+        for task, a in self.tasks.items():
+            parts = [f"{a.reproduced}/{a.questions} reproduced" if "reproduction" in self.checks
+                     else f"{a.questions} questions"]
+            if a.checked_unique:
+                m = margin_summary(a.margins)
+                parts.append(f"{a.unique}/{a.checked_unique} unique ({100 * a.unique / a.checked_unique:.1f}%), "
+                             f"runner-up margin min {m['min']} / p5 {m['p5']:.0f} / median {m['median']:.0f} blocks")
+            if a.answers_with_labels:
+                parts.append(f"{a.legible}/{a.answers_with_labels} answers legible "
+                             f"({100 * a.legible / a.answers_with_labels:.1f}%)")
+            lines.append(f"  {task:22s} " + "; ".join(parts))
+            for label, ids in (("mismatch", a.mismatched), ("ambiguous", a.ambiguous), ("illegible", a.illegible),
+                               ("error", a.errors)):
+                if ids:
+                    lines.append(f"    {label}: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}")
+        return "\n".join(lines)
+
+
+class _Auditor:
+    """Shared state of one audit: structures, rendered pixels (LRU), block means."""
+
+    def __init__(self, manifest: dict, source: str | None):
+        cfg = manifest["config"]
+        refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"))}
+        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]))
+        self.pixels = RenderCache(CACHE_BYTES, render=lambda cx, req: np.asarray(render_image(cx, req)))
+        self.means = RenderCache(CACHE_BYTES // 8, render=lambda cx, req: block_means(self.pixels.get(cx, req)))
+
+    def load(self, pdb_id: str):
+        return self.annotations.get(pdb_id)
+
+    def render(self, spec_pdb: str, request) -> np.ndarray:
+        return self.pixels.get(self.load(spec_pdb).complex, request)
+
+    def render_means(self, spec_pdb: str, request) -> np.ndarray:
+        return self.means.get(self.load(spec_pdb).complex, request)
+
+    def audit_row(self, row: dict, checks: Sequence[str], result: TaskAudit) -> None:
+        rid, task = row["id"], row["task"]
+        specs = replay.question_images(row, self.load)
+        stored = [decode(img["bytes"]) for img in row["images"]]
+        result.questions += 1
+        if "reproduction" in checks:
+            same = len(specs) == len(stored) and all(
+                np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored))
+            if same:
+                result.reproduced += 1
+            else:
+                result.mismatched.append(rid)
+        if "uniqueness" in checks and task in UNIQUENESS_TASKS:
+            space = replay.answer_space(row, specs, self.load)
+            if space.stored_index is not None:
+                gold = block_means(stored[space.stored_index])
+            else:
+                gold = self.render_means(space.gold.pdb_id, space.gold.request)
+            margin = min(image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others)
+            result.checked_unique += 1
+            result.margins.append(margin)
+            if margin >= MARGIN_BLOCKS:
+                result.unique += 1
+            else:
+                result.ambiguous.append(f"{rid} (margin {margin})")
+        if "legibility" in checks and task in LEGIBILITY_TASKS:
+            needed = self.needed_labels(row)
+            if needed:
+                result.answers_with_labels += 1
+                seen: set = set()
+                cx = self.load(row["pdb_id"]).complex
+                for spec, px in zip(specs, stored):
+                    seen |= legible_keys(px, label_layout(cx, spec.request))
+                if needed <= seen:
+                    result.legible += 1
+                else:
+                    result.illegible.append(rid)
+
+    def needed_labels(self, row: dict) -> set[tuple[str, int]]:
+        """Label keys an H-bond answer needs: T4 both atom names of each bond; T9 the residue
+        label and the ligand atom name of each bond."""
+        ann = self.load(row["pdb_id"])
+        cx = ann.complex
+        if row["task"] == "residue_ligand":
+            r = json.loads(row["metadata"])["residue"]
+            bonds = [b for b in ann.hbonds if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])]
+            return {("atom", int(b.protein_atom)) for b in bonds} | {("atom", int(b.ligand_atom)) for b in bonds}
+        return ({("residue", int(cx.residue_index[b.protein_atom])) for b in ann.hbonds}
+                | {("atom", int(b.ligand_atom)) for b in ann.hbonds})
+
+
+def _version_problems(manifest: dict) -> list[str]:
+    cfg = manifest.get("config", {})
+    out = []
+    if str(cfg.get("render_version")) != RENDER_VERSION:
+        out.append(f"built with render version {cfg.get('render_version')}, this code renders version {RENDER_VERSION}")
+    if str(cfg.get("builder_version", manifest.get("builder_version"))) != BUILDER_VERSION:
+        out.append(f"built with builder version {cfg.get('builder_version')}, this code is {BUILDER_VERSION}")
+    return out
+
+
+def select_rows(folder: Path, task: str, split: str, limit: int | None, sample: int | None) -> Iterable[dict]:
+    """Rows of one config/split: all, the first ``limit``, or ``sample`` spread over the ids."""
+    rows: Iterable[dict] = iter_config_rows(folder, task, split)
+    if sample is not None:
+        rows = list(rows)
+        step = max(1, len(rows) // max(sample, 1))
+        return rows[::step][:sample]
+    if limit is not None:
+        return (row for k, row in zip(range(limit), rows))
+    return rows
+
+
+def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, split: str = "test",
+                  limit: int | None = None, checks: Sequence[str] = CHECKS, sample: int | None = None,
+                  source: str | None = None, progress: bool = False) -> AuditReport:
+    """Audit a built folder (see the module docstring). ``limit``: at most N questions per config;
+    ``sample``: N questions spread evenly over each config's ids; ``source``: where to read the
+    structures (default: the manifest's source)."""
+    start = time.perf_counter()
+    folder = Path(folder)
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise MisiError(f"unknown audit check(s) {unknown}; expected some of {', '.join(CHECKS)}")
+    try:
+        manifest = read_manifest(folder)
+    except (OSError, ValueError) as exc:
+        raise MisiError(f"{folder}: no readable manifest.json ({exc})") from None
+    tasks = [t for t in TASK_NAMES if t in manifest["counts"] and (not configs or t in configs)]
+    bad = [c for c in configs or () if c not in manifest["counts"]]
+    if bad:
+        raise MisiError(f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}")
+    report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
+    auditor = _Auditor(manifest, source)
+    total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
+    bar = tqdm(total=total if sample is None and limit is None else None, desc="audit", unit="q", disable=not progress)
+    for task in tasks:
+        result = report.tasks.setdefault(task, TaskAudit())
+        for row in select_rows(folder, task, split, limit, sample):
+            try:
+                auditor.audit_row(row, checks, result)
+            except MisiError as exc:
+                result.errors.append(f"{row['id']}: {exc}")
+            except Exception as exc:  # a check that cannot run is itself a finding
+                log.exception("audit of %s failed", row.get("id"))
+                result.errors.append(f"{row.get('id')}: {type(exc).__name__}: {exc}")
+            bar.update()
+    bar.close()
+    report.seconds = time.perf_counter() - start
+    return report

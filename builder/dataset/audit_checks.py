@@ -1,0 +1,87 @@
+"""The measures of the dataset audit: an image distance with a visible margin, and label legibility.
+
+**Image distance.** Both pictures are cut into square blocks of ``BLOCK_PX`` px (at the
+reference size of 512 px, scaled with the image size: a 64 x 64 grid); the distance is the number
+of blocks whose mean colour differs by at least ``VISIBLE_LEVEL`` (of 255) in some channel. Block
+means ignore sub-pixel jitter and antialiasing (a shift of one pixel changes a block's mean by at
+most an eighth of its contrast), while a moved, turned or rescaled atom, stick or label changes
+whole blocks. ``VISIBLE_LEVEL`` = 24 is about a tenth of the brightness of a lit atom over the
+black background: well above the just-noticeable contrast of a patch seen side by side.
+
+**Margin.** A question is unique when every other candidate of its answer space differs from the
+picture of the gold answer in at least ``MARGIN_BLOCKS`` = 6 blocks: 384 px of clearly changed
+picture, e.g. two atoms with their sticks moved to new places, or one label's text changed,
+visible when the two 512 px images are compared.
+
+**Legibility.** A label is legible in a picture when at least ``LEGIBLE_SHARE`` of its glyph
+pixels (full coverage in the label's glyph mask) show exactly the label colour: drawn inside the
+image and not covered by anything drawn after it. Labels are drawn after every atom and stick,
+so only other labels can cover them.
+"""
+from __future__ import annotations
+
+import io
+from typing import Iterable
+
+import numpy as np
+from PIL import Image
+
+from ..core.constants import REFERENCE_IMAGE_SIZE
+from ..scene.labels import PlacedLabel, glyph_mask
+
+BLOCK_PX = 8
+VISIBLE_LEVEL = 24.0
+MARGIN_BLOCKS = 6
+LEGIBLE_SHARE = 0.9
+
+
+def decode(png: bytes) -> np.ndarray:
+    """(H, W, 3) uint8 pixels of PNG bytes."""
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+def block_means(pixels: np.ndarray) -> np.ndarray:
+    """(H/b, W/b, 3) mean colour of each ``BLOCK_PX``-px block (block side scaled with the size)."""
+    h, w = pixels.shape[:2]
+    b = max(1, int(round(BLOCK_PX * h / REFERENCE_IMAGE_SIZE)))
+    hb, wb = h // b, w // b
+    view = pixels[:hb * b, :wb * b].reshape(hb, b, wb, b, -1).astype(np.float32)
+    return view.mean(axis=(1, 3))
+
+
+def image_distance(a: np.ndarray, b: np.ndarray) -> int:
+    """Visibly different blocks between two pictures given as :func:`block_means` arrays."""
+    if a.shape != b.shape:
+        return int(a.shape[0] * a.shape[1])
+    return int((np.abs(a - b).max(axis=2) >= VISIBLE_LEVEL).sum())
+
+
+def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:
+    """Keys of the labels legible in ``pixels`` (the picture the labels were drawn on)."""
+    height, width = pixels.shape[:2]
+    out: set[tuple[str, int]] = set()
+    for label in labels:
+        mask = glyph_mask(label.text, label.px) == 255
+        total = int(mask.sum())
+        if total == 0:
+            continue
+        x0, y0 = max(label.x, 0), max(label.y, 0)
+        x1, y1 = min(label.x + label.width, width), min(label.y + label.height, height)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        window = pixels[y0:y1, x0:x1]
+        inside = mask[y0 - label.y:y1 - label.y, x0 - label.x:x1 - label.x]
+        shows = (window == np.asarray(label.colour, dtype=np.uint8)).all(axis=2) & inside
+        if shows.sum() >= LEGIBLE_SHARE * total:
+            out.add(label.key)
+    return out
+
+
+def margin_summary(margins: list[int]) -> dict:
+    """Runner-up margin distribution (blocks): min, 5th percentile, median, max."""
+    if not margins:
+        return {}
+    values = np.asarray(margins, dtype=np.float64)
+    return {"min": int(values.min()), "p5": float(np.percentile(values, 5)), "median": float(np.median(values)),
+            "max": int(values.max())}

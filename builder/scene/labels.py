@@ -1,0 +1,229 @@
+"""Text labels drawn on top of a rendered picture (Pillow's bundled font, no system fonts).
+
+Pocket residue labels (``ASN 460``) sit above the residue's CA (else the centre of its shown
+atoms), ligand atom names next to each ligand atom, or (``label_mode="residue_atoms"``) the atom
+names of the shown residue atoms. Each label is its coloured glyphs inside a 1-px black outline.
+Placement is collision-aware (:func:`layout_labels`): a label moves to a free slot around its
+atom when its default slot is taken, so that labels near the ligand stay readable in crowded
+pockets (the audit measures this as the legibility of H-bond answer labels).
+The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled with the image.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from ..core.constants import REFERENCE_IMAGE_SIZE
+from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
+
+#: Smallest label font size in pixels, whatever the image size.
+MIN_LABEL_PX = 6
+
+
+def label_px(style: Style, size: int) -> int:
+    """Label font size in pixels for an image ``size`` px wide."""
+    return max(MIN_LABEL_PX, int(round(style.label_px * size / float(REFERENCE_IMAGE_SIZE))))
+
+
+@lru_cache(maxsize=64)
+def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
+    try:
+        return ImageFont.load_default(size=px)
+    except (TypeError, ImportError, OSError):  # pragma: no cover - Pillow without FreeType
+        return ImageFont.load_default()
+
+
+@lru_cache(maxsize=16384)
+def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
+    """(RGBA core image, width, height) of a label: coloured glyphs inside a 1-px black outline
+    (keeps labels legible over sticks), pasted in one call."""
+    outline, glyph, width, height = label_masks(text, px)
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    rgba.im.paste((0, 0, 0, 255), (0, 0, width, height), outline)
+    rgba.im.paste(colour + (255,), (0, 0, width, height), glyph)
+    rgba.load()
+    return rgba.im, width, height
+
+
+def label_masks(text: str, px: int) -> tuple[object, object, int, int]:
+    """(outline mask, glyph mask, width, height) of a label, masks as Pillow core images (for
+    ``ImagingCore.paste``)."""
+    outline, glyph, width, height = _label_images(text, px)
+    return outline.im, glyph.im, width, height
+
+
+@lru_cache(maxsize=16384)
+def _label_images(text: str, px: int) -> tuple[Image.Image, Image.Image, int, int]:
+    """(outline mask, glyph mask, width, height) of a label as Pillow "L" images."""
+    face = font(px)
+    left, top, right, bottom = face.getbbox(text)
+    width, height = int(right - left) + 4, int(bottom - top) + 4
+    glyph = Image.new("L", (width, height), 0)
+    ImageDraw.Draw(glyph).text((2 - left, 2 - top), text, font=face, fill=255)
+    outline = Image.new("L", (width, height), 0)
+    try:
+        ImageDraw.Draw(outline).text((2 - left, 2 - top), text, font=face, fill=255, stroke_width=1)
+    except (TypeError, ValueError):  # pragma: no cover - bitmap font without stroke support
+        outline = glyph
+    glyph.load()
+    outline.load()
+    return outline, glyph, width, height
+
+
+#: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
+#: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
+#: Atom names start right of the atom; residue labels start centred above the residue.
+_ATOM_SLOTS = ((0, 0, 0, 0), (-1, 0, -2, 0), (-0.5, -0.5, -1, -1), (-0.5, 0.5, -1, 1),
+               (0, -0.6, 0, -1), (0, 0.6, 0, 1), (-1, -0.6, -2, -1), (-1, 0.6, -2, 1))
+_RESIDUE_SLOTS = ((0, 0, 0, 0), (0, 1, 0, 1), (0.5, 0.5, 1, 1), (-0.5, 0.5, -1, 1),
+                  (0, -1, 0, 0), (0, 2, 0, 1), (0.55, 0, 1, 0), (-0.55, 0, -1, 0))
+_POLAR = frozenset({"N", "O", "S"})
+
+
+@dataclass(frozen=True)
+class PlacedLabel:
+    """One label where it is drawn: ``key`` is ``("atom", complex atom index)`` or
+    ``("residue", residue index)``; ``x, y`` the top-left pixel of its sprite (``width`` x
+    ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps."""
+
+    key: tuple[str, int]
+    text: str
+    colour: tuple[int, int, int]
+    px: int
+    x: int
+    y: int
+    width: int
+    height: int
+    free: bool
+
+
+def _ligand_distance(complex_, atoms: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Distance (Å) from each atom at ``rows`` of ``atoms`` to the nearest shown ligand atom
+    (inf when no ligand atom is shown)."""
+    ligand = atoms[complex_.is_ligand[atoms]]
+    if ligand.size == 0 or rows.size == 0:
+        return np.full(rows.size, np.inf)
+    xyz = complex_.coords[atoms[rows]]
+    lig = complex_.coords[ligand]
+    return np.sqrt(((xyz[:, None, :] - lig[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+
+
+def _atom_entry(complex_, atoms, k, layer, rank, u, v, depth, radius_px, colour) -> list:
+    """Layout entry of the atom name of ``atoms[k]``: polar atoms (N, O, S) first, then by
+    ``rank`` (depth or distance to the ligand)."""
+    atom = int(atoms[k])
+    text = str(complex_.atom_names[atom])
+    polar = str(complex_.elements[atom]).strip().upper() in _POLAR
+    x, y = float(u[k]) + float(radius_px[k]), float(v[k])
+    return [(layer, 0 if polar else 1, rank, atom), (1 - layer, -float(depth[k]), text, x, y), float(u[k]), y,
+            float(radius_px[k]), text, colour, False, ("atom", atom)]
+
+
+def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -> list[list]:
+    """Layout entries ``[priority, legacy order, u, v, radius, text, colour, centred, key]``."""
+    inside = alive & (u >= 0) & (u < size) & (v >= 0) & (v < size)
+    ligand = complex_.is_ligand[atoms]
+    res_idx = complex_.residue_index[atoms]
+    entries: list[list] = []
+    if style.label_mode == "standard":
+        # One label per shown residue, centred above its CA (else above the centre of its
+        # shown atoms), in the residue's carbon colour, lightened.
+        rows = np.flatnonzero(~ligand & alive & (res_idx >= 0))
+        if rows.size:
+            residues = np.unique(res_idx[rows])
+            slot = np.searchsorted(residues, res_idx[rows])
+            count = np.bincount(slot, minlength=residues.size).astype(np.float64)
+            lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
+            lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
+            ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
+            near = np.full(residues.size, np.inf)
+            np.minimum.at(near, slot, _ligand_distance(complex_, atoms, rows))
+            ca_rows = rows[complex_.atom_names[atoms[rows]] == "CA"]
+            if ca_rows.size:
+                ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
+                ca_k = ca_rows[ca_first]
+                where = np.searchsorted(residues, ca_res)
+                lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
+            keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+            for r, x, y, z, d in zip(residues[keep].tolist(), lu[keep].tolist(), lv[keep].tolist(),
+                                     ld[keep].tolist(), near[keep].tolist()):
+                text = complex_.residues[r].label
+                entries.append([(1, d, 0.0, r), (0, -z, text, x, y), x, y, 0.0, text,
+                                RESIDUE_LABEL_COLOURS[r % 2], True, ("residue", int(r))])
+        ions = np.flatnonzero(~ligand & inside & (res_idx < 0))  # metal ions: labelled with their element
+        for k, d in zip(ions.tolist(), _ligand_distance(complex_, atoms, ions).tolist()):
+            entries.append(_atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, LIGAND_LABEL_COLOUR))
+    elif style.label_mode == "residue_atoms":
+        rows = np.flatnonzero(~ligand & inside)
+        for k, d in zip(rows.tolist(), _ligand_distance(complex_, atoms, rows).tolist()):
+            r = int(res_idx[k])
+            colour = RESIDUE_LABEL_COLOURS[r % 2] if r >= 0 else LIGAND_LABEL_COLOUR
+            entries.append(_atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, colour))
+    for k in np.flatnonzero(ligand & inside).tolist():
+        entries.append(_atom_entry(complex_, atoms, k, 0, float(depth[k]), u, v, depth, radius_px, LIGAND_LABEL_COLOUR))
+    return entries
+
+
+def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -> list[PlacedLabel]:
+    """The labels of a picture in drawing order (later ones on top), placed collision-aware.
+
+    Every label of the paper's style is kept. Labels are placed one by one, ligand atom names
+    first (polar atoms, then near to far), then residue labels or residue atom names (nearest to
+    the ligand first): each takes the first of its candidate slots around its atom that lies
+    inside the image and overlaps no label placed before. A label with no free slot stays at its
+    default slot and is drawn first, under the free ones, so a free label is never covered.
+    With ``style.label_placement == "overlap"`` every label stays at its default slot, residue
+    labels under ligand labels and far to near (the layout of RENDER_VERSION 2, for comparison).
+    """
+    px = label_px(style, size)
+    entries = _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size)
+    avoid = style.label_placement != "overlap"
+    entries.sort(key=lambda e: e[0] if avoid else e[1])
+    taken = np.zeros((size, size), dtype=bool)
+    free: list[PlacedLabel] = []
+    stuck: list[PlacedLabel] = []
+    for _, _, lu, lv, radius, text, colour, centred, key in entries:
+        if not text:
+            continue
+        _, w, h = label_sprite(text, px, colour)
+        if centred:
+            x0, y0, slots = lu - w / 2.0, lv - h - 2, _RESIDUE_SLOTS
+        else:
+            x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
+        placed = None
+        for dx, dy, sx, sy in slots if avoid else ():
+            x = int(round(x0 + dx * w + sx * radius))
+            y = int(round(y0 + dy * h + sy * radius))
+            if 0 <= x and 0 <= y and x + w <= size and y + h <= size and not taken[y + 1:y + h - 1, x + 1:x + w - 1].any():
+                placed = (x, y)
+                break
+        if placed is None:
+            stuck.append(PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False))
+        else:
+            taken[placed[1] + 1:placed[1] + h - 1, placed[0] + 1:placed[0] + w - 1] = True
+            free.append(PlacedLabel(key, text, colour, px, placed[0], placed[1], w, h, True))
+    return stuck + free
+
+
+def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:
+    """Paste the labels of :func:`layout_labels` onto ``image`` (RGB, final size)."""
+    core = image.im
+    for label in layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]):
+        sprite, w, h = label_sprite(label.text, label.px, label.colour)
+        core.paste(sprite, (label.x, label.y, label.x + w, label.y + h), sprite)
+
+
+def glyph_mask(text: str, px: int) -> np.ndarray:
+    """(height, width) uint8 coverage of a label's glyphs (255 = fully inside a glyph), in the
+    coordinates of its sprite: the pixels that show the label colour when the label is legible."""
+    return np.asarray(_label_images(text, px)[1])
+
+
+def lightened(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    return tuple(int(round(c + (255 - c) * 0.35)) for c in rgb)  # type: ignore[return-value]
+
+
+RESIDUE_LABEL_COLOURS = (lightened(POCKET_CARBONS[0]), lightened(POCKET_CARBONS[1]))

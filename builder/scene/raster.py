@@ -1,0 +1,362 @@
+"""The rasteriser: a render request to a Pillow image; a small, fast, deterministic stick renderer.
+
+The picture is a *view of the geometry*: every answer in the benchmark is computed from
+coordinates, so the renderer draws exactly the coordinates that :func:`scene_coordinates`
+returns, projected with :meth:`camera.Camera.project`. Nothing here is decided from pixels.
+
+Pipeline (one image):
+
+1. **Scene coordinates** (``projection.scene_coordinates``): front-view screen coordinates of
+   the shown atoms, each ``group`` moved as one rigid model by its operations, then the view
+   rotation.
+2. **Projection.** ``Camera.project`` with the camera of the request, which carries the image
+   size (``Camera.size``). Atoms at or behind the near plane are clipped: not drawn, no labels,
+   and a bond with a clipped end is not drawn.
+3. **Painter's algorithm** at ``Style.supersample`` x the output size, far to near (ties broken
+   by atom index). For each atom: the half-sticks that lead *away* from the viewer, then the
+   atom's shaded sphere sprite, then the half-sticks that lead *toward* the viewer. A bond is two
+   half-sticks, each coloured by its own atom; when both halves have the same colour (fog
+   levels at most one step apart) the stick is drawn once, at its farther atom's turn. Sticks
+   are Pillow polygons in ``Style.stick_bands`` bands (dark rim, lit body, and with 3 bands a
+   highlight) that imitate a shaded cylinder lit from the upper left; spheres are precomputed,
+   shaded, antialiased sprites pasted with Pillow (cached per colour, pixel radius and fog level).
+4. **Downsample** (box filter) to the output size: antialiased edges.
+5. **Labels** at the output size, on top of everything (``labels.draw_labels``).
+6. **PNG** with fixed encoder settings (``cache.encode_png``), so the same request gives the
+   same bytes.
+
+Colours are in ``requests``, light and sprites in ``shading``. **Depth cueing**: colours fade toward the black background with the distance from the camera;
+the fog ramp runs over the camera's fitted bounding sphere (``camera.distance -+ R`` with
+``R = distance * sin(fov / 2) / FIT_MARGIN``), so it depends only on the camera, and an atom
+moved toward the viewer gets brighter.
+
+Debug mode (``Style(debug_ids=True)``): every shown atom is a flat, hard-edged disc whose colour
+encodes its position in ``request.atoms`` (:func:`id_colour` / :func:`decode_id`), no bonds,
+labels, shading, fog or antialiasing, drawn at supersample 1 through the same projection,
+ordering and sprite-pasting code as the real picture. Tests use it to check that the picture
+matches the geometry to the pixel.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from ..core.errors import RenderError
+from ..core.records import Complex
+from .camera import FIT_MARGIN
+from .labels import PlacedLabel, draw_labels, layout_labels
+from .projection import check_atoms, scene_coordinates
+from .requests import RenderRequest
+from .shading import FOG_LEVELS, LIGHT, Sprite, atom_colours, band_table, id_colour, place, sphere_sprite
+
+
+def shown_bonds(complex_: Complex, atoms: np.ndarray) -> np.ndarray:
+    """(M, 2) positions in ``atoms`` of bonds with both ends shown."""
+    if complex_.bonds.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    position = np.full(complex_.n_atoms, -1, dtype=np.int64)
+    position[atoms] = np.arange(atoms.size)
+    pairs = position[np.asarray(complex_.bonds, dtype=np.int64).reshape(-1, 2)]
+    keep = (pairs >= 0).all(axis=1) & (pairs[:, 0] != pairs[:, 1])
+    return pairs[keep]
+
+
+class _Canvas:
+    """The supersampled picture plus the two drawing primitives (sprite paste, polygon fill).
+
+    Thousands of primitives are drawn per picture, so the calls go straight to Pillow's C
+    objects (``Image.im`` and ``ImageDraw.Draw(...).draw``, which Pillow's own ``paste`` and
+    ``polygon`` call with the same arguments); if a Pillow version lacks them, the public
+    methods are used instead, with the same pixels.
+    """
+
+    def __init__(self, size: int):
+        self.image = Image.new("RGB", (size, size), (0, 0, 0))
+        public = ImageDraw.Draw(self.image)
+        self._inks: dict[tuple[int, int, int], object] = {}
+        try:
+            core = self.image.im
+            draw_core = public.draw
+            if not (hasattr(core, "paste") and hasattr(draw_core, "draw_polygon") and hasattr(draw_core, "draw_ink")):
+                raise AttributeError("Pillow core drawing API not available")
+            self._core, self._draw_core = core, draw_core
+        except AttributeError:  # pragma: no cover - depends on the Pillow build
+            self._core = self._draw_core = None
+            self._public = public
+
+    def ink(self, rgb: tuple[int, int, int]) -> object:
+        ink = self._inks.get(rgb)
+        if ink is None:
+            ink = self._draw_core.draw_ink(rgb) if self._draw_core is not None else rgb
+            self._inks[rgb] = ink
+        return ink
+
+    def sprite_paster(self):
+        """``paste(sprite, x, y)``: paste a cached sprite with its top-left corner at (x, y)."""
+        if self._core is not None:
+            core_paste = self._core.paste
+
+            def paste(sprite: Sprite, x: int, y: int) -> None:
+                core_paste(sprite.core, (x, y, x + sprite.width, y + sprite.height), sprite.core)
+        else:  # pragma: no cover
+            image = self.image
+
+            def paste(sprite: Sprite, x: int, y: int) -> None:
+                image.paste(sprite.image, (x, y), sprite.image)
+        return paste
+
+    def polygon_filler(self):
+        """``fill(points, ink)``: fill a polygon given as a flat coordinate list."""
+        if self._draw_core is not None:
+            core_polygon = self._draw_core.draw_polygon
+
+            def fill(points: list[float], ink: object) -> None:
+                core_polygon(points, ink, 1)
+        else:  # pragma: no cover
+            public = self._public
+
+            def fill(points: list[float], ink: object) -> None:
+                public.polygon(points, fill=ink)
+        return fill
+
+
+@dataclass(frozen=True, eq=False)
+class _Frame:
+    """A request projected at the drawing size (``ss`` x the image size)."""
+
+    atoms: np.ndarray
+    coords: np.ndarray
+    size: int
+    ss: int
+    focal: float
+    depth: np.ndarray
+    alive: np.ndarray
+    inv: np.ndarray
+    half_img: float
+    u: np.ndarray
+    v: np.ndarray
+
+
+def _frame(complex_: Complex, request: RenderRequest) -> _Frame:
+    style = request.style
+    style.validate()
+    atoms = check_atoms(complex_, request.atoms)
+    if atoms.size == 0:
+        raise RenderError(f"{complex_.pdb_id}: empty atom selection, nothing to render")
+    coords = scene_coordinates(complex_, request)
+    camera = request.camera
+    size = int(camera.size)
+    ss = 1 if style.debug_ids else int(style.supersample)
+    focal = camera.focal_px * ss
+    depth = camera.depth(coords)
+    alive = depth > camera.near
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(alive, 1.0 / depth, 0.0)
+    half_img = size * ss / 2.0
+    u = half_img + coords[:, 0] * focal * inv
+    v = half_img - coords[:, 1] * focal * inv
+    limit = 4.0 * size * ss  # atoms farther off-image than this are not drawn
+    alive &= (np.abs(u - half_img) < limit) & (np.abs(v - half_img) < limit)
+    return _Frame(atoms, coords, size, ss, focal, depth, alive, inv, half_img, u, v)
+
+
+def _bonds_and_radii(complex_: Complex, f: _Frame, style) -> tuple[np.ndarray, np.ndarray]:
+    """Drawn bonds (positions in ``f.atoms``, both ends alive) and sphere radii in quarter
+    pixels of the drawing size (bonded atoms ``atom_radius``, lone atoms ``lone_atom_radius``)."""
+    bonds = shown_bonds(complex_, f.atoms)
+    bonds = bonds[f.alive[bonds[:, 0]] & f.alive[bonds[:, 1]]] if bonds.size else bonds
+    bonded = np.zeros(f.atoms.size, dtype=bool)
+    if bonds.size:
+        bonded[bonds.ravel()] = True
+    radius_a = np.where(bonded, style.atom_radius, style.lone_atom_radius)
+    return bonds, np.maximum(np.rint(f.focal * radius_a * f.inv * 4.0), 2).astype(np.int64)
+
+
+def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]:
+    """The labels of a request's picture as drawn (``labels.layout_labels``), without drawing."""
+    f = _frame(complex_, request)
+    if request.style.label_mode == "none" or request.style.debug_ids:
+        return []
+    _, radius_q = _bonds_and_radii(complex_, f, request.style)
+    return layout_labels(complex_, f.atoms, f.u / f.ss, f.v / f.ss, f.alive, f.depth, radius_q / (4.0 * f.ss),
+                         request.style, f.size)
+
+
+def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
+    """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
+    style = request.style
+    f = _frame(complex_, request)
+    atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
+    alive, half_img, u, v = f.alive, f.half_img, f.u, f.v
+    camera = request.camera
+    canvas = _Canvas(size * ss)
+
+    # Far to near, ties by atom index.
+    order = np.lexsort((atoms, -depth))
+    order = order[alive[order]]
+
+    paste = canvas.sprite_paster()
+    if style.debug_ids:
+        radius_q = int(round(style.debug_radius_px * 4))
+        for k in order.tolist():
+            sprite = sphere_sprite(id_colour(k), radius_q, 0, 0.0, True)
+            x, y = place(sprite, float(u[k]), float(v[k]))
+            paste(sprite, x, y)
+        return canvas.image
+
+    # Depth cue level per atom (fog ramp over the camera's fitted bounding sphere).
+    sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
+    near_d, far_d = camera.distance - sphere_r, camera.distance + sphere_r
+    t = np.clip((depth - near_d) / max(far_d - near_d, 1e-9), 0.0, 1.0)
+    fog_level = np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
+    base = atom_colours(complex_, atoms)
+
+    # Shown bonds; sphere radius in px (quarter-pixel steps), per atom.
+    bonds, radius_q = _bonds_and_radii(complex_, f, style)
+
+    # Draw list: at each atom's turn (far to near) the half-sticks leading away from the viewer
+    # (phase 0), the sphere (phase 1), the half-sticks leading toward the viewer (phase 2).
+    rank = np.full(atoms.size, -1, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    sticks = stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, ss) if bonds.size else None
+    n_sph = order.size
+    if sticks is not None:
+        owner, phase, polys, rgb = sticks
+        n_poly = polys.shape[0]
+        key1 = np.concatenate([rank[order] * 3 + 1, rank[owner] * 3 + phase])
+        key2 = np.concatenate([np.zeros(n_sph, dtype=np.int64), np.arange(n_poly, dtype=np.int64)])
+        prim = np.lexsort((key2, key1))
+        packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+        uniq, ink_index = np.unique(packed, return_inverse=True)
+        ink_table = [canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255)) for c in uniq.tolist()]
+        inks_l = [ink_table[i] for i in ink_index.reshape(-1).tolist()]
+        polys_l = polys.tolist()
+    else:
+        prim = np.arange(n_sph)
+        inks_l, polys_l = [], []
+
+    # Sprites of the spheres, in draw order.
+    # one sprite per distinct (colour, radius, fog level): look each up once, then index
+    fog_amount = float(style.fog)
+    ordered_base = base[order].astype(np.int64)
+    colour_key = (ordered_base[:, 0] << 16) | (ordered_base[:, 1] << 8) | ordered_base[:, 2]
+    sprite_key = (colour_key * 65536 + radius_q[order]) * 256 + fog_level[order]
+    distinct, which = np.unique(sprite_key, return_inverse=True)
+    distinct_sprites = [
+        sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, fog_amount, False)
+        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())]
+    sprites = [distinct_sprites[i] for i in which.reshape(-1).tolist()]
+    half = np.ceil(radius_q[order] / 4.0 + 1.0)
+    xs = np.floor(u[order] - half + 0.5).astype(np.int64).tolist()
+    ys = np.floor(v[order] - half + 0.5).astype(np.int64).tolist()
+
+    if canvas._core is not None and canvas._draw_core is not None:
+        # hot loop on Pillow's core calls with precomputed arguments (about 2,000 polygons and
+        # 700 sprites per pocket image)
+        core_paste, core_polygon = canvas._core.paste, canvas._draw_core.draw_polygon
+        cores = [sp.core for sp in sprites]
+        boxes = [(x, y, x + sp.width, y + sp.height) for sp, x, y in zip(sprites, xs, ys)]
+        for p in prim.tolist():
+            if p < n_sph:
+                core = cores[p]
+                core_paste(core, boxes[p], core)
+            else:
+                q = p - n_sph
+                core_polygon(polys_l[q], inks_l[q], 1)
+    else:  # pragma: no cover - public Pillow API only
+        fill = canvas.polygon_filler()
+        for p in prim.tolist():
+            if p < n_sph:
+                paste(sprites[p], xs[p], ys[p])
+            else:
+                fill(polys_l[p - n_sph], inks_l[p - n_sph])
+
+    image = canvas.image
+    if ss > 1:
+        image = image.reduce(ss)
+    if style.label_mode != "none":
+        draw_labels(image, complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style)
+    return image
+
+
+#: Sticks thinner than this half-width (final pixels) are drawn in one band (see stick_polygons).
+THIN_STICK_PX = 3.0
+
+
+def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, supersample):
+    """Band polygons of all half-sticks: ``(owner, phase, polys, rgb)`` with one row per band
+    polygon, bands of one stick consecutive. ``owner`` is the atom at whose turn the polygon is
+    drawn, ``phase`` 0 (before its sphere: leads away from the viewer) or 2 (after it),
+    ``polys`` (P, 8) image coordinates, ``rgb`` (P, 3) int colours."""
+    a, b = bonds[:, 0], bonds[:, 1]
+    mid = (coords[a] + coords[b]) / 2.0
+    mdepth = depth[a] * 0.5 + depth[b] * 0.5
+    mu = half_img + mid[:, 0] * focal / mdepth
+    mv = half_img - mid[:, 1] * focal / mdepth
+    layout, band_inks = band_table(int(style.stick_bands), float(style.fog))
+    nb = len(layout)
+    rs = float(style.stick_radius) * focal
+    # Same colour and (nearly) the same fog on both halves: one full stick, drawn at the farther
+    # atom's turn in the farther atom's shade (a one-level fog step is invisible; this saves a
+    # third of the polygons of a pocket).
+    same = (base[a] == base[b]).all(axis=1) & (np.abs(fog_level[a] - fog_level[b]) <= 1)
+    # Light direction in image coordinates (v grows downward).
+    lx, ly = float(LIGHT[0]), float(-LIGHT[1])
+    owners, phases, polys_all, rgbs = [], [], [], []
+    for first, second in ((a, b), (b, a)):
+        # Half at `first`: from first to the midpoint, or to `second` when merged.
+        ex = np.where(same, u[second], mu)
+        ey = np.where(same, v[second], mv)
+        ed = np.where(same, depth[second], mdepth)
+        dx, dy = ex - u[first], ey - v[first]
+        length = np.hypot(dx, dy)
+        ok = length > 1e-6
+        farther_first = (depth[first] > depth[second]) | ((depth[first] == depth[second]) & (first < second))
+        ok &= ~same | farther_first  # merged sticks only once, at the farther atom
+        rows = np.flatnonzero(ok)
+        if rows.size == 0:
+            continue
+        f = first[rows]
+        uf, vf, exr, eyr = u[f], v[f], ex[rows], ey[rows]
+        nx = -dy[rows] / length[rows]
+        ny = dx[rows] / length[rows]
+        flip = (nx * lx + ny * ly) < 0
+        nx = np.where(flip, -nx, nx)
+        ny = np.where(flip, -ny, ny)
+        w0 = rs / depth[f]
+        w1 = rs / ed[rows]
+        polys = np.empty((rows.size, nb, 8))
+        rgb = np.empty((rows.size, nb, 3), dtype=np.int64)
+        colours = base[f].astype(np.float64)
+        fog = fog_level[f]
+        for j, (s0, s1) in enumerate(layout):
+            polys[:, j, 0] = uf + nx * s0 * w0
+            polys[:, j, 1] = vf + ny * s0 * w0
+            polys[:, j, 2] = uf + nx * s1 * w0
+            polys[:, j, 3] = vf + ny * s1 * w0
+            polys[:, j, 4] = exr + nx * s1 * w1
+            polys[:, j, 5] = eyr + ny * s1 * w1
+            polys[:, j, 6] = exr + nx * s0 * w1
+            polys[:, j, 7] = eyr + ny * s0 * w1
+            rgb[:, j] = np.clip(np.rint(colours * band_inks[fog, j][:, None]), 0, 255)
+        keep = np.ones((rows.size, nb), dtype=bool)
+        if nb > 1:
+            # Thin sticks (half-width under THIN_STICK_PX final pixels) show no visible banding:
+            # draw them as one full-width polygon in the one-band shade (saves a third of the
+            # drawing time of a whole-pocket view; close-ups keep their bands).
+            thin = np.maximum(w0, w1) / float(supersample) < THIN_STICK_PX
+            if thin.any():
+                _, single_inks = band_table(1, float(style.fog))
+                rgb[thin, 0] = np.clip(np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255)
+                keep[thin, 1:] = False
+        phase_rows = np.where(ed[rows] < depth[f], 2, 0)
+        owners.append(np.repeat(f, nb)[keep.reshape(-1)])
+        phases.append(np.repeat(phase_rows, nb)[keep.reshape(-1)])
+        polys_all.append(polys.reshape(-1, 8)[keep.reshape(-1)])
+        rgbs.append(rgb.reshape(-1, 3)[keep.reshape(-1)])
+    if not owners:
+        return None
+    return np.concatenate(owners), np.concatenate(phases), np.concatenate(polys_all), np.concatenate(rgbs)

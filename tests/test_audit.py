@@ -1,0 +1,141 @@
+"""The dataset audit on real builds: clean on a fresh build, and it catches a planted ambiguous
+question and a corrupted stored image; the build records its sampled audit; the pixel solver."""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from misi_bench.builder.dataset import pixel_solver
+from misi_bench.builder.dataset.audit import audit_dataset
+from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.dataset.parquet import read_rows, write_rows
+
+
+def _rewrite(folder, task, split, change) -> str:
+    """Apply ``change(rows)`` to the first shard of task/split; returns the changed row's id."""
+    path = sorted((folder / task).glob(f"{split}-*.parquet"))[0]
+    rows = read_rows(path)
+    rid = change(rows)
+    write_rows(rows, path)
+    return rid
+
+
+@pytest.fixture()
+def copy_dir(data_dir, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(data_dir, out, ignore=shutil.ignore_patterns(".work"))
+    return out
+
+
+def test_fresh_build_audits_clean(data_dir):
+    report = audit_dataset(data_dir, split="test")
+    assert not report.problems
+    for task, result in report.tasks.items():
+        assert result.questions > 0, task
+        assert result.reproduced == result.questions and not result.mismatched and not result.errors, task
+    unique_tasks = [t for t, r in report.tasks.items() if r.checked_unique]
+    assert set(unique_tasks) == {"translation", "rotation", "zooming", "translation_rotation", "rotation_rotation",
+                                 "docking", "interaction_location"}
+    assert all(not report.tasks[t].ambiguous for t in unique_tasks)
+    assert report.ok, report.format_text()
+
+
+def test_build_records_sampled_audit(data_dir):
+    audit = read_manifest(data_dir)["audit"]
+    assert audit["ok"] and audit["sample_per_config"] >= 1
+    assert "seconds" not in audit  # the manifest stays byte-identical between runs
+    assert {t["questions"] for t in audit["tasks"].values()} <= set(range(1, audit["sample_per_config"] + 1))
+    assert all(t["reproduced"] == t["questions"] for t in audit["tasks"].values())
+
+
+def test_audit_catches_a_corrupted_image(copy_dir):
+    def corrupt(rows):
+        image = Image.open(io.BytesIO(rows[0]["images"][3]["bytes"])).convert("RGB")
+        ImageDraw.Draw(image).rectangle((200, 200, 203, 203), fill=(255, 255, 255))
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        rows[0]["images"][3] = {"bytes": buf.getvalue(), "path": None}
+        return rows[0]["id"]
+
+    rid = _rewrite(copy_dir, "translation", "test", corrupt)
+    report = audit_dataset(copy_dir, configs=["translation"], split="test")
+    assert report.tasks["translation"].mismatched == [rid]
+    assert not report.ok
+
+
+def test_audit_catches_a_planted_ambiguous_question(copy_dir):
+    """Option B (or A) of a T6 question becomes a copy of the correct option, operations and
+    image alike: every image still reproduces, but the question has two right answers."""
+    def plant(rows):
+        row = rows[0]
+        meta = json.loads(row["metadata"])
+        gold = "ABCD".index(row["answer"])
+        other = (gold + 1) % 4
+        meta["option_operations"][other] = meta["option_operations"][gold]
+        row["metadata"] = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+        first = len(row["images"]) - 4
+        row["images"][first + other] = dict(row["images"][first + gold])
+        return row["id"]
+
+    rid = _rewrite(copy_dir, "rotation_rotation", "test", plant)
+    report = audit_dataset(copy_dir, configs=["rotation_rotation"], split="test")
+    result = report.tasks["rotation_rotation"]
+    assert result.reproduced == result.questions
+    assert result.ambiguous == [f"{rid} (margin 0)"]
+    assert min(result.margins) == 0 and not report.ok
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    code = "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_audit_command_json_and_exit_code(data_dir):
+    out = _cli("audit", str(data_dir), "--configs", "translation", "pocket_ligand", "--limit", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert set(summary["tasks"]) == {"translation", "pocket_ligand"}
+    assert summary["tasks"]["translation"]["questions"] == 1 and summary["tasks"]["translation"]["unique"] == 1
+    assert _cli("audit", str(data_dir / "missing")).returncode == 2
+
+
+def test_pixel_solver_reads_t1_from_the_pictures(data_dir):
+    """Registration answers every T1 question of the build exactly; a corrupted 'after' image
+    (a blank one) leaves it nothing to answer."""
+    values = pixel_solver.scores(data_dir, "translation")
+    assert values and np.mean(values) >= 0.95
+    blank = io.BytesIO()
+    Image.new("RGB", (512, 512)).save(blank, format="PNG")
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    row = next(iter_config_rows(data_dir, "translation", "test"))
+    images = [img["bytes"] for img in row["images"]]
+    assert pixel_solver.solve("translation", row["question"], images) == row["answer"]
+    assert pixel_solver.solve("translation", row["question"], images[:3] + [blank.getvalue()]) != row["answer"]
+
+
+def test_card_lists_the_pixel_baseline(data_dir):
+    card = (data_dir / "README.md").read_text(encoding="utf-8")
+    line = next(l for l in card.splitlines() if l.startswith("| pixel-only registration"))
+    cells = [c.strip() for c in line.strip("|").split("|")][1:]
+    assert cells[0] != "–" and float(cells[0]) >= 95.0  # T1
+    assert cells[1] == "–"  # T2 is not attempted
+
+
+def test_pixel_baseline_is_registered_with_the_scorer():
+    from misi_bench.builder import scoring
+
+    assert pixel_solver.KIND in scoring.IMAGE_BASELINES and pixel_solver.KIND not in scoring.BASELINE_KINDS
+
+
+def test_scorer_loads_without_image_code():
+    code = "import sys, misi_bench.builder.scoring; print(sorted(m for m in ('PIL', 'numpy.fft') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
