@@ -53,7 +53,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ..dataset.audit import audit_dataset  # noqa: PLC0415
 
     report = audit_dataset(args.folder, configs=args.configs, split=args.split, limit=args.limit,
-                           source=args.source, progress=not args.json and not args.quiet)
+                           source=args.source, structures=args.structures,
+                           progress=not args.json and not args.quiet)
     print(json.dumps(report.summary(), indent=1) if args.json else report.format_text())
     return 0 if report.ok else 1
 
@@ -116,7 +117,8 @@ def add_commands(sub) -> None:
     p.add_argument("--configs", nargs="*", choices=TASKS, help="task configs to audit (default: all)")
     p.add_argument("--split", default="test", choices=("train", "test", "tiny"))
     p.add_argument("--limit", type=int, help="at most N questions per config")
-    p.add_argument("--source", help="structures to re-read: 'samples' or a PDBbind root (default: from the manifest)")
+    p.add_argument("--source", help="structures to re-read: 'samples', a PDBbind root or 'ids:LIST.csv' (default: from the manifest)")
+    p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_audit)

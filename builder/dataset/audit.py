@@ -123,9 +123,10 @@ class AuditReport:
 class _Auditor:
     """Shared state of one audit: structures, rendered pixels (LRU), block means."""
 
-    def __init__(self, manifest: dict, source: str | None):
+    def __init__(self, manifest: dict, source: str | None, structures: str | None = None):
         cfg = manifest["config"]
-        refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"))}
+        refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"),
+                                               structures or manifest.get("structures"))}
         self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]))
         self.pixels = RenderCache(CACHE_BYTES, render=lambda cx, req: np.asarray(render_image(cx, req)))
         self.means = RenderCache(CACHE_BYTES // 8, render=lambda cx, req: block_means(self.pixels.get(cx, req)))
@@ -214,10 +215,11 @@ def select_rows(folder: Path, task: str, split: str, limit: int | None, sample: 
 
 def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, split: str = "test",
                   limit: int | None = None, checks: Sequence[str] = CHECKS, sample: int | None = None,
-                  source: str | None = None, progress: bool = False) -> AuditReport:
+                  source: str | None = None, progress: bool = False, structures: str | None = None) -> AuditReport:
     """Audit a built folder (see the module docstring). ``limit``: at most N questions per config;
     ``sample``: N questions spread evenly over each config's ids; ``source``: where to read the
-    structures (default: the manifest's source)."""
+    structures (default: the manifest's source); ``structures``: the entries folder of an ``ids:``
+    source (default: the one the manifest names)."""
     start = time.perf_counter()
     folder = Path(folder)
     unknown = [c for c in checks if c not in CHECKS]
@@ -232,7 +234,7 @@ def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, spli
     if bad:
         raise MisiError(f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}")
     report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
-    auditor = _Auditor(manifest, source)
+    auditor = _Auditor(manifest, source, structures)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
     bar = tqdm(total=total if sample is None and limit is None else None, desc="audit", unit="q", disable=not progress)
     for task in tasks:
