@@ -4,8 +4,10 @@ ones.
 
 Public constants used: the 30 degree field of view of the dataset card (focal length
 ``f = (W / 2) / tan(15 deg)`` px for a ``W`` px image) and the camera distance ``d`` that the T1
-and T3 prompts state. The ligand is found by colour: its carbons are the only grey atoms (pocket
-carbons are purple or orange); label text (near white) is left out.
+and T3 prompts state; for T3 also the renderer's public style constants (base colours, stick
+band shades, fog ramp, label colours; imported from ``builder.scene``, never coordinates). The
+ligand is found by colour: its carbons are the only grey atoms (pocket carbons are purple or
+orange); label text (near white) is left out.
 
 * **T1** ``move x|y D``: the 2D shift of the ligand between image 1 (front) and image 4 (front
   after the move), by phase correlation of the ligand masks; the larger component gives the axis
@@ -21,6 +23,7 @@ carbons are purple or orange); label text (near white) is left out.
   steps) and scores when image 4 shows the same base and band there; the score curve is smoothed
   over +-0.5 Å and its peak, rounded, is the answer. Depths are read one level nearer than the
   level's centre (:data:`LEVEL_OFFSET`): merged sticks carry their farther atom's level.
+  (The ligand's scale change alone scored 0.27: labels cover most of it in image 1.)
 
 T2 is not attempted: an out-of-plane roll cannot be undone in 2D without reconstructing depth.
 """
