@@ -52,10 +52,12 @@ def _by_id(rows):
 # --- Hugging Face / TRL -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def hf_dataset(exports):
+def hf_dataset(exports, tmp_path_factory):
     import datasets
 
-    return datasets.load_dataset(str(exports["hf"].out), split="train")
+    # a cache of its own: the shared ~/.cache could hold an earlier export of the same path
+    return datasets.load_dataset(str(exports["hf"].out), split="train",
+                                 cache_dir=str(tmp_path_factory.mktemp("hf_cache")))
 
 
 def test_hf_export_loads_with_datasets_and_matches_source(hf_dataset, source, exports):
