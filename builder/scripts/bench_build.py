@@ -22,10 +22,10 @@ PAPER_IMAGES = 587_975
 
 _CHILD = """
 import json, sys, time
-from ..dataset.build import build_dataset
+from misi_bench.builder.dataset.build import build_dataset
 t = time.perf_counter()
 m = build_dataset(source="samples", out=sys.argv[1], limit=int(sys.argv[2]), workers=int(sys.argv[3]),
-                  progress=False, validate=False)
+                  progress=False, validate=False, audit=sys.argv[4] == "1")
 dt = time.perf_counter() - t
 q = sum(m["totals"]["questions"][s] for s in ("train", "test"))
 i = sum(m["totals"]["images"].values())
@@ -34,9 +34,9 @@ print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss 
 """
 
 
-def run(limit: int, workers: int) -> dict:
+def run(limit: int, workers: int, audit: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, "-c", _CHILD, f"{tmp}/out", str(limit), str(workers)],
+        out = subprocess.run([sys.executable, "-c", _CHILD, f"{tmp}/out", str(limit), str(workers), str(int(audit))],
                              check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -45,10 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--sizes", default="5,10,19")
+    parser.add_argument("--no-audit", action="store_true",
+                        help="leave out the build's sampled audit (a fixed cost per build, not per complex)")
     args = parser.parse_args(argv)
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
-        r = run(n, args.workers)
+        r = run(n, args.workers, audit=not args.no_audit)
         rows.append(r)
         print(f"{r['complexes']:3d} complexes: {r['seconds']:7.1f} s, {r['seconds'] / r['complexes']:.2f} s/complex, "
               f"{r['questions']} questions, {r['images']} images ({r['images'] / r['seconds']:.1f} images/s), "
