@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from misi_bench.eval_plugins.common import data_location
+from misi_bench.eval_plugins.common import call_main, data_location
 
 #: The folder that holds ``misi/`` (what ``--include_path`` gets).
 TASKS_ROOT = Path(__file__).resolve().parent / "tasks"
@@ -117,7 +117,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     (lmms-eval itself exits 0 on such errors). Returns the exit status (2: launch refused,
     1: results missing).
     """
-    from misi_bench.eval_plugins.common import call_main
     from misi_bench.eval_plugins.preflight import run_checked
 
     argv = list(sys.argv[1:] if argv is None else argv)

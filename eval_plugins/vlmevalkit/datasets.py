@@ -7,7 +7,11 @@ import os.path as osp
 import sys
 from collections.abc import Sequence
 
-from misi_bench.eval_plugins.common import TASKS, TEST_SPLIT, TINY_SPLIT, load_split, score_doc_raw
+from misi_bench.eval_plugins import preflight
+from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
+from misi_bench.eval_plugins.common import (TASKS, TEST_SPLIT, TINY_SPLIT, call_main, load_split, score_doc_raw,
+                                           to_pil_rgb)
+from misi_bench.eval_plugins.preflight import PreflightError, option_values
 
 GROUP = "MiSI"
 TINY_SUFFIX = "_tiny"
@@ -190,8 +194,6 @@ def _raw_images(ds):
 
 def _write_image(image, path: str) -> None:
     """Write one stored image (``{"bytes", "path"}``) as a PNG file (atomically)."""
-    from misi_bench.eval_plugins.common import to_pil_rgb
-
     tmp = f"{path}.tmp{os.getpid()}"
     data = image.get("bytes") if isinstance(image, dict) else None
     if data and data[:8] == b"\x89PNG\r\n\x1a\n":
@@ -209,8 +211,6 @@ def register() -> list[str]:
     ``supported_datasets()``, so appending to that list (and to ``SUPPORTED_DATASETS``, which
     the runner's argument help and ``vlmutil`` read) is enough.
     """
-    from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
-
     ensure_torchvision_importable()
     import vlmeval.dataset as vd
 
@@ -226,8 +226,6 @@ def register() -> list[str]:
 
 
 def _config(argv: Sequence[str]) -> dict:
-    from misi_bench.eval_plugins.preflight import PreflightError, option_values
-
     path = (option_values(argv, "--config") or [None])[-1]
     if path is None:
         return {}
@@ -241,16 +239,12 @@ def _config(argv: Sequence[str]) -> dict:
 def _requested_data(argv: Sequence[str]) -> list[str]:
     """Dataset names of ``--data`` or of the ``--config`` file's ``data`` entries (their
     ``dataset`` value, else the key)."""
-    from misi_bench.eval_plugins.preflight import option_values
-
     data = _config(argv).get("data") or {}
     return (option_values(argv, "--data") or []) + [str(v.get("dataset", k)) if isinstance(v, dict) else k
                                                     for k, v in data.items()]
 
 
 def _requested_models(argv: Sequence[str]) -> list[str]:
-    from misi_bench.eval_plugins.preflight import option_values
-
     return (option_values(argv, "--model") or []) + list(_config(argv).get("model") or {})
 
 
@@ -263,8 +257,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     dataset pair must have been scored (VLMEvalKit logs a failed pair and goes on). Returns the
     exit status (2: launch refused, 1: a pair not scored).
     """
-    from misi_bench.eval_plugins import preflight
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         expected = preflight.expand_requested(_requested_data(argv), list(DATASET_NAMES),
@@ -275,7 +267,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     register()
     from vlmeval import run as vrun
 
-    from misi_bench.eval_plugins.common import call_main
 
     start = len(EVALUATED)
     code = call_main("vlmeval-run", argv, vrun.main)

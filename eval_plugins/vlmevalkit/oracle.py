@@ -10,6 +10,7 @@ import os
 from functools import partial
 
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
+from misi_bench.eval_plugins.common import data_location, gold_by_id
 
 ensure_torchvision_importable()
 
@@ -21,8 +22,6 @@ class MisiOracle(BaseModel):
 
     def __init__(self, data_path: str | None = None, **kwargs):
         super().__init__()
-        from misi_bench.eval_plugins.common import data_location
-        from ..common import gold_by_id
 
         self.gold = gold_by_id(data_path or data_location()[0])
 
