@@ -66,7 +66,8 @@ class HBond:
 
     def pocket_text(self) -> str:
         """``RES NUM ATOM CHAIN, LIGATOM`` (T9, T8)."""
-        return f"{self.res_name} {self.res_number}{self.ins_code} {self.protein_atom_name} {self.chain}, {self.ligand_atom_name}"
+        residue = f"{self.res_name} {self.res_number}{self.ins_code}"
+        return f"{residue} {self.protein_atom_name} {self.chain}, {self.ligand_atom_name}"
 
     def residue_text(self) -> str:
         """``RES ATOM, LIGATOM`` (T4)."""
