@@ -34,6 +34,7 @@ def copy_dir(data_dir, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_fresh_build_audits_clean(data_dir):
     report = audit_dataset(data_dir, split="test")
     assert not report.problems

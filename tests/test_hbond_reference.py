@@ -9,6 +9,7 @@ of the detector or of the reference pipeline fails.
 """
 import importlib.util
 
+import pytest
 from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
 
 from misi_bench.builder.scripts.hbond_reference import reference_sets
@@ -16,6 +17,9 @@ from misi_bench.builder.scripts.hbond_report import compare, pooled, set_dirs
 from misi_bench.builder.scripts.hbond_shared_h import shared_h_copy
 
 assert importlib.util.find_spec("plip") is not None, "pip install 'misi-bench[reference]'"
+
+#: PLIP and Open Babel on three sets of real complexes: the slow lane.
+pytestmark = pytest.mark.slow
 
 
 def test_agreement_with_plip_on_the_samples():
