@@ -127,7 +127,8 @@ class _Auditor:
         cfg = manifest["config"]
         refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"),
                                                structures or manifest.get("structures"))}
-        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]))
+        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]),
+                                           cfg.get("hbonds", "plip"))
         self.pixels = RenderCache(CACHE_BYTES, render=lambda cx, req: np.asarray(render_image(cx, req)))
         self.means = RenderCache(CACHE_BYTES // 8, render=lambda cx, req: block_means(self.pixels.get(cx, req)))
 

@@ -12,8 +12,8 @@ import numpy as np
 from ..operations.transforms import VIEW_NAMES
 from ..scene.camera import fit_camera
 from ..chemistry.hbonds import format_residue_answer
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata,
-                   request)
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, hbond_rule,
+                   metadata, request)
 
 TASK = "residue_ligand"
 
@@ -81,7 +81,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         images = residue_images(ann, r)
         lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
         question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
-                               example_residue=residue.name)
+                               example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
         answer = format_residue_answer(bonds)
         meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
                                                "number": residue.number, "ins_code": residue.ins_code},
