@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..chemistry.structure import load_complex
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
