@@ -214,7 +214,14 @@ def chimerax_graph(cx: Complex, h_coords: np.ndarray | None = None,
                                     "(chimerax H-bond mode)")
     if h_coords is None:
         h_coords, h_parent = chimerax_hydrogens(cx)
-    return mills_dean.Graph(cx.coords, cx.elements, cx.atom_types, cx.bonds, cx.h_count, h_coords, h_parent)
+    # protein atoms are typed by template, so a neighbour the pocket cut removed (the peptide C
+    # of a segment's first N, e.g. a proline N) is no free valence; histidine ring N without input
+    # hydrogens stay open (either may carry the H, as ChimeraX treats an H-less ring N)
+    open_his = (cx.res_names == "HIS") & np.isin(cx.atom_names, ("ND1", "NE2")) & (cx.atom_types == "Npl") \
+        & (cx.h_count == 0)
+    saturated = ~cx.is_ligand & ~open_his
+    return mills_dean.Graph(cx.coords, cx.elements, cx.atom_types, cx.bonds, cx.h_count, h_coords, h_parent,
+                            saturated=saturated)
 
 
 def chimerax_hydrogens(cx: Complex) -> tuple[np.ndarray, np.ndarray]:

@@ -185,7 +185,8 @@ class Graph:
     inferred). Built by ``hbonds`` from a ``Complex``; kept small so fixtures can build one."""
 
     def __init__(self, coords, elements, types, bonds, h_count, h_coords, h_parent,
-                 rings: list[tuple[int, ...]] | None = None, aromatic_rings: set | None = None):
+                 rings: list[tuple[int, ...]] | None = None, aromatic_rings: set | None = None,
+                 saturated=None):
         self.coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
         self.elements = [str(e) for e in elements]
         self.types = [str(t) for t in types]
@@ -195,6 +196,9 @@ class Graph:
             self.nbrs[int(a)].append(int(b))
             self.nbrs[int(b)].append(int(a))
         self.h_count = [int(x) for x in h_count]
+        #: atoms whose substituents are complete whatever their neighbour count (protein atoms
+        #: typed by template: a neighbour the pocket cut removed is no free valence)
+        self.saturated = [bool(x) for x in saturated] if saturated is not None else [False] * n
         self.explicit_h: list[list[np.ndarray]] = [[] for _ in range(n)]
         for pos, parent in zip(np.asarray(h_coords, dtype=np.float64).reshape(-1, 3), h_parent):
             self.explicit_h[int(parent)].append(pos)
@@ -211,8 +215,10 @@ class Graph:
         return geometry(self.types[i])
 
     def n_bonds(self, i: int) -> int:
-        """Bonded atoms, hydrogens included (explicit or counted)."""
-        return len(self.nbrs[i]) + self.h_count[i]
+        """Bonded atoms, hydrogens included (explicit or counted); a saturated atom counts as
+        having all the substituents of its type."""
+        n = len(self.nbrs[i]) + self.h_count[i]
+        return max(n, substituents(self.types[i])) if self.saturated[i] else n
 
     def hydrogen_positions(self, i: int) -> list[np.ndarray]:
         """Hydrogens of atom ``i``: the explicit ones, or positions the heavy-atom frame fixes
