@@ -312,8 +312,8 @@ def donor_fixture(name: str, acc_pos, h_dirs=(), acc_column="sp2 O", donor_eleme
     atoms.append((a_el, a_type, tuple(acc_pos)))
     h = [0.96 * np.asarray(d) / np.linalg.norm(d) for d in h_dirs]
     g = md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], bonds,
-                 [len(h)] + [0] * (len(atoms) - 1), h, [0] * len(h))
-    return g, acc
+                 [len(h)] + [0] * (len(atoms) - 1), h, [0] * len(h), saturated=[True] * len(atoms))
+    return g, acc  # saturated: only the hydrogens given here (none inferred from the types)
 
 
 def _don(name, acc_pos, h_dirs=(), column="sp2 O"):

@@ -228,10 +228,10 @@ class Graph:
             return self._hpos[i]
         if self.explicit_h[i]:
             out = list(self.explicit_h[i])
-        elif self.h_count[i] <= 0:
-            out = []
-        else:
-            out = self._inferred(i, self.h_count[i])
+        elif self.saturated[i] or self.h_count[i] > 0:
+            out = self._inferred(i, self.h_count[i]) if self.h_count[i] > 0 else []
+        else:  # no count known: as ChimeraX, the type's free substituent positions
+            out = self._inferred(i, substituents(self.types[i]) - len(self.nbrs[i]))
         self._hpos[i] = out
         return out
 
@@ -863,3 +863,28 @@ def find_pairs(g: Graph, donors: list[int], acceptors: list[int], metals: list[i
                 continue
             pairs.append((d, a))
     return pairs
+
+
+def explain_pair(g: Graph, don: int, acc: int) -> str:
+    """Why ``don`` -> ``acc`` is or is not an H-bond by these criteria (for reports)."""
+    name = donor_class(g, don)
+    site = acceptor_site(g, acc)
+    if name is None:
+        return f"{g.types[don]} is no donor"
+    if site is None:
+        return f"{g.types[acc]} is no acceptor"
+    dist = float(np.linalg.norm(g.coords[don] - g.coords[acc]))
+    if not acceptor_ok(g, site, don):
+        test, limits = ACCEPTOR_CLASSES[site.name]
+        longest = max(v for v in relax(limits) if v is not None and 0 < v < 7.5)
+        comp = SULFUR_COMP if g.elements[don] == "S" else 0.0
+        if dist > longest + comp:
+            return f"D...A {dist:.2f} Å over the {site.name} limit {longest + comp:.2f} Å"
+        return f"an angle of the {site.name} acceptor test ({test})"
+    if not donor_ok(g, don, name, acc):
+        test = DONOR_CLASSES[name][0]
+        what = "H...A distance or D-H...A angle" if test == "theta_tau" else "distance or angle"
+        if not g.hydrogen_positions(don) and test == "theta_tau":
+            what = "no hydrogen position (the class needs one)"
+        return f"{what} of the {name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor"
+    return f"{name} -> {site.name}"

@@ -24,7 +24,7 @@ from ..core.errors import InputError, InputTooLarge
 from ..core.records import Complex, ComplexRef, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
 from .files import MAX_FILE_BYTES, normalise_element
-from .hbond_typing import (ionisable_groups, ligand_donor_h, ligand_polarity, protein_donor_h,
+from .hbond_typing import (ionisable_groups, tertiary_amines, ligand_donor_h, ligand_polarity, protein_donor_h,
                            protein_polarity)
 from .idatm import ligand_types, protein_type
 from .ligand import LigandData, read_ligand_files
@@ -196,7 +196,8 @@ def _chimerax_typing(res_names, atom_names, input_h, res_of_atom, ion_elements, 
     Protein: residue templates, hydrogen counts from the input where it has hydrogens on the
     residue. Ligand: RDKit chemistry; hydrogen counts from the MOL2 where it draws hydrogens
     (those are the hydrogens the mode uses), else from the SDF's chemistry (explicit or implied;
-    without any input hydrogens acid OH count as deprotonated, as in the ``plip`` mode);
+    without any input hydrogens acid OH count as deprotonated and aliphatic tertiary amines as
+    protonated, as in the ``plip`` mode);
     amidine/guanidine N carry one H per free valence. A protein atom without a template is typed
     ``?`` (the chimerax detector then reports it)."""
     oxt_res = {int(r) for r, name in zip(res_of_atom, atom_names) if name == "OXT"}
@@ -216,6 +217,8 @@ def _chimerax_typing(res_names, atom_names, input_h, res_of_atom, ion_elements, 
     elif not len(lig.h_coords):
         for i in acid_o:
             n_h[i] = 0
+        for i in tertiary_amines(lig):  # drawn neutral without hydrogens: the ammonium at pH 7
+            n_h[i] = 1
     for i in amidine_n:
         heavy = int(np.sum(lig.bonds == i))
         n_h[i] = max(3 - heavy, 0)
