@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from misi_bench.builder.chemistry import mills_dean as md
 
 SLOP_D, SLOP_A = 0.4, 20.0

@@ -11,10 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from misi_bench.builder.chemistry import mills_dean as md
-from misi_bench.builder.chemistry.hbonds import (HBOND_MODES, chimerax_graph, chimerax_hydrogens, detect_hbonds,
-                                                 rotamer_sensitive, rotatable_donors)
+from misi_bench.builder.chemistry.hbonds import (
+    HBOND_MODES,
+    chimerax_graph,
+    chimerax_hydrogens,
+    detect_hbonds,
+    rotamer_sensitive,
+    rotatable_donors,
+)
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir
 from misi_bench.builder.core.errors import InputError, MisiError
 

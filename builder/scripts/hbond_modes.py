@@ -20,8 +20,13 @@ import json
 
 import numpy as np
 
-from ..chemistry.hbonds import HBOND_MODES, detect_hbonds, format_pocket_answer, format_residue_answer, \
-    rotamer_sensitive
+from ..chemistry.hbonds import (
+    HBOND_MODES,
+    detect_hbonds,
+    format_pocket_answer,
+    format_residue_answer,
+    rotamer_sensitive,
+)
 from ..chemistry.structure import read_pdbbind_dir
 from .hbond_report import SETS, compare, pooled, set_dirs
 
@@ -32,7 +37,7 @@ def distance_summary(distances: list[float]) -> dict:
     d = np.asarray(distances, dtype=float)
     if not len(d):
         return {"n": 0}
-    out = {"n": int(len(d)), "median": round(float(np.median(d)), 2), "max": round(float(d.max()), 2)}
+    out = {"n": len(d), "median": round(float(np.median(d)), 2), "max": round(float(d.max()), 2)}
     for edge in (3.5, 3.8, 4.1):
         out[f"over_{edge}"] = round(float(np.mean(d > edge)), 3)
     bins = np.histogram(d, bins=(0.0, *DISTANCE_EDGES, 10.0))[0]
@@ -85,7 +90,7 @@ def measure(name: str, refs) -> dict:
 
 def _plip_reason(cx, key: str) -> str:
     """Why the plip rule does not find a bond the chimerax mode finds."""
-    from ..chemistry.hbonds import detect_plip_hbonds  # noqa: PLC0415
+    from ..chemistry.hbonds import detect_plip_hbonds
 
     if key in {b.pocket_text() for b in detect_plip_hbonds(cx, one_per_hydrogen="none")}:
         return "plip: a donor without known hydrogens bonds only its nearest acceptors (one per H)"
@@ -97,8 +102,8 @@ def _plip_reason(cx, key: str) -> str:
 
 def _chimerax_reason(cx, bond) -> str:
     """Why the chimerax mode does not find a bond the plip rule finds (each direction tried)."""
-    from ..chemistry.hbonds import chimerax_graph  # noqa: PLC0415
-    from ..chemistry.mills_dean import explain_pair  # noqa: PLC0415
+    from ..chemistry.hbonds import chimerax_graph
+    from ..chemistry.mills_dean import explain_pair
 
     g = chimerax_graph(cx)
     p, lg = bond.protein_atom, bond.ligand_atom
@@ -112,7 +117,7 @@ def _chimerax_reason(cx, bond) -> str:
 
 def diff_markdown(name: str) -> str:
     """Markdown list of every bond that differs between the modes on one set, with its reason."""
-    lines = [f"| complex | bond (T9 text) | D...A Å | only in | reason |", "|---|---|---|---|---|"]
+    lines = ["| complex | bond (T9 text) | D...A Å | only in | reason |", "|---|---|---|---|---|"]
     for d in set_dirs(name):
         cx = read_pdbbind_dir(d)
         a = {b.pocket_text(): b for b in detect_hbonds(cx, "chimerax")}
@@ -126,9 +131,9 @@ def diff_markdown(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rdkit import Chem  # noqa: F401, PLC0415 (RDKit must load before Open Babel, else it crashes)
+    from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel, else it crashes)
 
-    from .hbond_reference import reference_sets  # noqa: PLC0415 (plip is optional)
+    from .hbond_reference import reference_sets
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
