@@ -8,7 +8,9 @@ The public entry points of the chemistry layer's reading side. The work is split
 * ``ligand``: the PDBbind SDF (chemistry, via RDKit) and MOL2 (atom names, matched by coordinates).
 * ``ccd``: raw-entry ligands with chemistry from the PDB chemical component dictionary (biotite),
   matched by atom name.
-* ``hbond_typing``: donor/acceptor typing of protein and ligand atoms.
+* ``hbond_typing``: donor/acceptor typing of protein and ligand atoms (``plip`` H-bond mode);
+  ``idatm``: IDATM-style atom types and hydrogen counts (``chimerax`` mode), from residue templates
+  and the ligand's RDKit chemistry; the MOL2's hydrogens are kept for that mode.
 
 Every failure raises :class:`~.errors.InputError` naming the input and the reason.
 """
