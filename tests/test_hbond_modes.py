@@ -216,3 +216,23 @@ def test_mol2_heavy_atoms_must_match_the_sdf(tmp_path, sample_refs):
     with pytest.raises(InputError, match="do not match by coordinates") as err:
         load_complex(type(sample_refs[0])(pdb_id="1a28", path=dst))
     assert str(mol2) in str(err.value)
+
+
+def test_a_build_skips_a_complex_without_template_with_the_reason(tmp_path, sample_refs):
+    """In a build, the chimerax mode's bad-input error skips that complex (never the build): the
+    unit records the one-line reason that the manifest's ``skipped_complexes`` lists."""
+    from misi_bench.builder.core.records import ComplexRef
+    from misi_bench.builder.dataset.config import BuildConfig
+    from misi_bench.builder.dataset.units import generate_unit
+
+    src = next(r for r in sample_refs if r.pdb_id == "1a28").path
+    dst = tmp_path / "1a28"
+    shutil.copytree(src, dst)
+    pocket = dst / "1a28_pocket.pdb"
+    text = pocket.read_text().replace(" OG  SER ", " OX  SER ", 1)
+    pocket.write_text(text)
+    refs = {"1a28": ComplexRef(pdb_id="1a28", path=dst)}
+    rows, result = generate_unit("1a28", refs, {"1a28": "test"}, BuildConfig(source=str(tmp_path),
+                                                                              tasks=("pocket_ligand",)))
+    assert rows == [] and not result.ok
+    assert "no atom-type template" in result.error and str(dst) in result.error and "\n" not in result.error
