@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 CHECKS = ("reproduction", "uniqueness", "legibility", "rotamers")
 #: Tasks whose answers are H-bonds (the rotamers check).
-ROTAMER_TASKS = ("residue_ligand", "interaction_location", "pocket_ligand")
+ROTAMER_TASKS = tuple(r.name for r in ROOMS if r.hbond_scope is not None)
 #: Tasks whose room lists an answer space (uniqueness) or the labels an answer needs (legibility).
 UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
 LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
@@ -205,16 +205,7 @@ class _Auditor:
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            meta = json.loads(row["metadata"])
-            if task == "interaction_location":
-                touched = {meta["hbond"]} & vanish
-            elif task == "residue_ligand":
-                r = meta["residue"]
-                head = f"{r['name']} {r['number']}{r['ins_code']} "
-                touched = {t for t in vanish | appear
-                           if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
-            else:
-                touched = vanish | appear
+            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
             result.hbond_answers += 1
             if touched:
                 result.rotamer_dependent.append(rid)

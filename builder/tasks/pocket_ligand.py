@@ -1,6 +1,8 @@
 """T9 pocket-ligand: list every hydrogen bond between pocket residues and the ligand."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..operations.transforms import VIEW_NAMES
 from ..chemistry.hbonds import format_pocket_answer
 from ..core.registry import TASK_BY_NAME
@@ -40,4 +42,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return []
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """Every bond of the complex is part of the answer."""
+    return set(bonds)
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)

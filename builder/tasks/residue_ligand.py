@@ -7,6 +7,8 @@ with the residue's atoms labelled by atom name.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..operations.transforms import VIEW_NAMES
@@ -127,4 +129,11 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return []
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """The bonds (``RES NUM ATOM CHAIN, LIGATOM`` texts) of the question's residue."""
+    r = meta["residue"]
+    head = f"{r['name']} {r['number']}{r['ins_code']} "
+    return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)
