@@ -3,7 +3,7 @@
 Recall is measured against PLIP's bonds, precision against PLIP's candidates (its bonds plus the
 pairs it drops by its one-bond-per-donor and salt-bridge rules, and the N/O pairs of its salt
 bridges within 4.1 Å). The floors here sit just under the figures measured on the tuned samples,
-the held-out set and the other ligand copies (docs/hbonds.md), with each tool given the input
+the held-out set and the other ligand copies (docs/hbonds-plip.md), with each tool given the input
 files' hydrogens and with both given the same hydrogens (``--hydrogens shared``), so a regression
 of the detector or of the reference pipeline fails.
 """
