@@ -10,7 +10,8 @@ Two modes (``HBOND_MODES``; ``--hbonds`` of the build, recorded in its manifest 
   SDF, as before).
 
 Both modes take rotatable hydrogens (OH, SH, NH3+) where the input models them;
-``hbond_rotamers.rotamer_sensitive`` lists the bonds whose existence depends on that (the audit reports them).
+``hbond_rotamers.rotamer_sensitive`` lists the bonds whose existence depends on that (the audit
+reports them).
 
 Definition of the ``plip`` mode:
 
