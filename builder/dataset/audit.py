@@ -205,7 +205,7 @@ class _Auditor:
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+            touched = room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
             result.hbond_answers += 1
             if touched:
                 result.rotamer_dependent.append(rid)
