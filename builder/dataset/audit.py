@@ -13,7 +13,7 @@ checks, per task:
 4. **Rotamers** (T4, T8, T9; a robustness figure, not a defect): the share of H-bond answers that
    depend on where a rotatable hydrogen (OH, SH, NH3+) was modelled: a bond of the answer that
    vanishes, or a bond that would join it, when that hydrogen is turned to its best rotamer
-   (``chemistry.hbonds.rotamer_sensitive``, in the build's ``--hbonds`` mode).
+   (``chemistry.hbond_rotamers.rotamer_sensitive``, in the build's ``--hbonds`` mode).
 
 ``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
 questions and records the summary in the manifest.
@@ -30,7 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..chemistry.hbonds import rotamer_sensitive
+from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES

@@ -1,10 +1,12 @@
-"""Independent re-derivation of every answer of a built dataset folder.
+"""Re-derivation of every answer of a built dataset folder.
 
 The validator does not use the generator's operation code: each task's check (``check`` of its
 room in ``builder/tasks/<name>.py``) rebuilds the transformed coordinates with the validator's own
 Rodrigues rotations (``builder.tasks.recover``), then *recovers* the operation from before/after
 coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
-answer. H-bond answers are recomputed from freshly read structures, T8 centring moves from the
+answer. H-bond answers are recomputed from freshly read structures with the same detector as the
+generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
+detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
 schema, option distinctness, letter and axis balance, and that no complex is in two splits.
 """
