@@ -37,7 +37,7 @@ from ..core.registry import TASK_NAMES
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image
 from ..scene.requests import RENDER_VERSION
-from ..tasks import ROOMS, replay, room
+from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_distance, legible_keys, margin_summary)
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -205,7 +205,7 @@ class _Auditor:
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+            touched = room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
             result.hbond_answers += 1
             if touched:
                 result.rotamer_dependent.append(rid)
@@ -213,7 +213,7 @@ class _Auditor:
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
         names of each bond; T9 the residue label and the ligand atom name of each bond)."""
-        return room(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
+        return room_of(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
 
 
 def _version_problems(manifest: dict) -> list[str]:
