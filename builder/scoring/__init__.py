@@ -9,7 +9,8 @@ that evaluation front-ends load it cheaply. The public names below are the stabl
 Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
 parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
 :mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
-:mod:`.baselines` (chance answers), :mod:`.predictions` (reading prediction files),
+:mod:`.baselines` (chance answers), :mod:`.blind` (options-only and text-only answers),
+:mod:`.predictions` (reading prediction files),
 :mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``).
 
 Conventions
@@ -72,7 +73,15 @@ from ..core.registry import (
                              TASK_NAMES,
                              canonical_task,
 )
-from .baselines import BASELINE_KINDS, baseline_prediction
+from .baselines import BASELINE_KINDS, BLIND_BASELINES, baseline_prediction
+from .blind import (
+                             BLIND_NAMES,
+                             blind_baselines,
+                             fit_text_only,
+                             format_blind_markdown,
+                             options_only_prediction,
+                             wilson,
+)
 from .bonds import BondAnswer
 from .metrics import score_prediction
 from .paper_reference import PaperReferenceRow, paper_reference_rows
@@ -97,7 +106,8 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
+    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BLIND_BASELINES", "BLIND_NAMES", "blind_baselines", "fit_text_only",
+    "format_blind_markdown", "options_only_prediction", "wilson", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
     "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
     "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",

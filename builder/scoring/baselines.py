@@ -1,4 +1,5 @@
-"""Chance-level baselines (random and constant answers) for every task."""
+"""Chance-level baselines (random and constant answers) for every task; the blind baselines
+(options only, text only) are in :mod:`.blind` and listed here in :data:`BLIND_BASELINES`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -7,6 +8,11 @@ import numpy as np
 
 from ..core.registry import CHOICE_TASKS, canonical_task
 from ..operations.language import Move, Roll, format_operations
+from .blind import BEST_RULE, IMAGE_RULE, OPTION_RULES, TEXT_ONLY
+
+#: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
+#: the image rule of T5/T6 (computed by ``builder.dataset.blind``) and the text-only answer.
+BLIND_BASELINES = (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY)
 
 # --------------------------------------------------------------------------------------------
 # Chance baselines

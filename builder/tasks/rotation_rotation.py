@@ -7,6 +7,7 @@ from ..operations.language import AXES, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, make_decoy
+from .decoys import BALANCED_SCHEME, balanced_pairs
 
 TASK = "rotation_rotation"
 
@@ -31,17 +32,25 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(a2, signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
+        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+            options = balanced_pairs(truth, rng, (p["roll_angle"], p["roll_angle"]), (AXES, AXES), True,
+                                     lambda a, b, opts: projected_difference(ann, a, b, base=opts[correct]) < limit)
+            if options is None:
+                continue
+            truth = options[correct]
+            f1, f2 = truth
+            schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
+        else:
+            def decoy(scheme, r):
+                return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
 
-        def decoy(scheme, r):
-            return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
+            def too_similar(a, b):
+                return projected_difference(ann, a, b, base=truth) < limit
 
-        def too_similar(a, b):
-            return projected_difference(ann, a, b, base=truth) < limit
-
-        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
-        if built is None:
-            continue
-        options, schemes = built
+            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            if built is None:
+                continue
+            options, schemes = built
         images = question_images(ann, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]

@@ -8,6 +8,7 @@ from ..operations.language import AXES, Move, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, make_decoy
+from .decoys import BALANCED_SCHEME, balanced_pairs
 
 TASK = "translation_rotation"
 
@@ -49,17 +50,25 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
         limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
+        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+            options = balanced_pairs(truth, rng, (p["move_distance"], p["roll_angle"]), (("x", "y"), AXES), False,
+                                     lambda a, b, opts: projected_difference(target, a, b) < limit)
+            if options is None:
+                continue
+            truth = options[correct]
+            f1, f2 = truth
+            schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
+        else:
+            def decoy(scheme, r):
+                return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
 
-        def decoy(scheme, r):
-            return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
+            def too_similar(a, b):
+                return projected_difference(target, a, b) < limit
 
-        def too_similar(a, b):
-            return projected_difference(target, a, b) < limit
-
-        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
-        if built is None:
-            continue
-        options, schemes = built
+            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            if built is None:
+                continue
+            options, schemes = built
         images = question_images(ann, target, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]
