@@ -73,7 +73,7 @@ from ..core.registry import (
                              TASK_NAMES,
                              canonical_task,
 )
-from .baselines import BASELINE_KINDS, BLIND_BASELINES, baseline_prediction
+from .baselines import BASELINE_KINDS, BASELINE_NAMES, BLIND_BASELINES, baseline_prediction, reference_scores
 from .blind import (
                              BLIND_NAMES,
                              blind_baselines,
@@ -106,7 +106,7 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BLIND_BASELINES", "BLIND_NAMES", "blind_baselines", "fit_text_only",
+    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BASELINE_NAMES", "BLIND_BASELINES", "reference_scores", "BLIND_NAMES", "blind_baselines", "fit_text_only",
     "format_blind_markdown", "options_only_prediction", "wilson", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
     "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",

@@ -188,11 +188,14 @@ def chance_excess(cell: Mapping, chance: float = 0.25) -> float:
     return float(cell["ci95"][0]) - chance if cell.get("ci95") else -math.inf
 
 
-def format_blind_markdown(by_split: Mapping[str, Mapping], tasks: Iterable[str] | None = None) -> str:
+def format_blind_markdown(by_split: Mapping[str, Mapping], tasks: Iterable[str] | None = None,
+                          names: Mapping[str, str] | None = None) -> str:
     """A markdown table of :func:`blind_baselines` results per split: one row per (baseline,
-    split), one column per task, cells ``score % [low, high]``."""
+    split), one column per task, cells ``score % [low, high] (n=...)``; ``names``: display names
+    (default :data:`BLIND_NAMES`), in row order."""
+    display = dict(names or BLIND_NAMES)
     by_split = {s: v for s, v in by_split.items() if v}
-    names = [n for n in BLIND_NAMES if any(n in v for v in by_split.values())]
+    names = [n for n in display if any(n in v for v in by_split.values())]
     present = {t for v in by_split.values() for cells in v.values() for t in cells}
     cols = [t for t in (tasks or sorted(present)) if t in present]
     lines = ["| baseline | split | " + " | ".join(cols) + " |", "|---|---|" + "---:|" * len(cols)]
@@ -206,5 +209,5 @@ def format_blind_markdown(by_split: Mapping[str, Mapping], tasks: Iterable[str] 
                 c = cells.get(t)
                 text.append("–" if not c or c["score"] is None else
                             f"{100 * c['score']:.1f} [{100 * c['ci95'][0]:.1f}, {100 * c['ci95'][1]:.1f}] (n={c['n']})")
-            lines.append(f"| {BLIND_NAMES[name]} | {split} | " + " | ".join(text) + " |")
+            lines.append(f"| {display[name]} | {split} | " + " | ".join(text) + " |")
     return "\n".join(lines)
