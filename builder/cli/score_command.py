@@ -39,8 +39,9 @@ def _baselines(dataset: str, config: str | None, split: str, rows: list[dict]) -
     from .. import scoring  # noqa: PLC0415
 
     try:
-        train = rows if split == "train" else load_rows(dataset, [config] if config else [], "train")
-    except Exception as exc:  # no train split (or not reachable): text only is left out
+        configs = [config] if config else []
+        train = rows if split == "train" else load_rows(dataset, configs, "train")
+    except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
         log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
         train = []
     stored = {}
@@ -79,9 +80,12 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     baselines = {} if args.no_baselines else _baselines(args.dataset, config, args.split, rows)
     if baselines:
-        print(f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks at the pictures; "
-              "a score shows use of the pictures only where it beats them, docs/decoys.md):\n")
-        print(scoring.format_blind_markdown({args.split: baselines}, [t for t in TASKS if t in {r["task"] for r in rows}],
+        print(f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
+              "at the pictures; a score shows use of the pictures only where it beats them, "
+              "docs/decoys.md):\n")
+        present = {r["task"] for r in rows}
+        print(scoring.format_blind_markdown({args.split: baselines},
+                                            [t for t in TASKS if t in present],
                                             scoring.BASELINE_NAMES))
     summary = {"report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
                "baselines": baselines,

@@ -11,18 +11,25 @@ the other three; ties broken at random. Its answers are stored per question id i
 beat chance (1 in 4) by more than :data:`MAX_EXCESS`, judged on the lower end of its 95% interval
 so that a small build does not fail by the luck of a few questions.
 """
+
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 import numpy as np
 
 from .. import scoring
 from ..core.registry import CHOICE_TASKS, TASK_NAMES
-from ..scoring.blind import BEST_RULE, IMAGE_RULE, OPTION_RULES, chance_excess, pick_lowest
+from ..scoring.blind import (
+    BEST_RULE,
+    IMAGE_RULE,
+    OPTION_RULES,
+    chance_excess,
+    pick_lowest,
+)
 from .audit_checks import block_means, decode, image_distance
 from .parquet import iter_config_rows
 
@@ -52,7 +59,9 @@ def image_medoid(pixels: list[np.ndarray], rng: np.random.Generator) -> str:
     return pick_lowest(dist.sum(axis=1), rng)
 
 
-def image_medoid_answers(out: Path, tasks: Iterable[str], split: str, seed: int = 0) -> dict[str, str]:
+def image_medoid_answers(
+    out: Path, tasks: Iterable[str], split: str, seed: int = 0
+) -> dict[str, str]:
     """id -> letter picked by the image rule, for every question of ``split`` whose options are
     images (T5, T6)."""
     answers: dict[str, str] = {}
@@ -76,8 +85,12 @@ def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0) -> dict:
     text_model = scoring.fit_text_only(rows["train"])
     image_answers = {s: image_medoid_answers(out, tasks, s, seed) for s in SPLITS}
     return {
-        "chance": CHANCE, "seed": int(seed), "text_model": text_model,
-        "splits": {s: scoring.blind_baselines(rows[s], text_model, image_answers[s], seed) for s in SPLITS},
+        "chance": CHANCE,
+        "seed": int(seed),
+        "text_model": text_model,
+        "splits": {
+            s: scoring.blind_baselines(rows[s], text_model, image_answers[s], seed) for s in SPLITS
+        },
         "image_answers": image_answers,
     }
 
@@ -109,12 +122,24 @@ def options_only_gate(data: Mapping, max_excess: float = MAX_EXCESS) -> dict:
                 if cell["score"] is None:
                     continue
                 if task not in worst or cell["score"] > worst[task]["score"]:
-                    worst[task] = {"split": split, "rule": rule, "score": round(cell["score"], 4), "ci95": cell["ci95"]}
+                    worst[task] = {
+                        "split": split,
+                        "rule": rule,
+                        "score": round(cell["score"], 4),
+                        "ci95": cell["ci95"],
+                    }
                 if chance_excess(cell, data.get("chance", CHANCE)) > max_excess:
-                    problems.append(f"{task} {split}: options-only rule {rule} scores {100 * cell['score']:.1f}% "
-                                    f"(95% interval {100 * cell['ci95'][0]:.1f}-{100 * cell['ci95'][1]:.1f}%), "
-                                    f"more than {100 * max_excess:.0f} points above chance")
-    return {"ok": not problems, "max_excess": max_excess, "worst": dict(sorted(worst.items())), "problems": problems}
+                    problems.append(
+                        f"{task} {split}: options-only rule {rule} scores {100 * cell['score']:.1f}% "
+                        f"(95% interval {100 * cell['ci95'][0]:.1f}-{100 * cell['ci95'][1]:.1f}%), "
+                        f"more than {100 * max_excess:.0f} points above chance"
+                    )
+    return {
+        "ok": not problems,
+        "max_excess": max_excess,
+        "worst": dict(sorted(worst.items())),
+        "problems": problems,
+    }
 
 
 def blind_table(data: Mapping | None, tasks: Iterable[str]) -> str:
@@ -123,11 +148,15 @@ def blind_table(data: Mapping | None, tasks: Iterable[str]) -> str:
         return ""
     choice = [t for t in tasks if t in CHOICE_TASKS]
     names = {k: data["splits"][k] for k in SPLITS if data["splits"].get(k)}
-    table = scoring.format_blind_markdown({s: {n: c for n, c in v.items() if n != "text_only"}
-                                           for s, v in names.items()}, choice)
-    text = scoring.format_blind_markdown({s: {n: c for n, c in v.items() if n == "text_only"}
-                                          for s, v in names.items()}, list(tasks))
+    table = scoring.format_blind_markdown(
+        {s: {n: c for n, c in v.items() if n != "text_only"} for s, v in names.items()}, choice
+    )
+    text = scoring.format_blind_markdown(
+        {s: {n: c for n, c in v.items() if n == "text_only"} for s, v in names.items()}, list(tasks)
+    )
     best = {s: v.get(BEST_RULE, {}) for s, v in names.items()}
     rules = sorted({c.get("rule", "") for v in best.values() for c in v.values()} - {""})
-    return (f"Options-only baselines (score %, 95% interval, questions; chance {100 * CHANCE:.0f}%; the best "
-            f"rule is picked after seeing the scores, here among {', '.join(rules) or 'none'}):\n\n{table}\n\nText-only baseline (score %):\n\n{text}")
+    return (
+        f"Options-only baselines (score %, 95% interval, questions; chance {100 * CHANCE:.0f}%; the best "
+        f"rule is picked after seeing the scores, here among {', '.join(rules) or 'none'}):\n\n{table}\n\nText-only baseline (score %):\n\n{text}"
+    )

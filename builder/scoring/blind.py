@@ -21,6 +21,7 @@ the chance levels of :mod:`.baselines`:
 Intervals are 95% intervals: Wilson score intervals for right/wrong scores, normal intervals for
 scores with partial credit (text only on the fill-in tasks).
 """
+
 from __future__ import annotations
 
 import math
@@ -81,7 +82,9 @@ def rule_scores(rule: str, vectors: np.ndarray) -> np.ndarray:
     if rule == "magnitude_median":
         mags = np.abs(vectors)
         return np.abs(mags - np.median(mags, axis=0)).sum(axis=1)
-    raise ValueError(f"unknown options-only rule {rule!r}; expected one of {', '.join(OPTION_RULES)}")
+    raise ValueError(
+        f"unknown options-only rule {rule!r}; expected one of {', '.join(OPTION_RULES)}"
+    )
 
 
 def pick_lowest(scores: np.ndarray, rng: np.random.Generator) -> str:
@@ -114,7 +117,10 @@ def fit_text_only(train_rows: Iterable[Mapping]) -> dict[str, str]:
     for row in train_rows:
         task = canonical_task(row["task"])
         counts.setdefault(task, Counter())[canonical_answer(task, row["answer"])] += 1
-    return {task: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for task, c in sorted(counts.items())}
+    return {
+        task: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        for task, c in sorted(counts.items())
+    }
 
 
 def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -141,11 +147,19 @@ def _cell(scores: list[float]) -> dict:
     n = len(scores)
     k = float(sum(scores))
     low, high = interval(scores) if n else (math.nan, math.nan)
-    return {"n": n, "score": k / n if n else None, "ci95": [round(low, 4), round(high, 4)] if n else None}
+    return {
+        "n": n,
+        "score": k / n if n else None,
+        "ci95": [round(low, 4), round(high, 4)] if n else None,
+    }
 
 
-def blind_baselines(rows: Iterable[Mapping], text_model: Mapping[str, str] | None = None,
-                    image_answers: Mapping[str, str] | None = None, seed: int = 0) -> dict:
+def blind_baselines(
+    rows: Iterable[Mapping],
+    text_model: Mapping[str, str] | None = None,
+    image_answers: Mapping[str, str] | None = None,
+    seed: int = 0,
+) -> dict:
     """Scores of the blind baselines on ``rows`` (id, task, answer, metadata, options):
     ``{baseline: {task: {"n", "score", "ci95"}}}`` (0-1 scale). Options-only rules cover the
     choice tasks they can read (T8 from the option text; T5/T6 from ``image_answers``, id ->
@@ -159,20 +173,29 @@ def blind_baselines(rows: Iterable[Mapping], text_model: Mapping[str, str] | Non
             pred = options_only_prediction(rule, row, rng)
             if pred is not None:
                 out.setdefault(rule, {}).setdefault(canonical_task(row["task"]), []).append(
-                    float(pred == str(row["answer"]).strip()))
+                    float(pred == str(row["answer"]).strip())
+                )
     for row in rows:
         pred = (image_answers or {}).get(str(row["id"]))
         if pred is not None:
             out.setdefault(IMAGE_RULE, {}).setdefault(canonical_task(row["task"]), []).append(
-                float(pred == str(row["answer"]).strip()))
+                float(pred == str(row["answer"]).strip())
+            )
     if text_model:
         for row in rows:
             task = canonical_task(row["task"])
             if task in text_model:
-                metrics = score_prediction(task, text_model[task], row["answer"], row.get("metadata"),
-                                           options=list(row.get("options") or []) or None)
+                metrics = score_prediction(
+                    task,
+                    text_model[task],
+                    row["answer"],
+                    row.get("metadata"),
+                    options=list(row.get("options") or []) or None,
+                )
                 out.setdefault(TEXT_ONLY, {}).setdefault(task, []).append(float(metrics["score"]))
-    result = {name: {task: _cell(scores) for task, scores in tasks.items()} for name, tasks in out.items()}
+    result = {
+        name: {task: _cell(scores) for task, scores in tasks.items()} for name, tasks in out.items()
+    }
     best: dict[str, dict] = {}
     for name in (*OPTION_RULES, IMAGE_RULE):
         for task, cell in result.get(name, {}).items():
@@ -180,7 +203,11 @@ def blind_baselines(rows: Iterable[Mapping], text_model: Mapping[str, str] | Non
                 best[task] = {**cell, "rule": name}
     if best:
         result[BEST_RULE] = best
-    return {name: result[name] for name in (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY) if name in result}
+    return {
+        name: result[name]
+        for name in (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY)
+        if name in result
+    }
 
 
 def chance_excess(cell: Mapping, chance: float = 0.25) -> float:
@@ -188,8 +215,11 @@ def chance_excess(cell: Mapping, chance: float = 0.25) -> float:
     return float(cell["ci95"][0]) - chance if cell.get("ci95") else -math.inf
 
 
-def format_blind_markdown(by_split: Mapping[str, Mapping], tasks: Iterable[str] | None = None,
-                          names: Mapping[str, str] | None = None) -> str:
+def format_blind_markdown(
+    by_split: Mapping[str, Mapping],
+    tasks: Iterable[str] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> str:
     """A markdown table of :func:`blind_baselines` results per split: one row per (baseline,
     split), one column per task, cells ``score % [low, high] (n=...)``; ``names``: display names
     (default :data:`BLIND_NAMES`), in row order."""
@@ -207,7 +237,10 @@ def format_blind_markdown(by_split: Mapping[str, Mapping], tasks: Iterable[str] 
             text = []
             for t in cols:
                 c = cells.get(t)
-                text.append("–" if not c or c["score"] is None else
-                            f"{100 * c['score']:.1f} [{100 * c['ci95'][0]:.1f}, {100 * c['ci95'][1]:.1f}] (n={c['n']})")
+                text.append(
+                    "–"
+                    if not c or c["score"] is None
+                    else f"{100 * c['score']:.1f} [{100 * c['ci95'][0]:.1f}, {100 * c['ci95'][1]:.1f}] (n={c['n']})"
+                )
             lines.append(f"| {display[name]} | {split} | " + " | ".join(text) + " |")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ rendered as the build renders them; seeds ``--image-seeds``) and, on every seed,
 transformation space (the option whose projected model is nearest, in mean pixel distance, to the
 projections after the other three options). Prints a markdown table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,24 +87,54 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS) -> 
                 rng = np.random.default_rng(seed)
                 for pdb_id in ids:
                     for task in tasks:
-                        ctx = TaskContext(ann=cache.get(pdb_id), split="train", seed=seed,
-                                          params=params["tasks"][task], choice=params["choice"],
-                                          template_version="", params_version="",
-                                          partners=[p for p in ids if p != pdb_id], load_partner=cache.get,
-                                          decoys=mode)
+                        ctx = TaskContext(
+                            ann=cache.get(pdb_id),
+                            split="train",
+                            seed=seed,
+                            params=params["tasks"][task],
+                            choice=params["choice"],
+                            template_version="",
+                            params_version="",
+                            partners=[p for p in ids if p != pdb_id],
+                            load_partner=cache.get,
+                            decoys=mode,
+                        )
                         for inst in generator(task)(ctx):
-                            record = {"task": task, "options": list(inst.options), "answer": inst.answer}
+                            record = {
+                                "task": task,
+                                "options": list(inst.options),
+                                "answer": inst.answer,
+                            }
                             if task == "interaction_location":
                                 for rule in OPTION_RULES:
-                                    add(task, mode, rule, scoring.options_only_prediction(rule, record, rng)
-                                        == inst.answer)
+                                    add(
+                                        task,
+                                        mode,
+                                        rule,
+                                        scoring.options_only_prediction(rule, record, rng)
+                                        == inst.answer,
+                                    )
                                 continue
-                            add(task, mode, "option_ops_medoid", _ops_medoid(inst, cache.get, rng) == inst.answer)
+                            add(
+                                task,
+                                mode,
+                                "option_ops_medoid",
+                                _ops_medoid(inst, cache.get, rng) == inst.answer,
+                            )
                             if seed in image_seeds:
-                                specs = [s for s in inst.images if s.view_name.startswith("option ")]
-                                pixels = [np.asarray(render_image(cache.get(s.pdb_id).complex, s.request))
-                                          for s in specs]
-                                add(task, mode, "option_image_medoid", blind.image_medoid(pixels, rng) == inst.answer)
+                                specs = [
+                                    s for s in inst.images if s.view_name.startswith("option ")
+                                ]
+                                pixels = [
+                                    np.asarray(render_image(cache.get(s.pdb_id).complex, s.request))
+                                    for s in specs
+                                ]
+                                add(
+                                    task,
+                                    mode,
+                                    "option_image_medoid",
+                                    blind.image_medoid(pixels, rng) == inst.answer,
+                                )
                 log.info("%s %s seed %d done", source, mode, seed)
     out = {}
     for task, modes in tally.items():
@@ -111,36 +142,55 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS) -> 
             for rule, (k, n) in rules.items():
                 low, high = wilson(k, n)
                 out.setdefault(task, {}).setdefault(mode, {})[rule] = {
-                    "n": n, "right": k, "score": round(k / n, 4), "ci95": [round(low, 4), round(high, 4)]}
+                    "n": n,
+                    "right": k,
+                    "score": round(k / n, 4),
+                    "ci95": [round(low, 4), round(high, 4)],
+                }
     return out
 
 
 def format_table(result: dict) -> str:
-    lines = ["| task | decoys | rule | questions | score % | 95% interval | minus chance (points) |",
-             "|---|---|---|---:|---:|---|---:|"]
+    lines = [
+        "| task | decoys | rule | questions | score % | 95% interval | minus chance (points) |",
+        "|---|---|---|---:|---:|---|---:|",
+    ]
     for task in TASKS:
         for mode in MODES:
             for rule, c in result.get(task, {}).get(mode, {}).items():
-                lines.append(f"| {task} | {mode} | {rule} | {c['n']} | {100 * c['score']:.1f} | "
-                             f"{100 * c['ci95'][0]:.1f}-{100 * c['ci95'][1]:.1f} | {100 * c['score'] - 25:+.1f} |")
+                lines.append(
+                    f"| {task} | {mode} | {rule} | {c['n']} | {100 * c['score']:.1f} | "
+                    f"{100 * c['ci95'][0]:.1f}-{100 * c['ci95'][1]:.1f} | {100 * c['score'] - 25:+.1f} |"
+                )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", nargs="*", default=list(DEFAULT_SOURCES))
-    parser.add_argument("--seeds", default="0-11", help="seeds of T8 (and of T5/T6 transformation-space rule)")
-    parser.add_argument("--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered")
+    parser.add_argument(
+        "--seeds", default="0-11", help="seeds of T8 (and of T5/T6 transformation-space rule)"
+    )
+    parser.add_argument(
+        "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
+    )
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     start = time.perf_counter()
-    result = measure(args.sources, _seeds(args.seeds), set(_seeds(args.image_seeds)) if args.image_seeds else set(), tasks=tuple(args.tasks))
+    result = measure(
+        args.sources,
+        _seeds(args.seeds),
+        set(_seeds(args.image_seeds)) if args.image_seeds else set(),
+        tasks=tuple(args.tasks),
+    )
     print(format_table(result))
     print(f"\n{time.perf_counter() - start:.0f} s")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        Path(args.json_out).write_text(
+            json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return 0
 
 

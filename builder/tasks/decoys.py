@@ -20,11 +20,12 @@ condition symmetric in the four options, so rejection keeps the symmetry.
   the option at the question's correct letter becomes the truth. The truth keeps its uniform
   distribution (each perturbation maps a uniform draw to a uniform draw).
 """
+
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from importlib import resources
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -36,10 +37,12 @@ DEFAULT_DECOYS = "paper"
 BALANCED_SCHEME = "balanced"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_decoy_params() -> dict:
     """The versioned parameters of the decoy modes (templates/decoys.yaml)."""
-    text = resources.files(__package__).joinpath("templates/decoys.yaml").read_text(encoding="utf-8")
+    text = (
+        resources.files(__package__).joinpath("templates/decoys.yaml").read_text(encoding="utf-8")
+    )
     return yaml.safe_load(text)
 
 
@@ -52,8 +55,13 @@ def check_mode(mode: str) -> str:
 # ---------------------------------------------------------------------------- T8: integer moves
 
 
-def balanced_moves(truth: tuple[int, int], rng: np.random.Generator, correct: int,
-                   spread: int | None = None, max_tries: int | None = None) -> list[tuple[int, int]] | None:
+def balanced_moves(
+    truth: tuple[int, int],
+    rng: np.random.Generator,
+    correct: int,
+    spread: int | None = None,
+    max_tries: int | None = None,
+) -> list[tuple[int, int]] | None:
     """Four distinct non-zero (x, y) moves, the truth at index ``correct``: option ``i`` is
     ``truth - p[correct] + p[i]`` with the ``p`` independent and uniform in ``-spread..spread``
     per component. None when ``max_tries`` sets all fail."""
@@ -76,8 +84,14 @@ def _magnitudes(spec: Mapping) -> list[int]:
     return list(range(int(spec["min"]), int(spec["max"]) + 1, int(spec.get("step", 1))))
 
 
-def _perturb_op(op: Operation, rng: np.random.Generator, spec: Mapping, axes: Sequence[str],
-                probs: Mapping, new_axis: bool) -> Operation:
+def _perturb_op(
+    op: Operation,
+    rng: np.random.Generator,
+    spec: Mapping,
+    axes: Sequence[str],
+    probs: Mapping,
+    new_axis: bool,
+) -> Operation:
     """``op`` with (independently) a new axis (when ``new_axis``), a flipped sign and a new
     magnitude from ``spec``'s range."""
     axis, value = op.axis, op.magnitude
@@ -92,38 +106,59 @@ def _perturb_op(op: Operation, rng: np.random.Generator, spec: Mapping, axes: Se
     return Move(axis, value) if isinstance(op, Move) else Roll(axis, value)
 
 
-def perturb_pair(centre: tuple[Operation, Operation], rng: np.random.Generator, specs: Sequence[Mapping],
-                 axes: Sequence[Sequence[str]], distinct_axes: bool, probs: Mapping) -> tuple[Operation, Operation]:
+def perturb_pair(
+    centre: tuple[Operation, Operation],
+    rng: np.random.Generator,
+    specs: Sequence[Mapping],
+    axes: Sequence[Sequence[str]],
+    distinct_axes: bool,
+    probs: Mapping,
+) -> tuple[Operation, Operation]:
     """One option drawn around the hidden ``centre``. ``distinct_axes`` (T6): the two axes are
     redrawn together as an ordered pair of different axes."""
     change = float(probs["change_axis"])
     f1, f2 = centre
     if distinct_axes:
         if rng.random() < change:
-            pairs = [(a, b) for a in axes[0] for b in axes[1] if a != b and (a, b) != (f1.axis, f2.axis)]
+            pairs = [
+                (a, b) for a in axes[0] for b in axes[1] if a != b and (a, b) != (f1.axis, f2.axis)
+            ]
             a, b = pairs[int(rng.integers(len(pairs)))]
             f1, f2 = type(f1)(a, f1.magnitude), type(f2)(b, f2.magnitude)
-        return (_perturb_op(f1, rng, specs[0], axes[0], probs, False),
-                _perturb_op(f2, rng, specs[1], axes[1], probs, False))
-    return (_perturb_op(f1, rng, specs[0], axes[0], probs, rng.random() < change),
-            _perturb_op(f2, rng, specs[1], axes[1], probs, rng.random() < change))
+        return (
+            _perturb_op(f1, rng, specs[0], axes[0], probs, False),
+            _perturb_op(f2, rng, specs[1], axes[1], probs, False),
+        )
+    return (
+        _perturb_op(f1, rng, specs[0], axes[0], probs, rng.random() < change),
+        _perturb_op(f2, rng, specs[1], axes[1], probs, rng.random() < change),
+    )
 
 
-def balanced_pairs(centre: tuple[Operation, Operation], rng: np.random.Generator, specs: Sequence[Mapping],
-                   axes: Sequence[Sequence[str]], distinct_axes: bool,
-                   too_similar: Callable[[tuple, tuple, tuple], bool] | None = None,
-                   max_tries: int | None = None) -> list[tuple[Operation, Operation]] | None:
+def balanced_pairs(
+    centre: tuple[Operation, Operation],
+    rng: np.random.Generator,
+    specs: Sequence[Mapping],
+    axes: Sequence[Sequence[str]],
+    distinct_axes: bool,
+    too_similar: Callable[[tuple, tuple, tuple], bool] | None = None,
+    max_tries: int | None = None,
+) -> list[tuple[Operation, Operation]] | None:
     """Four distinct options, independent perturbations of ``centre`` (any of them can serve as
     the truth). ``too_similar(a, b, options)`` rejects a set holding two options whose images are
     nearly identical. None when ``max_tries`` sets all fail."""
     cfg = load_decoy_params()["balanced"]
     max_tries = int(cfg["max_tries"] if max_tries is None else max_tries)
     for _ in range(max_tries):
-        options = [perturb_pair(centre, rng, specs, axes, distinct_axes, cfg["operations"]) for _ in range(4)]
+        options = [
+            perturb_pair(centre, rng, specs, axes, distinct_axes, cfg["operations"])
+            for _ in range(4)
+        ]
         if len(set(options)) < 4:
             continue
-        if too_similar is not None and any(too_similar(options[i], options[j], options)
-                                           for i in range(4) for j in range(i + 1, 4)):
+        if too_similar is not None and any(
+            too_similar(options[i], options[j], options) for i in range(4) for j in range(i + 1, 4)
+        ):
             continue
         return options
     return None

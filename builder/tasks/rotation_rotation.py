@@ -33,8 +33,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
         if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
-            options = balanced_pairs(truth, rng, (p["roll_angle"], p["roll_angle"]), (AXES, AXES), True,
-                                     lambda a, b, opts: projected_difference(ann, a, b, base=opts[correct]) < limit)
+            def similar(a, b, opts, c=correct):
+                return projected_difference(ann, a, b, base=opts[c]) < limit
+
+            spec = p["roll_angle"]
+            options = balanced_pairs(truth, rng, (spec, spec), (AXES, AXES), True, similar)
             if options is None:
                 continue
             truth = options[correct]

@@ -51,8 +51,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         correct = letter_for(ctx, TASK, k)
         limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
         if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
-            options = balanced_pairs(truth, rng, (p["move_distance"], p["roll_angle"]), (("x", "y"), AXES), False,
-                                     lambda a, b, opts: projected_difference(target, a, b) < limit)
+            def similar(a, b, opts, t=target, lim=limit):
+                return projected_difference(t, a, b) < lim
+
+            specs = (p["move_distance"], p["roll_angle"])
+            options = balanced_pairs(truth, rng, specs, (("x", "y"), AXES), False, similar)
             if options is None:
                 continue
             truth = options[correct]
