@@ -63,9 +63,17 @@ def _ops_medoid(inst, load, rng) -> str:
     return pick_lowest(d.sum(axis=1), rng)
 
 
-def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS) -> dict:
+def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
+    """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
     params = load_params()
     tally: dict = {}
+    for result in earlier:
+        for task, modes in result.items():
+            for mode, rules in modes.items():
+                for rule, c in rules.items():
+                    cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
+                    cell[0] += int(c["right"])
+                    cell[1] += int(c["n"])
 
     def add(task, mode, rule, right):
         cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
@@ -175,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
     )
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--add", nargs="*", default=[],
+                        help="JSON results of earlier runs (other seeds) to add to this run's")
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -184,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         _seeds(args.seeds),
         set(_seeds(args.image_seeds)) if args.image_seeds else set(),
         tasks=tuple(args.tasks),
+        earlier=[json.loads(Path(p).read_text(encoding="utf-8")) for p in args.add],
     )
     print(format_table(result))
     print(f"\n{time.perf_counter() - start:.0f} s")
