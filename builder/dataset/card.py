@@ -150,6 +150,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
     data = blind.read_blind(out)
     extra = blind.blind_table(data, tasks)
     note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
+    note += "\n\n" + " ".join(_card_file("decoys.md").split())
     return "\n".join(rows_md) + (f"\n\n{note}\n\n{extra}" if extra else "")
 
 
