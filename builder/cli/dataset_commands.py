@@ -38,7 +38,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     for task, c in manifest["counts"].items():
         print(f"  {task:22s} train {c['train']:6d}  test {c['test']:6d}  tiny {c['tiny']:4d}")
     if "validation" in manifest:
-        print(f"validation: {'ok' if manifest['validation']['ok'] else 'FAILED'} ({manifest['validation']['checked']} rows)")
+        validation = manifest["validation"]
+        print(f"validation: {'ok' if validation['ok'] else 'FAILED'} ({validation['checked']} rows)")
     if "audit" in manifest:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())

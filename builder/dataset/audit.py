@@ -13,7 +13,7 @@ checks, per task:
 4. **Rotamers** (T4, T8, T9; a robustness figure, not a defect): the share of H-bond answers that
    depend on where a rotatable hydrogen (OH, SH, NH3+) was modelled: a bond of the answer that
    vanishes, or a bond that would join it, when that hydrogen is turned to its best rotamer
-   (``chemistry.hbonds.rotamer_sensitive``, in the build's ``--hbonds`` mode).
+   (``chemistry.hbond_rotamers.rotamer_sensitive``, in the build's ``--hbonds`` mode).
 
 ``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
 questions and records the summary in the manifest.
@@ -30,14 +30,14 @@ from typing import Iterable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..chemistry.hbonds import rotamer_sensitive
+from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image
 from ..scene.requests import RENDER_VERSION
-from ..tasks import ROOMS, replay, room
+from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_distance, legible_keys, margin_summary)
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -205,7 +205,7 @@ class _Auditor:
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+            touched = room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
             result.hbond_answers += 1
             if touched:
                 result.rotamer_dependent.append(rid)
@@ -213,7 +213,7 @@ class _Auditor:
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
         names of each bond; T9 the residue label and the ligand atom name of each bond)."""
-        return room(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
+        return room_of(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
 
 
 def _version_problems(manifest: dict) -> list[str]:

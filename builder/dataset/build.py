@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Questions per config that the build's audit checks (see ``build_dataset``).
 AUDIT_SAMPLE = 4
+#: Fetch settings when a caller gives none (a frozen dataclass: safe to share as a default).
+DEFAULT_FETCH_POLICY = FetchPolicy()
 
 # ---------------------------------------------------------------------------- the build
 
@@ -95,7 +97,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
                   validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
-                  fetch_policy: FetchPolicy = FetchPolicy(), audit: bool = True,
+                  fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY, audit: bool = True,
                   audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
                   decoys: str = "paper") -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.

@@ -3,8 +3,8 @@
     python -m misi_bench.builder.scripts.bench_audit [--folder DIR] [--split test] [--workers 2]
 
 Without ``--folder`` it first builds the 19 embedded samples into a temporary folder. Prints the
-wall and CPU time of ``misi-bench audit`` on the split (README goal: under two minutes for the test
-split), the per-task shares (reproduced, unique with a visible margin, answers legible) and the
+wall and CPU time of ``misi-bench audit`` on the split (docs/audit.md goal: under two minutes
+for the test split), the per-task shares (reproduced, unique with a visible margin, answers legible) and the
 pixel solver's T1/T3 scores over train and test.
 """
 from __future__ import annotations

@@ -64,10 +64,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             f1, f2 = truth
             schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
         else:
-            def decoy(scheme, r):
+            def decoy(scheme, r, f1=f1, f2=f2):
                 return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
 
-            def too_similar(a, b):
+            def too_similar(a, b, target=target, limit=limit):
                 return projected_difference(target, a, b) < limit
 
             built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
