@@ -158,5 +158,6 @@ def blind_table(data: Mapping | None, tasks: Iterable[str]) -> str:
     rules = sorted({c.get("rule", "") for v in best.values() for c in v.values()} - {""})
     return (
         f"Options-only baselines (score %, 95% interval, questions; chance {100 * CHANCE:.0f}%; the best "
-        f"rule is picked after seeing the scores, here among {', '.join(rules) or 'none'}):\n\n{table}\n\nText-only baseline (score %):\n\n{text}"
+        f"rule is picked after seeing the scores, here among {', '.join(rules) or 'none'}):\n\n"
+        f"{table}\n\nText-only baseline (score %):\n\n{text}"
     )
