@@ -201,7 +201,8 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
     lines = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines()[2:]}
     assert set(lines) == {"oracle", "Half right", "misi_oracle", "misi_constant", f"misi_fixed ({CONSTANT})",
                           "Human (paper)", "Fine-tuned 7B (paper)", "Best API model (paper)",
-                          "Chance: random answer", "Chance: constant (No / None / A)"}
+                          "Chance: random answer", "Chance: constant (No / None / A)",
+                          "Blind: text only: train's most frequent answer", "Blind: options only: best rule"}
     assert lines["oracle"].count("100.00") == 12
     assert "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Fine-tuned 7B (paper)"]
     # chance levels: the scorer's baselines over the build's test questions

@@ -27,7 +27,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
         mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit, hbonds=args.hbonds)
+        audit=not args.no_audit, hbonds=args.hbonds, decoys=args.decoys)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -92,6 +92,9 @@ def add_commands(sub) -> None:
     p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")
     p.add_argument("--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--decoys", choices=("paper", "balanced"), default="paper",
+                   help="how T5, T6 and T8 draw their options: 'paper' (perturbations of the truth, the "
+                        "paper's; default) or 'balanced' (no options-only rule beats chance; docs/decoys.md)")
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
     p.add_argument("--pocket-cutoff", type=float, default=10.0)

@@ -27,6 +27,7 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
 from .archive import FetchPolicy, fetch_entries
+from . import blind
 from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
@@ -97,7 +98,8 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
                   fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY, audit: bool = True,
-                  audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE) -> dict:
+                  audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
+                  decoys: str = "paper") -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -109,11 +111,15 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     ``audit_sample`` questions per config (test split; train when a config has no test question)
     and records the summary under ``manifest["audit"]``; a question whose images do not
     reproduce fails the build, an ambiguous one is logged as a warning.
+    ``decoys``: how the choice tasks draw their options (``paper`` or ``balanced``, see
+    ``tasks.decoys``); a ``balanced`` build fails when an options-only rule beats chance by more
+    than :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
     """
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
                       pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
-                      structures=str(structures) if structures else None, hbonds=str(hbonds))
+                      structures=str(structures) if structures else None, hbonds=str(hbonds),
+                      decoys=str(decoys))
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
@@ -147,7 +153,28 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
         if broken:
             raise MisiError(f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)")
+        _options_only_check(out, manifest, cfg)
     return manifest
+
+
+def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
+    """The audit's options-only check (``blind.options_only_gate``). A ``balanced`` build records
+    it under ``manifest["audit"]["options_only"]`` and fails when a rule beats chance by more than
+    ``blind.MAX_EXCESS``; a ``paper`` build only logs it (its manifest stays as it always was)."""
+    data = blind.read_blind(out)
+    if not data:
+        return
+    gate = blind.options_only_gate(data)
+    for task, worst in gate["worst"].items():
+        log.info("options only, %s: best rule %s scores %.1f%% on %s (chance 25%%)", task, worst["rule"],
+                 100 * worst["score"], worst["split"])
+    if cfg.decoys == "paper":
+        return
+    manifest["audit"]["options_only"] = gate
+    manifest["audit"]["ok"] = manifest["audit"]["ok"] and gate["ok"]
+    write_manifest(out, manifest)
+    if not gate["ok"]:
+        raise MisiError(f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}")
 
 
 def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:

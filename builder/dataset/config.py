@@ -12,6 +12,7 @@ from ..core.errors import MisiError
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
+from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS, load_decoy_params
 from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
 
@@ -36,6 +37,9 @@ class BuildConfig:
     #: Folder of PDB/mmCIF entries for an ``ids:`` source (where files are, not what they hold:
     #: not hashed; their checksums are in the manifest).
     structures: str | None = None
+    #: How the choice tasks draw their options (``tasks.decoys``): ``paper`` (the legacy value,
+    #: left out of the hashed fields so that such builds keep their hash) or ``balanced``.
+    decoys: str = DEFAULT_DECOYS
 
     def __post_init__(self) -> None:
         tasks = tuple(self.tasks) or TASKS
@@ -45,6 +49,8 @@ class BuildConfig:
         object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
         if self.hbonds not in HBOND_MODES:
             raise MisiError(f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}")
+        if self.decoys not in DECOY_MODES:
+            raise MisiError(f"unknown decoy mode {self.decoys!r}; expected one of {', '.join(DECOY_MODES)}")
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         try:
@@ -56,6 +62,10 @@ class BuildConfig:
         data = asdict(self)
         data.pop("max_shard_bytes")
         data.pop("structures")
+        if self.decoys == DEFAULT_DECOYS:  # legacy value: not hashed, not in the manifest
+            data.pop("decoys")
+        else:
+            data["decoys_version"] = load_decoy_params()["version"]
         if is_id_source(self.source):
             data["source"] = "ids"
             data["id_list"] = sha256_file(id_list_path(self.source))

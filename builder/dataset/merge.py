@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..core.constants import BUILDER_VERSION
+from .blind import write_blind
 from .card import write_card
 from .manifest import sha256_file, write_manifest
 from .parquet import SPLIT_ORDER, ShardWriter, read_rows
@@ -76,5 +77,6 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) 
     if cfg.structures is not None:  # where an ids: source's entries are (their checksums are under inputs)
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
+    write_blind(out, cfg.tasks, cfg.seed)
     write_card(out, manifest)
     return manifest

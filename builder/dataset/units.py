@@ -95,7 +95,8 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
     for task in cfg.tasks:
         ctx = TaskContext(ann=ann, split=split, seed=int(cfg.seed), params=params["tasks"][task],
                           choice=params["choice"], template_version=load_templates()["version"],
-                          params_version=params["version"], partners=partners, load_partner=annotations.get)
+                          params_version=params["version"], partners=partners, load_partner=annotations.get,
+                          decoys=cfg.decoys)
         try:
             instances = generator(task)(ctx)
             task_rows = [_row(inst, split, annotations, cache) for inst in instances]

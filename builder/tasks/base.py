@@ -103,6 +103,8 @@ class TaskContext:
     params_version: str
     partners: Sequence[str] = ()
     load_partner: Callable[[str], Annotation] | None = None
+    #: How the choice tasks draw their options: ``paper`` or ``balanced`` (see ``decoys``).
+    decoys: str = "paper"
 
     def rng(self, task: str, k: int) -> np.random.Generator:
         """The random generator of question ``k`` of ``task`` for this complex: depends only on

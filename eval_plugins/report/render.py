@@ -23,7 +23,7 @@ HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "--", "++")
 #: shapes and grey levels, so that they read without colour and never clash with a bar's colour.
 REFERENCE_STYLES = (("*", "#000000", "#ffffff"), ("D", "#ffffff", "#000000"), ("^", "#9a9a9a", "#000000"),
                     ("s", "#ffffff", "#000000"))
-CHANCE_STYLES = (("--", "#000000"), (":", "#555555"))
+CHANCE_STYLES = (("--", "#000000"), (":", "#555555"), ("-.", "#000000"), ((0, (1, 1)), "#777777"))
 AVERAGE_COLUMN = "Avg (paper, 8 col)"
 
 
