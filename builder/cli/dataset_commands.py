@@ -54,7 +54,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     report = audit_dataset(args.folder, configs=args.configs, split=args.split, limit=args.limit,
                            source=args.source, structures=args.structures,
-                           progress=not args.json and not args.quiet)
+                           progress=not args.json and not args.quiet, workers=args.workers)
     print(json.dumps(report.summary(), indent=1) if args.json else report.format_text())
     return 0 if report.ok else 1
 
@@ -121,6 +121,8 @@ def add_commands(sub) -> None:
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, help="worker processes (default: every CPU this process may use; "
+                                               "the report is the same for any count)")
     p.set_defaults(func=cmd_audit)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")

@@ -41,13 +41,40 @@ def decode(png: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
-def block_means(pixels: np.ndarray) -> np.ndarray:
-    """(H/b, W/b, 3) mean colour of each ``BLOCK_PX``-px block (block side scaled with the size)."""
+def block_side(height: int) -> int:
+    """Side of a block in px for a picture ``height`` px tall (``BLOCK_PX`` at 512 px)."""
+    return max(1, int(round(BLOCK_PX * height / REFERENCE_IMAGE_SIZE)))
+
+
+def block_means(pixels: np.ndarray, side: int | None = None) -> np.ndarray:
+    """(H/b, W/b, 3) float32 mean colour of each ``BLOCK_PX``-px block (block side ``side``,
+    default scaled with the picture's height). Sums are exact integers, divided in float64 and
+    rounded to float32."""
     h, w = pixels.shape[:2]
-    b = max(1, int(round(BLOCK_PX * h / REFERENCE_IMAGE_SIZE)))
+    b = block_side(h) if side is None else int(side)
     hb, wb = h // b, w // b
-    view = pixels[:hb * b, :wb * b].reshape(hb, b, wb, b, -1).astype(np.float32)
-    return view.mean(axis=(1, 3))
+    channels = pixels.shape[2] if pixels.ndim == 3 else 1
+    view = np.ascontiguousarray(pixels[:hb * b, :wb * b]).reshape(hb, b, wb * b * channels)
+    sums = view.sum(axis=1, dtype=np.uint32).reshape(hb, wb, b, channels).sum(axis=2, dtype=np.uint32)
+    return (sums / float(b * b)).astype(np.float32)
+
+
+def image_block_means(image: Image.Image) -> np.ndarray:
+    """:func:`block_means` of a Pillow RGB image, reading only the blocks around its non-black
+    pixels (a ligand-only view is mostly background; the other blocks' means are 0)."""
+    width, height = image.size
+    b = block_side(height)
+    hb, wb = height // b, width // b
+    out = np.zeros((hb, wb, 3), dtype=np.float32)
+    box = image.getbbox()
+    if box is None:
+        return out
+    bx0, by0 = box[0] // b, box[1] // b
+    bx1, by1 = min(wb, -(-box[2] // b)), min(hb, -(-box[3] // b))
+    if bx1 > bx0 and by1 > by0:
+        part = np.asarray(image.crop((bx0 * b, by0 * b, bx1 * b, by1 * b)).convert("RGB"))
+        out[by0:by1, bx0:bx1] = block_means(part, b)
+    return out
 
 
 def image_distance(a: np.ndarray, b: np.ndarray) -> int:

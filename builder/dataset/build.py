@@ -139,7 +139,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
     if audit:
-        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample)
+        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
         write_manifest(out, manifest)
         broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
         if broken:
@@ -147,7 +147,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     return manifest
 
 
-def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
+def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1) -> dict:
     """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
     timings, so that the manifest stays byte-identical between runs)."""
     summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
@@ -158,7 +158,7 @@ def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> d
         if not configs:
             continue
         report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
-                               sample=sample, source=cfg.source)
+                               sample=sample, source=cfg.source, workers=max(1, int(workers)))
         part = report.summary()
         for task, value in part["tasks"].items():
             summary["tasks"][task] = {"split": split, **value}
