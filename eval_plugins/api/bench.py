@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import logging
 import os
 import subprocess
@@ -26,23 +25,41 @@ import time
 from collections.abc import Iterator
 
 from .client import RetryPolicy
-from .data import Question, QuestionSource, check_configs
+from .data import ImageCache, Question, QuestionSource, check_configs
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 
 
-def _questions(n: int, dataset: str | None) -> Iterator[Question]:
+_POOLS: dict[str, list[Question]] = {}
+
+
+def _pool(dataset: str) -> list[Question]:
+    """The test questions of a build folder, read once per benchmark."""
+    if dataset not in _POOLS:
+        source = QuestionSource(dataset)
+        configs = check_configs(None)
+        ids = {str(r["id"]) for r in source.records(configs, "test")}
+        _POOLS[dataset] = list(source.questions(configs, "test", ids))
+    return _POOLS[dataset]
+
+
+def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Question]:
+    """``n`` questions: text only, or the build's test questions cycled in dataset order, as runs
+    read them: every image arrives as a new bytes object (as each row is decoded) and is interned
+    in the run's ``images`` cache, which is emptied at each new pass over the questions (each pass
+    is one run: a run encodes each distinct image once, so repeats must not make it cheaper)."""
     if dataset is None:
         text = "Which option is right?\nA. one\nB. two\nReply with the letter only, for example: B"
-        return (Question(f"bench-{k}", "rotation_rotation", text, ()) for k in range(n))
-    source = QuestionSource(dataset)
-    configs = check_configs(None)
-    ids = {str(r["id"]) for r in source.records(configs, "test")}
-    pool = list(source.questions(configs, "test", ids))
-    return (Question(f"bench-{k}", q.task, q.question, q.images)
-            for k, q in zip(range(n), itertools.cycle(pool)))
+        yield from (Question(f"bench-{k}", "rotation_rotation", text, ()) for k in range(n))
+        return
+    pool = _pool(dataset)
+    for k in range(n):
+        if k % len(pool) == 0:
+            images.clear()
+        q = pool[k % len(pool)]
+        yield Question(f"bench-{k}", q.task, q.question, tuple(images.intern(bytes(bytearray(p))) for p in q.images))
 
 
 def _process_cpu_s(pid: int) -> float | None:
@@ -60,12 +77,13 @@ def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid:
     settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
     options = EvalOptions(base_url=url, configs=(), concurrency=concurrency, progress=False,
                           policy=RetryPolicy(timeout_s=60, max_retries=2))
-    questions = _questions(n, dataset)
+    images = ImageCache()
+    questions = _questions(n, dataset, images)
     with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
         progress = Progress(n, False)
         server0 = _process_cpu_s(server_pid) if server_pid else None
         cpu0, t0 = time.process_time(), time.perf_counter()
-        failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress))
+        failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress, images))
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         server1 = _process_cpu_s(server_pid) if server_pid else None
         progress.close()
