@@ -32,7 +32,7 @@ from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
 from ..scene.cache import RenderCache
-from ..scene.raster import label_layout, render_image
+from ..scene.raster import label_layout, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
 from ..tasks import replay
 from .cluster import available_cpus, check_workers
@@ -179,7 +179,7 @@ class _Auditor:
         alone (answer-space candidates: most are seen once, so their pixels are not kept)."""
         if (complex_, request) in self.pixels:
             return block_means(self.pixels.get(complex_, request))
-        return image_block_means(render_image(complex_, request))
+        return image_block_means(*render_rows(complex_, request), height=request.camera.size)
 
     def load(self, pdb_id: str):
         return self.annotations.get(pdb_id)

@@ -226,10 +226,16 @@ def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: i
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:
     """Paste the labels of :func:`layout_labels` onto ``image`` (RGB, final size)."""
+    paste_labels(image, layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]))
+
+
+def paste_labels(image, labels, top: int = 0) -> None:
+    """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on."""
     core = image.im
-    for label in layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]):
+    for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)
-        core.paste(sprite, (label.x, label.y, label.x + w, label.y + h), sprite)
+        y = label.y - top
+        core.paste(sprite, (label.x, y, label.x + w, y + h), sprite)
 
 
 def glyph_mask(text: str, px: int) -> np.ndarray:

@@ -48,7 +48,7 @@ from PIL import Image, ImageDraw
 from ..core.errors import RenderError
 from ..core.records import Complex
 from .camera import FIT_MARGIN
-from .labels import PlacedLabel, draw_labels, layout_labels
+from .labels import PlacedLabel, layout_labels, paste_labels
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .projection import check_atoms
 from .requests import RenderRequest
@@ -258,6 +258,18 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
 
 def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
+    part, top = render_rows(complex_, request)
+    size = int(request.camera.size)
+    if part.size == (size, size):
+        return part
+    full = Image.new("RGB", (size, size), (0, 0, 0))
+    full.paste(part, (0, top))
+    return full
+
+
+def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image, int]:
+    """``(part, top)``: the rows ``top .. top + part.height`` of the picture of a request, which
+    hold everything drawn (every other row of :func:`render_image`'s picture is black)."""
     style = request.style
     f = _frame(complex_, request)
     atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
@@ -276,7 +288,7 @@ def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
             sprite = sphere_sprite(id_colour(k), radius_q, 0, 0.0, True)
             x, y = place(sprite, float(u[k]), float(v[k]))
             paste(sprite, x, y)
-        return canvas.image
+        return canvas.image, 0
 
     # Depth cue level per atom (fog ramp over the camera's fitted bounding sphere).
     sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
@@ -321,9 +333,14 @@ def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     xs = np.floor(u[order] - half + 0.5).astype(np.int64).tolist()
     ys = np.floor(v[order] - half + 0.5).astype(np.int64).tolist()
 
-    # Draw only the rows that hold primitives (a ligand-only view fills a fraction of the
-    # picture): same pixels (see ``_content_rows``).
+    # Draw only the rows that hold primitives or labels (a ligand-only view fills a fraction of
+    # the picture): same pixels (see ``_content_rows``).
     y0, y1 = _content_rows(ys, sprites, polys, size * ss, ss)
+    placed = [] if style.label_mode == "none" else layout_labels(
+        complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style, size)
+    if placed:
+        y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
+        y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
     canvas = _Canvas(size * ss, y1 - y0) if y1 > y0 else None
     if canvas is not None and y0:
         ys = [y - y0 for y in ys]
@@ -357,16 +374,10 @@ def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
                 fill(polys_l[p - n_sph], inks_l[p - n_sph])
 
     if canvas is None:
-        image = Image.new("RGB", (size, size), (0, 0, 0))
-    else:
-        image = canvas.image.reduce(ss) if ss > 1 else canvas.image
-        if image.size != (size, size):
-            full = Image.new("RGB", (size, size), (0, 0, 0))
-            full.paste(image, (0, y0 // ss))
-            image = full
-    if style.label_mode != "none":
-        draw_labels(image, complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style)
-    return image
+        return Image.new("RGB", (size, 1), (0, 0, 0)), 0
+    image = canvas.image.reduce(ss) if ss > 1 else canvas.image
+    paste_labels(image, placed, y0 // ss)
+    return image, y0 // ss
 
 
 def _content_rows(ys, sprites, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
@@ -411,58 +422,55 @@ def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog
     same = (base[a] == base[b]).all(axis=1) & (np.abs(fog_level[a] - fog_level[b]) <= 1)
     # Light direction in image coordinates (v grows downward).
     lx, ly = float(LIGHT[0]), float(-LIGHT[1])
-    owners, phases, polys_all, rgbs = [], [], [], []
-    for first, second in ((a, b), (b, a)):
-        # Half at `first`: from first to the midpoint, or to `second` when merged.
-        ex = np.where(same, u[second], mu)
-        ey = np.where(same, v[second], mv)
-        ed = np.where(same, depth[second], mdepth)
-        dx, dy = ex - u[first], ey - v[first]
-        length = np.hypot(dx, dy)
-        ok = length > 1e-6
-        farther_first = (depth[first] > depth[second]) | ((depth[first] == depth[second]) & (first < second))
-        ok &= ~same | farther_first  # merged sticks only once, at the farther atom
-        rows = np.flatnonzero(ok)
-        if rows.size == 0:
-            continue
-        f = first[rows]
-        uf, vf, exr, eyr = u[f], v[f], ex[rows], ey[rows]
-        nx = -dy[rows] / length[rows]
-        ny = dx[rows] / length[rows]
-        flip = (nx * lx + ny * ly) < 0
-        nx = np.where(flip, -nx, nx)
-        ny = np.where(flip, -ny, ny)
-        w0 = rs / depth[f]
-        w1 = rs / ed[rows]
-        polys = np.empty((rows.size, nb, 8))
-        rgb = np.empty((rows.size, nb, 3), dtype=np.int64)
-        colours = base[f].astype(np.float64)
-        fog = fog_level[f]
-        for j, (s0, s1) in enumerate(layout):
-            polys[:, j, 0] = uf + nx * s0 * w0
-            polys[:, j, 1] = vf + ny * s0 * w0
-            polys[:, j, 2] = uf + nx * s1 * w0
-            polys[:, j, 3] = vf + ny * s1 * w0
-            polys[:, j, 4] = exr + nx * s1 * w1
-            polys[:, j, 5] = eyr + ny * s1 * w1
-            polys[:, j, 6] = exr + nx * s0 * w1
-            polys[:, j, 7] = eyr + ny * s0 * w1
-            rgb[:, j] = np.clip(np.rint(colours * band_inks[fog, j][:, None]), 0, 255)
-        keep = np.ones((rows.size, nb), dtype=bool)
-        if nb > 1:
-            # Thin sticks (half-width under THIN_STICK_PX final pixels) show no visible banding:
-            # draw them as one full-width polygon in the one-band shade (saves a third of the
-            # drawing time of a whole-pocket view; close-ups keep their bands).
-            thin = np.maximum(w0, w1) / float(supersample) < THIN_STICK_PX
-            if thin.any():
-                _, single_inks = band_table(1, float(style.fog))
-                rgb[thin, 0] = np.clip(np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255)
-                keep[thin, 1:] = False
-        phase_rows = np.where(ed[rows] < depth[f], 2, 0)
-        owners.append(np.repeat(f, nb)[keep.reshape(-1)])
-        phases.append(np.repeat(phase_rows, nb)[keep.reshape(-1)])
-        polys_all.append(polys.reshape(-1, 8)[keep.reshape(-1)])
-        rgbs.append(rgb.reshape(-1, 3)[keep.reshape(-1)])
-    if not owners:
+    # Both halves in one pass: the half at a (rows 0..M-1), then the half at b (rows M..2M-1).
+    first, second = np.concatenate([a, b]), np.concatenate([b, a])
+    same = np.concatenate([same, same])
+    mu, mv, mdepth = np.concatenate([mu, mu]), np.concatenate([mv, mv]), np.concatenate([mdepth, mdepth])
+    # Half at `first`: from first to the midpoint, or to `second` when merged.
+    ex = np.where(same, u[second], mu)
+    ey = np.where(same, v[second], mv)
+    ed = np.where(same, depth[second], mdepth)
+    dx, dy = ex - u[first], ey - v[first]
+    length = np.hypot(dx, dy)
+    ok = length > 1e-6
+    farther_first = (depth[first] > depth[second]) | ((depth[first] == depth[second]) & (first < second))
+    ok &= ~same | farther_first  # merged sticks only once, at the farther atom
+    rows = np.flatnonzero(ok)
+    if rows.size == 0:
         return None
-    return np.concatenate(owners), np.concatenate(phases), np.concatenate(polys_all), np.concatenate(rgbs)
+    f = first[rows]
+    uf, vf, exr, eyr = u[f], v[f], ex[rows], ey[rows]
+    nx = -dy[rows] / length[rows]
+    ny = dx[rows] / length[rows]
+    flip = (nx * lx + ny * ly) < 0
+    nx = np.where(flip, -nx, nx)
+    ny = np.where(flip, -ny, ny)
+    w0 = rs / depth[f]
+    w1 = rs / ed[rows]
+    polys = np.empty((rows.size, nb, 8))
+    rgb = np.empty((rows.size, nb, 3), dtype=np.int64)
+    colours = base[f].astype(np.float64)
+    fog = fog_level[f]
+    for j, (s0, s1) in enumerate(layout):
+        polys[:, j, 0] = uf + nx * s0 * w0
+        polys[:, j, 1] = vf + ny * s0 * w0
+        polys[:, j, 2] = uf + nx * s1 * w0
+        polys[:, j, 3] = vf + ny * s1 * w0
+        polys[:, j, 4] = exr + nx * s1 * w1
+        polys[:, j, 5] = eyr + ny * s1 * w1
+        polys[:, j, 6] = exr + nx * s0 * w1
+        polys[:, j, 7] = eyr + ny * s0 * w1
+        rgb[:, j] = np.clip(np.rint(colours * band_inks[fog, j][:, None]), 0, 255)
+    keep = np.ones((rows.size, nb), dtype=bool)
+    if nb > 1:
+        # Thin sticks (half-width under THIN_STICK_PX final pixels) show no visible banding:
+        # draw them as one full-width polygon in the one-band shade (saves a third of the
+        # drawing time of a whole-pocket view; close-ups keep their bands).
+        thin = np.maximum(w0, w1) / float(supersample) < THIN_STICK_PX
+        if thin.any():
+            _, single_inks = band_table(1, float(style.fog))
+            rgb[thin, 0] = np.clip(np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255)
+            keep[thin, 1:] = False
+    phase_rows = np.where(ed[rows] < depth[f], 2, 0)
+    kept = keep.reshape(-1)
+    return np.repeat(f, nb)[kept], np.repeat(phase_rows, nb)[kept], polys.reshape(-1, 8)[kept], rgb.reshape(-1, 3)[kept]

@@ -1,15 +1,30 @@
 """Figures of the dataset audit and the pixel-only solver on a build of the samples.
 
     python -m misi_bench.builder.scripts.bench_audit [--folder DIR] [--split test] [--workers 2]
+        [--baseline REV] [--no-solver]
 
-Without ``--folder`` it first builds the 19 embedded samples into a temporary folder. Prints the
-wall and CPU time of ``misi-bench audit`` on the split (README goal: under two minutes for the test
-split), the per-task shares (reproduced, unique with a visible margin, answers legible) and the
-pixel solver's T1/T3 scores over train and test.
+Without ``--folder`` it first builds the 19 embedded samples into a temporary folder (and
+measures that build's CPU time, all processes). Prints, all measured in this one run:
+
+* the wall and CPU time (all processes) of ``misi-bench audit`` on the split with 1 and with
+  ``--workers`` processes, the speed-up, and the audit's CPU as a share of the build's CPU
+  (README goal: at most 15 %);
+* the per-task shares (reproduced, unique with a visible margin, answers legible);
+* with ``--baseline REV`` (a git revision of this repository, e.g. ``main``): the T7 (docking)
+  uniqueness check per question, timed question by question alternately with REV's code
+  (``git archive`` into a temporary package) and this code, their ratio (goal >= 10x), and
+  whether both give the same runner-up margins; and the whole split's audit with REV's code;
+* the pixel solver's T1/T3 scores over train and test (``--no-solver`` skips them).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import resource
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -17,8 +32,55 @@ from pathlib import Path
 import numpy as np
 
 from ..dataset import pixel_solver
-from ..dataset.audit import audit_dataset
+from ..dataset.audit import _Auditor, audit_dataset, select_rows
 from ..dataset.build import build_dataset
+from ..dataset.manifest import read_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (pool workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed(fn, *args, **kwargs):
+    wall, cpu = time.perf_counter(), _cpu()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - wall, _cpu() - cpu
+
+
+def _baseline_package(rev: str, into: Path):
+    """REV's ``builder`` package, importable as ``misi_baseline_<n>`` (its imports are relative)."""
+    name = f"misi_baseline_{abs(hash(rev)) % 10**6}"
+    archive = into / "baseline.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    (into / "tree" / "builder").rename(into / "tree" / name)
+    sys.path.insert(0, str(into / "tree"))
+    return importlib.import_module(f"{name}.dataset.audit")
+
+
+def _docking_per_question(folder: Path, split: str, base) -> tuple[list[float], list[float], bool]:
+    """Seconds of the T7 uniqueness check per question, REV's and ours alternately, and whether
+    the runner-up margins agree."""
+    manifest = read_manifest(folder)
+    ours, theirs = _Auditor(manifest, None), base._Auditor(manifest, None)
+    t_ours, t_base, same = [], [], True
+    for row in select_rows(folder, "docking", split, None, None):
+        ours.load(row["pdb_id"])
+        theirs.load(row["pdb_id"])
+        result = base.TaskAudit()
+        start = time.process_time()
+        theirs.audit_row(row, ("uniqueness",), result)
+        t_base.append(time.process_time() - start)
+        start = time.process_time()
+        found = ours.audit_row(row, ("uniqueness",))
+        t_ours.append(time.process_time() - start)
+        same &= result.margins == [found.margin]
+    return t_base, t_ours, same
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,20 +88,49 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", help="a built dataset folder (default: build the samples first)")
     parser.add_argument("--split", default="test")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--baseline", help="git revision to compare with (e.g. main)")
+    parser.add_argument("--no-solver", action="store_true", help="skip the pixel solver's scores")
     args = parser.parse_args(argv)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+          f"on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.folder) if args.folder else Path(tmp) / "samples"
+        build_cpu = None
         if not args.folder:
-            build_dataset(source="samples", out=folder, workers=args.workers, progress=False, audit=False)
-        wall, cpu = time.perf_counter(), time.process_time()
-        report = audit_dataset(folder, split=args.split)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            _, wall, build_cpu = _timed(build_dataset, source="samples", out=folder, workers=args.workers,
+                                        progress=False)
+            print(f"build of the samples ({args.workers} workers, with validation and sampled audit): "
+                  f"{wall:.1f} s wall, {build_cpu:.1f} s CPU")
+        results = {}
+        for workers in sorted({1, args.workers}):
+            report, wall, cpu = _timed(audit_dataset, folder, split=args.split, workers=workers)
+            results[workers] = (report, wall, cpu)
+            print(f"audit of the {args.split} split, {workers} worker(s): {wall:.1f} s wall, {cpu:.1f} s CPU")
+        report, wall1, cpu1 = results[1]
         print(report.format_text())
-        print(f"audit of the {args.split} split: {wall:.1f} s wall, {cpu:.1f} s CPU")
-        for task in pixel_solver.TASKS:
-            values = pixel_solver.scores(folder, task)
-            exact = float(np.mean([v == 1.0 for v in values])) if values else float("nan")
-            print(f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} over {len(values)} questions")
+        if args.workers > 1:
+            other = results[args.workers][0].summary()
+            same = {k: v for k, v in other.items() if k != "seconds"} == \
+                {k: v for k, v in report.summary().items() if k != "seconds"}
+            print(f"speed-up 1 -> {args.workers} workers: {wall1 / results[args.workers][1]:.2f}x wall "
+                  f"(same report: {same})")
+        if build_cpu:
+            print(f"audit CPU / build CPU: {cpu1 / build_cpu:.1%} (goal <= 15%)")
+        if args.baseline:
+            base = _baseline_package(args.baseline, Path(tmp))
+            t_base, t_ours, same = _docking_per_question(folder, args.split, base)
+            if t_ours:
+                print(f"T7 uniqueness per question ({len(t_ours)} questions, CPU): {args.baseline} "
+                      f"{np.mean(t_base):.3f} s, this code {np.mean(t_ours):.3f} s: "
+                      f"{sum(t_base) / sum(t_ours):.1f}x faster (goal >= 10x); same margins: {same}")
+            _, wall_b, cpu_b = _timed(base.audit_dataset, folder, split=args.split)
+            print(f"audit of the {args.split} split with {args.baseline}'s code: {wall_b:.1f} s wall, "
+                  f"{cpu_b:.1f} s CPU; this code {cpu_b / cpu1:.1f}x less CPU (1 worker)")
+        if not args.no_solver:
+            for task in pixel_solver.TASKS:
+                values = pixel_solver.scores(folder, task)
+                exact = float(np.mean([v == 1.0 for v in values])) if values else float("nan")
+                print(f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} over {len(values)} questions")
     return 0 if report.ok else 1
 
 
