@@ -131,9 +131,9 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
     if missing:
         raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-    manifest = merge_units(out, work, cfg, refs, splits)
+    manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
     if validate:
-        report = validate_dataset(out, source=cfg.source)
+        report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
         manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}
         write_manifest(out, manifest)
         if not report.ok:
