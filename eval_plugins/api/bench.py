@@ -24,12 +24,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 
+from ...builder.core.registry import LETTER, TASK_SPECS
 from .client import RetryPolicy
 from .data import ImageCache, Question, QuestionSource, check_configs
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
 
 log = logging.getLogger(__name__)
+#: The task of the synthetic questions: the first one answered by an option letter.
+_LETTER_TASK = next(spec.name for spec in TASK_SPECS if spec.answer_kind == LETTER)
 
 
 _POOLS: dict[str, list[Question]] = {}
@@ -52,7 +55,7 @@ def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Ques
     is one run: a run encodes each distinct image once, so repeats must not make it cheaper)."""
     if dataset is None:
         text = "Which option is right?\nA. one\nB. two\nReply with the letter only, for example: B"
-        yield from (Question(f"bench-{k}", "rotation_rotation", text, ()) for k in range(n))
+        yield from (Question(f"bench-{k}", _LETTER_TASK, text, ()) for k in range(n))
         return
     pool = _pool(dataset)
     for k in range(n):
