@@ -19,7 +19,7 @@ measures that build's CPU time, all processes). Prints, all measured in this one
 from __future__ import annotations
 
 import argparse
-import importlib
+import json
 import os
 import resource
 import subprocess
@@ -51,35 +51,82 @@ def _timed(fn, *args, **kwargs):
     return out, time.perf_counter() - wall, _cpu() - cpu
 
 
-def _baseline_package(rev: str, into: Path):
-    """REV's ``builder`` package, importable as ``misi_baseline_<n>`` (its imports are relative)."""
-    name = f"misi_baseline_{abs(hash(rev)) % 10**6}"
-    archive = into / "baseline.tar"
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(into / "tree", filter="data")
-    (into / "tree" / "builder").rename(into / "tree" / name)
-    sys.path.insert(0, str(into / "tree"))
-    return importlib.import_module(f"{name}.dataset.audit")
-
-
-def _docking_per_question(folder: Path, split: str, base) -> tuple[list[float], list[float], bool]:
-    """Seconds of the T7 uniqueness check per question, REV's and ours alternately, and whether
-    the runner-up margins agree."""
-    manifest = read_manifest(folder)
-    ours, theirs = _Auditor(manifest, None), base._Auditor(manifest, None)
-    t_ours, t_base, same = [], [], True
-    for row in select_rows(folder, "docking", split, None, None):
-        ours.load(row["pdb_id"])
-        theirs.load(row["pdb_id"])
-        result = base.TaskAudit()
+#: The baseline's side of the comparison, run by REV's code in a child process (its package is a
+#: ``git archive`` of REV's ``builder`` under another name): reads commands on stdin, answers one
+#: JSON line each: ``t7 K`` (CPU seconds and margin of the T7 uniqueness check of question K of
+#: the split) or ``audit`` (wall and CPU seconds of the whole split's audit).
+_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from {pkg}.dataset.audit import TaskAudit, _Auditor, audit_dataset, select_rows
+from {pkg}.dataset.manifest import read_manifest
+folder, split = sys.argv[2], sys.argv[3]
+auditor = _Auditor(read_manifest(folder), None)
+rows = list(select_rows(folder, "docking", split, None, None))
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+print(json.dumps({{"rows": len(rows)}}), flush=True)
+for line in sys.stdin:
+    cmd = line.split()
+    if cmd[0] == "t7":
+        row = rows[int(cmd[1])]
+        auditor.load(row["pdb_id"])
+        result = TaskAudit()
         start = time.process_time()
-        theirs.audit_row(row, ("uniqueness",), result)
-        t_base.append(time.process_time() - start)
+        auditor.audit_row(row, ("uniqueness",), result)
+        print(json.dumps({{"cpu": time.process_time() - start, "margin": result.margins}}), flush=True)
+    else:
+        wall, c = time.perf_counter(), cpu()
+        audit_dataset(folder, split=split)
+        print(json.dumps({{"wall": time.perf_counter() - wall, "cpu": cpu() - c}}), flush=True)
+"""
+
+
+class _Baseline:
+    """REV's audit in a child process (see ``_CHILD``)."""
+
+    def __init__(self, rev: str, into: Path, folder: Path, split: str):
+        name = "misi_baseline"
+        archive = into / "baseline.tar"
+        subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(into / "tree", filter="data")
+        (into / "tree" / "builder").rename(into / "tree" / name)
+        self.child = subprocess.Popen([sys.executable, "-c", _CHILD.format(pkg=name), str(into / "tree"), str(folder),
+                                       split], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.rows = self._ask(None)["rows"]
+
+    def _ask(self, command: str | None) -> dict:
+        if command is not None:
+            self.child.stdin.write(command + "\n")
+            self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+    def t7(self, k: int) -> dict:
+        return self._ask(f"t7 {k}")
+
+    def audit(self) -> dict:
+        return self._ask("audit")
+
+    def close(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(60)
+
+
+def _docking_per_question(folder: Path, split: str, base: _Baseline) -> tuple[list[float], list[float], bool]:
+    """CPU seconds of the T7 uniqueness check per question, REV's and ours alternately, and
+    whether the runner-up margins agree."""
+    ours = _Auditor(read_manifest(folder), None)
+    t_ours, t_base, same = [], [], True
+    for k, row in enumerate(select_rows(folder, "docking", split, None, None)):
+        ours.load(row["pdb_id"])
+        theirs = base.t7(k)
+        t_base.append(theirs["cpu"])
         start = time.process_time()
         found = ours.audit_row(row, ("uniqueness",))
         t_ours.append(time.process_time() - start)
-        same &= result.margins == [found.margin]
+        same &= theirs["margin"] == [found.margin]
     return t_base, t_ours, same
 
 
@@ -117,13 +164,15 @@ def main(argv: list[str] | None = None) -> int:
         if build_cpu:
             print(f"audit CPU / build CPU: {cpu1 / build_cpu:.1%} (goal <= 15%)")
         if args.baseline:
-            base = _baseline_package(args.baseline, Path(tmp))
+            base = _Baseline(args.baseline, Path(tmp), folder, args.split)
             t_base, t_ours, same = _docking_per_question(folder, args.split, base)
             if t_ours:
                 print(f"T7 uniqueness per question ({len(t_ours)} questions, CPU): {args.baseline} "
                       f"{np.mean(t_base):.3f} s, this code {np.mean(t_ours):.3f} s: "
                       f"{sum(t_base) / sum(t_ours):.1f}x faster (goal >= 10x); same margins: {same}")
-            _, wall_b, cpu_b = _timed(base.audit_dataset, folder, split=args.split)
+            found = base.audit()
+            base.close()
+            wall_b, cpu_b = found["wall"], found["cpu"]
             print(f"audit of the {args.split} split with {args.baseline}'s code: {wall_b:.1f} s wall, "
                   f"{cpu_b:.1f} s CPU; this code {cpu_b / cpu1:.1f}x less CPU (1 worker)")
         if not args.no_solver:

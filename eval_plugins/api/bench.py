@@ -10,12 +10,16 @@ requests/s that one core could drive at that cost.
         [--seconds 4] [--dataset BUILD_DIR]
 
 Without ``--dataset`` the questions are text only (the client's own overhead); with a build
-folder its test questions (real images, base64 in every request) are cycled.
+folder its test questions (real images) are cycled, each pass over them as one run with its own
+image cache (``data.ImageCache``: each distinct image base64-encoded once per run), and the
+zero-delay CPU run is repeated without the cache and with text-only questions, so that the
+ratios to the text-only figure are measured in the same run.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import logging
 import os
 import subprocess
@@ -74,13 +78,24 @@ def _process_cpu_s(pid: int) -> float | None:
         return None
 
 
-def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid: int | None = None) -> dict:
+class _EveryTime(ImageCache):
+    """No cache (the behaviour before ``ImageCache``): every request encodes all its images."""
+
+    def intern(self, png: bytes) -> bytes:
+        return png
+
+    def b64(self, png: bytes) -> bytes:
+        return base64.b64encode(png)
+
+
+def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid: int | None = None,
+            cache: bool = True) -> dict:
     """Ask ``n`` questions at ``concurrency``; wall time, questions/s, client CPU per request
     (and the double's, when its ``server_pid`` is given)."""
     settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
     options = EvalOptions(base_url=url, configs=(), concurrency=concurrency, progress=False,
                           policy=RetryPolicy(timeout_s=60, max_retries=2))
-    images = ImageCache()
+    images = ImageCache() if cache else _EveryTime()
     questions = _questions(n, dataset, images)
     with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
         progress = Progress(n, False)
@@ -116,22 +131,32 @@ def main(argv: list[str] | None = None) -> int:
             url = server.stdout.readline().split()[-1]
             measure(url, min(plan[0][0], 4), 8, args.dataset)  # warm-up: connections, imports
             for c, n in plan:
-                rows.append({**measure(url, c, n, args.dataset, server.pid), "delay": delay})
+                rows.append({**measure(url, c, n, args.dataset, server.pid), "delay": delay, "cache": "yes"})
+                if args.dataset and delay == 0.0:  # without the image cache, and text only, for the ratios
+                    rows.append({**measure(url, c, n, args.dataset, server.pid, cache=False), "delay": delay,
+                                 "cache": "no"})
+                    rows.append({**measure(url, c, n, None, server.pid), "delay": delay, "cache": "text only"})
         finally:
             server.terminate()
             server.wait(10)
     print(f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})")
-    print("| server delay | concurrency | questions | q/s | ideal q/s | of ideal | client CPU/request | "
+    print("| server delay | concurrency | image cache | questions | q/s | ideal q/s | of ideal | client CPU/request | "
           "client req/s per core | double's CPU/request |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ideal = r["concurrency"] / r["delay"] if r["delay"] else None
         ideal_text = "-" if ideal is None else f"{ideal:.0f}"
         share = "-" if ideal is None else f"{r['qps'] / ideal:.0%}"
         server = "-" if r["server_cpu_ms"] is None else f"{r['server_cpu_ms']:.2f} ms"
-        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['n']} | {r['qps']:.1f} | {ideal_text} | "
+        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['cache']} | {r['n']} | {r['qps']:.1f} | {ideal_text} | "
               f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
               f"{server} |")
+    text = [r for r in rows if r["cache"] == "text only"]
+    if text:
+        for label in ("yes", "no"):
+            ratio = next(r["cpu_ms"] for r in rows if r["delay"] == 0.0 and r["cache"] == label) / text[0]["cpu_ms"]
+            print(f"client CPU per request with images, image cache {label}: {ratio:.2f}x the text-only figure "
+                  f"(goal with the cache: <= 1.5x)")
     return 0
 
 
