@@ -17,7 +17,8 @@ and the projected wall time of the paper's 3,993 complexes on one 16-core node a
 Slurm array (16 cores each; the merge job, which validates and audits, runs on one node with 16
 CPUs). Projections divide the measured CPU seconds by the cores, times the parallel efficiency
 implied by the CPU overhead of ``--workers`` processes (CPU of 1 / CPU of N; assumed to hold at
-16 free cores); the merge has one process per config (9) plus the card's pixel-solver baseline
+16 free cores); the merge has one process per config (9; the largest config, by published bytes,
+sets its pace) plus the card's pixel-solver baseline
 (a fixed cost: at most ``MAX_QUESTIONS`` per task, one process); the audit covers the test
 complexes only (this build's test share).
 """
@@ -109,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         # overhead of the parallel run (wall speed-ups cannot be measured on a busy machine)
         eff = {name: min(1.0, s[1] / s[3]) for name, s in stages.items()}
         per_gen, per_merge = gen_cpu / n, (merge_cpu - card_cpu) / n
+        by_config: dict[str, int] = {}
+        for name, shard in manifest["shards"].items():
+            by_config[name.split("/")[0]] = by_config.get(name.split("/")[0], 0) + shard["bytes"]
+        largest = max(by_config.values()) / max(1, sum(by_config.values()))
         card_fixed = card_cpu / max(solved, 1) * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS)  # one process
         per_val, per_audit = stages["validation"][1] / n, stages["audit"][1] / max(n_test, 1)
         N = PAPER_COMPLEXES
@@ -116,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for label, gen_cores in (("one 16-core node", NODE_CORES), (f"{ARRAY_NODES}-node array", NODE_CORES * ARRAY_NODES)):
             shards = per_gen * N / gen_cores
-            merge = per_merge * N / min(NODE_CORES, CONFIGS) + card_fixed
+            # one process per config: the largest config (by published bytes) sets the pace
+            merge = max(per_merge * N / min(NODE_CORES, CONFIGS), largest * per_merge * N) + card_fixed
             val = per_val * N / (NODE_CORES * eff["validation"])
             audit = per_audit * N * test_share / (NODE_CORES * eff["audit"])
             rows.append((label, shards, merge, val, audit, push))
