@@ -56,6 +56,7 @@ def _score_cli(data_dir, preds, tmp_path) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
     answers = _answers(data_dir)
     monkeypatch.setenv("MY_ENDPOINT_KEY", KEY)

@@ -34,6 +34,7 @@ def copy_dir(data_dir, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_fresh_build_audits_clean(data_dir):
     report = audit_dataset(data_dir, split="test")
     assert not report.problems
@@ -139,7 +140,7 @@ def test_pixel_solver_reads_t3_from_the_pictures(data_dir):
 
 def test_card_lists_the_pixel_baseline(data_dir):
     card = (data_dir / "README.md").read_text(encoding="utf-8")
-    line = next(l for l in card.splitlines() if l.startswith("| pixel-only registration"))
+    line = next(ln for ln in card.splitlines() if ln.startswith("| pixel-only registration"))
     cells = [c.strip() for c in line.strip("|").split("|")][1:]
     assert cells[0] != "–" and float(cells[0]) >= 95.0  # T1
     assert cells[1] == "–"  # T2 is not attempted

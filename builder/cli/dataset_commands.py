@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.constants import DEFAULT_IMAGE_SIZE
 
 
@@ -26,7 +27,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
         mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit)
+        audit=not args.no_audit, hbonds=args.hbonds)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -37,7 +38,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     for task, c in manifest["counts"].items():
         print(f"  {task:22s} train {c['train']:6d}  test {c['test']:6d}  tiny {c['tiny']:4d}")
     if "validation" in manifest:
-        print(f"validation: {'ok' if manifest['validation']['ok'] else 'FAILED'} ({manifest['validation']['checked']} rows)")
+        validation = manifest["validation"]
+        print(f"validation: {'ok' if validation['ok'] else 'FAILED'} ({validation['checked']} rows)")
     if "audit" in manifest:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())
@@ -96,6 +98,10 @@ def add_commands(sub) -> None:
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
     p.add_argument("--pocket-cutoff", type=float, default=10.0)
+    p.add_argument("--hbonds", choices=HBOND_MODES, default=DEFAULT_HBOND_MODE,
+                   help="H-bond criteria of the T4/T8/T9 truths: chimerax (default; ChimeraX's Mills & Dean "
+                        "classes relaxed 0.4 Å/20°, as the paper) or plip (the flat 4.1 Å / 100° rule, "
+                        "PLIP-comparable); both take rotatable H (OH, SH, NH3+) as the input models them")
     p.add_argument("--tiny-per-task", type=int, default=50)
     p.add_argument("--num-shards", type=int, help="split the complexes into K shards (cluster use; default: "
                    "the Slurm array's size inside an array task, else 1)")

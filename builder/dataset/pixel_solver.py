@@ -207,7 +207,6 @@ def _solve_zoom(question: str, distance: float, front: np.ndarray, after: np.nda
     if r:
         lo, hi = int(r.group(1)), int(r.group(2))
     h, w = front.shape[:2]
-    focal = (w / 2.0) / math.tan(math.radians(FOV_DEG) / 2.0)
     ident1, level1 = stick_pixels(front)
     ident4, _ = stick_pixels(after)
     ys, xs = np.nonzero(ident1 >= 0)

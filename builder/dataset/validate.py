@@ -1,10 +1,12 @@
-"""Independent re-derivation of every answer of a built dataset folder.
+"""Re-derivation of every answer of a built dataset folder.
 
 The validator does not use the generator's operation code: each task's check (``check`` of its
 room in ``builder/tasks/<name>.py``) rebuilds the transformed coordinates with the validator's own
 Rodrigues rotations (``builder.tasks.recover``), then *recovers* the operation from before/after
 coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
-answer. H-bond answers are recomputed from freshly read structures, T8 centring moves from the
+answer. H-bond answers are recomputed from freshly read structures with the same detector as the
+generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
+detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
 schema, option distinctness, letter and axis balance, and that no complex is in two splits.
 """
@@ -24,7 +26,7 @@ from .. import scoring
 from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
 from ..core.registry import TASK_NAMES, answer_format
-from ..tasks import room
+from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .manifest import read_manifest
 from .sources import discover
@@ -59,10 +61,12 @@ class _Structures:
             if self.refs is None:
                 self.refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
             cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
-            self.cache[pdb_id] = (cx, detect_hbonds(cx))
+            self.cache[pdb_id] = (cx, detect_hbonds(cx, self.hbonds))
         return self.cache[pdb_id]
 
     pocket_cutoff = 10.0
+    #: the build's H-bond mode (manifests before ``--hbonds`` existed were built by ``plip``)
+    hbonds = "plip"
 
 
 def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None,
@@ -82,12 +86,13 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
     setup = (source or manifest.get("source") or manifest["config"].get("source"),
-             structures or manifest.get("structures"), float(manifest["config"].get("pocket_cutoff", 10.0)))
+             structures or manifest.get("structures"), float(manifest["config"].get("pocket_cutoff", 10.0)),
+             manifest["config"].get("hbonds", "plip"))
     # light pass: ids, complexes, answers and axes of every row, and where each row group is
     light: dict[tuple[str, str], list[dict]] = {}
     groups: list[tuple[str, str, str, int, int, frozenset]] = []
     for task in manifest["counts"]:
-        balanced_axes = task in TASK_NAMES and room(task).balanced_axes
+        balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
         columns = ["id", "pdb_id", "answer", "answer_format"] + (["metadata"] if balanced_axes else [])
         for split in SPLIT_ORDER:
             rows = light.setdefault((task, split), [])
@@ -102,7 +107,7 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
     for task in manifest["counts"]:
         letters: Counter = Counter()
         axes: Counter = Counter()
-        balanced_axes = task in TASK_NAMES and room(task).balanced_axes
+        balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
         n = 0
         for split in SPLIT_ORDER:
             expected = manifest["counts"][task].get(split, 0)
@@ -150,9 +155,10 @@ _WORKER: dict = {}
 
 
 def _init_worker(setup: tuple) -> None:
-    source, structures, cutoff = setup
+    source, structures, cutoff, hbonds = setup
     _WORKER["structures"] = _Structures(source, structures)
     _WORKER["structures"].pocket_cutoff = cutoff
+    _WORKER["structures"].hbonds = hbonds
 
 
 def _check_job(job: tuple[frozenset, list[tuple[str, str, str, int, int]]]) -> list[tuple[tuple, list[str]]]:
@@ -224,5 +230,5 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
     pivot = (screen.min(0) + screen.max(0)) / 2.0
-    for problem in room(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
+    for problem in room_of(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
         report.fail(problem)

@@ -25,8 +25,9 @@ Pipeline (one image):
 6. **PNG** with fixed encoder settings (``cache.encode_png``), so the same request gives the
    same bytes.
 
-Colours are in ``requests``, light and sprites in ``shading``. **Depth cueing**: colours fade toward the black background with the distance from the camera;
-the fog ramp runs over the camera's fitted bounding sphere (``camera.distance -+ R`` with
+Colours are in ``requests``, light and sprites in ``shading``. **Depth cueing**: colours fade
+toward the black background with the distance from the camera; the fog ramp runs over the
+camera's fitted bounding sphere (``camera.distance -+ R`` with
 ``R = distance * sin(fov / 2) / FIT_MARGIN``), so it depends only on the camera, and an atom
 moved toward the viewer gets brighter.
 

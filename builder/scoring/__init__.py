@@ -41,7 +41,7 @@ average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8,
 all eight have questions), ``average_9_tasks`` and ``average_7_tasks`` (macro means of the task
 scores, all nine or without T5/T6; T4 once).
 
-How answers are read (the rules a model author can rely on; README "How answers are read")
+How answers are read (the rules a model author can rely on; docs/answer-reading.md)
 -------------------------------------------------------------------------------------------
 * Clean-up: case, markdown (emphasis of any length, bullets, code, tables), LaTeX, units, ``+``
   and unicode minus signs are ignored; a ``<think>`` block is dropped when text follows it; only

@@ -8,7 +8,7 @@ measures that build's CPU time, all processes). Prints, all measured in this one
 
 * the wall and CPU time (all processes) of ``misi-bench audit`` on the split with 1 and with
   ``--workers`` processes, the speed-up, and the audit's CPU as a share of the build's CPU
-  (README goal: at most 15 %);
+  (goal, docs/scale.md: at most 15 %; docs/audit.md: the test split under two minutes);
 * the per-task shares (reproduced, unique with a visible margin, answers legible);
 * with ``--baseline REV`` (a git revision of this repository, e.g. ``main``): the T7 (docking)
   uniqueness check per question, timed question by question alternately with REV's code

@@ -8,6 +8,8 @@ options are distinct and each has a non-zero component. Up to 3 bonds per comple
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import math
 import re
 
@@ -103,8 +105,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     cx, screen, rid = subject.complex, subject.screen, row["id"]
     m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
     res_name, number, atom, chain, lig_atom = m.groups()
-    prot = [i for i in range(cx.n_atoms) if not cx.is_ligand[i] and cx.res_names[i] == res_name
-            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
+    prot = [i for i in range(cx.n_atoms)
+            if not cx.is_ligand[i] and cx.res_names[i] == res_name and cx.atom_names[i] == atom
+            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.chain_ids[i] == chain]
     ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
     if len(prot) != 1 or len(ligs) != 1:
         return [f"{rid}: named bond atoms not found uniquely"]
@@ -119,4 +122,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return out
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """The one bond the question is about."""
+    return {meta["hbond"]} & set(bonds)
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space, hbond_scope=hbond_scope)

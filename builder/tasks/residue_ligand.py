@@ -7,6 +7,8 @@ with the residue's atoms labelled by atom name.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..operations.transforms import VIEW_NAMES
@@ -14,8 +16,8 @@ from ..scene.camera import fit_camera
 from ..chemistry.hbonds import format_residue_answer
 from ..core.errors import TaskError
 from ..core.registry import TASK_BY_NAME
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata,
-                   request)
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, hbond_rule,
+                   metadata, request)
 from .room import CheckSubject, Room
 
 TASK = "residue_ligand"
@@ -84,7 +86,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         images = residue_images(ann, r)
         lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
         question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
-                               example_residue=residue.name)
+                               example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
         answer = format_residue_answer(bonds)
         meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
                                                "number": residue.number, "ins_code": residue.ins_code},
@@ -106,9 +108,9 @@ def _residue_bonds(hbonds, r) -> list:
 def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     """The six views of the residue the metadata names."""
     r = meta["residue"]
+    wanted = (r["chain"], r["name"], r["number"], r["ins_code"])
     index = next((k for k, res in enumerate(ann.complex.residues)
-                  if (res.chain, res.name, res.number, res.ins_code) == (r["chain"], r["name"], r["number"], r["ins_code"])),
-                 None)
+                  if (res.chain, res.name, res.number, res.ins_code) == wanted), None)
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
     return residue_images(ann, index)
@@ -127,4 +129,11 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return []
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """The bonds (``RES NUM ATOM CHAIN, LIGATOM`` texts) of the question's residue."""
+    r = meta["residue"]
+    head = f"{r['name']} {r['number']}{r['ins_code']} "
+    return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)

@@ -34,10 +34,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
 
-        def decoy(scheme, r):
+        def decoy(scheme, r, f1=f1, f2=f2):
             return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
 
-        def too_similar(a, b):
+        def too_similar(a, b, truth=truth):
             return projected_difference(ann, a, b, base=truth) < limit
 
         built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))

@@ -52,10 +52,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         correct = letter_for(ctx, TASK, k)
         limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
 
-        def decoy(scheme, r):
+        def decoy(scheme, r, f1=f1, f2=f2):
             return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
 
-        def too_similar(a, b):
+        def too_similar(a, b, target=target, limit=limit):
             return projected_difference(target, a, b) < limit
 
         built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))

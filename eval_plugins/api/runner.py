@@ -212,9 +212,10 @@ def _latency_stats(values: list[float]) -> dict:
 def _markdown(report: dict) -> str:
     """The scorer's per-task table followed by the headline figures of the run."""
     r, s, t = report["report"], report["session"], report["tokens"]
+    asked = report["selection"]["questions"]
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
-        f"questions: {report['selection']['questions']}, answered: {report['selection']['questions'] - len(report['missing'])}, "
+        f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",
         f"this session: {s['answered']} answered, {s['failed']} failed in {s['wall_s']:.1f} s "

@@ -127,7 +127,8 @@ def figure_png(fig) -> bytes:
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1300px;padding:0 1rem;color:#111}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1300px;
+padding:0 1rem;color:#111}
 h1{font-size:1.5rem} img{max-width:100%;height:auto;border:1px solid #ccc}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem;margin:1rem 0}
 th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:right} th:first-child,td:first-child{text-align:left}
