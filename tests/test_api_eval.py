@@ -14,13 +14,19 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-import misi_bench
 from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.builder.scoring import score_records
 from misi_bench.eval_plugins.api.client import RetryPolicy, parse_retry_after
 from misi_bench.eval_plugins.api.store import RunSettings, RunStore
-from misi_bench.eval_plugins.api.testing_server import FAULT_KINDS, Double, DoubleServer, FaultPlan, example_answer
+from misi_bench.eval_plugins.api.testing_server import (
+    FAULT_KINDS,
+    Double,
+    DoubleServer,
+    FaultPlan,
+    example_answer,
+)
+
+import misi_bench
 
 KEY = "sk-double-secret-123"
 

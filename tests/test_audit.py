@@ -10,12 +10,11 @@ import sys
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
-
 from misi_bench.builder.dataset import pixel_solver
 from misi_bench.builder.dataset.audit import audit_dataset
 from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.parquet import read_rows, write_rows
+from PIL import Image, ImageDraw
 
 
 def _rewrite(folder, task, split, change) -> str:

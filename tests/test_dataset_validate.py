@@ -5,7 +5,6 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
-
 from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.validate import validate_dataset
 

@@ -6,16 +6,16 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
-
-from misi_bench.builder.scene import labels, projection, requests, shading
 from misi_bench.builder.core.errors import RenderError
-from misi_bench.builder.operations.transforms import VIEW_NAMES
 from misi_bench.builder.operations.language import Move, Roll
+from misi_bench.builder.operations.transforms import VIEW_NAMES
+from misi_bench.builder.scene import labels, projection, requests, shading
 from misi_bench.builder.scene.cache import RenderCache, render_png
 from misi_bench.builder.scene.camera import Camera, fit_camera
 from misi_bench.builder.scene.requests import RenderRequest, Style
 from misi_bench.builder.scene.sheet import contact_sheet
+from PIL import Image
+
 
 @pytest.fixture(scope="module")
 def complexes():
@@ -373,7 +373,7 @@ def test_drawing_only_the_rows_in_use_gives_the_whole_canvas_pixels(complexes, m
     parts = [raster.render_rows(c, r) for c, r in cases]
     monkeypatch.setattr(raster, "_content_rows", lambda ys, sprites, polys, limit, ss: (0, limit))
     whole = [np.asarray(raster.render_image(c, r)) for c, r in cases]
-    for (c, r), a, b, (part, top) in zip(cases, rows, whole, parts):
+    for (_, r), a, b, (part, top) in zip(cases, rows, whole, parts):
         assert np.array_equal(a, b), r.view
         assert np.array_equal(np.asarray(part), a[top:top + part.size[1]])
         assert not a[:top].any() and not a[top + part.size[1]:].any()

@@ -40,9 +40,16 @@ from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
 from ..tasks import ROOMS, replay, room_of
+from .audit_checks import (
+    MARGIN_BLOCKS,
+    block_means,
+    decode,
+    image_block_means,
+    image_distance,
+    legible_keys,
+    margin_summary,
+)
 from .cluster import available_cpus, check_workers
-from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_block_means, image_distance, legible_keys,
-                           margin_summary)
 from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .sources import discover
@@ -315,7 +322,8 @@ def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, spli
     report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
     bar = tqdm(total=total if sample is None and limit is None else None, desc="audit", unit="q", disable=not progress)
-    jobs = ((task, chunk) for task in tasks for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample)))
+    jobs = ((task, chunk) for task in tasks
+            for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample)))
     for task, found in _run_jobs(jobs, (manifest, source, structures), tuple(checks), workers):
         for row in found:
             add_row(report.tasks[task], row)

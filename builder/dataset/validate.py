@@ -28,10 +28,10 @@ from ..chemistry.structure import load_complex
 from ..core.registry import TASK_NAMES, answer_format
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
-from .manifest import read_manifest
-from .sources import discover
 from .cluster import check_workers
+from .manifest import read_manifest
 from .parquet import SPLIT_ORDER
+from .sources import discover
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
     return report
 
 
-def _row_problems(row: dict, structures: "_Structures") -> list[str]:
+def _row_problems(row: dict, structures: _Structures) -> list[str]:
     """Problems of one row: its checks, then its gold answer's score."""
     mine = ValidationReport()
     try:

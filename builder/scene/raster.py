@@ -48,12 +48,21 @@ from PIL import Image, ImageDraw
 
 from ..core.errors import RenderError
 from ..core.records import Complex
+from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
 from .labels import PlacedLabel, layout_labels, paste_labels
-from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .projection import check_atoms
 from .requests import RenderRequest
-from .shading import FOG_LEVELS, LIGHT, Sprite, atom_colours, band_table, id_colour, place, sphere_sprite
+from .shading import (
+    FOG_LEVELS,
+    LIGHT,
+    Sprite,
+    atom_colours,
+    band_table,
+    id_colour,
+    place,
+    sphere_sprite,
+)
 
 
 def shown_bonds(complex_: Complex, atoms: np.ndarray) -> np.ndarray:
@@ -141,7 +150,7 @@ class _Static:
     bonds: np.ndarray
 
 
-_STATIC: "OrderedDict[tuple, _Static]" = OrderedDict()
+_STATIC: OrderedDict[tuple, _Static] = OrderedDict()
 _STATIC_ENTRIES = 16
 
 

@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
             for task in pixel_solver.TASKS:
                 values = pixel_solver.scores(folder, task)
                 exact = float(np.mean([v == 1.0 for v in values])) if values else float("nan")
-                print(f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} over {len(values)} questions")
+                print(f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} "
+                      f"over {len(values)} questions")
     return 0 if report.ok else 1
 
 

@@ -19,7 +19,13 @@ import argparse
 import os
 from pathlib import Path
 
-from ..dataset.footprint import CODECS, codec_sizes, image_references, rewritten_bytes, stored_images
+from ..dataset.footprint import (
+    CODECS,
+    codec_sizes,
+    image_references,
+    rewritten_bytes,
+    stored_images,
+)
 from ..dataset.manifest import read_manifest
 from ..dataset.parquet import DICTIONARY_PAGE_BYTES
 
@@ -41,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     dictionary, dict_same = zip(*(rewritten_bytes(p, DICTIONARY_PAGE_BYTES) for p in shards))
     complexes = manifest["complexes"]["total"] - len(manifest.get("skipped_complexes", {}))
     print(f"{folder}: {len(shards)} shards, {refs} image references, {complexes} complexes")
-    for name, size, same in (("as stored", stored, True), ("Parquet default dictionary limit", sum(plain), all(plain_same)),
+    for name, size, same in (("as stored", stored, True),
+                             ("Parquet default dictionary limit", sum(plain), all(plain_same)),
                              (f"dictionary limit {DICTIONARY_PAGE_BYTES >> 20} MB", sum(dictionary), all(dict_same))):
         paper = size / complexes * PAPER_COMPLEXES
         print(f"  {name:34s} {size / 1e6:8.1f} MB, {size / refs / 1e3:5.1f} KB per image reference, "

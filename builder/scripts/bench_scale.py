@@ -93,11 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         published = sum(v["bytes"] for v in manifest["shards"].values())
         questions = manifest["totals"]["questions"]["train"] + manifest["totals"]["questions"]["test"]
         print(f"build of {n} complexes ({n_test} test), {questions} questions, {published / 1e6:.1f} MB published")
-        print("| stage | wall | CPU | CPU-s per complex | speed-up 1 -> %d workers |" % w)
+        print(f"| stage | wall | CPU | CPU-s per complex | speed-up 1 -> {w} workers |")
         print("|---|---:|---:|---:|---:|")
         print(f"| shards ({w} workers) | {gen_wall:.1f} s | {gen_cpu:.1f} s | {gen_cpu / n:.2f} | - |")
         print(f"| merge ({w} workers; of which the card's pixel-solver baseline, {solved} questions) | "
-              f"{merge_wall:.1f} s | {merge_cpu:.1f} s ({card_cpu:.1f} s) | {(merge_cpu - card_cpu) / n:.2f} + fixed | - |")
+              f"{merge_wall:.1f} s | {merge_cpu:.1f} s ({card_cpu:.1f} s) | "
+              f"{(merge_cpu - card_cpu) / n:.2f} + fixed | - |")
         for name, (wall1, cpu1, wallw, cpuw) in stages.items():
             per = n_test if name == "audit" else n
             print(f"| {name} (1 / {w} workers) | {wall1:.1f} / {wallw:.1f} s | {cpu1:.1f} / {cpuw:.1f} s | "
@@ -119,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         N = PAPER_COMPLEXES
         push = published / n * N / (args.upload_mb_s * 1e6)
         rows = []
-        for label, gen_cores in (("one 16-core node", NODE_CORES), (f"{ARRAY_NODES}-node array", NODE_CORES * ARRAY_NODES)):
+        settings = (("one 16-core node", NODE_CORES), (f"{ARRAY_NODES}-node array", NODE_CORES * ARRAY_NODES))
+        for label, gen_cores in settings:
             shards = per_gen * N / gen_cores
             # one process per config: the largest config (by published bytes) sets the pace
             merge = max(per_merge * N / min(NODE_CORES, CONFIGS), largest * per_merge * N) + card_fixed
@@ -128,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((label, shards, merge, val, audit, push))
         print(f"projection to {N} complexes ({test_share:.0%} test; parallel efficiency from the CPU overhead "
               f"of {w} workers: validation {eff['validation']:.0%}, audit {eff['audit']:.0%}; card baseline "
-              f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks in one process; shards at the CPU-s measured with "
+              f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks in one process; "
+              f"shards at the CPU-s measured with "
               f"{w} workers; push at {args.upload_mb_s:.0f} MB/s, {published / n * N / 1e9:.1f} GB)")
         print("| setting | shards | merge | validation | audit | push | total | total without push |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         ideal_text = "-" if ideal is None else f"{ideal:.0f}"
         share = "-" if ideal is None else f"{r['qps'] / ideal:.0%}"
         server = "-" if r["server_cpu_ms"] is None else f"{r['server_cpu_ms']:.2f} ms"
-        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['cache']} | {r['n']} | {r['qps']:.1f} | {ideal_text} | "
+        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['cache']} | {r['n']} | {r['qps']:.1f} | "
+              f"{ideal_text} | "
               f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
               f"{server} |")
     text = [r for r in rows if r["cache"] == "text only"]
