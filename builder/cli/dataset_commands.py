@@ -56,15 +56,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     report = audit_dataset(args.folder, configs=args.configs, split=args.split, limit=args.limit,
                            source=args.source, structures=args.structures,
-                           progress=not args.json and not args.quiet)
+                           progress=not args.json and not args.quiet, workers=args.workers)
     print(json.dumps(report.summary(), indent=1) if args.json else report.format_text())
     return 0 if report.ok else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ..dataset.cluster import available_cpus, check_workers  # noqa: PLC0415
     from ..dataset.validate import validate_dataset  # noqa: PLC0415
 
-    report = validate_dataset(args.folder, source=args.source, structures=args.structures)
+    workers = check_workers(args.workers)
+    report = validate_dataset(args.folder, source=args.source, structures=args.structures,
+                              workers=available_cpus() if workers is None else workers)
     for problem in report.problems[:100]:
         print(f"problem: {problem}")
     for warning in report.warnings[:100]:
@@ -119,6 +122,8 @@ def add_commands(sub) -> None:
     p.add_argument("--source", help="structures to re-read: 'samples', a PDBbind root or 'ids:LIST.csv' "
                                     "(default: from the manifest)")
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
+    p.add_argument("--workers", type=int, help="worker processes (default: every CPU this process may use; "
+                                               "the report is the same for any count)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("audit", help="check that a built folder's pictures carry exactly one answer "
                                      "(reproduction, uniqueness, label legibility); exit 0 only if clean")
@@ -130,6 +135,8 @@ def add_commands(sub) -> None:
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, help="worker processes (default: every CPU this process may use; "
+                                               "the report is the same for any count)")
     p.set_defaults(func=cmd_audit)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")

@@ -140,15 +140,15 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
     if missing:
         raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-    manifest = merge_units(out, work, cfg, refs, splits)
+    manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
     if validate:
-        report = validate_dataset(out, source=cfg.source)
+        report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
         manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}
         write_manifest(out, manifest)
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
     if audit:
-        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample)
+        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
         write_manifest(out, manifest)
         broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
         if broken:
@@ -177,7 +177,7 @@ def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
         raise MisiError(f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}")
 
 
-def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
+def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1) -> dict:
     """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
     timings, so that the manifest stays byte-identical between runs)."""
     summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
@@ -188,7 +188,7 @@ def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> d
         if not configs:
             continue
         report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
-                               sample=sample, source=cfg.source)
+                               sample=sample, source=cfg.source, workers=max(1, int(workers)))
         part = report.summary()
         for task, value in part["tasks"].items():
             summary["tasks"][task] = {"split": split, **value}
