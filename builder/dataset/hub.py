@@ -33,7 +33,7 @@ DEFAULT_REVISION = "main"
 TAG_RE = re.compile(r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 #: Files of a dataset folder that go to the Hub (fnmatch patterns on POSIX paths relative to the folder).
-ALLOW_PATTERNS = ["README.md", "manifest.json", "*/*-*-of-*.parquet", "examples/*.png"]
+ALLOW_PATTERNS = ["README.md", "manifest.json", "baselines.json", "*/*-*-of-*.parquet", "examples/*.png"]
 #: Never uploaded. fnmatch's ``*`` crosses ``/``, so ``*/*.parquet`` alone would also match the build's
 #: work units under ``.work/``; these patterns take them (and every other hidden path) out again.
 IGNORE_PATTERNS = [".work/*", ".cache/*", ".*", "*/.*"]
