@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..core.errors import MisiError
+from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
@@ -33,6 +34,8 @@ class BuildConfig:
     #: Folder of PDB/mmCIF entries for an ``ids:`` source (where files are, not what they hold:
     #: not hashed; their checksums are in the manifest).
     structures: str | None = None
+    #: The build profile (``builder.core.profiles``): ``paper`` (default) or ``explicit``.
+    profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
         tasks = tuple(self.tasks) or TASKS
@@ -40,6 +43,7 @@ class BuildConfig:
         if unknown:
             raise MisiError(f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
         object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
+        object.__setattr__(self, "profile", check_profile(self.profile))
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         try:
@@ -56,8 +60,10 @@ class BuildConfig:
             data["id_list"] = sha256_file(id_list_path(self.source))
         else:
             data["source"] = "samples" if self.source == "samples" else "folder"
-        data["template_version"] = load_templates()["version"]
-        data["params_version"] = load_params()["version"]
+        if self.profile == LEGACY_PROFILE:  # explicit builds keep the config (and hash) of before profiles
+            data.pop("profile")
+        data["template_version"] = load_templates(self.profile)["version"]
+        data["params_version"] = load_params(self.profile)["version"]
         data["builder_version"] = BUILDER_VERSION
         data["render_version"] = RENDER_VERSION
         data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None

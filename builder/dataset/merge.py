@@ -20,6 +20,23 @@ def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
     return set(ranked[:per_task])
 
 
+def tiny_stratum(row: dict) -> str | None:
+    """The ``tiny_stratum`` a row's metadata names (``paper`` T4 rows: positive/negative)."""
+    text = row.get("metadata")
+    if not text or "tiny_stratum" not in text:
+        return None
+    return json.loads(text).get("tiny_stratum")
+
+
+def tiny_ids_by_stratum(rows: Iterable[dict], per_task: int, seed: int) -> set[str]:
+    """The tiny split of one task: ``per_task`` ids drawn from its test rows, or that many from
+    each stratum when the rows name strata (the paper's tiny T4: 50 positives, 50 negatives)."""
+    strata: dict[str | None, list[str]] = {}
+    for row in rows:
+        strata.setdefault(tiny_stratum(row), []).append(row["id"])
+    return set().union(*(tiny_ids(ids, per_task, seed) for ids in strata.values())) if strata else set()
+
+
 def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) -> dict:
     """Merge per-complex units into the final shards, card and manifest; returns the manifest.
 
@@ -30,7 +47,7 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) 
     statuses = [json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
     # light first pass: ids, tasks and splits (and image counts) only
-    index = [read_rows(u, columns=["id", "task", "split", "image_views"]) for u in units]
+    index = [read_rows(u, columns=["id", "task", "split", "image_views", "metadata"]) for u in units]
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     shards: dict[str, dict] = {}
@@ -40,8 +57,8 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) 
         for r in rows:
             images[r["task"]][r["split"]] += len(r["image_views"])
     for task in cfg.tasks:
-        tiny = tiny_ids([r["id"] for rows in index for r in rows if r["task"] == task and r["split"] == "test"],
-                        cfg.tiny_per_task, cfg.seed)
+        tiny = tiny_ids_by_stratum([r for rows in index for r in rows if r["task"] == task and r["split"] == "test"],
+                                   cfg.tiny_per_task, cfg.seed)
         writers = {s: ShardWriter(out / task, s, cfg.max_shard_bytes) for s in SPLIT_ORDER}
         for unit, rows in zip(units, index):
             if not any(r["task"] == task for r in rows):
@@ -57,6 +74,7 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str]) 
                 shards[str(path.relative_to(out))] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     manifest = {
         "builder_version": BUILDER_VERSION,
+        "profile": cfg.profile,
         "config": cfg.generation_fields(),
         "config_hash": cfg.config_hash,
         "source": cfg.source,

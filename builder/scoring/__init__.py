@@ -75,7 +75,7 @@ from ..core.registry import (
 from .baselines import BASELINE_KINDS, baseline_prediction
 from .bonds import BondAnswer
 from .metrics import score_prediction
-from .paper_reference import PaperReferenceRow, paper_reference_rows
+from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, format_paper_rows_markdown, paper_reference_rows
 from .parsing import format_parsed, parse_prediction
 from .predictions import (
                              PredictionFile,
@@ -98,7 +98,7 @@ from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
     "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
-    "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
+    "MAX_CHARS", "MAX_INPUT_CHARS", "NOT_COMPARABLE", "format_paper_rows_markdown", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
     "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
     "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",

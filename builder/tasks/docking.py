@@ -13,7 +13,7 @@ from ..core.errors import TaskError
 from ..operations.language import AXES, Move, Roll
 from ..scene.camera import Camera, fit_camera
 from ..operations.transforms import Pose
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request,
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request,
                    signed_magnitude)
 
 TASK = "docking"
@@ -89,9 +89,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines = [caption("pocket_view", view=v) for v in ("front", "left", "top")]
         lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
         lines.append(caption("both_front"))
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
+        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
         meta = metadata(ctx, TASK, k, displacement=[str(o) for o in ops], operations=[str(o) for o in answer],
                         applies_to="ligand", scene_camera_distance=round(camera.distance, 4))
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
-                                images, meta))
+                                images, meta, ctx.profile))
     return out

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 
 from ..operations.language import Move
-from ..operations.transforms import VIEW_NAMES
-from .base import (LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata, options_block,
+from .base import (LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata, options_block,
                    six_views)
 
 TASK = "interaction_location"
@@ -69,11 +68,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         decoys = opts[1:]
         ordered = decoys[:correct] + [truth] + decoys[correct:]
         option_texts = tuple(option_text(o) for o in ordered)
-        images = six_views(ann)
-        question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper(),
-                               hbond=bond.pocket_text(), options_block=options_block(option_texts))
+        images = six_views(ann, ctx.six_views)
+        question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
+                              hbond=bond.pocket_text(), options_block=options_block(option_texts),
+                              hb_chain=bond.chain, hb_residue=f"{bond.res_name} {bond.res_number}{bond.ins_code}",
+                              hb_atom=bond.protein_atom_name, hb_ligand_atom=bond.ligand_atom_name)
         meta = metadata(ctx, TASK, k, hbond=bond.pocket_text(), operations=[str(Move("x", truth[0])), str(Move("y", truth[1]))],
                         option_operations=[[f"move x {o[0]}", f"move y {o[1]}"] for o in ordered],
                         correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
+                                ctx.profile))
     return out

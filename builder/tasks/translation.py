@@ -1,7 +1,7 @@
 """T1 translation: which `move x|y D` (D in -4..4 Å, not 0) moved the whole model?"""
 from __future__ import annotations
 
-from .base import ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request, visible_fraction
+from .base import ImageSpec, TaskContext, TaskInstance, caption, metadata, request, visible_fraction
 from ..operations.language import Move
 
 TASK = "translation"
@@ -43,9 +43,10 @@ def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> T
     """Shared by T1-T3: images front, left, top, front after the operation."""
     ann = ctx.ann
     lines = [caption("front"), caption("left"), caption("top"), caption("after")]
-    question = fill_prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
+    question = ctx.prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
     return TaskInstance(
         task=task, pdb_id=ann.pdb_id, index=k, question=question, options=(), answer=str(op),
         images=unit_images(ann, op),
         metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
+        profile=ctx.profile,
     )
