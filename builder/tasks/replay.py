@@ -24,7 +24,8 @@ from typing import Callable, Mapping
 from ..core.errors import TaskError
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
 from . import docking, residue_ligand, rotation_rotation, translation, translation_rotation
-from .base import LETTERS, Annotation, ImageSpec, load_params, request, six_views
+from ..core.profiles import profile_of_metadata
+from .base import LETTERS, Annotation, ImageSpec, load_params, request, six_views, view_order
 
 #: T7 candidates: ``move x`` values within this many Å of the gold move.
 DOCKING_MOVE_WINDOW = 3
@@ -85,7 +86,7 @@ def question_images(row: Mapping, load: Loader) -> tuple[ImageSpec, ...]:
                      None)
         if index is None:
             raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
-        return residue_ligand.residue_images(ann, index)
+        return residue_ligand.residue_images(ann, index, view_order(profile_of_metadata(meta)))
     if task == "translation_rotation":
         truth = _gold_ops(row, meta)
         options = [_ops(o) for o in meta["option_operations"]]
@@ -97,7 +98,7 @@ def question_images(row: Mapping, load: Loader) -> tuple[ImageSpec, ...]:
         ops, camera = _docking_scene(ann, _gold_ops(row, meta))
         return docking.question_images(ann, ops, camera)
     if task in ("interaction_location", "pocket_ligand"):
-        return six_views(ann)
+        return six_views(ann, view_order(profile_of_metadata(meta)))
     raise TaskError(f"{row['id']}: unknown task {task!r}")
 
 
@@ -105,7 +106,7 @@ def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> A
     """The candidates of a stored row (None for T4/T9, whose answers are H-bond lists)."""
     task, meta = row["task"], json.loads(row["metadata"])
     ann = load(row["pdb_id"])
-    params = load_params()["tasks"]
+    params = load_params(profile_of_metadata(meta))["tasks"]
     gold_ops = _gold_ops(row, meta)
     if task in ("translation", "rotation", "zooming"):
         p = params[task]
