@@ -12,7 +12,7 @@ from typing import Any
 from pathlib import Path
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
-from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_NAMES
+from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES
 from ..builder.scoring import PAPER_AVERAGE_COLUMNS, PAPER_COLUMNS, score_prediction
 
 __all__ = ["REVISION_ENV", "TASKS", "TEST_SPLIT", "TINY_SPLIT", "data_location", "load_split", "score_doc"]
@@ -141,7 +141,7 @@ def metric_names(task: str) -> list[str]:
     names = ["score", "exact"]
     if task not in HEADLINE_EXCLUDED:
         names += ["average_7_tasks", "paper_average"]
-    if task == "residue_ligand":
+    if TASK_BY_NAME[task].halves is not None:  # T4: the scores of its two halves
         names += ["score_positive", "score_negative"]
     return names
 

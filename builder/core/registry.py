@@ -1,8 +1,12 @@
 """The task registry: the one definition of the nine tasks (SPEC section 5).
 
 Everything that needs the task list reads it here: names and order (T1..T9), answer format
-(fill-in or multiple choice), membership of the headline averages, and the alias table of the
-paper's names. Pure data plus :func:`canonical_task`; imports only the standard library.
+(fill-in or multiple choice), answer kind (which selects the scorer's parser, metric and chance
+baseline), membership of the headline averages, report labels, the human app's answer form and
+the alias table of the paper's names. Shared code dispatches on these fields, never on a task's
+name. Pure data plus :func:`canonical_task`; imports only the standard library. A task's
+generator, prompt, audit replay and validator check live in its own module ``builder/tasks/<name>.py``
+(see ``docs/extending.md``).
 """
 from __future__ import annotations
 
@@ -12,34 +16,138 @@ from dataclasses import dataclass
 FILL_IN = "fill_in"
 MULTIPLE_CHOICE = "multiple_choice"
 
+# Answer kinds: each selects the scorer's parser, gold reader, metric and chance baseline.
+#: One ``move``/``roll`` command (T1-T3); weighted by ``score_radius`` (exact only when None).
+SINGLE_OPERATION = "single_operation"
+#: A ``roll, move x`` pair (T7): half rotation part (``score_radius`` degrees), half move part.
+OPERATION_PAIR = "operation_pair"
+#: One option letter (T5, T6, T8).
+LETTER = "letter"
+#: ``No`` or ``Yes: RES ATOM, LIG_ATOM; ...`` (T4): bonds of one named residue.
+RESIDUE_BONDS = "residue_bonds"
+#: ``None`` or ``RES NUMBER ATOM CHAIN, LIG_ATOM; ...`` (T9): every bond of the pocket.
+POCKET_BONDS = "pocket_bonds"
+ANSWER_KINDS = (SINGLE_OPERATION, OPERATION_PAIR, LETTER, RESIDUE_BONDS, POCKET_BONDS)
+#: Answer kinds whose answers are H-bond lists (the parser reads markdown tables for them).
+BOND_ANSWER_KINDS = frozenset({RESIDUE_BONDS, POCKET_BONDS})
+
+# Human-app answer forms: a text box with the task's ``form_hint`` under it, or option buttons.
+TEXT_FORM = "text"
+CHOICE_FORM = "choice"
+
+
+@dataclass(frozen=True)
+class CommandRange:
+    """One command of a task's answer: ``verb`` along or about one of ``axes``, magnitude one of
+    ``values`` (the range the random baseline draws from). The random baseline draws the axis
+    (when there are several) and then the value, or the value first when ``magnitude_first``
+    (the order fixes the random stream, and so the card's chance figures)."""
+
+    verb: str
+    axes: tuple[str, ...]
+    values: tuple[int, ...]
+    magnitude_first: bool = False
+
+
+def _nonzero(lo: int, hi: int, step: int = 1) -> tuple[int, ...]:
+    return tuple(v for v in range(lo, hi + 1, step) if v != 0)
+
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task: config ``name``, its paper number ``number`` (1..9), ``answer_format``,
-    ``kind`` (``operation``, ``bonds`` or ``choice``) and ``in_headline`` (counted in the
-    paper's headline average; T5 and T6 are left out because every model scores at chance)."""
+    """One task and everything shared code needs to know about it, as data.
+
+    ``name`` (config name), ``number`` (paper number 1..9), ``answer_format`` (fill-in or
+    multiple choice), ``kind`` (``operation``, ``bonds`` or ``choice``: the family of its
+    generator), ``in_headline`` (counted in the paper's headline average; T5 and T6 are left out
+    because every model scores at chance), ``answer_kind`` (selects parser, metric and chance
+    baseline, one of :data:`ANSWER_KINDS`), ``score_radius`` (the weighted-score radius: Å or
+    degrees; None scores exact answers only), ``commands`` (the commands of a command answer,
+    in order, with their ranges: what the random baseline draws and the pixel solver reads),
+    ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
+    the paper's column in two: T4's positive and negative questions), ``label`` and
+    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form) and
+    ``aliases`` (other names a user may type; the paper's names among them). The generator,
+    prompt, audit replay and validator check of a task live in ``builder/tasks/<name>.py``."""
 
     name: str
     number: int
     answer_format: str
     kind: str
+    answer_kind: str
+    label: str
+    short_label: str
     in_headline: bool = True
+    score_radius: float | None = None
+    commands: tuple[CommandRange, ...] = ()
+    constant_answer: str = ""
+    halves: str | None = None
+    form: str = TEXT_FORM
+    form_hint: str = ""
+    aliases: tuple[str, ...] = ()
 
     @property
     def is_choice(self) -> bool:
         return self.answer_format == MULTIPLE_CHOICE
 
+    @property
+    def config(self) -> str:
+        """The harness task name (``misi_<name>``)."""
+        return f"misi_{self.name}"
+
+    def half_names(self) -> tuple[str, str]:
+        """Report subset names of the two halves (``<name>_positive``, ``<name>_negative``)."""
+        return (f"{self.name}_positive", f"{self.name}_negative")
+
+
+_ANGLES = _nonzero(-90, 90, 15)
 
 TASK_SPECS: tuple[TaskSpec, ...] = (
-    TaskSpec("translation", 1, FILL_IN, "operation"),
-    TaskSpec("rotation", 2, FILL_IN, "operation"),
-    TaskSpec("zooming", 3, FILL_IN, "operation"),
-    TaskSpec("residue_ligand", 4, FILL_IN, "bonds"),
-    TaskSpec("translation_rotation", 5, MULTIPLE_CHOICE, "choice", in_headline=False),
-    TaskSpec("rotation_rotation", 6, MULTIPLE_CHOICE, "choice", in_headline=False),
-    TaskSpec("docking", 7, FILL_IN, "operation"),
-    TaskSpec("interaction_location", 8, MULTIPLE_CHOICE, "choice"),
-    TaskSpec("pocket_ligand", 9, FILL_IN, "bonds"),
+    TaskSpec(
+        "translation", 1, FILL_IN, "operation", SINGLE_OPERATION, "translation", "translation",
+        score_radius=8.0, commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
+        form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
+        aliases=("trans", "translate", "move")),
+    TaskSpec(
+        "rotation", 2, FILL_IN, "operation", SINGLE_OPERATION, "rotation", "rotation",
+        score_radius=180.0, commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
+        form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
+        aliases=("rot", "roll")),
+    TaskSpec(
+        "zooming", 3, FILL_IN, "operation", SINGLE_OPERATION, "zooming", "zooming",
+        commands=(CommandRange("move", ("z",), tuple(range(40, 61))),),
+        form_hint="one command: move z D, D in whole Å (e.g. move z 50)",
+        aliases=("zoom", "zoom_in", "scale", "scaling")),
+    TaskSpec(
+        "residue_ligand", 4, FILL_IN, "bonds", RESIDUE_BONDS, "residue-ligand", "res.-lig.",
+        constant_answer="No", halves="polarity",
+        form_hint="No, or Yes: RESIDUE ATOM, LIGAND_ATOM with bonds separated by ; (e.g. Yes: ASN OD1, O1B)",
+        aliases=("residue_ligand_interaction", "residue_ligand_hbond", "res_lig")),
+    TaskSpec(
+        "translation_rotation", 5, MULTIPLE_CHOICE, "choice", LETTER, "transl.+rot.", "transl.+rot.",
+        in_headline=False, constant_answer="A", form=CHOICE_FORM,
+        aliases=("translation_and_rotation", "trans_rot")),
+    TaskSpec(
+        "rotation_rotation", 6, MULTIPLE_CHOICE, "choice", LETTER, "rot.+rot.", "rot.+rot.",
+        in_headline=False, constant_answer="A", form=CHOICE_FORM,
+        aliases=("rotation_and_rotation", "rot_rot", "double_rotation")),
+    TaskSpec(
+        "docking", 7, FILL_IN, "operation", OPERATION_PAIR, "docking", "docking",
+        score_radius=180.0,
+        commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES), CommandRange("move", ("x",), _nonzero(-30, 30))),
+        form_hint="two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
+        aliases=("ligand_docking", "dock")),
+    TaskSpec(
+        "interaction_location", 8, MULTIPLE_CHOICE, "choice", LETTER, "interaction loc.", "interaction loc.",
+        constant_answer="A", form=CHOICE_FORM,
+        aliases=("interaction_localization", "interaction_localisation", "interaction_locating",
+                 "hbond_location")),
+    TaskSpec(
+        "pocket_ligand", 9, FILL_IN, "bonds", POCKET_BONDS, "pocket-ligand", "pocket-ligand",
+        constant_answer="None",
+        form_hint="None, or RESIDUE NUMBER ATOM CHAIN, LIGAND_ATOM with bonds separated by ; "
+                  "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",
+        aliases=("pocket_ligand_interaction", "pocket_ligand_hbond", "pocket_lig")),
 )
 TASK_BY_NAME: dict[str, TaskSpec] = {spec.name: spec for spec in TASK_SPECS}
 
@@ -53,42 +161,22 @@ OPERATION_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "op
 BOND_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "bonds")
 
 
+def task_spec(task: str) -> TaskSpec:
+    """The :class:`TaskSpec` of a task config name or alias (``ValueError`` when unknown)."""
+    return TASK_BY_NAME[canonical_task(task)]
+
+
 def answer_format(task: str) -> str:
     """``fill_in`` or ``multiple_choice`` for a task config name."""
     return TASK_BY_NAME[task].answer_format
 
 
-# Alias table: the paper's names, short names and T-numbers. Keys are normalised with
+# Alias table: config names, T-numbers and each spec's aliases. Keys are normalised with
 # _alias_key (lower case, spaces and hyphens as underscores).
 TASK_ALIASES: dict[str, str] = {
     **{name: name for name in TASK_NAMES},
-    **{f"t{i + 1}": name for i, name in enumerate(TASK_NAMES)},
-    "trans": "translation",
-    "translate": "translation",
-    "move": "translation",
-    "rot": "rotation",
-    "roll": "rotation",
-    "zoom": "zooming",
-    "zoom_in": "zooming",
-    "scale": "zooming",
-    "scaling": "zooming",
-    "residue_ligand_interaction": "residue_ligand",
-    "residue_ligand_hbond": "residue_ligand",
-    "res_lig": "residue_ligand",
-    "translation_and_rotation": "translation_rotation",
-    "trans_rot": "translation_rotation",
-    "rotation_and_rotation": "rotation_rotation",
-    "rot_rot": "rotation_rotation",
-    "double_rotation": "rotation_rotation",
-    "ligand_docking": "docking",
-    "dock": "docking",
-    "interaction_localization": "interaction_location",
-    "interaction_localisation": "interaction_location",
-    "interaction_locating": "interaction_location",
-    "hbond_location": "interaction_location",
-    "pocket_ligand_interaction": "pocket_ligand",
-    "pocket_ligand_hbond": "pocket_ligand",
-    "pocket_lig": "pocket_ligand",
+    **{f"t{spec.number}": spec.name for spec in TASK_SPECS},
+    **{alias: spec.name for spec in TASK_SPECS for alias in spec.aliases},
 }
 
 _ALIAS_PREFIXES = ("misi_bench_", "misibench_", "misi_")

@@ -32,7 +32,7 @@ from ..core.registry import TASK_NAMES
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image
 from ..scene.requests import RENDER_VERSION
-from ..tasks import replay
+from ..tasks import ROOMS, replay, room
 from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_distance, legible_keys, margin_summary)
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -42,9 +42,9 @@ from .units import AnnotationCache
 log = logging.getLogger(__name__)
 
 CHECKS = ("reproduction", "uniqueness", "legibility")
-UNIQUENESS_TASKS = ("translation", "rotation", "zooming", "translation_rotation", "rotation_rotation", "docking",
-                    "interaction_location")
-LEGIBILITY_TASKS = ("residue_ligand", "pocket_ligand")
+#: Tasks whose room lists an answer space (uniqueness) or the labels an answer needs (legibility).
+UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
+LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
 #: Memory for rendered pixel arrays shared between questions (front/left/top views, candidates).
 CACHE_BYTES = 768 * 1024 * 1024
 
@@ -179,16 +179,9 @@ class _Auditor:
                     result.illegible.append(rid)
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
-        """Label keys an H-bond answer needs: T4 both atom names of each bond; T9 the residue
-        label and the ligand atom name of each bond."""
-        ann = self.load(row["pdb_id"])
-        cx = ann.complex
-        if row["task"] == "residue_ligand":
-            r = json.loads(row["metadata"])["residue"]
-            bonds = [b for b in ann.hbonds if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])]
-            return {("atom", int(b.protein_atom)) for b in bonds} | {("atom", int(b.ligand_atom)) for b in bonds}
-        return ({("residue", int(cx.residue_index[b.protein_atom])) for b in ann.hbonds}
-                | {("atom", int(b.ligand_atom)) for b in ann.hbonds})
+        """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
+        names of each bond; T9 the residue label and the ligand atom name of each bond)."""
+        return room(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
 
 
 def _version_problems(manifest: dict) -> list[str]:

@@ -13,7 +13,7 @@ import yaml
 from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.profiles import LEGACY_PROFILE, PROFILES
-from ..core.registry import TASK_NAMES
+from ..core.registry import TASK_NAMES, TASK_SPECS
 from . import pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
@@ -124,9 +124,10 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
     (:data:`scoring.AVERAGE_DEFINITIONS`)."""
     tasks = ordered_tasks(manifest)
     columns = [(t, "tasks") for t in tasks]
-    if "residue_ligand" in tasks:
-        at = tasks.index("residue_ligand") + 1
-        columns[at:at] = [("residue_ligand_positive", "subsets"), ("residue_ligand_negative", "subsets")]
+    for spec in TASK_SPECS:  # a task with halves (T4) also shows its positive and negative halves
+        if spec.halves is not None and spec.name in tasks:
+            at = [c for c, _ in columns].index(spec.name) + 1
+            columns[at:at] = [(sub, "subsets") for sub in spec.half_names()]
     averages = list(scoring.AVERAGE_DEFINITIONS)
     rows_md = ["| baseline | " + " | ".join([c for c, _ in columns] + averages) + " |",
                "|---|" + "---:|" * (len(columns) + len(averages))]

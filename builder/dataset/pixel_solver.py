@@ -51,6 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import scoring
+from ..core.registry import SINGLE_OPERATION, TASK_BY_NAME, TASK_SPECS, TaskSpec
 from ..operations.language import Move
 from ..scene.camera import FIT_MARGIN
 from ..scene.labels import RESIDUE_LABEL_COLOURS
@@ -72,7 +73,18 @@ LEVEL_OFFSET = -1.0
 LEVEL_OFFSET_PER_PX = 1.0 / 256.0
 #: The card scores the solver on at most this many questions per task (test split first).
 MAX_QUESTIONS = 300
-TASKS = ("translation", "zooming")
+
+
+def _mode(spec: TaskSpec) -> str | None:
+    """``shift`` for a single ``move`` along x or y (T1), ``depth`` for one along z (T3), None
+    for every other answer (read from the task's registry entry)."""
+    if spec.answer_kind != SINGLE_OPERATION or len(spec.commands) != 1 or spec.commands[0].verb != "move":
+        return None
+    return "depth" if spec.commands[0].axes == ("z",) else "shift"
+
+
+#: The tasks the solver answers (T1 and T3).
+TASKS = tuple(spec.name for spec in TASK_SPECS if _mode(spec) is not None)
 FOV_DEG = 30.0
 #: The length (Å) that the 90th percentile skeleton chain (+2 px) of a stick picture stands for:
 #: fitted on the 19 embedded samples (median ratio to the true scale 1.00; spread +-7 %).
@@ -307,7 +319,7 @@ def solve(task: str, question: str, images: list[bytes]) -> str:
         return str(Move(axis, value)) if value else ""
     distance = float(m.group(1))
     front, top, after = decode(images[0]), decode(images[2]), decode(images[3])
-    if task == "zooming":
+    if _mode(TASK_BY_NAME[task]) == "depth":
         return _solve_zoom(question, distance, front, after)
     focal = (front.shape[1] / 2.0) / math.tan(math.radians(FOV_DEG) / 2.0)
     z = _ligand_depth(top, distance, focal)

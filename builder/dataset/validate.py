@@ -1,7 +1,8 @@
 """Independent re-derivation of every answer of a built dataset folder.
 
-The validator does not use the generator's operation code: it rebuilds the transformed
-coordinates with its own Rodrigues rotations, then *recovers* the operation from before/after
+The validator does not use the generator's operation code: each task's check (``check`` of its
+room in ``builder/tasks/<name>.py``) rebuilds the transformed coordinates with the validator's own
+Rodrigues rotations (``builder.tasks.recover``), then *recovers* the operation from before/after
 coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
 answer. H-bond answers are recomputed from freshly read structures, T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
@@ -12,25 +13,23 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 
 from .. import scoring
-from ..chemistry.hbonds import detect_hbonds, format_pocket_answer, format_residue_answer
+from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
-from ..core.registry import answer_format
+from ..core.registry import TASK_NAMES, answer_format
+from ..tasks import room
+from ..tasks.room import CheckSubject
 from .manifest import read_manifest
 from .sources import discover
 from .parquet import SPLIT_ORDER, iter_config_rows
 
 log = logging.getLogger(__name__)
 
-_AXIS = {"x": np.array([1.0, 0, 0]), "y": np.array([0, 1.0, 0]), "z": np.array([0, 0, 1.0])}
-_OP = re.compile(r"^(move|roll) ([xyz]) (-?\d+)$")
 COLUMNS = ("id", "task", "split", "pdb_id", "images", "image_views", "question", "options", "answer",
            "answer_format", "metadata")
 
@@ -46,57 +45,6 @@ class ValidationReport:
     def fail(self, text: str) -> None:
         self.ok = False
         self.problems.append(text)
-
-
-def _rodrigues(axis: str, angle_deg: float) -> np.ndarray:
-    k = _AXIS[axis]
-    a = math.radians(angle_deg)
-    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
-    return np.eye(3) + math.sin(a) * kx + (1 - math.cos(a)) * kx @ kx
-
-
-def _parse(ops: list[str] | str) -> list[tuple[str, str, int]]:
-    items = ops.split(", ") if isinstance(ops, str) else ops
-    out = []
-    for text in items:
-        m = _OP.match(text.strip())
-        if not m:
-            raise ValueError(f"bad operation {text!r}")
-        out.append((m.group(1), m.group(2), int(m.group(3))))
-    return out
-
-
-def _apply(coords: np.ndarray, ops, pivot: np.ndarray) -> np.ndarray:
-    """Rigid motion by ``ops``; the pivot (model centre) travels with the model."""
-    xyz, centre = coords.copy(), pivot.copy()
-    for verb, axis, value in ops:
-        if verb == "move":
-            xyz = xyz + _AXIS[axis] * value
-            centre = centre + _AXIS[axis] * value
-        else:
-            rot = _rodrigues(axis, value)
-            xyz = (xyz - centre) @ rot.T + centre
-    return xyz
-
-
-def _kabsch(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-    a, b = before - before.mean(0), after - after.mean(0)
-    u, _, vt = np.linalg.svd(a.T @ b)
-    d = np.sign(np.linalg.det(vt.T @ u.T))
-    return vt.T @ np.diag([1, 1, d]) @ u.T
-
-
-def _recover_roll(before: np.ndarray, after: np.ndarray) -> tuple[str, int] | None:
-    """Axis and whole-degree angle of the rotation taking ``before`` to ``after``."""
-    rot = _kabsch(before, after)
-    angle = math.degrees(math.acos(max(-1.0, min(1.0, (np.trace(rot) - 1) / 2))))
-    if angle < 1e-6:
-        return None
-    axis_vec = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
-    k = int(np.argmax(np.abs(axis_vec)))
-    if np.abs(axis_vec).max() < 1e-9 or np.sort(np.abs(axis_vec))[1] > 1e-6 * np.abs(axis_vec).max():
-        return None
-    return "xyz"[k], int(round(angle * np.sign(axis_vec[k])))
 
 
 class _Structures:
@@ -131,6 +79,7 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
     for task in manifest["counts"]:
         letters: Counter = Counter()
         axes: Counter = Counter()
+        balanced_axes = task in TASK_NAMES and room(task).balanced_axes
         n = 0
         for split in SPLIT_ORDER:
             expected = manifest["counts"][task].get(split, 0)
@@ -147,7 +96,7 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
                     if row["answer_format"] == "multiple_choice":
                         letters[row["answer"]] += 1
                     meta = json.loads(row["metadata"])
-                    if task in ("translation", "rotation"):
+                    if balanced_axes:
                         axes[meta["operations"][0].split()[1]] += 1
                 try:
                     _check_row(row, structures, report)
@@ -199,57 +148,5 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
     pivot = (screen.min(0) + screen.max(0)) / 2.0
-    if task in ("translation", "rotation", "zooming"):
-        ops = _parse(meta["operations"])
-        after = _apply(screen, ops, pivot)
-        shift = after.mean(0) - screen.mean(0)
-        if task == "rotation":
-            got = _recover_roll(screen, after)
-            text = f"roll {got[0]} {got[1]}" if got else None
-        else:
-            k = int(np.argmax(np.abs(shift)))
-            text = f"move {'xyz'[k]} {int(round(shift[k]))}"
-        if text != row["answer"]:
-            report.fail(f"{rid}: recovered {text!r} from coordinates, stored answer {row['answer']!r}")
-    elif task == "docking":
-        lig = screen[cx.is_ligand]
-        lpivot = (lig.min(0) + lig.max(0)) / 2.0
-        displaced = _apply(lig, _parse(meta["displacement"]), lpivot)
-        moved_pivot = _apply(lpivot[None], [op for op in _parse(meta["displacement"]) if op[0] == "move"], lpivot)[0]
-        restored = _apply(displaced, _parse(row["answer"]), moved_pivot)
-        if np.abs(restored - lig).max() > 1e-6:
-            report.fail(f"{rid}: the answer does not restore the ligand (max error {np.abs(restored - lig).max():.3g} Å)")
-    elif task == "interaction_location":
-        m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
-        res_name, number, atom, chain, lig_atom = m.groups()
-        prot = [i for i in range(cx.n_atoms) if not cx.is_ligand[i] and cx.res_names[i] == res_name
-                and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
-        ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
-        if len(prot) != 1 or len(ligs) != 1:
-            report.fail(f"{rid}: named bond atoms not found uniquely")
-            return
-        mid = (screen[prot[0], :2] + screen[ligs[0], :2]) / 2.0
-        want = [int(-math.copysign(math.floor(abs(v) + 0.5), v)) for v in mid]
-        letter = "ABCD".index(row["answer"])
-        if row["options"][letter] != f"move x {want[0]}, move y {want[1]}":
-            report.fail(f"{rid}: centring move is {want}, option {row['answer']} says {row['options'][letter]}")
-        if len(set(row["options"])) != 4:
-            report.fail(f"{rid}: options not distinct")
-    elif task in ("translation_rotation", "rotation_rotation"):
-        opts = [tuple(o) for o in meta["option_operations"]]
-        if len(set(opts)) != 4:
-            report.fail(f"{rid}: option operations not distinct")
-        letter = "ABCD".index(row["answer"])
-        if list(opts[letter]) != meta["operations"]:
-            report.fail(f"{rid}: option {row['answer']} is not the true operation pair")
-        digests = {img["bytes"] for img in row["images"][-4:]}
-        if len(digests) != 4:
-            report.fail(f"{rid}: two option images are identical")
-    elif task == "pocket_ligand":
-        if format_pocket_answer(hbonds) != row["answer"]:
-            report.fail(f"{rid}: recomputed H-bonds differ from the answer")
-    elif task == "residue_ligand":
-        r = meta["residue"]
-        bonds = [b for b in hbonds if b.chain == r["chain"] and b.res_number == r["number"] and b.ins_code == r["ins_code"]]
-        if format_residue_answer(bonds) != row["answer"]:
-            report.fail(f"{rid}: recomputed residue H-bonds differ from the answer")
+    for problem in room(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
+        report.fail(problem)

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..core.registry import RESIDUE_BONDS
+
 # --------------------------------------------------------------------------------------------
 # Parsed values
 # --------------------------------------------------------------------------------------------
@@ -79,18 +81,19 @@ def _is_remark(text: str, m: re.Match) -> bool:
     return _REMARK_RE.search(text, start, end) is not None
 
 
-def _bond_key(m: re.Match, task: str) -> tuple:
+def _bond_key(m: re.Match, kind: str) -> tuple:
     res = m.group("res").upper()
     atom = m.group("atom").upper()
     lig = m.group("lig").upper()
-    if task == "residue_ligand":
+    if kind == RESIDUE_BONDS:
         return (res, atom, lig)
     num = m.group("num") or m.group("num2")
     chain = m.group("chain")
     return (res, num.upper() if num else None, atom, chain.upper() if chain else None, lig)
 
 
-def parse_bonds(text: str, task: str, residues: frozenset) -> BondAnswer | None:
+def parse_bonds(text: str, kind: str, residues: frozenset) -> BondAnswer | None:
+    """The bond answer of ``text`` for an answer ``kind`` (``residue_bonds`` or ``pocket_bonds``)."""
     matches = list(_bond_re(residues).finditer(text))
     spans = [(m.start(), m.end()) for m in matches]
 
@@ -104,20 +107,21 @@ def parse_bonds(text: str, task: str, residues: frozenset) -> BondAnswer | None:
     events: list[tuple[int, str]] = [(m.start(), "bond") for m in matches]
     events += [(m.start(), "no") for m in _NO_RE.finditer(text)
                if outside(m) and not (m.start() > first_bond and _is_remark(text, m))]
-    if task == "residue_ligand":
+    if kind == RESIDUE_BONDS:
         events += [(m.start(), "yes") for m in _YES_RE.finditer(text) if outside(m)]
     if not events:
         return None
     last = max(events)[1]
     if last == "no":
         return BondAnswer(False, frozenset())
-    return BondAnswer(True, frozenset(_bond_key(m, task) for m in matches))
+    return BondAnswer(True, frozenset(_bond_key(m, kind) for m in matches))
 
 
-def gold_bonds(task: str, answer: str) -> BondAnswer | None:
-    """Strict parse of a builder-written T4/T9 answer; None when it is not in that format."""
+def gold_bonds(kind: str, answer: str) -> BondAnswer | None:
+    """Strict parse of a builder-written T4/T9 answer of answer ``kind``; None when it is not in
+    that format."""
     text = " ".join(answer.split())
-    if task == "residue_ligand":
+    if kind == RESIDUE_BONDS:
         if text.lower() == "no":
             return BondAnswer(False, frozenset())
         if not text.lower().startswith("yes"):
@@ -136,7 +140,7 @@ def gold_bonds(task: str, answer: str) -> BondAnswer | None:
         lig = lig.strip()
         if not sep or not lig or " " in lig:
             return None
-        if task == "residue_ligand":
+        if kind == RESIDUE_BONDS:
             if len(fields) != 2:
                 return None
             keys.add((fields[0].upper(), fields[1].upper(), lig.upper()))
@@ -179,8 +183,8 @@ def set_score(n_pred: int, n_gold: int, n_match: int) -> float:
     return n_match / n_gold
 
 
-def format_bond_answer(value: BondAnswer, task: str) -> str:
-    if task == "residue_ligand":
+def format_bond_answer(value: BondAnswer, kind: str) -> str:
+    if kind == RESIDUE_BONDS:
         if not value.present:
             return "No"
         body = "; ".join(f"{k[0]} {k[1]}, {k[2]}" for k in sorted(value.bonds, key=lambda k: [str(f) for f in k]))

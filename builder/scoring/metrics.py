@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from ..core.profiles import PROFILE_NAMES, get_profile, profile_of_metadata
-from ..core.registry import CHOICE_TASKS, canonical_task
+from ..core.registry import LETTER, OPERATION_PAIR, SINGLE_OPERATION, TASK_BY_NAME, TaskSpec, canonical_task
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
 from .parsing import parse
@@ -14,11 +14,9 @@ from .text import MAX_CHARS
 
 logger = logging.getLogger(__name__)
 
-#: Weighted-score radius R of T1 (Å) and T2 (degrees).
-TRANSLATION_RADIUS = 8.0
-ROTATION_RADIUS = 180.0
-#: Angle scale of T7's rotation part (degrees).
-DOCKING_ANGLE_SCALE = 180.0
+#: The weighted-score radius R of a single-command answer (T1: Å, T2: degrees) and the angle
+#: scale of an operation pair's rotation part (T7: degrees) are each task's ``score_radius`` in
+#: the registry; a single command without one (T3) scores exact answers only.
 
 # --------------------------------------------------------------------------------------------
 # Scoring
@@ -43,23 +41,24 @@ def _norm_text(text: object) -> str | None:
     return " ".join(text.split()).casefold()
 
 
-def _gold(task: str, answer: str):
+def _gold(spec: TaskSpec, answer: str):
     """Strict parse of a gold answer; raises ValueError when the dataset row is malformed."""
+    task, kind = spec.name, spec.answer_kind
     if not isinstance(answer, str) or not answer.strip():
         raise ValueError(f"{task}: gold answer must be a non-empty string, got {answer!r}")
     try:
-        if task in ("translation", "rotation", "zooming"):
+        if kind == SINGLE_OPERATION:
             ops = parse_operations(answer.strip())
             if len(ops) == 1:
                 return ops[0]
-        elif task == "docking":
+        elif kind == OPERATION_PAIR:
             return parse_operations(answer.strip())
-        elif task in CHOICE_TASKS:
+        elif kind == LETTER:
             letter = answer.strip().upper()
             if len(letter) == 1 and "A" <= letter <= "Z":
                 return letter
         else:
-            value = gold_bonds(task, answer)
+            value = gold_bonds(kind, answer)
             if value is not None:
                 return value
     except ValueError:
@@ -67,18 +66,17 @@ def _gold(task: str, answer: str):
     raise ValueError(f"{task}: malformed gold answer {answer!r}")
 
 
-def _score_single_op(task: str, pred, gold: Operation) -> dict[str, float]:
+def _score_single_op(spec: TaskSpec, pred, gold: Operation) -> dict[str, float]:
     if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
         return {"score": 0.0, "exact": 0.0}
     exact = float(pred.magnitude == gold.magnitude)
-    if task == "zooming":
+    if spec.score_radius is None:
         return {"score": exact, "exact": exact}
-    radius = TRANSLATION_RADIUS if task == "translation" else ROTATION_RADIUS
     diff = abs(pred.magnitude - gold.magnitude)
-    return {"score": max(0.0, 1.0 - diff / radius), "exact": exact}
+    return {"score": max(0.0, 1.0 - diff / spec.score_radius), "exact": exact}
 
 
-def _score_docking(pred, gold: tuple[Operation, ...]) -> dict[str, float]:
+def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, float]:
     gold_roll = next((op for op in gold if isinstance(op, Roll)), None)
     gold_move = next((op for op in gold if isinstance(op, Move)), None)
     ops = list(pred) if isinstance(pred, tuple) else []
@@ -86,7 +84,7 @@ def _score_docking(pred, gold: tuple[Operation, ...]) -> dict[str, float]:
     moves = [op for op in ops if isinstance(op, Move)]
     rot = 0.0
     if gold_roll is not None and rolls and rolls[-1].axis == gold_roll.axis:
-        rot = max(0.0, 1.0 - abs(rolls[-1].angle - gold_roll.angle) / DOCKING_ANGLE_SCALE)
+        rot = max(0.0, 1.0 - abs(rolls[-1].angle - gold_roll.angle) / spec.score_radius)
     elif gold_roll is None and not rolls:
         rot = 1.0
     mov = 0.0
@@ -102,10 +100,16 @@ def _score_docking(pred, gold: tuple[Operation, ...]) -> dict[str, float]:
     return {"score": 0.5 * rot + 0.5 * mov, "exact": exact, "rotation_part": rot, "move_part": mov}
 
 
-def _score_bonds(task: str, pred, gold: BondAnswer, strict: bool = False) -> dict[str, float]:
-    out: dict[str, float] = {}
-    if task == "residue_ligand":
-        out["polarity"] = float(gold.present)
+def _halves(spec: TaskSpec, gold) -> dict[str, float]:
+    """The metric that splits the task's paper column in two (T4: ``polarity`` 1 for a residue
+    that makes H-bonds, 0 for one that makes none)."""
+    if spec.halves is not None and isinstance(gold, BondAnswer):
+        return {spec.halves: float(gold.present)}
+    return {}
+
+
+def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer, strict: bool = False) -> dict[str, float]:
+    out = _halves(spec, gold)
     if not isinstance(pred, BondAnswer):
         return {"score": 0.0, "exact": 0.0, **out}
     if not gold.present or not gold.bonds:
@@ -119,12 +123,11 @@ def _score_bonds(task: str, pred, gold: BondAnswer, strict: bool = False) -> dic
     return {"score": set_score(n_pred, n_gold, n_match), "exact": exact, **out}
 
 
-def _zero_metrics(task: str, gold) -> dict[str, float]:
+def _zero_metrics(spec: TaskSpec, gold) -> dict[str, float]:
     out = {"score": 0.0, "exact": 0.0, "parsed": 0.0}
-    if task == "docking":
+    if spec.answer_kind == OPERATION_PAIR:
         out.update(rotation_part=0.0, move_part=0.0)
-    if task == "residue_ligand" and isinstance(gold, BondAnswer):
-        out["polarity"] = float(gold.present)
+    out.update(_halves(spec, gold))
     return out
 
 
@@ -134,14 +137,15 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
 
     ``metadata`` (the row's JSON text or a dict) may carry ``options`` (the choice list); the
     keyword ``options`` overrides it. Returns at least ``score``, ``exact`` and ``parsed``;
-    ``docking`` adds ``rotation_part`` / ``move_part``; ``residue_ligand`` adds ``polarity``.
-    The rules of the row's profile apply (``metadata["profile"]``, ``explicit`` when absent; see
-    ``builder.core.profiles``): in ``paper`` rows a bond item matches only when it names every
-    field of the answer format. Never raises because of ``prediction``; raises ``ValueError``
-    for an unknown task or profile or a malformed gold answer (a dataset bug).
+    an operation pair (T7) adds ``rotation_part`` / ``move_part``; a task with ``halves`` (T4)
+    adds that metric (``polarity``). The rules of the row's profile apply (``metadata["profile"]``,
+    ``explicit`` when absent; see ``builder.core.profiles``): in ``paper`` rows a bond item matches
+    only when it names every field of the answer format. Never raises because of ``prediction``;
+    raises ``ValueError`` for an unknown task or profile or a malformed gold answer (a dataset bug).
     """
-    task = canonical_task(task)
-    gold = _gold(task, answer)
+    spec = TASK_BY_NAME[canonical_task(task)]
+    task, kind = spec.name, spec.answer_kind
+    gold = _gold(spec, answer)
     profile_name = profile_of_metadata(metadata)
     if profile_name not in PROFILE_NAMES:
         raise ValueError(f"unknown profile {profile_name!r} in the row's metadata; expected one of "
@@ -160,20 +164,20 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
                 residues = KNOWN_RESIDUES | frozenset(k[0] for k in gold.bonds)
             pred = parse(task, prediction, residues=residues, options=options)
         if pred is None:
-            return _zero_metrics(task, gold)
-        if task in ("translation", "rotation", "zooming"):
-            out = _score_single_op(task, pred, gold)
-        elif task == "docking":
-            out = _score_docking(pred, gold)
-        elif task in CHOICE_TASKS:
+            return _zero_metrics(spec, gold)
+        if kind == SINGLE_OPERATION:
+            out = _score_single_op(spec, pred, gold)
+        elif kind == OPERATION_PAIR:
+            out = _score_pair(spec, pred, gold)
+        elif kind == LETTER:
             ok = float(pred == gold)
             out = {"score": ok, "exact": ok}
         else:
-            out = _score_bonds(task, pred, gold, strict=strict)
+            out = _score_bonds(spec, pred, gold, strict=strict)
         out["parsed"] = 1.0
         return out
     except Exception:
         logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
-        return _zero_metrics(task, gold)
+        return _zero_metrics(spec, gold)
 
 

@@ -6,7 +6,8 @@ import logging
 import re
 from collections.abc import Sequence
 
-from ..core.registry import CHOICE_TASKS, OPERATION_TASKS, canonical_task
+from ..core.registry import (BOND_ANSWER_KINDS, LETTER, OPERATION_PAIR, SINGLE_OPERATION, TASK_BY_NAME,
+                             canonical_task)
 from ..operations.language import Move, Operation, Roll, format_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, format_bond_answer, parse_bonds
 from .text import clean, group_runs, sections
@@ -194,18 +195,19 @@ def _norm_option(text: str) -> str:
 
 
 def parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, options: Sequence[str] | None = None):
-    cleaned = clean(text, tables=task not in CHOICE_TASKS and task not in OPERATION_TASKS)
+    kind = TASK_BY_NAME[task].answer_kind
+    cleaned = clean(text, tables=kind in BOND_ANSWER_KINDS)
     if cleaned is None or not cleaned.strip():
         return None
     for section, immediate in sections(cleaned):
-        if task in ("translation", "rotation", "zooming"):
+        if kind == SINGLE_OPERATION:
             value = _parse_single_op(section, immediate)
-        elif task == "docking":
+        elif kind == OPERATION_PAIR:
             value = _parse_docking(section, immediate)
-        elif task in CHOICE_TASKS:
+        elif kind == LETTER:
             value = _parse_letter(section, options, immediate)
         else:
-            value = parse_bonds(section, task, residues)
+            value = parse_bonds(section, kind, residues)
         if value is _INVALID:
             return None
         if value is not None:
@@ -216,12 +218,12 @@ def parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, opti
 def parse_prediction(task: str, text: object, options: Sequence[str] | None = None):
     """Parse a model's output for ``task`` leniently; None when nothing valid is found.
 
-    Returns, by task: ``translation``/``rotation``/``zooming``: one :class:`Move`/:class:`Roll`
-    (the last command; in a list like ``move x 3, move y 0`` the last non-zero one);
-    ``docking``: a tuple of operations (the last list of commands; a missing roll or move is
-    taken from earlier text); choice tasks: a letter ``"A"``..``"D"`` (``options``, when given,
-    also lets a written-out option count); ``residue_ligand``/``pocket_ligand``:
-    a :class:`BondAnswer`.
+    Returns, by the task's answer kind (registry): a single operation (T1-T3): one
+    :class:`Move`/:class:`Roll` (the last command; in a list like ``move x 3, move y 0`` the last
+    non-zero one); an operation pair (T7): a tuple of operations (the last list of commands; a
+    missing roll or move is taken from earlier text); a letter (T5, T6, T8): ``"A"``..``"D"``
+    (``options``, when given, also lets a written-out option count); bond answers (T4, T9): a
+    :class:`BondAnswer`.
 
     Tolerates case, markdown, prose, ``Answer:`` prefixes, ``<think>`` blocks, unicode minus
     signs, ``+`` signs, units (°, Å, degrees). Magnitudes must be integers (``3`` or ``3.0``); a
@@ -243,7 +245,7 @@ def format_parsed(task: str, value) -> str | None:
     if value is None:
         return None
     if isinstance(value, BondAnswer):
-        return format_bond_answer(value, task)
+        return format_bond_answer(value, TASK_BY_NAME[task].answer_kind)
     if isinstance(value, (Move, Roll, tuple)):
         return format_operations(value)
     return str(value)

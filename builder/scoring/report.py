@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..core.profiles import profile_of_metadata
-from ..core.registry import HEADLINE_EXCLUDED, TASK_NAMES, TASK_SPECS, canonical_task
+from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, canonical_task
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
 
@@ -21,14 +21,17 @@ logger = logging.getLogger(__name__)
 # Aggregation and reports
 # --------------------------------------------------------------------------------------------
 
-_T4_SUBSETS = ("residue_ligand_positive", "residue_ligand_negative")
+#: Report subsets: the two halves of each task whose registry entry names a ``halves`` metric
+#: (T4: ``residue_ligand_positive`` and ``residue_ligand_negative``), in task order.
+HALF_SUFFIXES = ("positive", "negative")
 
 
 def _paper_columns() -> tuple[tuple[str, str, str, bool], ...]:
     out = []
     for spec in TASK_SPECS:
-        if spec.name == "residue_ligand":  # the paper reports T4 as its two halves
-            out += [(f"T{spec.number}_{sub.rsplit('_', 1)[1]}", "subsets", sub, spec.in_headline) for sub in _T4_SUBSETS]
+        if spec.halves is not None:  # the paper reports T4 as its two halves
+            out += [(f"T{spec.number}_{suffix}", "subsets", sub, spec.in_headline)
+                    for suffix, sub in zip(HALF_SUFFIXES, spec.half_names())]
         else:
             out.append((f"T{spec.number}", "tasks", spec.name, spec.in_headline))
     return tuple(out)
@@ -98,7 +101,8 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     of unknown tasks are reported under their own name but left out of the averages.
     """
     by_task: dict[str, list[dict[str, float]]] = {}
-    subsets: dict[str, list[dict[str, float]]] = {name: [] for name in _T4_SUBSETS}
+    subsets: dict[str, list[dict[str, float]]] = {
+        name: [] for spec in TASK_SPECS if spec.halves is not None for name in spec.half_names()}
     n = 0
     for task, metrics in rows:
         try:
@@ -108,8 +112,10 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             name = str(task)
         metrics = dict(metrics)
         by_task.setdefault(name, []).append(metrics)
-        if name == "residue_ligand" and "polarity" in metrics:
-            subsets[_T4_SUBSETS[0] if metrics["polarity"] >= 0.5 else _T4_SUBSETS[1]].append(metrics)
+        spec = TASK_BY_NAME.get(name)
+        if spec is not None and spec.halves is not None and spec.halves in metrics:
+            positive, negative = spec.half_names()
+            subsets[positive if metrics[spec.halves] >= 0.5 else negative].append(metrics)
         n += 1
     order = [t for t in TASK_NAMES if t in by_task] + sorted(t for t in by_task if t not in TASK_NAMES)
     tasks = {t: _means(by_task[t]) for t in order}
@@ -148,8 +154,9 @@ def format_report_markdown(report: Mapping) -> str:
     subsets = report.get("subsets", {}) or {}
     for name, row in tasks.items():
         lines.append(f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} |")
-        if name == "residue_ligand":
-            for sub in _T4_SUBSETS:
+        spec = TASK_BY_NAME.get(name)
+        if spec is not None and spec.halves is not None:
+            for sub in spec.half_names():
                 if sub in subsets:
                     r = subsets[sub]
                     lines.append(f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |")

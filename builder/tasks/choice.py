@@ -11,7 +11,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..operations.language import Move, Operation, Roll
-from .base import LETTERS, other_magnitude
+from .base import LETTERS, ImageSpec, other_magnitude
+from .room import CheckSubject, gold_ops, ops_of, split_space
 
 DECOY_SCHEMES = ("magnitudes", "sign_f1", "axis_f1")
 
@@ -68,3 +69,38 @@ def build_options(truth: tuple[Operation, ...], rng: np.random.Generator, correc
             options.append(ops)
             names.append(scheme)
     return options, names
+
+
+# --------------------------------------------------------------------------------------------
+# Audit and validation hooks shared by T5 and T6 (the last four images picture the options)
+# --------------------------------------------------------------------------------------------
+
+
+def replay_options(row, meta, ann, load, spec, images_of):
+    """``images_of(ann, load, meta, truth, options)`` for the stored row: the truth from the
+    gold letter, the options from the metadata."""
+    truth = gold_ops(spec, row, meta)
+    return images_of(ann, load, meta, truth, [ops_of(o) for o in meta["option_operations"]])
+
+
+def option_space(row, meta, images, ann, load):
+    """The four stored option images, named by letter."""
+    first = len(images) - 4
+    cands = [ImageSpec(letter, images[first + k].pdb_id, images[first + k].request)
+             for k, letter in enumerate(LETTERS)]
+    return split_space(cands, row["answer"], first + LETTERS.index(row["answer"]))
+
+
+def check_option_pair(row, meta, subject: CheckSubject) -> list[str]:
+    """Distinct option operations, the gold letter naming the true pair, distinct option images."""
+    rid, out = row["id"], []
+    opts = [tuple(o) for o in meta["option_operations"]]
+    if len(set(opts)) != 4:
+        out.append(f"{rid}: option operations not distinct")
+    letter = "ABCD".index(row["answer"])
+    if list(opts[letter]) != meta["operations"]:
+        out.append(f"{rid}: option {row['answer']} is not the true operation pair")
+    digests = {img["bytes"] for img in row["images"][-4:]}
+    if len(digests) != 4:
+        out.append(f"{rid}: two option images are identical")
+    return out

@@ -10,14 +10,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import TaskError
-from ..operations.language import AXES, Move, Roll
+from ..core.registry import TASK_BY_NAME
+from ..operations.language import AXES, Move, Operation, Roll, parse_operations
 from ..scene.camera import Camera, fit_camera
 from ..operations.transforms import Pose
 from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request,
-                   signed_magnitude)
+                   load_params, signed_magnitude)
+from .recover import apply_ops, parse_ops
+from .room import CheckSubject, Room, signed, split_space
+from ..core.profiles import profile_of_metadata
 
 TASK = "docking"
 MAX_SHIFT = 200  # Å: far beyond any pocket; bounds the search
+#: Audit candidates: ``move x`` values within this many Å of the gold move (a move x shifts the
+#: whole ligand rigidly while a roll keeps its centre fixed, so farther moves only look more
+#: different).
+DOCKING_MOVE_WINDOW = 3
 
 
 def displaced_ligand(ann: Annotation, ops) -> np.ndarray:
@@ -95,3 +103,56 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
                                 images, meta, ctx.profile))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Audit and validation hooks
+# --------------------------------------------------------------------------------------------
+
+
+def _scene_of(ann: Annotation, answer: tuple[Operation, ...]):
+    """(displacement ops, camera) of a question from its gold answer ``roll, move``."""
+    roll, move = answer
+    ops = (move.inverse(), roll.inverse())
+    return ops, scene_camera(ann, displaced_ligand(ann, ops))
+
+
+def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
+    """The displacement is the inverse of the gold answer."""
+    ops, camera = _scene_of(ann, parse_operations(row["answer"]))
+    return question_images(ann, ops, camera)
+
+
+def answer_space(row, meta, images, ann, load):
+    """Every roll of the roll range on every axis, combined with ``move x`` within
+    :data:`DOCKING_MOVE_WINDOW` Å of the gold move."""
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    gold = parse_operations(row["answer"])
+    roll, move = gold
+    ops, camera = _scene_of(ann, gold)
+    ligand = tuple(ann.complex.ligand_indices.tolist())
+    moves = [m for m in range(move.distance - DOCKING_MOVE_WINDOW, move.distance + DOCKING_MOVE_WINDOW + 1) if m != 0]
+    cands = []
+    for axis in AXES:
+        for angle in signed(p["roll_angle"]):
+            for m in moves:
+                answer = (Roll(axis, angle), Move("x", m))
+                req = request(ann, "front", atoms=ligand, groups=((ligand, ops + answer),), camera=camera)
+                cands.append(ImageSpec(f"{answer[0]}, {answer[1]}", ann.pdb_id, req))
+    return split_space(cands, row["answer"], None)
+
+
+def check(row, meta, subject: CheckSubject) -> list[str]:
+    """Undoing the recorded displacement with the stored answer restores the ligand."""
+    cx, screen = subject.complex, subject.screen
+    lig = screen[cx.is_ligand]
+    lpivot = (lig.min(0) + lig.max(0)) / 2.0
+    displaced = apply_ops(lig, parse_ops(meta["displacement"]), lpivot)
+    moved_pivot = apply_ops(lpivot[None], [op for op in parse_ops(meta["displacement"]) if op[0] == "move"], lpivot)[0]
+    restored = apply_ops(displaced, parse_ops(row["answer"]), moved_pivot)
+    if np.abs(restored - lig).max() > 1e-6:
+        return [f"{row['id']}: the answer does not restore the ligand (max error {np.abs(restored - lig).max():.3g} Å)"]
+    return []
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space)

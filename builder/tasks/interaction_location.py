@@ -9,10 +9,14 @@ options are distinct and each has a non-zero component. Up to 3 bonds per comple
 from __future__ import annotations
 
 import math
+import re
 
+from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
 from .base import (LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata, options_block,
-                   six_views)
+                   request, six_views, view_order)
+from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
+from ..core.profiles import profile_of_metadata
 
 TASK = "interaction_location"
 MAX_TRIES = 200
@@ -79,3 +83,43 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
                                 ctx.profile))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Audit and validation hooks
+# --------------------------------------------------------------------------------------------
+
+
+def replay(row, meta, ann, load):
+    return six_views(ann, view_order(profile_of_metadata(meta)))
+
+
+def answer_space(row, meta, images, ann, load):
+    """The front view after each option's move (no stored image pictures an option)."""
+    cands = [ImageSpec(letter, ann.pdb_id, request(ann, "front", ops=ops_of(meta["option_operations"][k])))
+             for k, letter in enumerate(LETTERS)]
+    return split_space(cands, row["answer"], None)
+
+
+def check(row, meta, subject: CheckSubject) -> list[str]:
+    """The gold option is the centring move of the named bond's atoms; options are distinct."""
+    cx, screen, rid = subject.complex, subject.screen, row["id"]
+    m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
+    res_name, number, atom, chain, lig_atom = m.groups()
+    prot = [i for i in range(cx.n_atoms) if not cx.is_ligand[i] and cx.res_names[i] == res_name
+            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
+    ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
+    if len(prot) != 1 or len(ligs) != 1:
+        return [f"{rid}: named bond atoms not found uniquely"]
+    out = []
+    mid = (screen[prot[0], :2] + screen[ligs[0], :2]) / 2.0
+    want = [int(-math.copysign(math.floor(abs(v) + 0.5), v)) for v in mid]
+    letter = "ABCD".index(row["answer"])
+    if row["options"][letter] != f"move x {want[0]}, move y {want[1]}":
+        out.append(f"{rid}: centring move is {want}, option {row['answer']} says {row['options'][letter]}")
+    if len(set(row["options"])) != 4:
+        out.append(f"{rid}: options not distinct")
+    return out
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from ..chemistry.hbonds import format_pocket_answer
-from .base import TaskContext, TaskInstance, caption, metadata, six_views
+from ..core.profiles import profile_of_metadata
+from ..core.registry import TASK_BY_NAME
+from .base import TaskContext, TaskInstance, caption, metadata, six_views, view_order
+from .room import CheckSubject, Room
 
 TASK = "pocket_ligand"
 
@@ -15,3 +18,25 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,
                          metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]), ctx.profile)
             for k in range(ctx.count())]
+
+
+
+def replay(row, meta, ann, load):
+    return six_views(ann, view_order(profile_of_metadata(meta)))
+
+
+def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
+    """The residue label and the ligand atom name of each bond."""
+    cx = ann.complex
+    return ({("residue", int(cx.residue_index[b.protein_atom])) for b in ann.hbonds}
+            | {("atom", int(b.ligand_atom)) for b in ann.hbonds})
+
+
+def check(row, meta, subject: CheckSubject) -> list[str]:
+    """Every H-bond, recomputed from the freshly read structure, gives the answer."""
+    if format_pocket_answer(subject.hbonds) != row["answer"]:
+        return [f"{row['id']}: recomputed H-bonds differ from the answer"]
+    return []
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)

@@ -12,7 +12,11 @@ import numpy as np
 from ..operations.transforms import VIEW_NAMES
 from ..scene.camera import fit_camera
 from ..chemistry.hbonds import format_residue_answer
-from .base import Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request
+from ..core.errors import TaskError
+from ..core.profiles import profile_of_metadata
+from ..core.registry import TASK_BY_NAME
+from .base import Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request, view_order
+from .room import CheckSubject, Room
 
 TASK = "residue_ligand"
 
@@ -91,3 +95,39 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                            if ctx.params.get("tiny_strata") else {}))
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta, ctx.profile))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Audit and validation hooks
+# --------------------------------------------------------------------------------------------
+
+
+def _residue_bonds(hbonds, r) -> list:
+    return [b for b in hbonds if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])]
+
+
+def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
+    """The six views of the residue the metadata names."""
+    r = meta["residue"]
+    index = next((k for k, res in enumerate(ann.complex.residues)
+                  if (res.chain, res.name, res.number, res.ins_code) == (r["chain"], r["name"], r["number"], r["ins_code"])),
+                 None)
+    if index is None:
+        raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
+    return residue_images(ann, index, view_order(profile_of_metadata(meta)))
+
+
+def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
+    """Both atom names of each bond of the residue."""
+    bonds = _residue_bonds(ann.hbonds, meta["residue"])
+    return {("atom", int(b.protein_atom)) for b in bonds} | {("atom", int(b.ligand_atom)) for b in bonds}
+
+
+def check(row, meta, subject: CheckSubject) -> list[str]:
+    """The residue's H-bonds, recomputed from the freshly read structure, give the answer."""
+    if format_residue_answer(_residue_bonds(subject.hbonds, meta["residue"])) != row["answer"]:
+        return [f"{row['id']}: recomputed residue H-bonds differ from the answer"]
+    return []
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)

@@ -1,8 +1,11 @@
 """T2 rotation: which `roll x|y|z A` (A in -90..90 step 15, not 0) turned the whole model?"""
 from __future__ import annotations
 
-from .base import TaskContext, TaskInstance, nonzero_int
-from .translation import unit_instance
+from .base import TaskContext, TaskInstance, load_params, nonzero_int
+from .room import Room, magnitudes
+from .translation import check_roll, unit_instance, unit_replay, unit_space
+from ..core.profiles import profile_of_metadata
+from ..core.registry import TASK_BY_NAME
 from ..operations.language import Roll
 
 TASK = "rotation"
@@ -19,3 +22,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             out.append(unit_instance(ctx, TASK, k, Roll(axis, angle)))
             k += 1
     return out
+
+
+def answer_space(row, meta, images, ann, load):
+    """Every ``roll x|y|z A`` over the angle range."""
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    return unit_space(row, ann, [Roll(a, v) for a in p["axes"] for v in magnitudes(p["angle"])])
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, unit_replay, check_roll, answer_space=answer_space,
+            balanced_axes=True)

@@ -6,7 +6,9 @@ from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..operations.language import AXES, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
-from .choice import build_options, make_decoy
+from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
+from .room import Room
+from ..core.registry import TASK_BY_NAME
 
 TASK = "rotation_rotation"
 
@@ -53,3 +55,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
                                 ctx.profile))
     return out
+
+
+def replay(row, meta, ann, load):
+    return replay_options(row, meta, ann, load, TASK_BY_NAME[TASK],
+                          lambda a, ld, m, truth, options: question_images(a, truth, options))
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check_option_pair, answer_space=option_space)

@@ -1,8 +1,12 @@
 """T1 translation: which `move x|y D` (D in -4..4 Å, not 0) moved the whole model?"""
 from __future__ import annotations
 
-from .base import ImageSpec, TaskContext, TaskInstance, caption, metadata, request, visible_fraction
-from ..operations.language import Move
+from .base import ImageSpec, TaskContext, TaskInstance, caption, load_params, metadata, request, visible_fraction
+from .recover import apply_ops, parse_ops, recover_roll, recover_shift
+from .room import CheckSubject, Room, magnitudes, split_space
+from ..core.profiles import profile_of_metadata
+from ..core.registry import TASK_BY_NAME
+from ..operations.language import Move, parse_operations
 
 TASK = "translation"
 MAX_TRIES = 50
@@ -50,3 +54,49 @@ def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> T
         metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
         profile=ctx.profile,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Audit and validation hooks shared by T1-T3 (one command applied to the whole model)
+# --------------------------------------------------------------------------------------------
+
+
+def unit_replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
+    """The image plan of a stored T1-T3 row: image 4 from the gold answer."""
+    (op,) = parse_operations(row["answer"])
+    return unit_images(ann, op)
+
+
+def unit_space(row, ann, space) -> object:
+    """Answer space of T1-T3: the front view after every command of ``space``."""
+    cands = [ImageSpec(str(op), ann.pdb_id, request(ann, "front", ops=[op])) for op in space]
+    return split_space(cands, row["answer"], 3)
+
+
+def answer_space(row, meta, images, ann, load):
+    """Every ``move x|y D`` over the distance range."""
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    return unit_space(row, ann, [Move(a, d) for a in p["axes"] for d in magnitudes(p["distance"])])
+
+
+def _recovered(row, text: str | None) -> list[str]:
+    if text != row["answer"]:
+        return [f"{row['id']}: recovered {text!r} from coordinates, stored answer {row['answer']!r}"]
+    return []
+
+
+def check_shift(row, meta, subject: CheckSubject) -> list[str]:
+    """The stored move must be the centroid shift of the moved coordinates."""
+    after = apply_ops(subject.screen, parse_ops(meta["operations"]), subject.pivot)
+    return _recovered(row, recover_shift(subject.screen, after))
+
+
+def check_roll(row, meta, subject: CheckSubject) -> list[str]:
+    """The stored roll must be the rotation fitted to the turned coordinates."""
+    after = apply_ops(subject.screen, parse_ops(meta["operations"]), subject.pivot)
+    got = recover_roll(subject.screen, after)
+    return _recovered(row, f"roll {got[0]} {got[1]}" if got else None)
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, unit_replay, check_shift, answer_space=answer_space,
+            balanced_axes=True)

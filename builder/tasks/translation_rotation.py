@@ -7,7 +7,9 @@ from ..core.errors import MisiError, TaskError
 from ..operations.language import AXES, Move, Roll
 from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
-from .choice import build_options, make_decoy
+from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
+from .room import Room
+from ..core.registry import TASK_BY_NAME
 
 TASK = "translation_rotation"
 
@@ -75,3 +77,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
                                 ctx.profile))
     return out
+
+
+def replay(row, meta, ann, load):
+    return replay_options(row, meta, ann, load, TASK_BY_NAME[TASK],
+                          lambda a, ld, m, truth, options: question_images(a, ld(m["target"]), truth, options))
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check_option_pair, answer_space=option_space)

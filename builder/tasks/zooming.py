@@ -5,9 +5,12 @@ complex with no feasible depth is skipped for this task with a recorded reason.
 """
 from __future__ import annotations
 
-from .base import TaskContext, TaskInstance, visible_fraction
-from .translation import unit_instance
+from .base import TaskContext, TaskInstance, load_params, visible_fraction
+from .room import Room, magnitudes
+from .translation import check_shift, unit_instance, unit_replay, unit_space
 from ..core.errors import TaskError
+from ..core.profiles import profile_of_metadata
+from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
 
 TASK = "zooming"
@@ -32,3 +35,12 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         d = int(depths[int(rng.integers(len(depths)))])
         out.append(unit_instance(ctx, TASK, k, Move("z", d), camera_distance=f"{ctx.ann.camera.distance:.1f}"))
     return out
+
+
+def answer_space(row, meta, images, ann, load):
+    """Every ``move z D`` over the distance range."""
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    return unit_space(row, ann, [Move("z", d) for d in magnitudes(p["distance"])])
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, unit_replay, check_shift, answer_space=answer_space)

@@ -25,18 +25,21 @@ import tempfile
 import time
 from collections.abc import Iterator
 
+from ...builder.core.registry import LETTER, TASK_SPECS
 from .client import RetryPolicy
 from .data import Question, QuestionSource, check_configs
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
 
 log = logging.getLogger(__name__)
+#: The task of the synthetic questions: the first one answered by an option letter.
+_LETTER_TASK = next(spec.name for spec in TASK_SPECS if spec.answer_kind == LETTER)
 
 
 def _questions(n: int, dataset: str | None) -> Iterator[Question]:
     if dataset is None:
         text = "Which option is right?\nA. one\nB. two\nReply with the letter only, for example: B"
-        return (Question(f"bench-{k}", "rotation_rotation", text, ()) for k in range(n))
+        return (Question(f"bench-{k}", _LETTER_TASK, text, ()) for k in range(n))
     source = QuestionSource(dataset)
     configs = check_configs(None)
     ids = {str(r["id"]) for r in source.records(configs, "test")}

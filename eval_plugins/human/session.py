@@ -21,20 +21,12 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, profile_of_metadata
-from ...builder.core.registry import CHOICE_TASKS, TASK_BY_NAME, TASK_NAMES
+from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 
 log = logging.getLogger(__name__)
 
-#: The answer form of each fill-in task, shown under the text box (our wording).
-FORMS: dict[str, str] = {
-    "translation": "one command: move x D or move y D, D in whole Å (e.g. move x -3)",
-    "rotation": "one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
-    "zooming": "one command: move z D, D in whole Å (e.g. move z 50)",
-    "residue_ligand": "No, or Yes: RESIDUE ATOM, LIGAND_ATOM with bonds separated by ; (e.g. Yes: ASN OD1, O1B)",
-    "docking": "two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
-    "pocket_ligand": "None, or RESIDUE NUMBER ATOM CHAIN, LIGAND_ATOM with bonds separated by ; "
-                     "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",
-}
+#: The answer form of each fill-in task, shown under the text box (the registry's ``form_hint``).
+FORMS: dict[str, str] = {spec.name: spec.form_hint for spec in TASK_SPECS if spec.form == TEXT_FORM}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _COLUMNS = ["id", "task", "pdb_id", "question", "options", "image_views", "answer_format", "metadata"]
 
@@ -60,7 +52,7 @@ class Question:
         return {"id": self.id, "task": self.task, "task_number": TASK_BY_NAME[self.task].number,
                 "pdb_id": self.pdb_id, "question": self.question, "options": list(self.options),
                 "image_views": list(self.image_views), "answer_format": self.answer_format,
-                "choice": self.task in CHOICE_TASKS,
+                "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
                 "form": FORMS.get(self.task, "") if self.profile == LEGACY_PROFILE else ""}
 
 

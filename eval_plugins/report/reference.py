@@ -19,23 +19,30 @@ from ...builder.core.registry import TASK_SPECS
 
 log = logging.getLogger(__name__)
 
+#: The tasks the paper reports as two halves (T4: positive and negative questions).
+_HALVED = tuple(s for s in TASK_SPECS if s.halves is not None)
 #: Report columns in the paper's order (T4 as its two halves).
-COLUMNS: tuple[str, ...] = ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9")
+COLUMNS: tuple[str, ...] = tuple(
+    col for s in TASK_SPECS for col in ((f"T{s.number}+", f"T{s.number}-") if s.halves else (f"T{s.number}",)))
 #: Report column -> the scorer's column key (the scorer names T4's halves T4_positive/T4_negative).
-SCORER_KEY: dict[str, str] = {"T4+": "T4_positive", "T4-": "T4_negative"}
+SCORER_KEY: dict[str, str] = {f"T{s.number}{sign}": f"T{s.number}_{word}" for s in _HALVED
+                              for sign, word in (("+", "positive"), ("-", "negative"))}
 #: The eight columns of the paper's headline average (T5 and T6 left out), from the scorer.
 PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(
     {v: k for k, v in SCORER_KEY.items()}.get(key, key) for key in scoring.PAPER_AVERAGE_COLUMNS)
 #: Task config name -> key (``T4`` is residue_ligand as one task: not a report column, but part of
 #: the nine-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
 TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS}
-#: Score-report subset name -> column.
-T4_SUBSETS: dict[str, str] = {"residue_ligand_positive": "T4+", "residue_ligand_negative": "T4-"}
-#: Column -> short task name for axis labels and table headers.
-COLUMN_TITLES: dict[str, str] = {
-    "T1": "translation", "T2": "rotation", "T3": "zooming", "T4": "residue-ligand", "T4+": "res.-lig. +", "T4-": "res.-lig. \u2212",
-    "T5": "transl.+rot.", "T6": "rot.+rot.", "T7": "docking", "T8": "interaction loc.", "T9": "pocket-ligand",
-}
+#: Score-report subset name -> column (``residue_ligand_positive`` -> ``T4+``...).
+HALF_SUBSETS: dict[str, str] = {sub: f"T{s.number}{sign}" for s in _HALVED
+                                for sub, sign in zip(s.half_names(), ("+", "-"))}
+#: Column -> short task name for axis labels and table headers (the registry's labels).
+COLUMN_TITLES: dict[str, str] = {}
+for _s in TASK_SPECS:
+    COLUMN_TITLES[f"T{_s.number}"] = _s.label
+    if _s.halves is not None:
+        COLUMN_TITLES.update({f"T{_s.number}+": f"{_s.short_label} +", f"T{_s.number}-": f"{_s.short_label} \u2212"})
+del _s
 
 
 def average_9_tasks(scores: Mapping[str, float | None]) -> float | None:
@@ -61,9 +68,10 @@ class ReferenceRow:
     source: str = ""
 
 
-_KEY_ALIASES = {"t4_positive": "T4+", "t4pos": "T4+", "t4_pos": "T4+", "t4p": "T4+", "t4_negative": "T4-",
-                "t4neg": "T4-", "t4_neg": "T4-", "t4n": "T4-", **{k: v for k, v in T4_SUBSETS.items()},
-                **{task: col for task, col in TASK_COLUMN.items()}}
+_KEY_ALIASES = {**{f"t{s.number}{tail}": f"T{s.number}{sign}" for s in _HALVED
+                   for sign, tails in (("+", ("_positive", "pos", "_pos", "p")), ("-", ("_negative", "neg", "_neg", "n")))
+                   for tail in tails},
+                **dict(HALF_SUBSETS), **dict(TASK_COLUMN)}
 
 
 def column_key(key: object) -> str | None:

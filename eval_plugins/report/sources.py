@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.core.registry import TASK_NAMES
-from .reference import COLUMNS, T4_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
+from ...builder.core.registry import TASK_NAMES, TASK_SPECS
+from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20
@@ -72,7 +72,7 @@ def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None
     for task, row in tasks.items():
         if task in TASK_COLUMN:
             scores[TASK_COLUMN[task]] = _pct(row.get("score"))
-    for sub, col in T4_SUBSETS.items():
+    for sub, col in HALF_SUBSETS.items():
         scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"))
     return scores, report.get("n")
 
@@ -100,8 +100,11 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
         for task, row in found.items():
             if task in TASK_COLUMN:
                 scores[TASK_COLUMN[task]] = _pct(row.get("score,none"))
-        t4 = found.get("residue_ligand", {})
-        scores["T4+"], scores["T4-"] = _pct(t4.get("score_positive,none")), _pct(t4.get("score_negative,none"))
+        for spec in TASK_SPECS:  # a task's halves (T4+ and T4-) from its score_positive/score_negative
+            if spec.halves is not None:
+                row = found.get(spec.name, {})
+                for sign, word in (("+", "positive"), ("-", "negative")):
+                    scores[f"T{spec.number}{sign}"] = _pct(row.get(f"score_{word},none"))
         n_samples = data.get("n-samples") or {}
         n = sum(int((n_samples.get(prefix + t) or {}).get("effective", 0)) for t in found) or None
         suffix = " [tiny]" if split == "tiny" and not label else ""
@@ -113,7 +116,7 @@ def _vlm_csv(path: Path, label: str | None) -> ModelResult:
     with path.open(newline="", encoding="utf-8") as fh:
         rows = {r["task"]: r for r in csv.DictReader(fh)}
     report = {"tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
-              "subsets": {s: {"score": rows[s]["score"]} for s in T4_SUBSETS if s in rows}}
+              "subsets": {s: {"score": rows[s]["score"]} for s in HALF_SUBSETS if s in rows}}
     scores, _ = from_aggregate(report)
     n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
     return _vlm_result(path, label, scores, n)

@@ -7,6 +7,7 @@ import os.path as osp
 import sys
 from collections.abc import Sequence
 
+from misi_bench.builder.core.registry import TASK_BY_NAME
 from misi_bench.eval_plugins import preflight
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 from misi_bench.eval_plugins.common import (TASKS, TEST_SPLIT, TINY_SPLIT, call_main, load_split, score_doc_raw,
@@ -152,7 +153,7 @@ def dataset_classes() -> dict[str, type]:
             table = []
             for task, t in report["tasks"].items():
                 table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
-                if task == "residue_ligand":
+                if TASK_BY_NAME.get(task) is not None and TASK_BY_NAME[task].halves is not None:
                     for sub, s in report["subsets"].items():
                         table.append({"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]})
             seven = sum(t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"])

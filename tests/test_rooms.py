@@ -1,0 +1,82 @@
+"""One room per task (issue 21): everything task-specific is reached through the task's registry
+entry (``builder/core/registry.py``) or its own module under ``builder/tasks/``; shared machinery
+dispatches on the entry's data (answer kind, halves, labels, form) or the room's hooks, never on a
+task's name. Checked with ``ast``: outside those places no string constant equals a task config
+name (tests and maintainer scripts aside)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from misi_bench.builder.core import registry
+from misi_bench.builder.core.registry import ANSWER_KINDS, TASK_BY_NAME, TASK_NAMES, TASK_SPECS
+
+ROOT = Path(__file__).resolve().parent.parent
+SCANNED = ("builder", "eval_plugins", "dataset_card", "misi_bench.py")
+#: Where task names may be spelled out: the registry, the task rooms, maintainer scripts.
+ROOMS_AND_SCRIPTS = ("builder/core/registry.py", "builder/tasks/", "builder/scripts/")
+
+
+def name_constants(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of every string constant of ``source`` that equals one of ``names``."""
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names]
+
+
+def _scanned_files() -> list[Path]:
+    files = []
+    for entry in SCANNED:
+        path = ROOT / entry
+        files += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return [p for p in files if "__pycache__" not in p.parts
+            and not p.relative_to(ROOT).as_posix().startswith(ROOMS_AND_SCRIPTS)]
+
+
+def test_no_task_name_outside_the_rooms():
+    names = set(TASK_NAMES)
+    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}" for path in _scanned_files()
+             for line, text in name_constants(path.read_text(encoding="utf-8"), names)]
+    assert not found, "task names spelled out in shared code (use the registry entry or the task's room):\n" + \
+        "\n".join(found)
+
+
+def test_the_scan_sees_a_planted_task_name():
+    planted = 'def f(task):\n    if task == "docking":\n        return f"{task}"\n    return {"x": "zooming"}\n'
+    assert name_constants(planted, set(TASK_NAMES)) == [(2, "docking"), (4, "zooming")]
+    assert name_constants('x = "misi_docking"\n', set(TASK_NAMES)) == []
+
+
+def test_the_scan_covers_the_shared_layers():
+    scanned = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
+    for expected in ("builder/scoring/metrics.py", "builder/dataset/validate.py", "builder/dataset/audit.py",
+                     "eval_plugins/human/session.py", "eval_plugins/report/reference.py"):
+        assert expected in scanned
+    assert not any(p.startswith("builder/tasks/") for p in scanned)
+
+
+def test_every_registry_entry_has_its_room_and_only_it():
+    from misi_bench.builder.tasks import ROOMS, room
+
+    assert [r.name for r in ROOMS] == list(TASK_NAMES)
+    for spec in TASK_SPECS:
+        r = room(spec.name)
+        assert r.spec is spec
+        assert r.generate.__module__.endswith(f"builder.tasks.{spec.name}")
+        assert callable(r.replay) and callable(r.check)
+        # an audit check for every task: uniqueness over an answer space or legibility of labels
+        assert (r.answer_space is None) != (r.needed_labels is None)
+
+
+def test_registry_entries_are_complete_data():
+    for spec in TASK_SPECS:
+        assert spec.answer_kind in ANSWER_KINDS
+        assert spec.label and spec.short_label
+        assert (spec.form == registry.CHOICE_FORM) == spec.is_choice == (spec.answer_kind == registry.LETTER)
+        assert spec.is_choice or spec.form_hint
+        if spec.answer_kind in (registry.SINGLE_OPERATION, registry.OPERATION_PAIR):
+            assert spec.commands and all(c.verb in ("move", "roll") and c.values for c in spec.commands)
+        else:
+            assert not spec.commands and spec.constant_answer
+        assert registry.canonical_task(f"T{spec.number}") == spec.name
+        assert all(registry.canonical_task(alias) == spec.name for alias in spec.aliases)
+    assert TASK_BY_NAME["residue_ligand"].halves == "polarity"
