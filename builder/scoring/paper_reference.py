@@ -77,7 +77,7 @@ def paper_reference_rows() -> tuple[PaperReferenceRow, ...]:
 NOT_COMPARABLE = "not comparable"
 
 
-def format_paper_rows_markdown(report: dict, profile: str) -> str:
+def format_paper_rows_markdown(report: dict, profile: str | None) -> str:
     """The paper's published rows beside a report's columns (percent, the paper's scale).
 
     For a ``paper`` build the rows are headed as the paper's reference; for any other profile
@@ -99,7 +99,10 @@ def format_paper_rows_markdown(report: dict, profile: str) -> str:
                      + f" | {pct(row.paper_average)} |")
     if comparable:
         title = f"The paper's published rows (arXiv 2512.10867 Table 1) beside this {profile!r} build:"
-    else:
+    elif profile in PROFILES:
         title = (f"The paper's published rows are {NOT_COMPARABLE} with this {profile!r} build: its questions "
                  "differ from the paper's (see docs/fidelity.md); shown for orientation only:")
+    else:
+        title = (f"The paper's published rows are {NOT_COMPARABLE} here: the questions' build profile is not "
+                 "known (only a 'paper' build asks the paper's questions; see docs/fidelity.md):")
     return title + "\n\n" + "\n".join(lines) + "\n"

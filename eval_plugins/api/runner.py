@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.scoring import format_report_markdown, score_records
+from ...builder.scoring import format_paper_rows_markdown, format_report_markdown, score_records
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import Question, QuestionSource, request_body
 from .store import PREDICTIONS, RunSettings, RunStore
@@ -207,6 +207,7 @@ def _markdown(report: dict) -> str:
     r, s, t = report["report"], report["session"], report["tokens"]
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
+        format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
         f"questions: {report['selection']['questions']}, answered: {report['selection']['questions'] - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",
