@@ -5,6 +5,8 @@
 - :mod:`misi_bench.eval_plugins.lm_eval`: task folder for lm-evaluation-harness.
 - :mod:`misi_bench.eval_plugins.preflight`: the launchers' checks (names, data location, results).
 - ``eval_plugins/upstream``: patches that put the MiSI tasks into lmms-eval and VLMEvalKit themselves.
+- :mod:`misi_bench.eval_plugins.harness_files`: writes (``--check``: checks) every per-task
+  harness YAML and the upstream lmms-eval patch from the task registry (``docs/harnesses.md``).
 - :mod:`misi_bench.eval_plugins.finetune`: ``export-sft``, the train split in the formats of SFT
   stacks (TRL / Hugging Face chat Parquet, LLaMA-Factory, ms-swift).
 

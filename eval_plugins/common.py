@@ -12,7 +12,7 @@ from typing import Any
 from pathlib import Path
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
-from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES
+from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
 from ..builder.scoring import PAPER_AVERAGE_COLUMNS, PAPER_COLUMNS, score_prediction
 
 __all__ = ["REVISION_ENV", "TASKS", "TEST_SPLIT", "TINY_SPLIT", "data_location", "load_split", "score_doc"]
@@ -138,10 +138,16 @@ def score_doc_raw(doc: Mapping, prediction: Any) -> dict[str, float]:
 
 def metric_names(task: str) -> list[str]:
     """Metric names :func:`score_doc` can produce for ``task`` (in report order)."""
+    return spec_metric_names(TASK_BY_NAME[task])
+
+
+def spec_metric_names(spec: TaskSpec) -> list[str]:
+    """Metric names of a registry entry: ``score``, ``exact``, the averages unless the task is
+    left out of them (T5, T6), and the scores of its halves (T4)."""
     names = ["score", "exact"]
-    if task not in HEADLINE_EXCLUDED:
+    if spec.in_headline:
         names += ["average_7_tasks", "paper_average"]
-    if TASK_BY_NAME[task].halves is not None:  # T4: the scores of its two halves
+    if spec.halves is not None:
         names += ["score_positive", "score_negative"]
     return names
 

@@ -127,3 +127,25 @@ def test_lmms_eval_samples_from_another_build_are_refused(tmp_path):
         resolve_positions(got, [dict(r, answer="roll x 90") for r in ROWS])
     with pytest.raises(PredictionFileError, match="beyond the 2 rows"):
         resolve_positions(got, ROWS[:2])
+
+
+def test_xlsx_reader_matches_openpyxl(tmp_path):
+    """The scorer's standard-library .xlsx reader gives openpyxl's read-only cell values: text,
+    numbers, booleans, gaps, a far cell that widens every row, and the active sheet only."""
+    import openpyxl
+    from misi_bench.builder.scoring.xlsx import read_xlsx_rows
+
+    book = openpyxl.Workbook()
+    first = book.active
+    first.append(["ignored"])
+    sheet = book.create_sheet("predictions")
+    sheet.append(["index", "id", "prediction", "score", "flag"])
+    sheet.append([0, "translation-1a28-000", "move x 3", 1.5, True])
+    sheet.append([1, "docking-1a28-001", None, 2, False])
+    sheet["G5"] = "Yes: ASN OD1, O1B; ARG NH2, O3"
+    book.active = 1
+    path = tmp_path / "preds.xlsx"
+    book.save(path)
+    expected = [list(r) for r in openpyxl.load_workbook(path, read_only=True, data_only=True).active.iter_rows(values_only=True)]
+    assert read_xlsx_rows(path) == expected
+    assert expected[1][:3] == [0, "translation-1a28-000", "move x 3"]

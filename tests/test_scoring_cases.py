@@ -167,6 +167,32 @@ def test_paper_reference_rows():
     assert set(PAPER_AVERAGE_COLUMNS) == set(COLUMN_KEYS) - {"T5", "T6"}
 
 
+def test_paper_reference_file_rules(tmp_path, monkeypatch):
+    """A column no row lists is None (a task the paper does not have); an unknown column, rows
+    listing different columns, or rows without a column of the paper's average are refused."""
+    from misi_bench.builder.scoring import paper_reference
+
+    def rows_of(text):
+        path = tmp_path / "reference.yaml"
+        path.write_text(text)
+        monkeypatch.setattr(paper_reference, "PAPER_REFERENCE_FILE", path)
+        paper_reference.paper_reference_rows.cache_clear()
+        try:
+            return paper_reference.paper_reference_rows()
+        finally:
+            paper_reference.paper_reference_rows.cache_clear()
+
+    eight = "T1: 1, T2: 1, T3: 1, T4_positive: 1, T4_negative: 1, T7: 1, T8: 1, T9: 1"
+    ok = rows_of(f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n    paper_average: 1\n")
+    assert ok[0].score("T5") is None and ok[0].score("T1") == 0.01 and list(ok[0].by_column) == list(COLUMN_KEYS)
+    for bad in (f"{{{eight}, T11: 3}}", "{T1: 1, T2: 1}"):
+        with pytest.raises(ValueError, match="must list the same columns"):
+            rows_of(f"source: test\nrows:\n  - name: a\n    scores: {bad}\n")
+    with pytest.raises(ValueError, match="row 'b' must list the same columns"):
+        rows_of(f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n"
+                f"  - name: b\n    scores: {{{eight}, T5: 2}}\n")
+
+
 # ------------------------------------------------------------------------------------------
 # never raises, on markdown-heavy and long text too
 # ------------------------------------------------------------------------------------------

@@ -51,20 +51,26 @@ def _fraction(value, where: str) -> float | None:
 def paper_reference_rows() -> tuple[PaperReferenceRow, ...]:
     """The paper's published rows (human, fine-tuned 7B, best API model), scores on a 0-1 scale.
 
-    Raises ValueError when the data file is malformed (checked: every column present, values
-    0-100 or null, and a row with all eight columns known averages to its ``paper_average``).
+    Raises ValueError when the data file is malformed (checked: every row lists the same columns,
+    known ones covering the paper's average, values 0-100 or null, and a row with all eight
+    columns known averages to its ``paper_average``). A column no row lists (a task the paper
+    does not have) is None.
     """
     import yaml
 
     data = yaml.safe_load(PAPER_REFERENCE_FILE.read_text(encoding="utf-8"))
     source = str(data["source"])
     rows = []
+    listed = set(data["rows"][0]["scores"]) if data["rows"] else set()
     for item in data["rows"]:
         name = str(item["name"])
         raw = item["scores"]
-        if set(raw) != set(COLUMN_KEYS):
-            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r} must list exactly {', '.join(COLUMN_KEYS)}")
-        scores = tuple((col, _fraction(raw[col], f"{name}.{col}")) for col in COLUMN_KEYS)
+        # every row lists the same columns: the paper's, all known to the registry and covering the
+        # paper's average; a task the paper does not have (a newer task) has no column there (None)
+        if set(raw) != listed or not listed <= set(COLUMN_KEYS) or not set(PAPER_AVERAGE_COLUMNS) <= listed:
+            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r} must list the same columns as the "
+                             f"first row, among {', '.join(COLUMN_KEYS)} and with {', '.join(PAPER_AVERAGE_COLUMNS)}")
+        scores = tuple((col, _fraction(raw.get(col), f"{name}.{col}")) for col in COLUMN_KEYS)
         average = _fraction(item.get("paper_average"), f"{name}.paper_average")
         known = [dict(scores)[c] for c in PAPER_AVERAGE_COLUMNS]
         if average is not None and None not in known and not math.isclose(math.fsum(known) / 8, average, abs_tol=1e-4):

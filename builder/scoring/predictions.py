@@ -17,7 +17,7 @@ as an empty answer); when an id appears more than once the last entry wins and t
 reported in ``duplicate_ids``; entries that are not objects, lack an id or hold a prediction
 that is not text are skipped and reported in ``bad_entries``. A file with no usable entry, or
 in none of the shapes above, raises :class:`PredictionFileError` with one line saying why.
-Reads only the standard library (``openpyxl`` only for ``.xlsx``).
+Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import MisiError
+from .xlsx import read_xlsx_rows
 
 __all__ = ["PredictionFile", "PredictionFileError", "parse_predictions", "read_predictions", "resolve_positions"]
 
@@ -184,13 +185,7 @@ def _read_table(path: Path) -> PredictionFile:
     """A VLMEvalKit prediction table: rows with ``id`` and ``prediction`` columns."""
     if path.suffix == ".xlsx":
         try:
-            import openpyxl
-        except ImportError:
-            raise PredictionFileError(f"{path}: reading .xlsx needs openpyxl (pip install openpyxl), "
-                                      "or write the predictions as .tsv") from None
-        try:
-            sheet = openpyxl.load_workbook(path, read_only=True, data_only=True).active
-            rows = [["" if c is None else c for c in row] for row in sheet.iter_rows(values_only=True)]
+            rows = [["" if c is None else c for c in row] for row in read_xlsx_rows(path)]
         except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
             raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
     else:

@@ -282,6 +282,6 @@ def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation
 
 
 __all__ = [
-    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "TASK_ORDER", "CHOICE_TASKS", "LETTERS",
+    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "LETTERS",
     "annotate", "caption", "fill_prompt", "load_params", "load_templates", "options_block", "question_rng",
 ]
