@@ -177,7 +177,7 @@ def _cli(*args, cwd=None):
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):
     root = tmp_path_factory.mktemp("profiles")
-    kwargs = dict(source="samples", limit=4, tasks=["residue_ligand", "pocket_ligand"], progress=False,
+    kwargs = dict(source="samples", limit=4, tasks=["translation", "residue_ligand", "pocket_ligand"], progress=False,
                   audit=False, tiny_per_task=2)
     paper = build_dataset(out=root / "paper", **kwargs)
     explicit = build_dataset(out=root / "explicit", profile="explicit", **kwargs)
@@ -230,3 +230,19 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
     bad = _cli("build", "--profile", "fancy", "--out", str(tmp_path / "x"))
     lines = [line for line in bad.stderr.splitlines() if line.strip()]
     assert bad.returncode == 2 and len(lines) == 1 and "unknown profile 'fancy'" in lines[0]
+
+
+def test_pixel_solver_answers_paper_t1_without_any_camera_constant(two_builds, monkeypatch):
+    """On paper questions (no camera distance, no field of view in the prompt) T1 is read with a
+    bond-length ruler; the camera constants are not touched (poisoned here) and T3 is declined."""
+    from misi_bench.builder.dataset import pixel_solver
+
+    root, _, _ = two_builds
+    monkeypatch.setattr(pixel_solver, "FOV_DEG", float("nan"))
+    scores = pixel_solver.scores(root / "paper", "translation")
+    assert len(scores) >= 8 and sum(scores) / len(scores) >= 0.9, scores
+    row = next(pixel_solver.iter_config_rows(root / "paper", "translation", "train",
+                                             ["task", "question", "images", "answer", "metadata"]))
+    assert "camera" not in row["question"]
+    zoom = pixel_solver.TASKS[-1]
+    assert pixel_solver.solve(zoom, row["question"], [i["bytes"] for i in row["images"]]) == ""
