@@ -13,6 +13,7 @@ from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.profiles import (
     DEFAULT_PROFILE,
     check_profile,
+    id_for_profile,
     profile_of_id,
     profile_of_metadata,
     profile_of_rows,
@@ -128,6 +129,8 @@ def test_ids_and_rows_name_their_profile():
     assert question_id("rotation", "1a28", 3, "paper") == "rotation-1a28-003p"
     assert question_id("rotation", "1a28", 3, "explicit") == "rotation-1a28-003"
     assert profile_of_id("rotation-1a28-003") == "explicit" and profile_of_id("rotation-1a28-003p") == "paper"
+    assert id_for_profile("rotation-1a28-003", "paper") == "rotation-1a28-003p"
+    assert id_for_profile("rotation-1a28-003p", "explicit") == "rotation-1a28-003"
     assert profile_of_rows([{"metadata": '{"profile":"paper"}'}]) == "paper"
     assert profile_of_rows([{"metadata": "{}"}]) == "explicit"
     with pytest.raises(MisiError, match="several profiles"):

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..core.errors import MisiError
-from ..core.profiles import mismatch_message, profile_of_id, profile_of_rows
+from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
 
 
 def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
@@ -46,9 +46,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     file = scoring.resolve_positions(file, rows)
     ids = {str(r["id"]) for r in rows}
     given = set(file.predictions) | set(file.no_prediction)
-    made_for = {profile_of_id(i) for i in given} - {profile}
-    if made_for and not given & ids:
-        raise MisiError(mismatch_message(sorted(made_for)[0], profile, args.predictions, args.dataset))
+    if not given & ids and {id_for_profile(i, profile) for i in given} & ids:
+        made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
+        raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
     if not given & ids:
         raise MisiError(f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
                         f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}")

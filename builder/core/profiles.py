@@ -109,6 +109,15 @@ def profile_of_id(qid: str) -> str:
     return LEGACY_PROFILE
 
 
+def id_for_profile(qid: str, profile: str) -> str:
+    """The id the same question has in a build of ``profile`` (the id with the other profile's
+    suffix replaced by this one's)."""
+    qid = str(qid)
+    own = get_profile(profile_of_id(qid)).id_suffix
+    base = qid[: -len(own)] if own else qid
+    return base + get_profile(profile).id_suffix
+
+
 def mismatch_message(predictions_profile: str, dataset_profile: str, what: str, dataset: str) -> str:
     """The one line that refuses to score predictions of one profile against the other's build."""
     return (f"{what}: the predictions were made for a {predictions_profile!r} build, but {dataset} is a "
