@@ -17,16 +17,31 @@ def cli(*args, cwd=None):
 
 
 def test_inspect_json_lists_hbonds():
-    out = cli("inspect", "sample:1a28", "--json")
+    out = cli("inspect", "sample:1a28", "--json", "--hbonds", "plip")
     assert out.returncode == 0, out.stderr
     info = json.loads(out.stdout)
-    assert "GLN 725 NE2 A, O3" in info["hbonds"]
+    assert "GLN 725 NE2 A, O3" in info["hbonds"] and info["hbond_mode"] == "plip"
     assert info["n_ligand_atoms"] == 23 and info["pocket_residues"]
+
+
+def test_inspect_shows_either_hbond_mode():
+    """The default is chimerax; its GLN 725 NE2...O3 pair (3.28 Å, C=O...N 87 degrees) fails the
+    ketone acceptor's phi limit (110 - 20 degrees) that the flat plip rule does not have."""
+    found = {}
+    for mode in ("chimerax", "plip"):
+        out = cli("inspect", "sample:1hvr", "--json", "--hbonds", mode)
+        assert out.returncode == 0, out.stderr
+        found[mode] = json.loads(out.stdout)
+    default = json.loads(cli("inspect", "sample:1hvr", "--json").stdout)
+    assert default["hbond_mode"] == "chimerax" and default["hbonds"] == found["chimerax"]["hbonds"]
+    assert found["chimerax"]["hbonds"] != found["plip"]["hbonds"]
+    one_a28 = json.loads(cli("inspect", "sample:1a28", "--json").stdout)
+    assert "GLN 725 NE2 A, O3" not in one_a28["hbonds"]
 
 
 def test_inspect_raw_file_with_ligand(raw_refs):
     ref = raw_refs["1a28"]
-    out = cli("inspect", str(ref.path), "--ligand", "STR")
+    out = cli("inspect", str(ref.path), "--ligand", "STR", "--hbonds", "plip")
     assert out.returncode == 0, out.stderr
     assert "GLN 725 NE2 A, O3" in out.stdout
 
@@ -34,6 +49,7 @@ def test_inspect_raw_file_with_ligand(raw_refs):
 @pytest.mark.parametrize("args, words", [
     (["inspect", "/no/such/file.pdb", "--ligand", "STR"], "no such file"),
     (["inspect", "sample:9xyz"], "no such embedded sample"),
+    (["inspect", "sample:1a28", "--hbonds", "pymol"], "unknown H-bond mode 'pymol'"),
 ])
 def test_errors_are_one_line_without_traceback(args, words):
     out = cli(*args)

@@ -1,5 +1,7 @@
 """The H-bond detector's fixes of issue 17, each on a real complex (embedded samples, the held-out
-set in builder/data/heldout, and its raw 1GBT entry). Every test here fails with the 0.1 detector."""
+set in builder/data/heldout, and its raw 1GBT entry). Every test here fails with the 0.1 detector.
+They hold for the ``plip`` mode (the rule they were written for; ``test_hbond_modes`` covers the
+``chimerax`` mode)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +13,8 @@ import pytest
 import yaml
 
 from misi_bench.builder.chemistry import hbonds
-from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, detect_hbonds
+from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE
+from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
 from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir, read_raw_entry
 
@@ -171,11 +174,12 @@ def test_distance_limit_is_4_1_angstrom(haem):
 
 def test_question_text_states_the_detector_rule():
     """T4 and T9 tell the model the distance limit the detector uses, the angle, the three-centre
-    rule and the metal exclusion."""
+    rule and the metal exclusion (the plip mode's sentence, which both templates include)."""
     path = Path(hbonds.__file__).resolve().parents[1] / "tasks" / "templates" / "prompts.yaml"
     prompts = yaml.safe_load(path.read_text())
     for task in ("residue_ligand", "pocket_ligand"):
-        text = " ".join(prompts["tasks"][task].split())
+        assert "{hbond_rule}" in prompts["tasks"][task], task
+        text = " ".join(prompts["hbond_rules"]["plip"].split())
         limits = {float(x) for x in re.findall(r"at most (\d+\.\d+) Å", text)}
         assert limits == {round(MAX_DISTANCE, 1)}, task
         assert "metal" in text, task

@@ -1,10 +1,13 @@
-"""Hydrogen bonds: known bonds of real complexes, typing, geometry criteria, answer formats."""
+"""Hydrogen bonds: known bonds of real complexes, typing, geometry criteria, answer formats.
+
+These are the ``plip`` mode's tests (the rule they were written for, with its options);
+``test_hbond_classes`` and ``test_hbond_modes`` cover the default ``chimerax`` mode."""
 import dataclasses
 
 import numpy as np
 
-from misi_bench.builder.chemistry.hbonds import (MAX_DISTANCE, detect_hbonds, format_pocket_answer,
-                                       format_residue_answer)
+from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, format_pocket_answer, format_residue_answer
+from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
 from misi_bench.builder.chemistry.structure import ligand_polarity, protein_polarity
 
 

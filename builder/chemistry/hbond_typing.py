@@ -155,6 +155,17 @@ def ionisable_groups(lig: LigandData, mol=None) -> tuple[set[int], set[int]]:
     return amidine_n, acid_o
 
 
+def tertiary_amines(lig: LigandData) -> set[int]:
+    """Aliphatic tertiary amine N of the ligand (taken as protonated when the file has no
+    hydrogens at all)."""
+    from rdkit import Chem  # noqa: PLC0415
+
+    if not len(lig.elements):
+        return set()
+    mol = _typing_mol(lig)
+    return {m[0] for m in mol.GetSubstructMatches(Chem.MolFromSmarts(_TERTIARY_AMINE))}
+
+
 def ligand_polarity(lig: LigandData) -> tuple[np.ndarray, np.ndarray]:
     """(is_donor, is_acceptor) of ligand heavy atoms (see the module docstring)."""
     from rdkit import Chem  # noqa: PLC0415

@@ -4,6 +4,7 @@ from the MOL2 matched by coordinates.
 """
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import numpy as np
 
 from ..core.errors import InputError, InputTooLarge
 from .files import normalise_element, open_text, parse_mol2
+
+logger = logging.getLogger(__name__)
 
 
 class LigandData:
@@ -31,6 +34,10 @@ class LigandData:
         self.h_parent = np.asarray(h_parent, dtype=np.int64)
         self.residue_name = residue_name
         self.source = source
+        #: the MOL2's hydrogens and their heavy atoms (indices into ``coords``); empty without
+        #: a MOL2 or when it draws none
+        self.mol2_h_coords = np.zeros((0, 3))
+        self.mol2_h_parent = np.zeros(0, dtype=np.int64)
 
 
 def rdkit_mol_from_file(path: Path):
@@ -74,7 +81,7 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
     if mol is None:
         shown = sdf or mol2
         raise InputError(shown, "no readable ligand molecule in the SDF/MOL2 files")
-    mol2_atoms = parse_mol2(mol2)[0] if mol2 is not None else None
+    mol2_atoms, mol2_bonds = parse_mol2(mol2) if mol2 is not None else (None, [])
     lig = ligand_from_rdkit(mol, chem_source)
     if not len(lig.coords):
         raise InputError(chem_source, "ligand has no heavy atoms (only hydrogens?)")
@@ -83,7 +90,33 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
         names, residue = _names_by_coordinates(lig.coords, heavy, mol2)
         lig.names = names
         lig.residue_name = residue or lig.residue_name
+        lig.mol2_h_coords, lig.mol2_h_parent = _mol2_hydrogens(lig.coords, mol2_atoms, mol2_bonds, mol2)
     return lig
+
+
+def _mol2_hydrogens(coords: np.ndarray, atoms: list[dict], bonds: list[tuple[int, int, str]],
+                    mol2_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The MOL2's hydrogens and the ligand heavy atom (index into ``coords``) each is bonded to
+    (by the MOL2's bond table; heavy atoms matched by position as for the names)."""
+    heavy_of: dict[int, int] = {}
+    for k, atom in enumerate(atoms):
+        if atom["element"] in ("H", "D"):
+            continue
+        d = np.linalg.norm(coords - np.asarray(atom["xyz"]), axis=1)
+        j = int(d.argmin())
+        if d[j] <= 0.05:
+            heavy_of[k] = j
+    h_xyz, parents = [], []
+    for a, b, _ in bonds:
+        for h, other in ((a, b), (b, a)):
+            if 0 <= h < len(atoms) and atoms[h]["element"] in ("H", "D") and other in heavy_of:
+                h_xyz.append(atoms[h]["xyz"])
+                parents.append(heavy_of[other])
+    n_h = sum(1 for a in atoms if a["element"] in ("H", "D"))
+    if len(parents) != n_h:  # not fatal: the plip mode does not read them
+        logger.warning("%s: %d MOL2 hydrogen(s) not bonded to a ligand heavy atom are ignored",
+                       mol2_path, n_h - len(parents))
+    return np.asarray(h_xyz, dtype=np.float64).reshape(-1, 3), np.asarray(parents, dtype=np.int64)
 
 
 def _names_by_coordinates(coords: np.ndarray, mol2_heavy: list[dict], mol2_path: Path) -> tuple[list[str], str]:

@@ -8,7 +8,9 @@ The public entry points of the chemistry layer's reading side. The work is split
 * ``ligand``: the PDBbind SDF (chemistry, via RDKit) and MOL2 (atom names, matched by coordinates).
 * ``ccd``: raw-entry ligands with chemistry from the PDB chemical component dictionary (biotite),
   matched by atom name.
-* ``hbond_typing``: donor/acceptor typing of protein and ligand atoms.
+* ``hbond_typing``: donor/acceptor typing of protein and ligand atoms (``plip`` H-bond mode);
+  ``idatm``: IDATM-style atom types and hydrogen counts (``chimerax`` mode), from residue templates
+  and the ligand's RDKit chemistry; the MOL2's hydrogens are kept for that mode.
 
 Every failure raises :class:`~.errors.InputError` naming the input and the reason.
 """
@@ -24,8 +26,9 @@ from ..core.errors import InputError, InputTooLarge
 from ..core.records import Complex, ComplexRef, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
 from .files import MAX_FILE_BYTES, normalise_element
-from .hbond_typing import (ionisable_groups, ligand_donor_h, ligand_polarity, protein_donor_h,
+from .hbond_typing import (ionisable_groups, tertiary_amines, ligand_donor_h, ligand_polarity, protein_donor_h,
                            protein_polarity)
+from .idatm import ligand_types, protein_type
 from .ligand import LigandData, read_ligand_files
 from .protein import (DEFAULT_POCKET_CUTOFF, MAX_POCKET_ATOMS, STANDARD_AMINO_ACIDS, WATER_NAMES, ProteinAtoms,
                       metals_near, pocket_residue_keys, protein_bonds, protein_hydrogens, read_protein)
@@ -167,20 +170,67 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, 
     bonds = np.vstack([p_bonds, l_bonds]).astype(np.int64) if len(l_bonds) else p_bonds.astype(np.int64)
     orders = np.concatenate([np.ones(len(p_bonds), dtype=np.int64), lig.orders]).astype(np.int8)
 
+    amidine_n, acid_o = ionisable_groups(lig)
     if len(lig.h_coords):
         # hydrogens drawn on amidine/guanidine N are one arbitrary tautomer: not used
-        amidine_n, _ = ionisable_groups(lig)
         kept = ~np.isin(lig.h_parent, sorted(amidine_n))
         h_coords = np.vstack([h_coords, lig.h_coords[kept]])
         h_parent = np.concatenate([h_parent, lig.h_parent[kept] + n_p])
+    mol2_kept = ~np.isin(lig.mol2_h_parent, sorted(amidine_n))
+    atom_types, h_count = _chimerax_typing(p_resnames[:n_r], p_names[:n_r], input_h[:n_r], res_of_atom,
+                                           p_elements[n_r:], lig, amidine_n, acid_o, location)
     return Complex(
         pdb_id=pdb_id, ligand_code=lig_code, source=location, coords=coords, elements=elements,
         atom_names=atom_names, res_names=res_names, res_numbers=res_numbers, ins_codes=ins_codes,
         chain_ids=chain_ids, is_ligand=is_ligand, residue_index=residue_index, residues=residues,
         bonds=bonds.reshape(-1, 2), bond_orders=orders, is_donor=is_donor, is_acceptor=is_acceptor,
         formal_charges=charges, h_coords=h_coords.reshape(-1, 3), h_parent=h_parent.astype(np.int64),
-        donor_h=donor_h,
+        donor_h=donor_h, atom_types=atom_types, h_count=h_count,
+        mol2_h_coords=lig.mol2_h_coords[mol2_kept].reshape(-1, 3),
+        mol2_h_parent=(lig.mol2_h_parent[mol2_kept] + n_p).astype(np.int64),
     )
+
+
+def _chimerax_typing(res_names, atom_names, input_h, res_of_atom, ion_elements, lig: LigandData,
+                     amidine_n: set[int], acid_o: set[int], location: str) -> tuple[np.ndarray, np.ndarray]:
+    """IDATM-style types and hydrogen counts of every heavy atom (the ``chimerax`` H-bond mode).
+
+    Protein: residue templates, hydrogen counts from the input where it has hydrogens on the
+    residue. Ligand: RDKit chemistry; hydrogen counts from the MOL2 where it draws hydrogens
+    (those are the hydrogens the mode uses), else from the SDF's chemistry (explicit or implied;
+    without any input hydrogens acid OH count as deprotonated and aliphatic tertiary amines as
+    protonated, as in the ``plip`` mode);
+    amidine/guanidine N carry one H per free valence. A protein atom without a template is typed
+    ``?`` (the chimerax detector then reports it)."""
+    oxt_res = {int(r) for r, name in zip(res_of_atom, atom_names) if name == "OXT"}
+    types, counts = [], []
+    for k, (rn, an, nh) in enumerate(zip(res_names, atom_names, input_h)):
+        try:
+            t, c = protein_type(rn, an, nh, has_oxt=int(res_of_atom[k]) in oxt_res, source=location)
+        except InputError:
+            t, c = "?", 0
+        types.append(t)
+        counts.append(c)
+    types += list(ion_elements)
+    counts += [0] * len(ion_elements)
+    n_h = np.array(lig.n_hydrogens, dtype=np.int64)
+    if len(lig.mol2_h_parent):
+        n_h = np.bincount(lig.mol2_h_parent, minlength=len(lig.coords)).astype(np.int64)
+    elif not len(lig.h_coords):
+        for i in acid_o:
+            n_h[i] = 0
+        for i in tertiary_amines(lig):  # drawn neutral without hydrogens: the ammonium at pH 7
+            n_h[i] = 1
+    for i in amidine_n:
+        heavy = int(np.sum(lig.bonds == i))
+        n_h[i] = max(3 - heavy, 0)
+    charges = np.array(lig.charges)
+    if not len(lig.h_coords) and not len(lig.mol2_h_parent):
+        for i in acid_o:
+            charges[i] = -1
+    types += ligand_types(lig.elements, charges, lig.bonds, lig.orders, n_h, lig.aromatic, amidine_n)
+    counts += n_h.tolist()
+    return np.array(types, dtype="<U4"), np.array(counts, dtype=np.int64)
 
 
 __all__ = ["ComplexRef", "Complex", "Residue", "LigandData", "load_complex", "read_pdbbind_dir", "read_raw_entry",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import DEFAULT_PROFILE
 
@@ -27,7 +28,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
         mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit, profile=args.profile)
+        audit=not args.no_audit, hbonds=args.hbonds, profile=args.profile)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -98,6 +99,10 @@ def add_commands(sub) -> None:
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
     p.add_argument("--pocket-cutoff", type=float, default=10.0)
+    p.add_argument("--hbonds", choices=HBOND_MODES, default=DEFAULT_HBOND_MODE,
+                   help="H-bond criteria of the T4/T8/T9 truths: chimerax (default; ChimeraX's Mills & Dean "
+                        "classes relaxed 0.4 Å/20°, as the paper) or plip (the flat 4.1 Å / 100° rule, "
+                        "PLIP-comparable); both take rotatable H (OH, SH, NH3+) as the input models them")
     p.add_argument("--tiny-per-task", type=int, default=50)
     p.add_argument("--num-shards", type=int, help="split the complexes into K shards (cluster use; default: "
                    "the Slurm array's size inside an array task, else 1)")

@@ -15,6 +15,8 @@ def add_complex_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chain", help="chain of the ligand copy to use (PDB/mmCIF)")
     p.add_argument("--resnum", type=int, help="residue number of the ligand copy to use (PDB/mmCIF)")
     p.add_argument("--pocket-cutoff", type=float, default=10.0, help="pocket radius around the ligand, Å (default 10)")
+    p.add_argument("--hbonds", default="chimerax", metavar="MODE",
+                   help="H-bond criteria: chimerax (default) or plip (see `build --hbonds`)")
 
 
 def load_from_args(args: argparse.Namespace):
@@ -36,8 +38,14 @@ def load_from_args(args: argparse.Namespace):
 def cmd_inspect(args: argparse.Namespace) -> int:
     from ..chemistry.hbonds import detect_hbonds  # noqa: PLC0415
 
+    from ..chemistry.hbonds import check_mode  # noqa: PLC0415
+
+    try:
+        check_mode(args.hbonds)
+    except ValueError as exc:
+        raise MisiError(str(exc)) from None
     cx = load_from_args(args)
-    bonds = detect_hbonds(cx)
+    bonds = detect_hbonds(cx, args.hbonds)
     lig = cx.ligand_indices
     info = {
         "pdb_id": cx.pdb_id,
@@ -50,6 +58,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "pocket_residues": [f"{r.label} {r.chain}" for r in cx.residues],
         "ligand_atoms": [{"name": str(cx.atom_names[i]), "element": str(cx.elements[i]),
                           "donor": bool(cx.is_donor[i]), "acceptor": bool(cx.is_acceptor[i])} for i in lig],
+        "hbond_mode": args.hbonds,
         "hbonds": [b.pocket_text() for b in bonds],
     }
     if args.json:
@@ -61,7 +70,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     print(f"pocket residues ({len(cx.residues)}): " + ", ".join(info["pocket_residues"]))
     print("ligand atoms: " + ", ".join(
         a["name"] + ("[D]" if a["donor"] else "") + ("[A]" if a["acceptor"] else "") for a in info["ligand_atoms"]))
-    print(f"hydrogen bonds ({len(bonds)}):")
+    print(f"hydrogen bonds ({len(bonds)}, --hbonds {args.hbonds}):")
     for text in info["hbonds"]:
         print(f"  {text}")
     return 0
@@ -74,7 +83,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..tasks.base import annotate  # noqa: PLC0415
 
     cx = load_from_args(args)
-    ann = annotate(cx, args.size)
+    ann = annotate(cx, args.size, getattr(args, "hbonds", "chimerax"))
     ops = parse_operations(args.ops) if args.ops else ()
     atoms = tuple(range(cx.n_atoms))
     req = RenderRequest(atoms=atoms, groups=((atoms, ops),) if ops else (), view=args.view, camera=ann.camera)

@@ -70,7 +70,11 @@ class Complex:
     the pocket cutoff of the ligand are pocket-side atoms without a residue (``residue_index``
     -1, after the residues' atoms; ``atom_names`` their element symbol, ``res_names`` their
     residue name, e.g. ``ZN``). ``donor_h``: how many hydrogens each donor atom carries (input or
-    implied; 0 for non-donors; empty when unknown).
+    implied; 0 for non-donors; empty when unknown). ``atom_types``: IDATM-style types
+    (``chemistry.idatm``; ``?`` for a protein atom without a template; empty when not typed) and
+    ``h_count``: hydrogens each heavy atom carries (explicit or implied), both for the ``chimerax``
+    H-bond mode. ``mol2_h_coords``/``mol2_h_parent``: the ligand's hydrogens as the MOL2 draws
+    them (the ``chimerax`` mode's ligand hydrogens; ``h_coords`` holds the SDF's).
     """
 
     pdb_id: str
@@ -94,6 +98,10 @@ class Complex:
     h_coords: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     h_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     donor_h: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    atom_types: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="<U4"))
+    h_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    mol2_h_coords: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    mol2_h_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         n = len(self.coords)
@@ -101,6 +109,9 @@ class Complex:
                      "is_ligand", "residue_index", "is_donor", "is_acceptor", "formal_charges"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}")
+        for name in ("donor_h", "atom_types", "h_count"):
+            if len(getattr(self, name)) not in (0, n):
+                raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n} (or none)")
         if len(self.donor_h) not in (0, n):
             raise ValueError(f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)")
         for arr in (self.coords, self.elements, self.atom_names, self.is_ligand, self.bonds, self.h_coords):

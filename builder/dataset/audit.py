@@ -10,6 +10,10 @@ checks, per task:
    ``audit_checks.MARGIN_BLOCKS`` visibly different blocks (``audit_checks.image_distance``).
 3. **Legibility** (T4, T9): every label an H-bond answer needs (T4: both atom names; T9: the
    residue label and the ligand atom name) is legible in at least one of the question's views.
+4. **Rotamers** (T4, T8, T9; a robustness figure, not a defect): the share of H-bond answers that
+   depend on where a rotatable hydrogen (OH, SH, NH3+) was modelled: a bond of the answer that
+   vanishes, or a bond that would join it, when that hydrogen is turned to its best rotamer
+   (``chemistry.hbonds.rotamer_sensitive``, in the build's ``--hbonds`` mode).
 
 ``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
 questions and records the summary in the manifest.
@@ -26,6 +30,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..chemistry.hbonds import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
@@ -41,7 +46,9 @@ from .units import AnnotationCache
 
 log = logging.getLogger(__name__)
 
-CHECKS = ("reproduction", "uniqueness", "legibility")
+CHECKS = ("reproduction", "uniqueness", "legibility", "rotamers")
+#: Tasks whose answers are H-bonds (the rotamers check).
+ROTAMER_TASKS = tuple(r.name for r in ROOMS if r.hbond_scope is not None)
 #: Tasks whose room lists an answer space (uniqueness) or the labels an answer needs (legibility).
 UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
 LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
@@ -63,6 +70,8 @@ class TaskAudit:
     answers_with_labels: int = 0
     legible: int = 0
     illegible: list[str] = field(default_factory=list)
+    hbond_answers: int = 0
+    rotamer_dependent: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
@@ -75,6 +84,9 @@ class TaskAudit:
         if self.answers_with_labels:
             out.update(answers_with_labels=self.answers_with_labels, legible=self.legible,
                        legible_share=round(self.legible / self.answers_with_labels, 4), illegible=self.illegible)
+        if self.hbond_answers:
+            out.update(hbond_answers=self.hbond_answers, rotamer_dependent=self.rotamer_dependent,
+                       rotamer_dependent_share=round(len(self.rotamer_dependent) / self.hbond_answers, 4))
         return out
 
 
@@ -112,6 +124,9 @@ class AuditReport:
             if a.answers_with_labels:
                 parts.append(f"{a.legible}/{a.answers_with_labels} answers legible "
                              f"({100 * a.legible / a.answers_with_labels:.1f}%)")
+            if a.hbond_answers:
+                parts.append(f"{len(a.rotamer_dependent)}/{a.hbond_answers} answers depend on a modelled "
+                             f"rotatable H ({100 * len(a.rotamer_dependent) / a.hbond_answers:.1f}%)")
             lines.append(f"  {task:22s} " + "; ".join(parts))
             for label, ids in (("mismatch", a.mismatched), ("ambiguous", a.ambiguous), ("illegible", a.illegible),
                                ("error", a.errors)):
@@ -127,9 +142,19 @@ class _Auditor:
         cfg = manifest["config"]
         refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"),
                                                structures or manifest.get("structures"))}
-        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]))
+        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]),
+                                           cfg.get("hbonds", "plip"))
         self.pixels = RenderCache(CACHE_BYTES, render=lambda cx, req: np.asarray(render_image(cx, req)))
         self.means = RenderCache(CACHE_BYTES // 8, render=lambda cx, req: block_means(self.pixels.get(cx, req)))
+        self.rotamer_cache: dict[str, tuple[set, set]] = {}
+
+    def rotamer_bonds(self, pdb_id: str) -> tuple[set, set]:
+        """(answer bonds that vanish, bonds that appear) at the best rotamers of the complex's
+        modelled rotatable hydrogens, as ``HBond.pocket_text()`` strings."""
+        if pdb_id not in self.rotamer_cache:
+            ann = self.load(pdb_id)
+            self.rotamer_cache[pdb_id] = rotamer_sensitive(ann.complex, ann.hbond_mode)
+        return self.rotamer_cache[pdb_id]
 
     def load(self, pdb_id: str):
         return self.annotations.get(pdb_id)
@@ -177,6 +202,13 @@ class _Auditor:
                     result.legible += 1
                 else:
                     result.illegible.append(rid)
+
+        if "rotamers" in checks and task in ROTAMER_TASKS:
+            vanish, appear = self.rotamer_bonds(row["pdb_id"])
+            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+            result.hbond_answers += 1
+            if touched:
+                result.rotamer_dependent.append(rid)
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom

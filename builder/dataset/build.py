@@ -22,6 +22,7 @@ from typing import Sequence
 
 from tqdm.auto import tqdm
 
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
@@ -119,7 +120,8 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
                   fetch_policy: FetchPolicy = FetchPolicy(), audit: bool = True,
-                  audit_sample: int = AUDIT_SAMPLE, profile: str = DEFAULT_PROFILE) -> dict:
+                  audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
+                  profile: str = DEFAULT_PROFILE) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -137,7 +139,8 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
                       pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
-                      structures=str(structures) if structures else None, profile=check_profile(profile))
+                      structures=str(structures) if structures else None, hbonds=str(hbonds),
+                      profile=check_profile(profile))
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)

@@ -181,6 +181,25 @@ PROFILE_TEXT = {
 }
 
 
+#: The card's description of each H-bond mode (``--hbonds``).
+HBOND_CARD_TEXT = {
+    "chimerax": (
+        "ChimeraX's criteria as the paper used them: the Mills & Dean (1996) donor and acceptor\n"
+        "  classes (IDATM-style atom types: residue templates for the protein, RDKit chemistry for the\n"
+        "  ligand) with their distance and angle limits relaxed by 0.4 Å and 20°; explicit hydrogens\n"
+        "  where the input has them (ligand: the MOL2's, protein: the pocket file's), positions inferred\n"
+        "  where the heavy atoms fix them, generic limits for atoms of no class (docs/hbonds.md)."),
+    "plip": (
+        "donors/acceptors from a per-residue table (protein; His tautomer from input\n"
+        "  hydrogens) and RDKit's BaseFeatures definitions on the ligand's bond orders, charges and\n"
+        "  hydrogens (amidine/guanidine groups as cations); donor-acceptor distance ≤ 4.1 Å (PLIP's\n"
+        "  limit, chosen against PLIP on held-out complexes); D-H…A ≥ 100° with input hydrogens or\n"
+        "  hydrogens placed on planar N donors (a hydrogen may bond two acceptors), else every\n"
+        "  neighbour-donor-acceptor and neighbour-acceptor-donor angle ≥ 70° and at most one bond per\n"
+        "  hydrogen the donor carries."),
+}
+
+
 def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> str:
     meta = card_metadata(manifest)
     examples = [e for e in (_example_strip(out, t) for t in ordered_tasks(manifest)) if e]
@@ -199,6 +218,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
         images_test=manifest["totals"]["images"]["test"],
         skipped_line=(f"Complexes skipped: {len(skipped)} (reasons in `manifest.json`)." if skipped else ""),
         image_size=cfg["image_size"], pocket_cutoff=cfg["pocket_cutoff"],
+        hbonds=cfg.get("hbonds", "plip"), hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
         repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
         paper_table=paper_reference_table(profile),
         licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.requests import RENDER_VERSION
@@ -31,6 +32,8 @@ class BuildConfig:
     pocket_cutoff: float = 10.0
     tiny_per_task: int = 50
     max_shard_bytes: int = 256 * 1024 * 1024
+    #: H-bond criteria of the T4/T8/T9 truths (``chemistry.hbonds.HBOND_MODES``).
+    hbonds: str = DEFAULT_HBOND_MODE
     #: Folder of PDB/mmCIF entries for an ``ids:`` source (where files are, not what they hold:
     #: not hashed; their checksums are in the manifest).
     structures: str | None = None
@@ -44,6 +47,8 @@ class BuildConfig:
             raise MisiError(f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
         object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
         object.__setattr__(self, "profile", check_profile(self.profile))
+        if self.hbonds not in HBOND_MODES:
+            raise MisiError(f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}")
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         try:

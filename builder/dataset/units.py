@@ -9,6 +9,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..chemistry.structure import load_complex
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
@@ -43,9 +44,11 @@ class UnitResult:
 class AnnotationCache:
     """Annotations of complexes read in this process (a unit's own and T5 targets; the audit's)."""
 
-    def __init__(self, refs: dict[str, ComplexRef], pocket_cutoff: float, image_size: int):
+    def __init__(self, refs: dict[str, ComplexRef], pocket_cutoff: float, image_size: int,
+                 hbonds: str = DEFAULT_HBOND_MODE):
         self.refs, self.cache, self.failures = refs, {}, {}
         self.pocket_cutoff, self.image_size = float(pocket_cutoff), int(image_size)
+        self.hbonds = hbonds
 
     def get(self, pdb_id: str):
         if pdb_id in self.failures:
@@ -55,7 +58,7 @@ class AnnotationCache:
                 if pdb_id not in self.refs:
                     raise MisiError(f"complex {pdb_id} is not in the structure source")
                 cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
-                self.cache[pdb_id] = annotate(cx, self.image_size)
+                self.cache[pdb_id] = annotate(cx, self.image_size, self.hbonds)
             except MisiError as exc:
                 self.failures[pdb_id] = exc
                 raise
@@ -75,7 +78,7 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
         return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})")
-    annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size)
+    annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size, cfg.hbonds)
     try:
         ann = annotations.get(pdb_id)
     except MisiError as exc:

@@ -56,10 +56,12 @@ class _Structures:
             if self.refs is None:
                 self.refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
             cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
-            self.cache[pdb_id] = (cx, detect_hbonds(cx))
+            self.cache[pdb_id] = (cx, detect_hbonds(cx, self.hbonds))
         return self.cache[pdb_id]
 
     pocket_cutoff = 10.0
+    #: the build's H-bond mode (manifests before ``--hbonds`` existed were built by ``plip``)
+    hbonds = "plip"
 
 
 def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None) -> ValidationReport:
@@ -75,6 +77,7 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
     structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"),
                              structures or manifest.get("structures"))
     structures.pocket_cutoff = float(manifest["config"].get("pocket_cutoff", 10.0))
+    structures.hbonds = manifest["config"].get("hbonds", "plip")
     split_of: dict[str, set[str]] = defaultdict(set)
     for task in manifest["counts"]:
         letters: Counter = Counter()

@@ -137,6 +137,12 @@ def _nearest(xyz, atoms: list[dict], tol: float = 0.05) -> dict | None:
     return atoms[k] if d[k] <= tol else None
 
 
+#: PLIP's short straight bonds (issue 23): D...A at most 3.3 Å and D-H...A at least 140 degrees,
+#: which any H-bond criteria accept.
+SHORT_DA = 3.3
+STRAIGHT_DHA = 140.0
+
+
 def reference_hbonds(sample_dir: Path) -> set[HBond]:
     """PLIP's protein-ligand hydrogen bonds of one sample directory, as
     (chain, res_name, res_number, protein_atom_name, ligand_atom_name) with heavy-atom names
@@ -147,7 +153,8 @@ def reference_hbonds(sample_dir: Path) -> set[HBond]:
 def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
     """``{"bonds": PLIP's bonds, "candidates": its bonds + the geometric pairs it drops by its
     one-bond-per-donor and salt-bridge rules, "salt_bridges": the N/O pairs of its salt bridges'
-    two charged groups closer than its H-bond limit (4.1 Å)}`` of one sample directory."""
+    two charged groups closer than its H-bond limit (4.1 Å), "short_straight": its bonds with
+    D...A <= 3.3 Å and D-H...A >= 140 degrees}`` of one sample directory."""
     from plip.basic import config  # noqa: PLC0415 (optional dependency, imported lazily)
     from plip.structure.preparation import PDBComplex  # noqa: PLC0415
 
@@ -168,7 +175,8 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
         cx.output_path = tmp
         cx.load_pdb(str(pdb))
         cx.analyze()
-        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set(), "salt_bridges": set()}
+        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set(), "salt_bridges": set(),
+                                        "short_straight": set()}
         for key, site in cx.interaction_sets.items():
             if key.split(":")[0] != code:
                 continue
@@ -181,6 +189,8 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
                     if p is None or lg is None:
                         continue
                     found[kind].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+                    if kind == "bonds" and hb.distance_ad <= SHORT_DA and hb.angle >= STRAIGHT_DHA:
+                        found["short_straight"].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
             for sb in list(site.saltbridge_lneg) + list(site.saltbridge_pneg):
                 found["salt_bridges"] |= _salt_bridge_pairs(sb, pocket, ligand)
     found["candidates"] |= found["bonds"]

@@ -106,34 +106,37 @@ def classify_missing(cx: Complex, key: str, max_distance: float, loose: set[str]
     return "D-H...A angle below the limit with the input or placed hydrogens"
 
 
-def ours(cx: Complex, **kwargs) -> set[str]:
+def ours(cx: Complex, mode: str = "plip", **kwargs) -> set[str]:
     return {bond_key(b.chain, b.res_name, b.res_number, b.protein_atom_name, b.ligand_atom_name)
-            for b in detect_hbonds(cx, **kwargs)}
+            for b in detect_hbonds(cx, mode, **kwargs)}
 
 
-def compare(ref_or_dir, reference: dict | None = None, ligand_chemistry: str = "sdf", **kwargs) -> dict:
-    """Our bonds against PLIP's on one complex folder (or ``ComplexRef``); ``reference`` reuses
-    a ``hbond_reference.reference_sets`` result."""
+def compare(ref_or_dir, reference: dict | None = None, ligand_chemistry: str = "sdf", mode: str = "plip",
+            **kwargs) -> dict:
+    """Our bonds (H-bond ``mode``; plip options in ``kwargs``) against PLIP's on one complex
+    folder (or ``ComplexRef``); ``reference`` reuses a ``hbond_reference.reference_sets`` result."""
     sample_dir = Path(getattr(ref_or_dir, "path", ref_or_dir))
     cx = load(sample_dir, ligand_chemistry)
     if reference is None:
         from .hbond_reference import reference_sets  # noqa: PLC0415 (plip is optional)
 
         reference = reference_sets(sample_dir)
-    mine = ours(cx, **kwargs)
+    mine = ours(cx, mode, **kwargs)
     plip = {bond_key(*row) for row in reference["bonds"]}
+    short = {bond_key(*row) for row in reference.get("short_straight", ())}
     strict = {bond_key(*row) for row in reference["candidates"]}
     cand = strict | {bond_key(*row) for row in reference.get("salt_bridges", ())}
     max_distance = kwargs.get("max_distance", MAX_DISTANCE)
-    loose = ours(cx, **{**kwargs, "one_per_hydrogen": "none"})
+    loose = ours(cx, mode, **{**kwargs, "one_per_hydrogen": "none"}) if mode == "plip" else mine
     union = mine | plip
     return {"pdb_id": sample_dir.name.lower(), "ours": sorted(mine), "plip": sorted(plip), "candidates": sorted(cand),
-            "both": sorted(mine & plip), "precise": sorted(mine & cand), "precise_strict": sorted(mine & strict),
+            "both": sorted(mine & plip), "short_straight": sorted(short), "short_found": sorted(mine & short), "precise": sorted(mine & cand), "precise_strict": sorted(mine & strict),
             "recall": len(mine & plip) / len(plip) if plip else 1.0,
             "precision": len(mine & cand) / len(mine) if mine else 1.0,
             "jaccard": len(mine & plip) / len(union) if union else 1.0,
             "extra": {k: classify_extra(cx, k) for k in sorted(mine - cand)},
-            "missing": {k: classify_missing(cx, k, max_distance, loose) for k in sorted(plip - mine)},
+            "missing": {k: (classify_missing(cx, k, max_distance, loose) if mode == "plip" else
+                            "outside the Mills & Dean class limits") for k in sorted(plip - mine)},
             "over_twice": len(mine) > 2 * len(plip)}
 
 
@@ -150,6 +153,9 @@ def pooled(rows: list[dict]) -> dict:
     return {"complexes": len(rows), "ours": n_ours, "plip": n_plip,
             "candidates": sum(len(r["candidates"]) for r in rows),
             "recall": sum(len(r["both"]) for r in rows) / n_plip if n_plip else 1.0,
+            "short_straight": sum(len(r.get("short_straight", ())) for r in rows),
+            "recall_short": (sum(len(r.get("short_found", ())) for r in rows)
+                             / max(sum(len(r.get("short_straight", ())) for r in rows), 1)),
             "precision": sum(len(r["precise"]) for r in rows) / n_ours if n_ours else 1.0,
             "precision_strict": sum(len(r["precise_strict"]) for r in rows) / n_ours if n_ours else 1.0,
             "extra": kinds_extra, "missing": kinds_missing,

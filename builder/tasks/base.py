@@ -20,7 +20,7 @@ import yaml
 from ..scene.camera import Camera, fit_camera
 from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
-from ..chemistry.hbonds import HBond, detect_hbonds
+from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import LEGACY_PROFILE, check_profile, question_id
 from ..core.records import Complex
@@ -75,6 +75,7 @@ class Annotation:
     screen: np.ndarray
     camera: Camera
     hbonds: tuple[HBond, ...]
+    hbond_mode: str = DEFAULT_HBOND_MODE
 
     @property
     def pdb_id(self) -> str:
@@ -85,10 +86,10 @@ class Annotation:
         return tuple(range(self.complex.n_atoms))
 
 
-def annotate(cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE) -> Annotation:
-    """Compute the annotation of a complex (screen frame, camera, H-bonds)."""
+def annotate(cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE, hbonds: str = DEFAULT_HBOND_MODE) -> Annotation:
+    """Compute the annotation of a complex (screen frame, camera, H-bonds by mode ``hbonds``)."""
     screen = cx.screen_coords
-    return Annotation(cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx))
+    return Annotation(cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx, hbonds), hbonds)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,6 +183,11 @@ def fill_prompt(task: str, image_lines: Sequence[str], *, profile: str = LEGACY_
     shared = {k: v.format(**given) if "{" in v else v for k, v in templates["shared"].items()}
     values = {**shared, "image_lines": lines, **given}
     return templates["tasks"][task].format(**values)
+
+
+def hbond_rule(mode: str) -> str:
+    """The H-bond rule sentence T4 and T9 state for an ``--hbonds`` mode (prompts.yaml)."""
+    return load_templates()["hbond_rules"][mode]
 
 
 def caption(key: str, **fields: object) -> str:
@@ -283,5 +289,5 @@ def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation
 
 __all__ = [
     "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "LETTERS",
-    "annotate", "caption", "fill_prompt", "load_params", "load_templates", "options_block", "question_rng",
+    "annotate", "caption", "fill_prompt", "hbond_rule", "load_params", "load_templates", "options_block", "question_rng",
 ]

@@ -8,6 +8,8 @@ options are distinct and each has a non-zero component. Up to 3 bonds per comple
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import math
 import re
 
@@ -122,4 +124,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return out
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """The one bond the question is about."""
+    return {meta["hbond"]} & set(bonds)
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space, hbond_scope=hbond_scope)

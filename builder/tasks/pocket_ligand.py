@@ -1,10 +1,12 @@
 """T9 pocket-ligand: list every hydrogen bond between pocket residues and the ligand."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..chemistry.hbonds import format_pocket_answer
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import TaskContext, TaskInstance, caption, metadata, six_views, view_order
+from .base import TaskContext, TaskInstance, caption, hbond_rule, metadata, six_views, view_order
 from .room import CheckSubject, Room
 
 TASK = "pocket_ligand"
@@ -13,7 +15,8 @@ TASK = "pocket_ligand"
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
     images = six_views(ann, ctx.six_views)
-    question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper())
+    question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
+                          hbond_rule=hbond_rule(ann.hbond_mode))
     answer = format_pocket_answer(ann.hbonds)
     return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,
                          metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]), ctx.profile)
@@ -39,4 +42,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return []
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """Every bond of the complex is part of the answer."""
+    return set(bonds)
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)

@@ -7,6 +7,8 @@ with the residue's atoms labelled by atom name.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..operations.transforms import VIEW_NAMES
@@ -15,7 +17,8 @@ from ..chemistry.hbonds import format_residue_answer
 from ..core.errors import TaskError
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request, view_order
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, hbond_rule, metadata, request,
+                   view_order)
 from .room import CheckSubject, Room
 
 TASK = "residue_ligand"
@@ -85,7 +88,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         images = residue_images(ann, r, ctx.six_views)
         lines = [caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views]
         question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
-                              example_residue=residue.name)
+                              example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
         answer = format_residue_answer(bonds)
         meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
                                                "number": residue.number, "ins_code": residue.ins_code},
@@ -130,4 +133,11 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return []
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels)
+def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+    """The bonds (``RES NUM ATOM CHAIN, LIGATOM`` texts) of the question's residue."""
+    r = meta["residue"]
+    head = f"{r['name']} {r['number']}{r['ins_code']} "
+    return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
+
+
+ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)

@@ -55,8 +55,10 @@ class Room:
     subject)`` returns the validator's problems with the row's answer (empty when it holds);
     ``answer_space(row, meta, images, ann, load)`` lists the candidates the uniqueness audit
     renders (None when the task has no finite answer space); ``needed_labels(row, meta, ann)``
-    the label keys the legibility audit looks for (H-bond answers); ``balanced_axes`` asks the
-    validator to check that the axis of the first operation is drawn evenly."""
+    the label keys the legibility audit looks for (H-bond answers); ``hbond_scope(row, meta,
+    bonds)`` the bonds among ``bonds`` (``HBond.pocket_text()`` strings) that the question's answer
+    is about (the rotamers audit; H-bond tasks only); ``balanced_axes`` asks the validator to check
+    that the axis of the first operation is drawn evenly."""
 
     spec: TaskSpec
     generate: Callable[[TaskContext], list[TaskInstance]]
@@ -64,6 +66,7 @@ class Room:
     check: Callable[[Mapping, Mapping, CheckSubject], list[str]]
     answer_space: Callable[..., AnswerSpace] | None = None
     needed_labels: Callable[[Mapping, Mapping, Annotation], set] | None = None
+    hbond_scope: Callable[[Mapping, Mapping, set], set] | None = None
     balanced_axes: bool = False
 
     @property

@@ -1,0 +1,354 @@
+"""Hydrogen bonds by ChimeraX's criteria: the ``chimerax`` mode of ``hbonds.detect_hbonds``.
+
+The numbers and rules are those of Mills & Dean, "Three-dimensional hydrogen-bond geometry and
+probability information from a crystal survey", J. Comput.-Aided Mol. Des. 10 (1996) 607-622,
+as UCSF ChimeraX's ``hbonds`` command applies them (public bundle ``src/bundles/hbonds`` of
+RBVI/ChimeraX: ``hbond.py`` holds the donor/acceptor class tables and the generic fallbacks,
+``acceptor_geom.py`` / ``donor_geom.py`` / ``common_geom.py`` the geometric tests, ``hydpos.py``
+the hydrogen positions). This is our own code written from those published numbers and rules.
+
+A donor D and an acceptor A are H-bonded when both the acceptor's class test and the donor's
+class test pass (either failing rejects the pair):
+
+* distances (D...A, or H...A where the class gives an H distance) at most the table value plus
+  ``DIST_SLOP`` = 0.4 Å, angles at least the table value minus ``ANGLE_SLOP`` = 20 degrees (upper
+  angle limits, written negative in the tables, widen by the same 20 degrees), ChimeraX's
+  recommended relaxation, which the paper used;
+* hydrogens: explicit ones where the input has them (a hydroxyl with an explicit H bonds only
+  where that H points: the D-H...A angle must reach the class's theta), otherwise positions
+  inferred where the heavy-atom frame fixes them (``hydrogen_positions``), otherwise none, in
+  which case the D-H...A tests are skipped and classes that need an H distance fail;
+* sulfur: distances grow by 0.35 Å for a sulfur donor (acceptor tests) or sulfur acceptor (the
+  generic donor test), as ChimeraX does;
+* metals: an acceptor within 4.0 Å of a metal ion is not bonded when the D...A...metal angle is
+  below 45 degrees; a planar N acceptor/donor within 4.0 Å of a metal is no donor (both
+  ChimeraX's rules); and as in the ``plip`` mode a pair whose two atoms both coordinate the same
+  metal (within 3.0 Å) is not an H-bond (SPEC section 3).
+
+Atom classes come from IDATM-style types (``idatm``) and the neighbour patterns of ChimeraX's
+tables (``donor_class`` / ``acceptor_class``); atoms matching no class are generic donors or
+acceptors with ChimeraX's generic limits. Every class's limits are listed in docs/hbonds.md.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .hbond_classes import (
+    ACCEPTOR_CLASSES,
+    ANGLE_SLOP,
+    ANILINE_ACCEPTOR_TAU,
+    DIST_SLOP,
+    DONOR_CLASSES,
+    GENERIC_ACCEPTOR_LIMITS,
+    METAL_ACCEPTOR_RANGE,
+    METAL_MIN_ANGLE,
+    SEARCH_RADIUS,
+    SULFUR_COMP,
+    acceptor_site,
+    donor_class,
+    relax,
+)
+from .hbond_graph import XH_LENGTH, Graph, Site, bond_positions, find_rings
+from .idatm import PLANAR, TETRAHEDRAL
+
+__all__ = ["ACCEPTOR_CLASSES", "ANGLE_SLOP", "DIST_SLOP", "DONOR_CLASSES", "GENERIC_ACCEPTOR_LIMITS",
+           "SEARCH_RADIUS", "SULFUR_COMP", "XH_LENGTH", "Graph", "Site", "acceptor_ok", "acceptor_site",
+           "bond_positions", "donor_class", "donor_ok", "explain_pair", "find_pairs", "find_rings", "relax"]
+
+# ------------------------------------------------------------------------------------------
+# geometry
+
+
+def _angle(a, vertex, b) -> float:
+    u, v = np.asarray(a) - vertex, np.asarray(b) - vertex
+    denom = float(np.linalg.norm(u) * np.linalg.norm(v))
+    if denom == 0.0:
+        return 180.0
+    return math.degrees(math.acos(max(-1.0, min(1.0, float(np.dot(u, v)) / denom))))
+
+
+def _theta_ok(dp, hyds, ap, theta: float) -> bool:
+    """Some hydrogen makes D-H...A at least ``theta`` (no hydrogens: passes)."""
+    return not hyds or any(_angle(ap, h, dp) >= theta for h in hyds)
+
+
+def _phi_ok(dp, ap, bp, plane, phi: float) -> bool:
+    """The angle base-A-D, all projected into ``plane`` (three points), is at least ``phi``."""
+    if plane is None:
+        return True
+    normal = np.cross(plane[1] - plane[0], plane[2] - plane[1])
+    norm = np.linalg.norm(normal)
+    if norm < 1e-9:
+        return True
+    normal = normal / norm
+    off = float(np.dot(normal, plane[1]))
+
+    def project(p):
+        return p - normal * (float(np.dot(normal, p)) - off)
+
+    return _angle(project(bp), project(ap), project(dp)) >= phi
+
+
+def _phi_plane(g: Graph, acc: int, b1, b2):
+    """(plane, base point) of the phi test for an acceptor with principal bonded atoms."""
+    ap = g.coords[acc]
+    if b2 is not None:
+        return [ap, g.coords[b1], g.coords[b2]], (g.coords[b1] + g.coords[b2]) / 2.0
+    if b1 is not None:
+        # the bonded atom's other neighbours (its explicit hydrogens included, as ChimeraX)
+        grand_pos = [g.coords[k] for k in g.nbrs[b1] if k != acc] + list(g.explicit_h[b1])
+        if len(grand_pos) == 1:
+            return [ap, g.coords[b1], grand_pos[0]], g.coords[b1]
+        if len(grand_pos) == 2:
+            return [ap, grand_pos[0], grand_pos[1]], g.coords[b1]
+        if len(grand_pos) > 2:
+            raise ValueError("too many neighbours for a phi plane")  # ChimeraX: ConnectivityError
+        return None, g.coords[b1]
+    return None, None
+
+
+def _lone_pair_bisectors(g: Graph, acc: int) -> list[np.ndarray]:
+    """Points opposite the acceptor's tetrahedral lone pairs (ChimeraX's upsilon partner when a
+    class names none)."""
+    ap = g.coords[acc]
+    known = [g.coords[k] for k in g.nbrs[acc]] + list(g.explicit_h[acc])
+    return [ap - (lp - ap) for lp in bond_positions(ap, TETRAHEDRAL, 1.0, known)]
+
+
+def _tau_ok(g: Graph, tau, tau_sym: int, da: int, other) -> bool:
+    """Tau test of a donor (or the aniline acceptor) ``da``: the other atom's direction, projected
+    on the plane normal to the bond to ``da``'s heavy neighbour, against the substituents there.
+    A positive limit needs every angle at least ``tau``; a negative one some angle at most
+    ``-tau``. False when the substituents do not match the symmetry (ChimeraX skips the pair)."""
+    if tau is None:
+        return True
+    heavy = g.nbrs[da]
+    if not heavy:
+        return True
+    subs = g.hydrogen_positions(da) if tau_sym == 4 else []
+    if 2 * len(subs) != tau_sym:
+        subs = g.substituent_positions(heavy[0]) + [g.coords[k] for k in g.nbrs[heavy[0]] if k != da]
+        if not subs:
+            return True
+    if 2 * len(subs) != tau_sym:
+        return False
+    dap = g.coords[da]
+    normal = g.coords[heavy[0]] - dap
+    normal = normal / np.linalg.norm(normal)
+
+    def project(p):
+        return p - normal * float(np.dot(normal, p))
+
+    op = project(np.asarray(other))
+    dproj = project(dap)
+    angles = [_angle(op, dproj, project(np.asarray(s))) for s in subs]
+    if tau < 0.0:
+        return any(a <= -tau for a in angles)
+    return all(a >= tau for a in angles)
+
+
+def _acceptor_kind(g: Graph, acc: int) -> str:
+    """Which column of a donor table applies: 'sp2 O', 'sp3 O' (also planar N), 'sp3 N', 'other'."""
+    el, geom = g.elements[acc], g.geom(acc)
+    if el == "O" and geom == PLANAR:
+        return "sp2 O"
+    if el == "O" and geom == TETRAHEDRAL or el == "N" and geom == PLANAR:
+        return "sp3 O"
+    if el == "N" and geom == TETRAHEDRAL:
+        return "sp3 N"
+    return "other"
+
+
+def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
+    """The acceptor class's test for donor ``don``."""
+    test, limits = ACCEPTOR_CLASSES[site.name]
+    lim = relax(limits)
+    acc = site.atom
+    dp, ap = g.coords[don], g.coords[acc]
+    hyds = g.hydrogen_positions(don)
+    comp = SULFUR_COMP if g.elements[don] == "S" else 0.0
+    dist = float(np.linalg.norm(dp - ap))
+    if test == "syn_anti":
+        syn, plane_atom = site.partners
+        pp, sp = g.coords[plane_atom], g.coords[syn]
+        axis = pp - ap
+        axis = axis / np.linalg.norm(axis)
+        up = (sp - pp) - np.dot(sp - pp, axis) * axis
+        is_syn = float(np.dot(dp - ap, up)) > 0.0
+        r, phi, theta = lim[0:3] if is_syn else lim[3:6]
+        if dist > r + comp:
+            return False
+        return _phi_ok(dp, ap, pp, [ap, pp, sp], phi) and _theta_ok(dp, hyds, ap, theta)
+    if test == "phi_psi":
+        r, phi, theta = lim
+        b1, b2 = (site.partners + (None, None))[:2]
+        if b1 is None and g.nbrs[acc]:
+            b1 = g.nbrs[acc][0]
+            b2 = g.nbrs[acc][1] if len(g.nbrs[acc]) > 1 else None
+        if dist > r + comp:
+            return False
+        try:
+            plane, base = _phi_plane(g, acc, b1, b2)
+        except ValueError:
+            return False  # ChimeraX skips the pair (bad connectivity)
+        return (base is None or _phi_ok(dp, ap, base, plane, phi)) and _theta_ok(dp, hyds, ap, theta)
+    if test == "theta_tau":
+        r, up_low, up_high, theta = lim
+        if dist > r + comp:
+            return False
+        partner = site.partners[0] if site.partners else None
+        up_high = -up_high
+        candidates = [g.coords[partner]] if partner is not None else _lone_pair_bisectors(g, acc)
+        tau, tau_sym = ANILINE_ACCEPTOR_TAU if site.name == "aniline N" else (None, None)
+        for pp in candidates:
+            ups = _angle(pp, ap, dp)
+            if up_low <= ups <= up_high and _theta_ok(dp, hyds, ap, theta) and \
+                    _tau_ok(g, tau, tau_sym or 0, acc, dp):
+                return True
+        return not candidates and _theta_ok(dp, hyds, ap, theta)
+    r, min_angle = lim  # generic
+    if dist > r + comp:
+        return False
+    return all(_angle(g.coords[k], ap, dp) >= min_angle for k in g.nbrs[acc])
+
+
+def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
+    """The donor class's test against acceptor ``acc``."""
+    test, tau_sym, limits = DONOR_CLASSES[name]
+    lim = relax(limits)
+    gen = relax(GENERIC_ACCEPTOR_LIMITS[test]) if test in GENERIC_ACCEPTOR_LIMITS else ()
+    dp, ap = g.coords[don], g.coords[acc]
+    hyds = g.hydrogen_positions(don)
+    kind = _acceptor_kind(g, acc)
+    acc_s = g.elements[acc] == "S"
+    if test == "theta_tau":
+        if not hyds:
+            return False
+        if kind == "sp2 O":
+            rp, theta = lim[0], lim[1]
+        elif kind == "sp3 O":
+            rp, theta = lim[2], lim[3]
+            if g.n_bonds(acc) == 2 and len(g.nbrs[acc]) == 2:
+                plane, base = _phi_plane(g, acc, g.nbrs[acc][0], g.nbrs[acc][1])
+                if not _phi_ok(dp, ap, base, plane, lim[4]):
+                    return False
+        elif kind == "sp3 N":
+            rp, theta = lim[5], lim[6]
+            bis = _lone_pair_bisectors(g, acc)
+            if bis and not any(_angle(dp, ap, b) > lim[7] for b in bis):
+                return False
+        else:
+            rp, theta = gen[0] + (SULFUR_COMP if acc_s else 0.0), gen[1]
+        if not any(np.linalg.norm(h - ap) <= rp for h in hyds):
+            return False
+        return _theta_ok(dp, hyds, ap, theta)
+    if test == "upsilon_tau":
+        if kind == "sp2 O":
+            r, lo, hi, theta, tau = lim[0:5]
+        elif kind == "sp3 O":
+            r, lo, hi, theta, tau = lim[5:10]
+        elif kind == "sp3 N":
+            r, lo, hi, theta, tau = lim[11:16]
+            if len(g.nbrs[acc]) + len(g.explicit_h[acc]) > 1:
+                bis = _lone_pair_bisectors(g, acc)
+                if bis and not any(_angle(b, ap, dp) >= lim[16] for b in bis):
+                    return False
+        else:
+            r, lo, hi, theta = gen
+            r += SULFUR_COMP if acc_s else 0.0
+            tau = None
+        if np.linalg.norm(dp - ap) > r:
+            return False
+        heavy = g.nbrs[don]
+        if len(heavy) != 1:
+            return False
+        ups = _angle(g.coords[heavy[0]], dp, ap)
+        if ups < lo or ups > -hi:
+            return False
+        return _theta_ok(dp, hyds, ap, theta) and _tau_ok(g, tau, tau_sym, don, ap)
+    # generic donor
+    sp2_rp, sp3o_rp, sp3n_rp, sp2_r, sp3o_r, sp3n_r = lim
+    gen_rp, gen_r, min_h_angle, min_bonded = gen
+    if kind == "sp2 O":
+        r, rp = sp2_r, sp2_rp
+    elif kind == "sp3 O":
+        r, rp = sp3o_r, sp3o_rp
+    elif kind == "sp3 N":
+        r, rp = sp3n_r, sp3n_rp
+    else:
+        r, rp = gen_r, gen_rp
+        if acc_s:
+            min_bonded -= 9.0  # ChimeraX widens the angle, not the distance, for an S acceptor
+    if not hyds:
+        if np.linalg.norm(dp - ap) > r:
+            return False
+    elif not any(np.linalg.norm(h - ap) < rp for h in hyds):
+        return False
+    if any(_angle(g.coords[k], dp, ap) < min_bonded for k in g.nbrs[don]):
+        return False
+    return not hyds or any(_angle(dp, h, ap) >= min_h_angle for h in hyds)
+
+
+def metal_partners(g: Graph, metals: list[int], atoms: list[int], cutoff: float) -> dict[int, list[int]]:
+    """For each of ``atoms``, the metal atoms within ``cutoff`` Å."""
+    out: dict[int, list[int]] = {}
+    for a in atoms:
+        near = [m for m in metals if np.linalg.norm(g.coords[a] - g.coords[m]) <= cutoff]
+        if near:
+            out[a] = near
+    return out
+
+
+def find_pairs(g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = ()) -> list[tuple[int, int]]:
+    """(donor, acceptor) pairs among ``donors`` x ``acceptors`` that pass both class tests and
+    ChimeraX's metal rules."""
+    sites = {a: acceptor_site(g, a) for a in acceptors}
+    sites = {a: s for a, s in sites.items() if s is not None}
+    classes = {d: donor_class(g, d) for d in donors}
+    near_metal = metal_partners(g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE)
+    pairs = []
+    acc_idx = np.array(sorted(sites), dtype=np.int64)
+    if not len(acc_idx):
+        return []
+    for d, name in classes.items():
+        if name is None:
+            continue
+        if g.elements[d] == "N" and g.geom(d) == PLANAR and d in near_metal and acceptor_site(g, d):
+            continue  # a planar N coordinating a metal donates nothing
+        dist = np.linalg.norm(g.coords[acc_idx] - g.coords[d], axis=1)
+        for a in acc_idx[dist <= SEARCH_RADIUS]:
+            a = int(a)
+            if a == d or not acceptor_ok(g, sites[a], d) or not donor_ok(g, d, name, a):
+                continue
+            if any(_angle(g.coords[d], g.coords[a], g.coords[m]) < METAL_MIN_ANGLE for m in near_metal.get(a, ())):
+                continue
+            pairs.append((d, a))
+    return pairs
+
+
+def explain_pair(g: Graph, don: int, acc: int) -> str:
+    """Why ``don`` -> ``acc`` is or is not an H-bond by these criteria (for reports)."""
+    name = donor_class(g, don)
+    site = acceptor_site(g, acc)
+    if name is None:
+        return f"{g.types[don]} is no donor"
+    if site is None:
+        return f"{g.types[acc]} is no acceptor"
+    dist = float(np.linalg.norm(g.coords[don] - g.coords[acc]))
+    if not acceptor_ok(g, site, don):
+        test, limits = ACCEPTOR_CLASSES[site.name]
+        longest = max(v for v in relax(limits) if v is not None and 0 < v < 7.5)
+        comp = SULFUR_COMP if g.elements[don] == "S" else 0.0
+        if dist > longest + comp:
+            return f"D...A {dist:.2f} Å over the {site.name} limit {longest + comp:.2f} Å"
+        return f"an angle of the {site.name} acceptor test ({test})"
+    if not donor_ok(g, don, name, acc):
+        test = DONOR_CLASSES[name][0]
+        what = "H...A distance or D-H...A angle" if test == "theta_tau" else "distance or angle"
+        if not g.hydrogen_positions(don) and test == "theta_tau":
+            what = "no hydrogen position (the class needs one)"
+        return f"{what} of the {name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor"
+    return f"{name} -> {site.name}"
+
