@@ -96,21 +96,22 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, Any]:
     nine tasks). For the tasks of the paper's average (all but translation_rotation and
     rotation_rotation): ``average_7_tasks`` (= ``score``; the group's mean is the average over
     those seven tasks) and ``paper_average`` (``{"column", "score"}``, aggregated by
-    :func:`paper_average_share` so that the group's mean is the paper's average). For
-    ``residue_ligand`` also ``score_positive`` or ``score_negative`` (only the one that matches
-    the row's polarity, so its mean is the paper's T4 positive / negative figure).
+    :func:`paper_average_share` so that the group's mean is the paper's average). For a task
+    with ``halves`` (T4) also ``score_positive`` or ``score_negative`` (only the one that
+    matches the row's half, so its mean is the paper's T4 positive / negative figure).
     """
     task = doc["task"]
+    halves = TASK_BY_NAME[task].halves  # T4: "polarity" (1 positive, 0 negative)
     metrics = score_doc_raw(doc, prediction)
     out: dict[str, Any] = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
+    positive = halves is not None and metrics.get(halves, 1.0) >= 0.5
     if task not in HEADLINE_EXCLUDED:
         out["average_7_tasks"] = out["score"]
         columns = _TASK_COLUMNS[task]
-        column = columns[0] if len(columns) == 1 else columns[0 if metrics.get("polarity", 1.0) >= 0.5 else 1]
+        column = columns[0] if len(columns) == 1 else columns[0 if positive else 1]
         out["paper_average"] = {"column": column, "score": out["score"]}
-    if "polarity" in metrics:
-        key = "score_positive" if metrics["polarity"] >= 0.5 else "score_negative"
-        out[key] = out["score"]
+    if halves is not None and halves in metrics:
+        out["score_positive" if positive else "score_negative"] = out["score"]
     return out
 
 

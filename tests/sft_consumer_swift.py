@@ -5,7 +5,7 @@ with ``swift.dataset.load_dataset`` (its automatic messages preprocessor), then 
 row for training with ms-swift's ``qwen2_vl`` template (``swift.template.get_template``) over a
 tiny processor from :mod:`sft_support` that ``swift.model.get_processor`` reads back from a
 local folder. Relative image paths resolve against ``$ROOT_IMAGE_DIR`` (set to the export
-folder, as the README's launch command does) through ms-swift's own path check. Writes what it saw, row by row.
+folder, as docs/sft-export.md's launch command does) through ms-swift's own path check. Writes what it saw, row by row.
 """
 from __future__ import annotations
 

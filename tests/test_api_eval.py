@@ -14,13 +14,19 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-import misi_bench
 from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.builder.scoring import score_records
 from misi_bench.eval_plugins.api.client import RetryPolicy, parse_retry_after
 from misi_bench.eval_plugins.api.store import RunSettings, RunStore
-from misi_bench.eval_plugins.api.testing_server import FAULT_KINDS, Double, DoubleServer, FaultPlan, example_answer
+from misi_bench.eval_plugins.api.testing_server import (
+    FAULT_KINDS,
+    Double,
+    DoubleServer,
+    FaultPlan,
+    example_answer,
+)
+
+import misi_bench
 
 KEY = "sk-double-secret-123"
 
@@ -56,6 +62,7 @@ def _score_cli(data_dir, preds, tmp_path) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
     answers = _answers(data_dir)
     monkeypatch.setenv("MY_ENDPOINT_KEY", KEY)
@@ -200,7 +207,8 @@ def test_concurrency_overlaps_requests(data_dir, tmp_path):
                      "--concurrency", "8", "--no-progress") == 0
         wall = time.perf_counter() - start
         n = double.state.requests
-        assert n == 20 and double.state.max_in_flight == 8
+        asked = sum(r["task"] in ("residue_ligand", "rotation") for r in _rows(data_dir, columns=("task",)))
+        assert n == asked > 8 and double.state.max_in_flight == 8  # more questions than workers
         assert wall < 0.5 * n * delay  # sequential would take n x delay; ideal is 3 waves = 1.2 s
         one = Double(delay_s=0.05)
     with DoubleServer(one) as srv:
@@ -302,3 +310,30 @@ def test_broken_row_fails_alone(data_dir, tmp_path):
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert [f["id"] for f in report["failed"]] == report["missing"] == [rows[1]["id"]]
     assert "bad row" in report["failed"][0]["error"]
+
+
+def test_each_distinct_image_is_encoded_once_per_run(data_dir, monkeypatch):
+    """The run's ImageCache: questions that show the same view share one bytes object, each
+    distinct image is base64-encoded once, the body is the same as without the cache, and the
+    cache stays under its byte bound (dropping the least recently used images)."""
+    from misi_bench.eval_plugins.api import data
+
+    source = data.QuestionSource(str(data_dir))
+    configs = list(TASK_NAMES)
+    ids = {str(r["id"]) for r in source.records(configs, "test")}
+    cache = data.ImageCache()
+    questions = list(source.questions(configs, "test", ids, cache))
+    pngs = [p for q in questions for p in q.images]
+    distinct = {p for p in pngs}
+    assert len(distinct) < len(pngs)  # views are shared between questions
+    assert len({id(p) for p in pngs}) == len(distinct)  # ... and held once
+    encoded = []
+    monkeypatch.setattr(data.base64, "b64encode", lambda b, _real=base64.b64encode: encoded.append(1) or _real(b))
+    for q in questions:
+        assert data.request_body(q, "m", images=cache) == data.request_body(q, "m")
+    assert len(encoded) == len(distinct) + len(pngs)  # once per image with the cache, every time without
+    small = data.ImageCache(max_bytes=3 * max(len(p) for p in pngs))
+    for p in pngs:
+        assert base64.b64decode(small.b64(p)) == p
+        assert small._bytes <= small.max_bytes + len(p) * 4 // 3 + 4
+    assert 1 <= len(small) < len(distinct)

@@ -10,12 +10,11 @@ import sys
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
-
 from misi_bench.builder.dataset import pixel_solver
 from misi_bench.builder.dataset.audit import audit_dataset
 from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.parquet import read_rows, write_rows
+from PIL import Image, ImageDraw
 
 
 def _rewrite(folder, task, split, change) -> str:
@@ -45,6 +44,7 @@ def copy_dir(data_dir, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_fresh_build_audits_clean(data_dir):
     report = audit_dataset(data_dir, split="test")
     assert not report.problems
@@ -154,7 +154,7 @@ def test_pixel_solver_reads_t3_from_the_pictures(explicit_dir):
 def test_card_lists_the_pixel_baseline(data_dir, explicit_dir):
     def cells(folder):
         card = (folder / "README.md").read_text(encoding="utf-8")
-        line = next(l for l in card.splitlines() if l.startswith("| pixel-only registration"))
+        line = next(ln for ln in card.splitlines() if ln.startswith("| pixel-only registration"))
         return [c.strip() for c in line.strip("|").split("|")][1:]
 
     explicit = cells(explicit_dir)  # columns: T1, T3 (the build's two tasks)
@@ -175,3 +175,45 @@ def test_scorer_loads_without_image_code():
     code = "import sys, misi_bench.builder.scoring; print(sorted(m for m in ('PIL', 'numpy.fft') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_audit_report_is_the_same_for_any_worker_count(data_dir):
+    kwargs = dict(configs=["translation", "docking", "residue_ligand"], split="test", limit=2)
+    one = audit_dataset(data_dir, workers=1, **kwargs).summary()
+    two = audit_dataset(data_dir, workers=2, **kwargs).summary()
+    one.pop("seconds"), two.pop("seconds")
+    assert one == two and one["tasks"]["docking"]["checked_unique"] == 2
+
+
+def test_audit_rejects_zero_or_negative_workers(data_dir):
+    from misi_bench.builder.core.errors import MisiError
+
+    for bad in (0, -3):
+        with pytest.raises(MisiError, match="--workers must be a positive number"):
+            audit_dataset(data_dir, workers=bad)
+    out = _cli("audit", str(data_dir), "--workers", "0")
+    assert out.returncode == 2 and "--workers must be a positive number" in out.stderr
+
+
+def test_fast_block_means_equal_float_means(data_dir):
+    """Integer block sums and the non-black-rows reading give exactly the float32 means the
+    margins were defined with, on real pictures and on noise at other block sizes."""
+    from misi_bench.builder.dataset.audit_checks import block_means, decode, image_block_means
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    def reference(pixels, b):
+        hb, wb = pixels.shape[0] // b, pixels.shape[1] // b
+        return pixels[:hb * b, :wb * b].reshape(hb, b, wb, b, -1).astype(np.float32).mean(axis=(1, 3))
+
+    row = next(iter_config_rows(data_dir, "docking", "test"))
+    pictures = [decode(img["bytes"]) for img in row["images"]]
+    noise = np.random.default_rng(0).integers(0, 256, (700, 700, 3), dtype=np.uint8)
+    noise[:300] = 0
+    for pixels in pictures + [noise]:
+        b = max(1, round(8 * pixels.shape[0] / 512))
+        want = reference(pixels, b)
+        assert np.array_equal(block_means(pixels), want)
+        assert np.array_equal(image_block_means(Image.fromarray(pixels)), want)
+        top = int(np.flatnonzero(pixels.any(axis=(1, 2)))[0]) if pixels.any() else 0
+        part = Image.fromarray(pixels[top:])
+        assert np.array_equal(image_block_means(part, top, pixels.shape[0]), want)

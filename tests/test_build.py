@@ -85,6 +85,7 @@ def test_train_and_test_never_share_a_complex(full_build):
     assert not (splits["train"] & splits["test"])
 
 
+@pytest.mark.slow
 def test_same_inputs_same_bytes_whatever_the_worker_count(full_build, tmp_path):
     _, manifest = full_build
     again = build_dataset(source="samples", out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False)
@@ -92,6 +93,7 @@ def test_same_inputs_same_bytes_whatever_the_worker_count(full_build, tmp_path):
     assert (tmp_path / "w2" / "README.md").read_text() == (full_build[0] / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_sharded_generation_then_merge(full_build, tmp_path):
     _, manifest = full_build
     out = tmp_path / "sharded"
@@ -111,6 +113,7 @@ def test_merge_refuses_missing_shards(tmp_path):
         build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], merge_only=True, progress=False)
 
 
+@pytest.mark.slow
 def test_killed_build_resumes_to_identical_output(full_build, tmp_path):
     _, manifest = full_build
     out = tmp_path / "killed"

@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from misi_bench.builder.cli.main import main
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.dataset.cluster import (choose_shard, default_workers, missing_units_message,
-                                                shard_members)
+from misi_bench.builder.dataset.cluster import (
+    choose_shard,
+    default_workers,
+    missing_units_message,
+    shard_members,
+)
 from misi_bench.builder.dataset.slurm import SlurmJob, slurm_script
 
 ARRAY = {"SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "0",
@@ -76,6 +79,14 @@ def test_array_task_builds_its_shard_then_merge_names_missing_shard(tmp_path, mo
     assert not (out / "manifest.json").exists()
 
 
+def test_zero_or_negative_workers_is_an_error():
+    from misi_bench.builder.core.errors import MisiError
+
+    for bad in (0, -1):
+        with pytest.raises(MisiError, match="--workers must be a positive number"):
+            default_workers(bad, {})
+
+
 def test_script_text(tmp_path):
     job = SlurmJob(source=str(tmp_path / "pdbbind"), out=str(tmp_path / "out"), shards=12, cpus=8,
                    time="1-00:00:00", merge_time="3:00:00", partition="cpu", mem="16G", build_args=("--seed", "1"),
@@ -85,6 +96,7 @@ def test_script_text(tmp_path):
                  "#SBATCH --partition=cpu", "#SBATCH --mem=16G", "MISI=(/opt/env/bin/misi-bench)",
                  f"SOURCE={tmp_path / 'pdbbind'}", "SHARDS=12", "BUILD_ARGS=(--seed 1)",
                  "--dependency=afterok:", "--kill-on-invalid-dep=yes", "--time=3:00:00 ",
+                 "--cpus-per-task=8 --time=3:00:00",  # the merge job validates and audits on the array's CPUs
                  "push \"$OUT\" --repo org/misi --tag v1.2.0"):
         assert line in text, line
     assert "@" not in text.replace("[@]", "")

@@ -5,7 +5,6 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
-
 from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.validate import validate_dataset
 
@@ -83,3 +82,17 @@ def test_wrong_hbond_answer(copy):
 def test_missing_manifest(tmp_path):
     report = validate_dataset(tmp_path)
     assert not report.ok and "no readable manifest.json" in report.problems[0]
+
+
+def test_validation_is_the_same_for_any_worker_count(copy):
+    def change(rows):
+        rows[0]["answer"] = "None" if rows[0]["answer"] != "None" else "ASN 1 OD1 A, O1"
+        rows.append(dict(rows[1]))
+        return rows[0]["id"]
+
+    rid = _tamper(copy, "pocket_ligand", "train", change)
+    one = validate_dataset(copy, source="samples", workers=1)
+    two = validate_dataset(copy, source="samples", workers=2)
+    assert f"{rid}: recomputed H-bonds differ from the answer" in one.problems
+    assert (one.problems, one.checked, one.per_task, one.warnings) == (two.problems, two.checked, two.per_task,
+                                                                     two.warnings)

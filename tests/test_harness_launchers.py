@@ -111,6 +111,7 @@ def broken_data(data_dir, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_lmms_eval_exits_non_zero_when_a_task_has_no_results(tmp_path, broken_data):
     (tmp_path / "hf").mkdir()
     env = _env(tmp_path, MISI_BENCH_REPO=str(broken_data))
@@ -123,6 +124,7 @@ def test_lmms_eval_exits_non_zero_when_a_task_has_no_results(tmp_path, broken_da
     assert str(broken_data) in line and "--verbosity DEBUG" in line
 
 
+@pytest.mark.slow
 def test_vlmevalkit_exits_non_zero_when_a_pair_is_not_scored(tmp_path, broken_data):
     (tmp_path / "hf").mkdir()
     (tmp_path / "lmu").mkdir()
@@ -149,6 +151,7 @@ def test_vlmevalkit_exits_non_zero_when_a_pair_is_not_scored(tmp_path, broken_da
 
 # ---- lm-eval: the shim lets hf-multimodal run ----------------------------------------------
 
+@pytest.mark.slow
 def test_lm_eval_hf_multimodal_runs_a_tiny_random_model(tmp_path, data_dir):
     """``misi-bench lm-eval --model hf-multimodal`` on a tiny randomly initialised Qwen2-VL built
     here (no download): the run completes and reports the task (without the shim, ``import

@@ -140,7 +140,7 @@ def test_relaxation_follows_chimerax_convention():
     assert md.relax((3.30, 110, -153, None)) == pytest.approx((3.70, 90.0, -173.0, None))
     assert md.relax((3.03, 10, -170)) == (pytest.approx(3.43), 0.0, -180.0)
     assert md.DIST_SLOP == 0.4 and md.ANGLE_SLOP == 20.0
-    for name, (test, limits) in ACCEPTORS.items():
+    for name, (_test, limits) in ACCEPTORS.items():
         assert md.ACCEPTOR_CLASSES[name][1] == limits, name
 
 

@@ -17,9 +17,8 @@ from misi_bench.builder.chemistry.hbonds import (
     chimerax_graph,
     chimerax_hydrogens,
     detect_hbonds,
-    rotamer_sensitive,
-    rotatable_donors,
 )
+from misi_bench.builder.chemistry.hbond_rotamers import rotamer_sensitive, rotatable_donors
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir
 from misi_bench.builder.core.errors import InputError, MisiError
 

@@ -3,12 +3,13 @@
 Recall is measured against PLIP's bonds, precision against PLIP's candidates (its bonds plus the
 pairs it drops by its one-bond-per-donor and salt-bridge rules, and the N/O pairs of its salt
 bridges within 4.1 Å). The floors here sit just under the figures measured on the tuned samples,
-the held-out set and the other ligand copies (README, "Measured"), with each tool given the input
+the held-out set and the other ligand copies (docs/hbonds-plip.md), with each tool given the input
 files' hydrogens and with both given the same hydrogens (``--hydrogens shared``), so a regression
 of the detector or of the reference pipeline fails.
 """
 import importlib.util
 
+import pytest
 from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
 
 from misi_bench.builder.scripts.hbond_reference import reference_sets
@@ -16,6 +17,9 @@ from misi_bench.builder.scripts.hbond_report import compare, pooled, set_dirs
 from misi_bench.builder.scripts.hbond_shared_h import shared_h_copy
 
 assert importlib.util.find_spec("plip") is not None, "pip install 'misi-bench[reference]'"
+
+#: PLIP and Open Babel on three sets of real complexes: the slow lane.
+pytestmark = pytest.mark.slow
 
 
 def test_agreement_with_plip_on_the_samples():

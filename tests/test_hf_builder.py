@@ -98,6 +98,7 @@ def test_unknown_config_is_refused(tmp_path):
         hf_builder.MisiBenchBuilder(config_name="nope", cache_dir=str(tmp_path))
 
 
+@pytest.mark.slow
 def test_builder_generates_rotation_from_samples(tmp_path):
     """End to end: the real generator runs in process and the rows load through ``datasets``.
 

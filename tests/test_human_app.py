@@ -16,6 +16,9 @@ from browser_support import browser, human_app  # noqa: E402
 from misi_bench.eval_plugins.common import gold_by_id  # noqa: E402
 from misi_bench.eval_plugins.human.session import load_questions  # noqa: E402
 
+#: A real browser (headless Chromium driven by Playwright): the slow lane.
+pytestmark = pytest.mark.slow
+
 SPLIT = "tiny"
 
 

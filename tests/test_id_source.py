@@ -155,6 +155,7 @@ def test_build_from_ids_fetches_skips_with_reasons_and_resumes(raw_entries, tmp_
         assert not fresh["skipped_complexes"]
 
 
+@pytest.mark.slow
 def test_ids_build_equals_pdbbind_build_on_the_samples(tmp_path):
     """Equivalence: the embedded samples that ship their raw entry, built from the raw entry (ids
     source) and from the PDBbind-layout folder, agree on pocket residues, ligand atoms, H-bonds

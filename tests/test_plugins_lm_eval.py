@@ -72,6 +72,7 @@ def test_hooks_score_gold_through_the_task_api(manager, offline):
         assert ("average_7_tasks" in values) == headline and ("paper_average" in values) == headline
 
 
+@pytest.mark.slow
 def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
     from lm_eval import evaluator
     from lm_eval.api.model import LM

@@ -96,6 +96,7 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ..
     return json.loads(Path(files[0]).read_text())
 
 
+@pytest.mark.slow
 def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
     res = _run_lmms(env, tmp_path, "sys.argv[1:1] = ['--model', 'misi_oracle']", "misi,tiny_misi_rotation",
                     ("--log_samples",))
@@ -114,6 +115,7 @@ def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
     assert res["n-samples"]["misi_translation"]["effective"] == LIMIT
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("constant", ["move x 3", "None"])
 def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
     import datasets

@@ -74,6 +74,7 @@ def _acc(work: Path, model: str, data: str) -> dict[str, float]:
     return dict(zip(table["task"], table["score"]))
 
 
+@pytest.mark.slow
 def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     import datasets
 

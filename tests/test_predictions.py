@@ -146,6 +146,7 @@ def test_xlsx_reader_matches_openpyxl(tmp_path):
     book.active = 1
     path = tmp_path / "preds.xlsx"
     book.save(path)
-    expected = [list(r) for r in openpyxl.load_workbook(path, read_only=True, data_only=True).active.iter_rows(values_only=True)]
+    active = openpyxl.load_workbook(path, read_only=True, data_only=True).active
+    expected = [list(r) for r in active.iter_rows(values_only=True)]
     assert read_xlsx_rows(path) == expected
     assert expected[1][:3] == [0, "translation-1a28-000", "move x 3"]

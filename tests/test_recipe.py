@@ -174,7 +174,8 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harn
     # score: the gold answers score 1 under the task's own name; the card lists the task
     rows = _run(copy, "-c", (
         "import json, sys; from misi_bench.builder.dataset.parquet import iter_config_rows; "
-        f"print(json.dumps([{{'id': r['id'], 'answer': r['answer']}} for r in iter_config_rows(sys.argv[1], '{TASK}', 'test')]))"),
+        f"rows = iter_config_rows(sys.argv[1], '{TASK}', 'test'); "
+        "print(json.dumps([{'id': r['id'], 'answer': r['answer']} for r in rows]))"),
         str(out)).stdout
     rows = json.loads(rows)
     gold = tmp_path / "gold.jsonl"

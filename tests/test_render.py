@@ -6,16 +6,16 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
-
-from misi_bench.builder.scene import labels, projection, requests, shading
 from misi_bench.builder.core.errors import RenderError
-from misi_bench.builder.operations.transforms import VIEW_NAMES
 from misi_bench.builder.operations.language import Move, Roll
+from misi_bench.builder.operations.transforms import VIEW_NAMES
+from misi_bench.builder.scene import labels, projection, requests, shading
 from misi_bench.builder.scene.cache import RenderCache, render_png
 from misi_bench.builder.scene.camera import Camera, fit_camera
 from misi_bench.builder.scene.requests import RenderRequest, Style
 from misi_bench.builder.scene.sheet import contact_sheet
+from PIL import Image
+
 
 @pytest.fixture(scope="module")
 def complexes():
@@ -347,3 +347,51 @@ def test_request_types_load_without_pillow(module):
     # the rasteriser, by contrast, does load it (so the check above can fail)
     code = "import sys; import misi_bench.builder.scene.raster; print('PIL' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "True"
+
+
+def test_drawing_only_the_rows_in_use_gives_the_whole_canvas_pixels(complexes, monkeypatch):
+    """``render_rows`` draws only the rows that hold primitives and labels; forcing it to draw
+    the whole canvas (the plain painter's algorithm) gives the same pixels, for ligand-only
+    views moved to the top and bottom edges (labels clipped there), a residue close-up and a
+    whole pocket."""
+    from misi_bench.builder.scene import raster
+
+    cases = []
+    for c in complexes:
+        ligand = tuple(c.ligand_indices.tolist())
+        camera = fit_camera(c.screen_coords)
+        for ops in ((Move("y", 9), Roll("z", 30)), (Move("y", -12), Roll("x", -45)), (Roll("y", 60),)):
+            cases.append((c, _request(c, atoms=ligand, camera=camera, groups=((ligand, ops),))))
+        cases.append((c, _request(c, view="top")))
+        residue = np.flatnonzero(c.residue_index == 1)
+        atoms = tuple(sorted(residue.tolist() + list(ligand)))
+        sub = c.coords[list(atoms)]
+        origin = (sub.min(0) + sub.max(0)) / 2
+        cases.append((c, RenderRequest(atoms=atoms, camera=fit_camera(sub - origin), origin=tuple(origin),
+                                       style=Style(label_mode="residue_atoms"))))
+    rows = [np.asarray(raster.render_image(c, r)) for c, r in cases]
+    parts = [raster.render_rows(c, r) for c, r in cases]
+    monkeypatch.setattr(raster, "_content_rows", lambda ys, sprites, polys, limit, ss: (0, limit))
+    whole = [np.asarray(raster.render_image(c, r)) for c, r in cases]
+    for (_, r), a, b, (part, top) in zip(cases, rows, whole, parts):
+        assert np.array_equal(a, b), r.view
+        assert np.array_equal(np.asarray(part), a[top:top + part.size[1]])
+        assert not a[:top].any() and not a[top + part.size[1]:].any()
+    assert any(part.size[1] < 256 for part, _ in parts)  # the ligand-only views use few rows
+
+
+def test_repeated_selections_share_their_static_part(cx):
+    """Requests that differ only in operations (answer-space candidates) reuse the atoms,
+    colours and bonds of their selection, and still draw their own pose."""
+    from misi_bench.builder.scene import raster
+
+    ligand = tuple(cx.ligand_indices.tolist())
+    camera = fit_camera(cx.screen_coords)
+    a = _request(cx, atoms=ligand, camera=camera, groups=((ligand, (Roll("z", 15),)),))
+    b = _request(cx, atoms=ligand, camera=camera, groups=((ligand, (Roll("z", 30),)),))
+    assert raster._static(cx, a) is raster._static(cx, b)
+    raster._STATIC.clear()
+    first = np.asarray(raster.render_image(cx, b))
+    raster.render_image(cx, a)
+    assert np.array_equal(np.asarray(raster.render_image(cx, b)), first)
+    assert not np.array_equal(np.asarray(raster.render_image(cx, a)), first)

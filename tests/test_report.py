@@ -41,9 +41,9 @@ def _rows(data_dir: Path, split: str = "test") -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def results(data_dir, tmp_path_factory) -> dict[str, Path]:
-    """Real result files: two score reports, and one run of each harness."""
-    work = tmp_path_factory.mktemp("results")
+def score_results(data_dir, tmp_path_factory) -> dict[str, Path]:
+    """Two score reports written by ``misi-bench score``: an oracle and a half-right model."""
+    work = tmp_path_factory.mktemp("scores")
     rows = _rows(data_dir)
     out = {}
     for name, pick in (("oracle", lambda i, r: r["answer"]), ("half", lambda i, r: r["answer"] if i % 2 else "No")):
@@ -51,6 +51,14 @@ def results(data_dir, tmp_path_factory) -> dict[str, Path]:
         preds.write_text("".join(json.dumps({"id": r["id"], "prediction": pick(i, r)}) + "\n" for i, r in enumerate(rows)))
         out[name] = work / f"{name}.score.json"
         _run([*CLI, "score", "--dataset", str(data_dir), "--predictions", str(preds), "--json-out", str(out[name])])
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(score_results, data_dir, tmp_path_factory) -> dict[str, Path]:
+    """Real result files: the two score reports, and one run of each harness."""
+    work = tmp_path_factory.mktemp("results")
+    out = dict(score_results)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "MISI_BENCH_REPO": str(data_dir),
            "HF_HOME": str(work / "hf"), "MISI_BENCH_CACHE": str(work / "misi"), "LMUData": str(work / "lmu"),
            "TOKENIZERS_PARALLELISM": "false", "MISI_CONSTANT_ANSWER": "No"}
@@ -132,6 +140,7 @@ def test_reference_rows_are_the_scorers():
             assert row.scores[column] == (None if value is None else pytest.approx(100 * value))
 
 
+@pytest.mark.slow
 def test_readers_match_the_files(results, data_dir):
     oracle, = read_result(results["oracle"])
     assert oracle.label == "oracle" and oracle.paper_average == 100.0
@@ -179,6 +188,7 @@ def test_reader_errors_name_the_file(tmp_path):
         read_result(tmp_path / "x.json")
 
 
+@pytest.mark.slow
 def test_report_html_png_markdown(results, data_dir, tmp_path):
     from PIL import Image
 
@@ -191,7 +201,8 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
     lines = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines()[2:]}
     assert set(lines) == {"oracle", "Half right", "misi_oracle", "misi_constant", f"misi_fixed ({CONSTANT})",
                           "Human (paper)", "Fine-tuned 7B (paper)", "Best API model (paper)",
-                          "Chance: random answer", "Chance: constant (No / None / A)"}
+                          "Chance: random answer", "Chance: constant (No / None / A)",
+                          "Blind: text only: train's most frequent answer", "Blind: options only: best rule"}
     assert lines["oracle"].count("100.00") == 12
     assert "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Fine-tuned 7B (paper)"]
     # chance levels: the scorer's baselines over the build's test questions
@@ -222,6 +233,27 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
     grey = img.convert("L")
     assert len(grey.getcolors(maxcolors=1 << 16)) > 50  # hatching and markers survive in grey-scale
     assert png_path.stat().st_size > 50_000
+
+
+def test_report_of_score_reports_in_process(score_results, data_dir, tmp_path):
+    """The fast lane's report: two score reports (no harness run), HTML, PNG and markdown written by
+    the command in this process."""
+    from misi_bench import main
+
+    html_path, png_path, md_path = tmp_path / "report.html", tmp_path / "report.png", tmp_path / "table.md"
+    code = main(["report", str(score_results["oracle"]), f"Half right={score_results['half']}",
+                 "--dataset", str(data_dir), "--out", str(html_path), "--png", str(png_path),
+                 "--markdown", str(md_path)])
+    assert code == 0
+    lines = {line.split(" | ")[0].lstrip("| "): line for line in md_path.read_text().splitlines()[2:]}
+    assert {"oracle", "Half right", "Human (paper)", "Chance: random answer"} <= set(lines)
+    assert lines["oracle"].count("100.00") == 12
+    assert lines["Half right"].count("100.00") < 12
+    html = html_path.read_text()
+    assert not re.search(r"""(src|href)=["'](?!data:)""", html)  # self-contained: nothing fetched
+    embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert embedded and base64.b64decode(embedded[1]) == png_path.read_bytes()
+    assert html.count("<tr class=\"model\">") == 2 and html.count("<tr class=\"paper\">") == 3
 
 
 def test_report_without_models_is_an_error(tmp_path):

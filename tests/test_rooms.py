@@ -55,11 +55,11 @@ def test_the_scan_covers_the_shared_layers():
 
 
 def test_every_registry_entry_has_its_room_and_only_it():
-    from misi_bench.builder.tasks import ROOMS, room
+    from misi_bench.builder.tasks import ROOMS, room_of
 
     assert [r.name for r in ROOMS] == list(TASK_NAMES)
     for spec in TASK_SPECS:
-        r = room(spec.name)
+        r = room_of(spec.name)
         assert r.spec is spec
         assert r.generate.__module__.endswith(f"builder.tasks.{spec.name}")
         assert callable(r.replay) and callable(r.check)

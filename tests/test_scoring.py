@@ -337,7 +337,10 @@ PROT_ATOMS = st.from_regex(r"[CNOS][A-Z]{0,2}[0-9]?", fullmatch=True)
 LIG_ATOMS = st.from_regex(r"[A-Z]{1,2}[0-9]{0,2}[A-Z]?['*]{0,2}(:[0-9])?", fullmatch=True)
 RESNUMS = st.from_regex(r"-?[1-9][0-9]{0,3}[A-Z]?", fullmatch=True)
 CHAINS = st.from_regex(r"[A-Z0-9_]", fullmatch=True)
-NONZERO = lambda lo, hi: st.integers(lo, hi).filter(lambda v: v != 0)
+def NONZERO(lo, hi):
+    return st.integers(lo, hi).filter(lambda v: v != 0)
+
+
 ANGLES = st.sampled_from([a for a in range(-90, 91, 15) if a != 0])
 
 T4_BOND = st.tuples(st.sampled_from(RESIDUES), PROT_ATOMS, LIG_ATOMS).map(lambda t: f"{t[0]} {t[1]}, {t[2]}")

@@ -86,6 +86,7 @@ def tiny_processor_for(hf_dataset):
     return tiny_processor(texts)
 
 
+@pytest.mark.slow
 def test_trl_collator_puts_images_in_prompt_order(hf_dataset, source, tiny_processor_for):
     import torch
     from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling
@@ -106,6 +107,7 @@ def test_trl_collator_puts_images_in_prompt_order(hf_dataset, source, tiny_proce
     assert any(labels[k:k + len(answer_ids)] == answer_ids for k in range(len(labels))), "answer not in labels"
 
 
+@pytest.mark.slow
 def test_trl_sft_trainer_step_on_tiny_vlm(hf_dataset, tiny_processor_for, tmp_path):
     import torch
     from trl import SFTConfig, SFTTrainer
@@ -157,6 +159,7 @@ def _no_space(text: str) -> str:
     return "".join(text.split())
 
 
+@pytest.mark.slow
 def test_llamafactory_loads_and_preprocesses_export(data_dir, source, tmp_path):
     out = export_sft(data_dir, tmp_path / "lf", "llamafactory", configs=CONSUMER_CONFIGS, progress=False).out
     seen = _run_consumer("llamafactory", "sft_consumer_llamafactory.py", out, tmp_path)
@@ -171,6 +174,7 @@ def test_llamafactory_loads_and_preprocesses_export(data_dir, source, tmp_path):
         assert _no_space(row["label_text"]) == _no_space(src["answer"])
 
 
+@pytest.mark.slow
 def test_swift_loads_and_encodes_export(data_dir, source, tmp_path):
     out = export_sft(data_dir, tmp_path / "swift", "swift", configs=CONSUMER_CONFIGS, progress=False).out
     seen = _run_consumer("ms-swift", "sft_consumer_swift.py", out, tmp_path)

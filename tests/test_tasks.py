@@ -81,7 +81,7 @@ def test_counts_and_ranges_follow_the_params(generated):
 
 def test_t4_balances_positives_and_negatives(generated):
     kinds = Counter()
-    for (pdb_id, task), items in generated.items():
+    for (_pdb_id, task), items in generated.items():
         if task == "residue_ligand":
             for inst in items:
                 kinds[inst.metadata["selection"]] += 1
@@ -99,7 +99,7 @@ def test_letters_spread_over_a_to_d(generated):
 
 
 def test_gold_answers_score_one(generated):
-    for (pdb_id, task), items in generated.items():
+    for (_pdb_id, task), items in generated.items():
         for inst in items:
             got = scoring.score_prediction(task, inst.answer, inst.answer, inst.metadata_json)
             assert got["score"] == 1.0 and got["exact"] == 1.0, (inst.qid, inst.answer)

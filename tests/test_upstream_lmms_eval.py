@@ -76,6 +76,7 @@ def _bare_lmms_eval(tmp: Path, site: Path, data_dir: Path, args: list[str], extr
     return res["results"]
 
 
+@pytest.mark.slow
 def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
     import datasets
 
@@ -89,6 +90,7 @@ def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
         assert results[f"misi_{task}"]["score,none"] == pytest.approx(expected), task
 
 
+@pytest.mark.slow
 def test_plugin_patch_lets_an_installed_package_register_tasks(tmp_path, data_dir):
     site = patched_copy(tmp_path, "lmms_eval", [make_patches.PLUGIN_PATCH])
     assert not (site / "lmms_eval" / "tasks" / "misi").exists()  # the tasks come from our package

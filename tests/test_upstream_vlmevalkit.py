@@ -14,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from harness_support import patched_copy
 
 from misi_bench.eval_plugins.common import TASKS
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PATCH = ROOT / "eval_plugins" / "upstream" / "vlmevalkit" / "0001-add-misi-datasets.patch"
 
 
+@pytest.mark.slow
 def test_patched_vlmevalkit_registers_and_scores_misi(tmp_path, data_dir):
     import pandas as pd
 

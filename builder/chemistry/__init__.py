@@ -6,7 +6,8 @@ Owns: ``structure`` (the entry points: PDBbind folders and raw PDB/mmCIF entries
 ``ccd`` (chemical component dictionary templates); ``hbonds`` (the geometric H-bond detector,
 modes ``chimerax`` and ``plip``) with ``hbond_typing`` (the plip mode's donors and acceptors) and,
 for the chimerax mode, ``idatm`` (IDATM-style atom types), ``hbond_graph`` (atoms, hydrogens),
-``hbond_classes`` (Mills & Dean classes) and ``mills_dean`` (their geometric tests);
+``hbond_classes`` (Mills & Dean classes), ``hbond_limits`` (their limits) and ``mills_dean``
+(their geometric tests); ``hbond_rotamers`` (bonds that depend on a modelled rotor hydrogen);
 ``samples`` (the embedded real complexes).
 May import: ``builder.core``; never the scene, tasks, dataset, scoring or CLI layers.
 """

@@ -11,11 +11,11 @@ sulfonamide, aniline and other N-H nitrogens are donors, not acceptors; amine N 
 acceptors; carbonyl, sulfonyl, ether and ester O are acceptors, nitro O are not; aromatic N
 without H are acceptors. Protonation follows the input: a donor must carry a hydrogen, so the
 file's azole tautomer donors (``n`` next to an ``nH``) are not used; only when the ligand file
-has no hydrogens at all is an aliphatic tertiary amine (the file's protonated-amine donor) kept. The file's two ``Atomtype`` lines (lower-case t: anionic
-O except nitro, aromatic o) are skipped by RDKit's parser; we apply them as the file's comments
-intend (carboxylate, phenolate, furan O are acceptors). Halogens are not counted (the question
-text names N, O and S), so the file's fluorine acceptor is left out. Chemical rules on top
-(``ionisable_groups``):
+has no hydrogens at all is an aliphatic tertiary amine (the file's protonated-amine donor) kept.
+The file's two ``Atomtype`` lines (lower-case t: anionic O except nitro, aromatic o) are skipped
+by RDKit's parser; we apply them as the file's comments intend (carboxylate, phenolate, furan O
+are acceptors). Halogens are not counted (the question text names N, O and S), so the file's
+fluorine acceptor is left out. Chemical rules on top (``ionisable_groups``):
 
 * amidine, amidinium and guanidine groups (non-aromatic ``N-C=N``, pKa 11-13.5) are cations at
   pH 7 whatever tautomer the file draws: every group N with an H position (fewer than three heavy

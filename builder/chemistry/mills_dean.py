@@ -36,6 +36,10 @@ import math
 import numpy as np
 
 from .hbond_classes import (
+    acceptor_site,
+    donor_class,
+)
+from .hbond_limits import (
     ACCEPTOR_CLASSES,
     ANGLE_SLOP,
     ANILINE_ACCEPTOR_TAU,
@@ -46,8 +50,6 @@ from .hbond_classes import (
     METAL_MIN_ANGLE,
     SEARCH_RADIUS,
     SULFUR_COMP,
-    acceptor_site,
-    donor_class,
     relax,
 )
 from .hbond_graph import XH_LENGTH, Graph, Site, bond_positions, find_rings

@@ -28,7 +28,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
         mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit, hbonds=args.hbonds, profile=args.profile)
+        audit=not args.no_audit, hbonds=args.hbonds, decoys=args.decoys, profile=args.profile)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
@@ -39,7 +39,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     for task, c in manifest["counts"].items():
         print(f"  {task:22s} train {c['train']:6d}  test {c['test']:6d}  tiny {c['tiny']:4d}")
     if "validation" in manifest:
-        print(f"validation: {'ok' if manifest['validation']['ok'] else 'FAILED'} ({manifest['validation']['checked']} rows)")
+        validation = manifest["validation"]
+        print(f"validation: {'ok' if validation['ok'] else 'FAILED'} ({validation['checked']} rows)")
     if "audit" in manifest:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())
@@ -56,15 +57,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     report = audit_dataset(args.folder, configs=args.configs, split=args.split, limit=args.limit,
                            source=args.source, structures=args.structures,
-                           progress=not args.json and not args.quiet)
+                           progress=not args.json and not args.quiet, workers=args.workers)
     print(json.dumps(report.summary(), indent=1) if args.json else report.format_text())
     return 0 if report.ok else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ..dataset.cluster import available_cpus, check_workers  # noqa: PLC0415
     from ..dataset.validate import validate_dataset  # noqa: PLC0415
 
-    report = validate_dataset(args.folder, source=args.source, structures=args.structures)
+    workers = check_workers(args.workers)
+    report = validate_dataset(args.folder, source=args.source, structures=args.structures,
+                              workers=available_cpus() if workers is None else workers)
     for problem in report.problems[:100]:
         print(f"problem: {problem}")
     for warning in report.warnings[:100]:
@@ -96,6 +100,9 @@ def add_commands(sub) -> None:
     p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")
     p.add_argument("--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--decoys", choices=("paper", "balanced"), default="paper",
+                   help="how T5, T6 and T8 draw their options: 'paper' (perturbations of the truth, the "
+                        "paper's; default) or 'balanced' (no options-only rule beats chance; docs/decoys.md)")
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
     p.add_argument("--pocket-cutoff", type=float, default=10.0)
@@ -120,6 +127,8 @@ def add_commands(sub) -> None:
     p.add_argument("--source", help="structures to re-read: 'samples', a PDBbind root or 'ids:LIST.csv' "
                                     "(default: from the manifest)")
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
+    p.add_argument("--workers", type=int, help="worker processes (default: every CPU this process may use; "
+                                               "the report is the same for any count)")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("audit", help="check that a built folder's pictures carry exactly one answer "
                                      "(reproduction, uniqueness, label legibility); exit 0 only if clean")
@@ -131,6 +140,8 @@ def add_commands(sub) -> None:
     p.add_argument("--structures", help="folder of the raw entries of an ids: source (default: from the manifest)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--workers", type=int, help="worker processes (default: every CPU this process may use; "
+                                               "the report is the same for any count)")
     p.set_defaults(func=cmd_audit)
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
+
+log = logging.getLogger(__name__)
 
 
 def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
@@ -28,6 +31,26 @@ def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
             ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
             rows.extend({k: r[k] for k in ("id", "task", "answer", "metadata", "options")} for r in ds)
     return rows
+
+
+def _baselines(dataset: str, config: str | None, split: str, rows: list[dict]) -> dict:
+    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``): the text-only answer
+    is fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
+    ``baselines.json``."""
+    from .. import scoring  # noqa: PLC0415
+
+    try:
+        configs = [config] if config else []
+        train = rows if split == "train" else load_rows(dataset, configs, "train")
+    except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
+        log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
+        train = []
+    stored = {}
+    path = Path(dataset) / "baselines.json"
+    if path.is_file():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    image_answers = (stored.get("image_answers") or {}).get(split)
+    return scoring.reference_scores(rows, train, image_answers)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -60,7 +83,19 @@ def cmd_score(args: argparse.Namespace) -> int:
           f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
           f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
           f"{len(file.bad_entries)} unreadable entries ({file.shape} file)")
+    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
+
+    baselines = {} if args.no_baselines else _baselines(args.dataset, config, args.split, rows)
+    if baselines:
+        print(f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
+              "at the pictures; a score shows use of the pictures only where it beats them, "
+              "docs/decoys.md):\n")
+        present = {r["task"] for r in rows}
+        print(scoring.format_blind_markdown({args.split: baselines},
+                                            [t for t in TASKS if t in present],
+                                            scoring.BASELINE_NAMES))
     summary = {"profile": profile, "report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
+               "baselines": baselines,
                "unreadable_lines": list(file.bad_entries), "duplicate_ids": list(file.duplicate_ids),
                "no_prediction": list(file.no_prediction), "prediction_file_shape": file.shape}
     text = json.dumps(summary, indent=2, sort_keys=True)
@@ -82,4 +117,6 @@ def add_commands(sub) -> None:
     p.add_argument("--config", help="one task config (default: all nine)")
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="leave out the chance and blind baselines on the same questions")
     p.set_defaults(func=cmd_score)

@@ -2,7 +2,7 @@
 
 Owns: ``sources`` (finding inputs, splits), ``build`` (per-complex units, resume, sharding,
 merge), ``parquet`` (schema, shard writing and reading, manifest files), ``card`` (the dataset
-card), ``validate`` (independent re-derivation of answers), ``audit`` / ``audit_checks`` (do the
+card), ``validate`` (re-derivation of every answer), ``audit`` / ``audit_checks`` (do the
 pictures carry exactly one answer: reproduction, uniqueness, label legibility),
 ``pixel_solver`` (the image-registration baseline of the card), ``hub`` (publishing),
 ``hf_builder`` (the ``datasets`` builder class), ``cluster`` (the shard and workers of a Slurm

@@ -13,7 +13,7 @@ checks, per task:
 4. **Rotamers** (T4, T8, T9; a robustness figure, not a defect): the share of H-bond answers that
    depend on where a rotatable hydrogen (OH, SH, NH3+) was modelled: a bond of the answer that
    vanishes, or a bond that would join it, when that hydrogen is turned to its best rotamer
-   (``chemistry.hbonds.rotamer_sensitive``, in the build's ``--hbonds`` mode).
+   (``chemistry.hbond_rotamers.rotamer_sensitive``, in the build's ``--hbonds`` mode).
 
 ``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
 questions and records the summary in the manifest.
@@ -23,22 +23,33 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..chemistry.hbonds import rotamer_sensitive
+from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
 from ..scene.cache import RenderCache
-from ..scene.raster import label_layout, render_image
+from ..scene.raster import label_layout, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
-from ..tasks import ROOMS, replay, room
-from .audit_checks import (MARGIN_BLOCKS, block_means, decode, image_distance, legible_keys, margin_summary)
+from ..tasks import ROOMS, replay, room_of
+from .audit_checks import (
+    MARGIN_BLOCKS,
+    block_means,
+    decode,
+    image_block_means,
+    image_distance,
+    legible_keys,
+    margin_summary,
+)
+from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .sources import discover
@@ -91,6 +102,49 @@ class TaskAudit:
 
 
 @dataclass
+class RowAudit:
+    """What one question contributes to its task's findings (``None``: check not run or not
+    applicable). ``counted``: the question's images could be planned (else only ``error``)."""
+
+    id: str
+    counted: bool = False
+    reproduced: bool | None = None
+    margin: int | None = None
+    legible: bool | None = None
+    rotamer_dependent: bool | None = None
+    error: str | None = None
+
+
+def add_row(result: TaskAudit, row: RowAudit) -> None:
+    """Fold one question's findings into its task's (in question order: lists keep that order)."""
+    result.questions += row.counted
+    if row.reproduced is not None:
+        if row.reproduced:
+            result.reproduced += 1
+        else:
+            result.mismatched.append(row.id)
+    if row.margin is not None:
+        result.checked_unique += 1
+        result.margins.append(row.margin)
+        if row.margin >= MARGIN_BLOCKS:
+            result.unique += 1
+        else:
+            result.ambiguous.append(f"{row.id} (margin {row.margin})")
+    if row.legible is not None:
+        result.answers_with_labels += 1
+        if row.legible:
+            result.legible += 1
+        else:
+            result.illegible.append(row.id)
+    if row.rotamer_dependent is not None:
+        result.hbond_answers += 1
+        if row.rotamer_dependent:
+            result.rotamer_dependent.append(row.id)
+    if row.error is not None:
+        result.errors.append(row.error)
+
+
+@dataclass
 class AuditReport:
     folder: str
     split: str
@@ -138,15 +192,23 @@ class AuditReport:
 class _Auditor:
     """Shared state of one audit: structures, rendered pixels (LRU), block means."""
 
-    def __init__(self, manifest: dict, source: str | None, structures: str | None = None):
+    def __init__(self, manifest: dict, source: str | None, structures: str | None = None,
+                 cache_bytes: int = CACHE_BYTES):
         cfg = manifest["config"]
         refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"),
                                                structures or manifest.get("structures"))}
         self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]),
                                            cfg.get("hbonds", "plip"))
-        self.pixels = RenderCache(CACHE_BYTES, render=lambda cx, req: np.asarray(render_image(cx, req)))
-        self.means = RenderCache(CACHE_BYTES // 8, render=lambda cx, req: block_means(self.pixels.get(cx, req)))
+        self.pixels = RenderCache(cache_bytes, render=lambda cx, req: np.asarray(render_image(cx, req)))
+        self.means = RenderCache(cache_bytes // 8, render=self._means)
         self.rotamer_cache: dict[str, tuple[set, set]] = {}
+
+    def _means(self, complex_, request) -> np.ndarray:
+        """Block means of a request's picture: from its cached pixels, else rendered for the means
+        alone (answer-space candidates: most are seen once, so their pixels are not kept)."""
+        if (complex_, request) in self.pixels:
+            return block_means(self.pixels.get(complex_, request))
+        return image_block_means(*render_rows(complex_, request), height=request.camera.size)
 
     def rotamer_bonds(self, pdb_id: str) -> tuple[set, set]:
         """(answer bonds that vanish, bonds that appear) at the best rotamers of the complex's
@@ -165,55 +227,50 @@ class _Auditor:
     def render_means(self, spec_pdb: str, request) -> np.ndarray:
         return self.means.get(self.load(spec_pdb).complex, request)
 
-    def audit_row(self, row: dict, checks: Sequence[str], result: TaskAudit) -> None:
-        rid, task = row["id"], row["task"]
+    def audit_row(self, row: dict, checks: Sequence[str]) -> RowAudit:
+        """The findings of one question; a check that cannot run is itself a finding (``error``)."""
+        out = RowAudit(str(row.get("id")))
+        try:
+            self._check_row(row, checks, out)
+        except MisiError as exc:
+            out.error = f"{row['id']}: {exc}"
+        except Exception as exc:  # a check that cannot run is itself a finding
+            log.exception("audit of %s failed", row.get("id"))
+            out.error = f"{row.get('id')}: {type(exc).__name__}: {exc}"
+        return out
+
+    def _check_row(self, row: dict, checks: Sequence[str], out: RowAudit) -> None:
+        task = row["task"]
         specs = replay.question_images(row, self.load)
         stored = [decode(img["bytes"]) for img in row["images"]]
-        result.questions += 1
+        out.counted = True
         if "reproduction" in checks:
-            same = len(specs) == len(stored) and all(
+            out.reproduced = len(specs) == len(stored) and all(
                 np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored))
-            if same:
-                result.reproduced += 1
-            else:
-                result.mismatched.append(rid)
         if "uniqueness" in checks and task in UNIQUENESS_TASKS:
             space = replay.answer_space(row, specs, self.load)
             if space.stored_index is not None:
                 gold = block_means(stored[space.stored_index])
             else:
                 gold = self.render_means(space.gold.pdb_id, space.gold.request)
-            margin = min(image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others)
-            result.checked_unique += 1
-            result.margins.append(margin)
-            if margin >= MARGIN_BLOCKS:
-                result.unique += 1
-            else:
-                result.ambiguous.append(f"{rid} (margin {margin})")
+            out.margin = min(image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others)
         if "legibility" in checks and task in LEGIBILITY_TASKS:
             needed = self.needed_labels(row)
             if needed:
-                result.answers_with_labels += 1
                 seen: set = set()
                 cx = self.load(row["pdb_id"]).complex
                 for spec, px in zip(specs, stored):
                     seen |= legible_keys(px, label_layout(cx, spec.request))
-                if needed <= seen:
-                    result.legible += 1
-                else:
-                    result.illegible.append(rid)
+                out.legible = needed <= seen
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            touched = room(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
-            result.hbond_answers += 1
-            if touched:
-                result.rotamer_dependent.append(rid)
+            out.rotamer_dependent = bool(room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear))
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
         names of each bond; T9 the residue label and the ligand atom name of each bond)."""
-        return room(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
+        return room_of(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
 
 
 def _version_problems(manifest: dict) -> list[str]:
@@ -240,12 +297,15 @@ def select_rows(folder: Path, task: str, split: str, limit: int | None, sample: 
 
 def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, split: str = "test",
                   limit: int | None = None, checks: Sequence[str] = CHECKS, sample: int | None = None,
-                  source: str | None = None, progress: bool = False, structures: str | None = None) -> AuditReport:
+                  source: str | None = None, progress: bool = False, structures: str | None = None,
+                  workers: int | None = None) -> AuditReport:
     """Audit a built folder (see the module docstring). ``limit``: at most N questions per config;
     ``sample``: N questions spread evenly over each config's ids; ``source``: where to read the
     structures (default: the manifest's source); ``structures``: the entries folder of an ``ids:``
-    source (default: the one the manifest names)."""
+    source (default: the one the manifest names); ``workers``: processes checking questions in
+    parallel (default: every CPU this process may use; the report is the same for any count)."""
     start = time.perf_counter()
+    workers = available_cpus() if check_workers(workers) is None else int(workers)
     folder = Path(folder)
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
@@ -259,20 +319,69 @@ def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, spli
     if bad:
         raise MisiError(f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}")
     report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
-    auditor = _Auditor(manifest, source, structures)
+    report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
     bar = tqdm(total=total if sample is None and limit is None else None, desc="audit", unit="q", disable=not progress)
-    for task in tasks:
-        result = report.tasks.setdefault(task, TaskAudit())
-        for row in select_rows(folder, task, split, limit, sample):
-            try:
-                auditor.audit_row(row, checks, result)
-            except MisiError as exc:
-                result.errors.append(f"{row['id']}: {exc}")
-            except Exception as exc:  # a check that cannot run is itself a finding
-                log.exception("audit of %s failed", row.get("id"))
-                result.errors.append(f"{row.get('id')}: {type(exc).__name__}: {exc}")
-            bar.update()
+    jobs = ((task, chunk) for task in tasks
+            for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample)))
+    for task, found in _run_jobs(jobs, (manifest, source, structures), tuple(checks), workers):
+        for row in found:
+            add_row(report.tasks[task], row)
+        bar.update(len(found))
     bar.close()
     report.seconds = time.perf_counter() - start
     return report
+
+
+# ---------------------------------------------------------------------------- parallel audit
+
+#: Questions of one complex and config travel to a worker together (they share renders).
+CHUNK_ROWS = 16
+
+_WORKER: dict = {}
+
+
+def _complex_chunks(rows: Iterable[dict]) -> Iterator[list[dict]]:
+    """Consecutive rows of the same complex, at most ``CHUNK_ROWS`` at a time."""
+    chunk: list[dict] = []
+    for row in rows:
+        if chunk and (row["pdb_id"] != chunk[-1]["pdb_id"] or len(chunk) >= CHUNK_ROWS):
+            yield chunk
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        yield chunk
+
+
+def _init_worker(setup: tuple, checks: tuple[str, ...], cache_bytes: int) -> None:
+    _WORKER["auditor"] = _Auditor(*setup, cache_bytes=cache_bytes)
+    _WORKER["checks"] = checks
+
+
+def _audit_chunk(job: tuple[str, list[dict]]) -> tuple[str, list[RowAudit]]:
+    task, rows = job
+    auditor, checks = _WORKER["auditor"], _WORKER["checks"]
+    return task, [auditor.audit_row(row, checks) for row in rows]
+
+
+def _run_jobs(jobs: Iterable[tuple[str, list[dict]]], setup: tuple, checks: tuple[str, ...],
+              workers: int) -> Iterator[tuple[str, list[RowAudit]]]:
+    """Findings of each job, in job order, from ``workers`` processes (1: this process). At
+    most ``2 * workers`` jobs are in flight, so memory stays bounded whatever the split's size."""
+    if workers <= 1:
+        _init_worker(setup, checks, CACHE_BYTES)
+        try:
+            yield from map(_audit_chunk, jobs)
+        finally:
+            _WORKER.clear()
+        return
+    cache_bytes = max(CACHE_BYTES // workers, 192 * 1024 * 1024)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
+                             initargs=(setup, checks, cache_bytes)) as pool:
+        pending: deque = deque()
+        for job in jobs:
+            pending.append(pool.submit(_audit_chunk, job))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()

@@ -41,20 +41,61 @@ def decode(png: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
-def block_means(pixels: np.ndarray) -> np.ndarray:
-    """(H/b, W/b, 3) mean colour of each ``BLOCK_PX``-px block (block side scaled with the size)."""
+def block_side(height: int) -> int:
+    """Side of a block in px for a picture ``height`` px tall (``BLOCK_PX`` at 512 px)."""
+    return max(1, int(round(BLOCK_PX * height / REFERENCE_IMAGE_SIZE)))
+
+
+def block_means(pixels: np.ndarray, side: int | None = None) -> np.ndarray:
+    """(H/b, W/b, 3) float32 mean colour of each ``BLOCK_PX``-px block (block side ``side``,
+    default scaled with the picture's height). Sums are exact integers, divided in float64 and
+    rounded to float32."""
     h, w = pixels.shape[:2]
-    b = max(1, int(round(BLOCK_PX * h / REFERENCE_IMAGE_SIZE)))
+    b = block_side(h) if side is None else int(side)
     hb, wb = h // b, w // b
-    view = pixels[:hb * b, :wb * b].reshape(hb, b, wb, b, -1).astype(np.float32)
-    return view.mean(axis=(1, 3))
+    channels = pixels.shape[2] if pixels.ndim == 3 else 1
+    view = np.ascontiguousarray(pixels[:hb * b, :wb * b]).reshape(hb, b, wb * b * channels)
+    sums = view.sum(axis=1, dtype=np.uint32).reshape(hb, wb, b, channels).sum(axis=2, dtype=np.uint32)
+    return (sums / float(b * b)).astype(np.float32)
+
+
+def image_block_means(image: Image.Image, top: int = 0, height: int | None = None) -> np.ndarray:
+    """:func:`block_means` of a picture ``height`` px tall (default: the image's) of which
+    ``image`` holds the rows from ``top`` on (every other row black, as ``raster.render_rows``
+    gives them), reading only the blocks around its non-black pixels (a ligand-only view is
+    mostly background; the other blocks' means are 0)."""
+    width = image.size[0]
+    height = image.size[1] if height is None else int(height)
+    b = block_side(height)
+    hb, wb = height // b, width // b
+    out = np.zeros((hb, wb, 3), dtype=np.float32)
+    box = image.getbbox()
+    if box is None:
+        return out
+    bx0, by0 = box[0] // b, (box[1] + top) // b
+    bx1, by1 = min(wb, -(-box[2] // b)), min(hb, -(-(box[3] + top) // b))
+    if bx1 <= bx0 or by1 <= by0:
+        return out
+    rows = np.zeros(((by1 - by0) * b, (bx1 - bx0) * b, 3), dtype=np.uint8)
+    r0, r1 = max(by0 * b - top, 0), min(by1 * b - top, image.size[1])
+    if r1 > r0:
+        part = np.asarray(image.crop((bx0 * b, r0, bx1 * b, r1)).convert("RGB"))
+        rows[r0 + top - by0 * b:r1 + top - by0 * b] = part
+    out[by0:by1, bx0:bx1] = block_means(rows, b)
+    return out
 
 
 def image_distance(a: np.ndarray, b: np.ndarray) -> int:
     """Visibly different blocks between two pictures given as :func:`block_means` arrays."""
     if a.shape != b.shape:
         return int(a.shape[0] * a.shape[1])
-    return int((np.abs(a - b).max(axis=2) >= VISIBLE_LEVEL).sum())
+    diff = np.abs(a - b)
+    # (max over channels >= level) == (some channel >= level); channel planes avoid numpy's slow
+    # reduction over a 3-long axis
+    visible = diff[..., 0] >= VISIBLE_LEVEL
+    for k in range(1, diff.shape[2]):
+        visible |= diff[..., k] >= VISIBLE_LEVEL
+    return int(np.count_nonzero(visible))
 
 
 def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:

@@ -28,6 +28,7 @@ from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..core.records import ComplexRef
 from .archive import FetchPolicy, fetch_entries
+from . import blind
 from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 #: Questions per config that the build's audit checks (see ``build_dataset``).
 AUDIT_SAMPLE = 4
+#: Fetch settings when a caller gives none (a frozen dataclass: safe to share as a default).
+DEFAULT_FETCH_POLICY = FetchPolicy()
 
 # ---------------------------------------------------------------------------- the build
 
@@ -119,9 +122,9 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
                   validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
-                  fetch_policy: FetchPolicy = FetchPolicy(), audit: bool = True,
+                  fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY, audit: bool = True,
                   audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
-                  profile: str = DEFAULT_PROFILE) -> dict:
+                  decoys: str = "paper", profile: str = DEFAULT_PROFILE) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -135,12 +138,16 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     reproduce fails the build, an ambiguous one is logged as a warning. ``profile`` (``paper``
     or ``explicit``, see ``builder.core.profiles``) selects prompts, parameters and scoring; it is
     part of the build's identity, and a folder holding a build of another profile is refused.
+    reproduce fails the build, an ambiguous one is logged as a warning.
+    ``decoys``: how the choice tasks draw their options (``paper`` or ``balanced``, see
+    ``tasks.decoys``); a ``balanced`` build fails when an options-only rule beats chance by more
+    than :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
     """
     cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
                       pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
                       structures=str(structures) if structures else None, hbonds=str(hbonds),
-                      profile=check_profile(profile))
+                      decoys=str(decoys), profile=check_profile(profile))
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
@@ -163,24 +170,45 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
     if missing:
         raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-    manifest = merge_units(out, work, cfg, refs, splits)
+    manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
     (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
     if validate:
-        report = validate_dataset(out, source=cfg.source)
+        report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
         manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}
         write_manifest(out, manifest)
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
     if audit:
-        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample)
+        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
         write_manifest(out, manifest)
         broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
         if broken:
             raise MisiError(f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)")
+        _options_only_check(out, manifest, cfg)
     return manifest
 
 
-def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> dict:
+def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
+    """The audit's options-only check (``blind.options_only_gate``). A ``balanced`` build records
+    it under ``manifest["audit"]["options_only"]`` and fails when a rule beats chance by more than
+    ``blind.MAX_EXCESS``; a ``paper`` build only logs it (its manifest stays as it always was)."""
+    data = blind.read_blind(out)
+    if not data:
+        return
+    gate = blind.options_only_gate(data)
+    for task, worst in gate["worst"].items():
+        log.info("options only, %s: best rule %s scores %.1f%% on %s (chance 25%%)", task, worst["rule"],
+                 100 * worst["score"], worst["split"])
+    if cfg.decoys == "paper":
+        return
+    manifest["audit"]["options_only"] = gate
+    manifest["audit"]["ok"] = manifest["audit"]["ok"] and gate["ok"]
+    write_manifest(out, manifest)
+    if not gate["ok"]:
+        raise MisiError(f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}")
+
+
+def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1) -> dict:
     """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
     timings, so that the manifest stays byte-identical between runs)."""
     summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
@@ -191,7 +219,7 @@ def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int) -> d
         if not configs:
             continue
         report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
-                               sample=sample, source=cfg.source)
+                               sample=sample, source=cfg.source, workers=max(1, int(workers)))
         part = report.summary()
         for task, value in part["tasks"].items():
             summary["tasks"][task] = {"split": split, **value}

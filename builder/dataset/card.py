@@ -14,7 +14,7 @@ from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_NAMES, TASK_SPECS
-from . import pixel_solver
+from . import blind, pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -146,8 +146,56 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
         cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
         cells += [_pct(report[name]) for name in averages]
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
+    rows_md += _blind_rows(out, columns, averages)
     rows_md.append(pixel_solver.baseline_row(out, tasks))
-    return "\n".join(rows_md)
+    data = blind.read_blind(out)
+    extra = blind.blind_table(data, tasks)
+    note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
+    note += "\n\n" + " ".join(_card_file("decoys.md").split())
+    return "\n".join(rows_md) + (f"\n\n{note}\n\n{extra}" if extra else "")
+
+
+BLIND_NOTE = (
+    "Blind baselines never look at the pictures (docs/decoys.md): *options only* reads the four "
+    "options alone (T8: the option nearest to the other three, the sign majority or the magnitude "
+    "median of the move components; T5/T6: the option image nearest to the other three), *text "
+    "only* answers every question of a task with the train split's most frequent answer. A score "
+    "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
+    "**{decoys}**.")
+
+
+def _blind_rows(out: Path, columns: list[tuple[str, str]], averages: list[str]) -> list[str]:
+    """Rows of the blind baselines in the main table (train and test pooled, as above)."""
+    data = blind.read_blind(out)
+    if not data:
+        return []
+    rows = []
+    model = data.get("text_model") or {}
+    scored = []
+    for task, _ in columns:
+        if task not in model:
+            continue
+        for split in ("train", "test"):
+            for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
+                scored.append((task, scoring.score_prediction(task, model[task], row["answer"], row["metadata"],
+                                                              options=list(row["options"] or []) or None)))
+    if scored:
+        report = scoring.aggregate(scored)
+        cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
+        cells += [_pct(report[name]) for name in averages]
+        rows.append(f"| {scoring.BLIND_NAMES['text_only']} | " + " | ".join(cells) + " |")
+    pooled: dict[str, float] = {}
+    for rule in (*blind.OPTION_RULES, blind.IMAGE_RULE):
+        for task, _ in columns:
+            cells = [v.get(rule, {}).get(task) for v in data["splits"].values()]
+            cells = [c for c in cells if c and c["n"]]
+            if cells:
+                score = sum(c["score"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
+                pooled[task] = max(pooled.get(task, 0.0), score)
+    if pooled:
+        cells = [_pct(pooled.get(name)) for name, _ in columns] + ["–"] * len(averages)
+        rows.append(f"| {scoring.BLIND_NAMES[blind.BEST_RULE]} | " + " | ".join(cells) + " |")
+    return rows
 
 
 def paper_reference_table(profile: str = LEGACY_PROFILE) -> str:

@@ -79,10 +79,27 @@ def choose_shard(num_shards: int | None = None, shard_index: int | None = None,
     return choice
 
 
+def check_workers(workers: int | None, what: str = "--workers") -> int | None:
+    """``workers`` unchanged when it is None or a positive count; MisiError naming ``what`` for
+    zero or a negative count."""
+    if workers is not None and int(workers) < 1:
+        raise MisiError(f"{what} must be a positive number of worker processes, got {workers}")
+    return None if workers is None else int(workers)
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. a Slurm allocation), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity masks
+        return max(1, os.cpu_count() or 1)
+
+
 def default_workers(workers: int | None = None, env: Mapping[str, str] | None = None) -> int:
-    """``workers`` if given, else the CPUs Slurm gave this task (``SLURM_CPUS_PER_TASK``), else 1."""
+    """``workers`` if given, else the CPUs Slurm gave this task (``SLURM_CPUS_PER_TASK``), else 1.
+    Zero or a negative count is an error (MisiError)."""
     if workers is not None:
-        return max(1, int(workers))
+        return int(check_workers(workers))
     env = os.environ if env is None else env
     cpus = _env_int(env, "SLURM_CPUS_PER_TASK")
     if cpus:

@@ -13,6 +13,7 @@ from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
+from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS, load_decoy_params
 from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
 
@@ -37,6 +38,9 @@ class BuildConfig:
     #: Folder of PDB/mmCIF entries for an ``ids:`` source (where files are, not what they hold:
     #: not hashed; their checksums are in the manifest).
     structures: str | None = None
+    #: How the choice tasks draw their options (``tasks.decoys``): ``paper`` (the legacy value,
+    #: left out of the hashed fields so that such builds keep their hash) or ``balanced``.
+    decoys: str = DEFAULT_DECOYS
     #: The build profile (``builder.core.profiles``): ``paper`` (default) or ``explicit``.
     profile: str = DEFAULT_PROFILE
 
@@ -49,6 +53,8 @@ class BuildConfig:
         object.__setattr__(self, "profile", check_profile(self.profile))
         if self.hbonds not in HBOND_MODES:
             raise MisiError(f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}")
+        if self.decoys not in DECOY_MODES:
+            raise MisiError(f"unknown decoy mode {self.decoys!r}; expected one of {', '.join(DECOY_MODES)}")
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         try:
@@ -60,6 +66,10 @@ class BuildConfig:
         data = asdict(self)
         data.pop("max_shard_bytes")
         data.pop("structures")
+        if self.decoys == DEFAULT_DECOYS:  # legacy value: not hashed, not in the manifest
+            data.pop("decoys")
+        else:
+            data["decoys_version"] = load_decoy_params()["version"]
         if is_id_source(self.source):
             data["source"] = "ids"
             data["id_list"] = sha256_file(id_list_path(self.source))

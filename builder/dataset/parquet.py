@@ -13,6 +13,11 @@ ROW_GROUP_ROWS = 64
 #: A row group is also closed once its rows hold this many bytes (images dominate), which bounds
 #: the merge's memory whatever the task's image count.
 ROW_GROUP_BYTES = 24 * 1024 * 1024
+#: Dictionary page limit of published shards: above a row group's bytes, so a column chunk never
+#: falls back from dictionary to plain encoding, and an image that several questions of the row
+#: group show (shared views) is stored once in it (Parquet's default, 1 MB, falls back after
+#: about a dozen images). Readers decode dictionary pages transparently; rows are unchanged.
+DICTIONARY_PAGE_BYTES = 2 * ROW_GROUP_BYTES
 
 
 def features():
@@ -95,7 +100,8 @@ class ShardWriter:
             self.folder.mkdir(parents=True, exist_ok=True)
             part = self.folder / f".{self.split}-part{len(self.parts):05d}.parquet"
             self.parts.append(part)
-            self.writer = pq.ParquetWriter(part, arrow_schema(), compression="zstd", write_statistics=False)
+            self.writer = pq.ParquetWriter(part, arrow_schema(), compression="zstd", write_statistics=False,
+                                           dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES)
         self.writer.write_table(pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=ROW_GROUP_ROWS)
         self.group = []
         self.group_bytes = 0

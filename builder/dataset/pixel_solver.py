@@ -170,14 +170,20 @@ def label_cover(pixels: np.ndarray) -> np.ndarray:
     """Boolean mask of the pixels label sprites may cover: glyphs found by colour (the ligand
     label's near white, or a residue label colour at >= 55 % brightness: antialiased edges blend
     it with the black outline), grown by 2 px (the outline and the antialiased edge)."""
+    # channel planes instead of reductions over the 3-long colour axis (slow in numpy): the same
+    # values, element by element
     px = pixels.astype(np.int16)
-    value = px.max(axis=2)
-    text = ((value - px.min(axis=2)) <= 10) & (value >= 200)
+    r, g, b = px[..., 0], px[..., 1], px[..., 2]
+    value = np.maximum(np.maximum(r, g), b)
+    text = ((value - np.minimum(np.minimum(r, g), b)) <= 10) & (value >= 200)
     flat = pixels.astype(np.float64)
     for colour in RESIDUE_LABEL_COLOURS:
         c = np.asarray(colour, dtype=np.float64)
         alpha = flat @ c / float(c @ c)
-        text |= (alpha >= 0.55) & (np.abs(flat - alpha[..., None] * c).max(axis=2) <= 12.0)
+        near = alpha >= 0.55
+        for k in range(3):
+            near &= np.abs(flat[..., k] - alpha * c[k]) <= 12.0
+        text |= near
     return _box(text, 2) > 0
 
 
@@ -219,7 +225,6 @@ def _solve_zoom(question: str, distance: float, front: np.ndarray, after: np.nda
     if r:
         lo, hi = int(r.group(1)), int(r.group(2))
     h, w = front.shape[:2]
-    focal = (w / 2.0) / math.tan(math.radians(FOV_DEG) / 2.0)
     ident1, level1 = stick_pixels(front)
     ident4, _ = stick_pixels(after)
     ys, xs = np.nonzero(ident1 >= 0)

@@ -7,7 +7,9 @@ One file, from the versioned template ``templates/slurm_build.sh``, that is both
   ``SLURM_CPUS_PER_TASK`` (see ``cluster``), and resumes from the completion markers under
   ``OUT/.work/`` when a task is re-run;
 * a submit script: ``bash FILE [SHARDS]`` submits the array (or only the listed shards), then the
-  merge (and the optional push) as a job depending on it (``afterok``, cancelled if a shard fails).
+  merge (and the optional push) as a job depending on it (``afterok``, cancelled if a shard fails)
+  with the array tasks' CPUs: it writes the configs' shards, validates every row and audits a
+  sample with that many worker processes.
 
 The jobs call the ``misi-bench`` of the Python that wrote the script (absolute path), so they run
 the same installation; the submitting environment is exported to them (``--export=ALL``).

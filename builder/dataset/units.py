@@ -97,7 +97,7 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         ctx = TaskContext(ann=ann, split=split, seed=int(cfg.seed), params=params["tasks"][task],
                           choice=params["choice"], template_version=templates_version,
                           params_version=params["version"], partners=partners, load_partner=annotations.get,
-                          profile=cfg.profile)
+                          decoys=cfg.decoys, profile=cfg.profile)
         try:
             instances = generator(task)(ctx)
             task_rows = [_row(inst, split, annotations, cache) for inst in instances]

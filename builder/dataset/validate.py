@@ -1,10 +1,12 @@
-"""Independent re-derivation of every answer of a built dataset folder.
+"""Re-derivation of every answer of a built dataset folder.
 
 The validator does not use the generator's operation code: each task's check (``check`` of its
 room in ``builder/tasks/<name>.py``) rebuilds the transformed coordinates with the validator's own
 Rodrigues rotations (``builder.tasks.recover``), then *recovers* the operation from before/after
 coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
-answer. H-bond answers are recomputed from freshly read structures, T8 centring moves from the
+answer. H-bond answers are recomputed from freshly read structures with the same detector as the
+generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
+detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
 schema, option distinctness, letter and axis balance, and that no complex is in two splits.
 """
@@ -14,19 +16,22 @@ import json
 import logging
 import math
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
 
 from .. import scoring
 from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
 from ..core.registry import TASK_NAMES, answer_format
-from ..tasks import room
+from ..tasks import room_of
 from ..tasks.room import CheckSubject
+from .cluster import check_workers
 from .manifest import read_manifest
+from .parquet import SPLIT_ORDER
 from .sources import discover
-from .parquet import SPLIT_ORDER, iter_config_rows
 
 log = logging.getLogger(__name__)
 
@@ -64,32 +69,51 @@ class _Structures:
     hbonds = "plip"
 
 
-def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None) -> ValidationReport:
+def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None,
+                     workers: int = 1) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
-    validator re-read the structures (default: the source recorded in the manifest)."""
+    validator re-read the structures (default: the source recorded in the manifest).
+
+    ``workers`` processes check the rows: each job is a run of consecutive complexes (PDB-id
+    order) and reads only the row groups that hold their rows, so every structure is read once;
+    the report lists the same problems in the same order whatever the count."""
     folder = Path(folder)
     report = ValidationReport()
+    check_workers(workers)
     try:
         manifest = read_manifest(folder)
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
-    structures = _Structures(source or manifest.get("source") or manifest["config"].get("source"),
-                             structures or manifest.get("structures"))
-    structures.pocket_cutoff = float(manifest["config"].get("pocket_cutoff", 10.0))
-    structures.hbonds = manifest["config"].get("hbonds", "plip")
+    setup = (source or manifest.get("source") or manifest["config"].get("source"),
+             structures or manifest.get("structures"), float(manifest["config"].get("pocket_cutoff", 10.0)),
+             manifest["config"].get("hbonds", "plip"))
+    # light pass: ids, complexes, answers and axes of every row, and where each row group is
+    light: dict[tuple[str, str], list[dict]] = {}
+    groups: list[tuple[str, str, str, int, int, frozenset]] = []
+    for task in manifest["counts"]:
+        balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
+        columns = ["id", "pdb_id", "answer", "answer_format"] + (["metadata"] if balanced_axes else [])
+        for split in SPLIT_ORDER:
+            rows = light.setdefault((task, split), [])
+            for path in sorted((folder / task).glob(f"{split}-*.parquet")):
+                shard = pq.ParquetFile(path)
+                for g in range(shard.num_row_groups):
+                    part = shard.read_row_group(g, columns=columns).to_pylist()
+                    groups.append((task, split, str(path), g, len(rows), frozenset(r["pdb_id"] for r in part)))
+                    rows.extend(part)
+    found = _check_all(groups, setup, workers)
     split_of: dict[str, set[str]] = defaultdict(set)
     for task in manifest["counts"]:
         letters: Counter = Counter()
         axes: Counter = Counter()
-        balanced_axes = task in TASK_NAMES and room(task).balanced_axes
+        balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
         n = 0
         for split in SPLIT_ORDER:
             expected = manifest["counts"][task].get(split, 0)
             seen_ids: set[str] = set()
-            n_rows = 0
-            for row in iter_config_rows(folder, task, split):
-                n_rows += 1
+            rows = light[(task, split)]
+            for pos, row in enumerate(rows):
                 if row["id"] in seen_ids:
                     report.fail(f"{task}/{split}: repeated id {row['id']}")
                 seen_ids.add(row["id"])
@@ -98,19 +122,13 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
                     n += 1
                     if row["answer_format"] == "multiple_choice":
                         letters[row["answer"]] += 1
-                    meta = json.loads(row["metadata"])
                     if balanced_axes:
-                        axes[meta["operations"][0].split()[1]] += 1
-                try:
-                    _check_row(row, structures, report)
-                except Exception as exc:  # a check that cannot run is itself a problem
-                    report.fail(f"{row.get('id')}: check failed: {type(exc).__name__}: {exc}")
-                gold = scoring.score_prediction(task, row["answer"], row["answer"], row["metadata"])
-                if gold["score"] != 1.0 or gold["exact"] != 1.0:
-                    report.fail(f"{row['id']}: gold answer scores {gold['score']}")
+                        axes[json.loads(row["metadata"])["operations"][0].split()[1]] += 1
+                for problem in found[(task, split, pos)]:
+                    report.fail(problem)
                 report.checked += 1
-            if n_rows != expected:
-                report.fail(f"{task}/{split}: {n_rows} rows, manifest says {expected}")
+            if len(rows) != expected:
+                report.fail(f"{task}/{split}: {len(rows)} rows, manifest says {expected}")
         report.per_task[task] = {"questions": n, "letters": dict(letters), "axes": dict(axes)}
         _balance(task, letters, 4, report)
         _balance(task, axes, len(axes) or 1, report)
@@ -118,6 +136,67 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
         if len(splits) > 1:
             report.fail(f"complex {pdb_id} is in several splits: {sorted(splits)}")
     return report
+
+
+def _row_problems(row: dict, structures: _Structures) -> list[str]:
+    """Problems of one row: its checks, then its gold answer's score."""
+    mine = ValidationReport()
+    try:
+        _check_row(row, structures, mine)
+    except Exception as exc:  # a check that cannot run is itself a problem
+        mine.fail(f"{row.get('id')}: check failed: {type(exc).__name__}: {exc}")
+    gold = scoring.score_prediction(row["task"], row["answer"], row["answer"], row["metadata"])
+    if gold["score"] != 1.0 or gold["exact"] != 1.0:
+        mine.fail(f"{row['id']}: gold answer scores {gold['score']}")
+    return mine.problems
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(setup: tuple) -> None:
+    source, structures, cutoff, hbonds = setup
+    _WORKER["structures"] = _Structures(source, structures)
+    _WORKER["structures"].pocket_cutoff = cutoff
+    _WORKER["structures"].hbonds = hbonds
+
+
+def _check_job(job: tuple[frozenset, list[tuple[str, str, str, int, int]]]) -> list[tuple[tuple, list[str]]]:
+    """Problems of the rows of one run of complexes, read from the row groups that hold them."""
+    complexes, groups = job
+    structures = _WORKER["structures"]
+    structures.cache.clear()  # complexes of one job are never another's
+    out = []
+    for task, split, path, g, first in groups:
+        rows = pq.ParquetFile(path).read_row_group(g).to_pylist()
+        for k, row in enumerate(rows):
+            if row["pdb_id"] in complexes:
+                out.append(((task, split, first + k), _row_problems(row, structures)))
+    return out
+
+
+def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, list[str]]:
+    """Problems of every row, keyed by (task, split, position), from ``workers`` processes."""
+    ids = sorted(set().union(*(g[5] for g in groups))) if groups else []
+    # two runs of complexes per worker: few row groups are read twice (at the runs' edges)
+    size = max(1, -(-len(ids) // (2 * workers))) if workers > 1 else max(1, len(ids))
+    jobs = []
+    for start in range(0, len(ids), size):
+        chunk = frozenset(ids[start:start + size])
+        jobs.append((chunk, [g[:5] for g in groups if g[5] & chunk]))
+    found: dict[tuple, list[str]] = {}
+    if workers <= 1 or len(jobs) <= 1:
+        _init_worker(setup)
+        try:
+            results = [_check_job(job) for job in jobs]
+        finally:
+            _WORKER.clear()
+    else:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(setup,)) as pool:
+            results = list(pool.map(_check_job, jobs))
+    for result in results:
+        found.update(result)
+    return found
 
 
 def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> None:
@@ -151,5 +230,5 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
     cx, hbonds = structures.get(row["pdb_id"])
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
     pivot = (screen.min(0) + screen.max(0)) / 2.0
-    for problem in room(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
+    for problem in room_of(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
         report.fail(problem)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence, Union
+from typing import Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class Roll:
         return f"roll {self.axis} {self.angle}"
 
 
-Operation = Union[Move, Roll]
+Operation = Move | Roll
 
 
 def check_axis(axis: object) -> None:

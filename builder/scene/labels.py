@@ -21,6 +21,8 @@ from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
+#: Up to this many placed labels, a slot is tested against each of them rather than the mask.
+FEW_RECTS = 12
 
 
 def label_px(style: Style, size: int) -> int:
@@ -182,7 +184,10 @@ def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: i
     entries = _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size)
     avoid = style.label_placement != "overlap"
     entries.sort(key=lambda e: e[0] if avoid else e[1])
+    # The interiors of the placed labels, as a pixel mask and (while they are few, where testing
+    # them one by one is cheaper than reading the mask) as rectangles: the same answer either way.
     taken = np.zeros((size, size), dtype=bool)
+    rects: list[tuple[int, int, int, int]] = []
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
     for _, _, lu, lv, radius, text, colour, centred, key in entries:
@@ -194,26 +199,43 @@ def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: i
         else:
             x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
         placed = None
+        few = len(rects) <= FEW_RECTS
         for dx, dy, sx, sy in slots if avoid else ():
             x = int(round(x0 + dx * w + sx * radius))
             y = int(round(y0 + dy * h + sy * radius))
-            if 0 <= x and 0 <= y and x + w <= size and y + h <= size and not taken[y + 1:y + h - 1, x + 1:x + w - 1].any():
+            if not (0 <= x and 0 <= y and x + w <= size and y + h <= size):
+                continue
+            if few:
+                ax0, ay0, ax1, ay1 = x + 1, y + 1, x + w - 1, y + h - 1
+                hit = ax0 < ax1 and ay0 < ay1 and any(
+                    ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1 for bx0, by0, bx1, by1 in rects)
+            else:
+                hit = taken[y + 1:y + h - 1, x + 1:x + w - 1].any()
+            if not hit:
                 placed = (x, y)
                 break
         if placed is None:
             stuck.append(PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False))
         else:
             taken[placed[1] + 1:placed[1] + h - 1, placed[0] + 1:placed[0] + w - 1] = True
+            if w > 2 and h > 2:
+                rects.append((placed[0] + 1, placed[1] + 1, placed[0] + w - 1, placed[1] + h - 1))
             free.append(PlacedLabel(key, text, colour, px, placed[0], placed[1], w, h, True))
     return stuck + free
 
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:
     """Paste the labels of :func:`layout_labels` onto ``image`` (RGB, final size)."""
+    paste_labels(image, layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]))
+
+
+def paste_labels(image, labels, top: int = 0) -> None:
+    """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on."""
     core = image.im
-    for label in layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]):
+    for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)
-        core.paste(sprite, (label.x, label.y, label.x + w, label.y + h), sprite)
+        y = label.y - top
+        core.paste(sprite, (label.x, y, label.x + w, y + h), sprite)
 
 
 def glyph_mask(text: str, px: int) -> np.ndarray:

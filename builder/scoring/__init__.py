@@ -9,7 +9,8 @@ that evaluation front-ends load it cheaply. The public names below are the stabl
 Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
 parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
 :mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
-:mod:`.baselines` (chance answers), :mod:`.predictions` (reading prediction files),
+:mod:`.baselines` (chance answers), :mod:`.blind` (options-only and text-only answers),
+:mod:`.predictions` (reading prediction files),
 :mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``).
 
 Conventions
@@ -41,7 +42,7 @@ average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8,
 all eight have questions), ``average_9_tasks`` and ``average_7_tasks`` (macro means of the task
 scores, all nine or without T5/T6; T4 once).
 
-How answers are read (the rules a model author can rely on; README "How answers are read")
+How answers are read (the rules a model author can rely on; docs/answer-reading.md)
 -------------------------------------------------------------------------------------------
 * Clean-up: case, markdown (emphasis of any length, bullets, code, tables), LaTeX, units, ``+``
   and unicode minus signs are ignored; a ``<think>`` block is dropped when text follows it; only
@@ -72,7 +73,15 @@ from ..core.registry import (
                              TASK_NAMES,
                              canonical_task,
 )
-from .baselines import BASELINE_KINDS, baseline_prediction
+from .baselines import BASELINE_KINDS, BASELINE_NAMES, BLIND_BASELINES, baseline_prediction, reference_scores
+from .blind import (
+                             BLIND_NAMES,
+                             blind_baselines,
+                             fit_text_only,
+                             format_blind_markdown,
+                             options_only_prediction,
+                             wilson,
+)
 from .bonds import BondAnswer
 from .metrics import score_prediction
 from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, format_paper_rows_markdown, paper_reference_rows
@@ -97,7 +106,8 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
+    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BASELINE_NAMES", "BLIND_BASELINES", "reference_scores", "BLIND_NAMES", "blind_baselines", "fit_text_only",
+    "format_blind_markdown", "options_only_prediction", "wilson", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
     "MAX_CHARS", "MAX_INPUT_CHARS", "NOT_COMPARABLE", "format_paper_rows_markdown", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
     "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
@@ -107,5 +117,6 @@ __all__ = [
 
 #: Baselines that read images, and so live outside the scorer (which loads no image code):
 #: ``pixel_registration`` is ``builder.dataset.pixel_solver`` (T1, T3 by image registration),
-#: shown in the dataset card's baselines table next to :data:`BASELINE_KINDS`.
-IMAGE_BASELINES = ("pixel_registration",)
+#: shown in the dataset card's baselines table next to :data:`BASELINE_KINDS`;
+#: ``option_image_medoid`` is ``builder.dataset.blind`` (T5/T6 options only, docs/decoys.md).
+IMAGE_BASELINES = ("pixel_registration", "option_image_medoid")

@@ -1,12 +1,20 @@
-"""Chance-level baselines (random and constant answers) for every task."""
+"""Chance-level baselines (random and constant answers) for every task; the blind baselines
+(options only, text only) are in :mod:`.blind` and listed here in :data:`BLIND_BASELINES`."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.registry import LETTER, RESIDUE_BONDS, TASK_BY_NAME, CommandRange, canonical_task
 from ..operations.language import Move, Roll, format_operations
+from .blind import (BEST_RULE, BLIND_NAMES, IMAGE_RULE, OPTION_RULES, TEXT_ONLY, blind_baselines, fit_text_only,
+                    interval)
+from .metrics import score_prediction
+
+#: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
+#: the image rule of T5/T6 (computed by ``builder.dataset.blind``) and the text-only answer.
+BLIND_BASELINES = (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY)
 
 # --------------------------------------------------------------------------------------------
 # Chance baselines
@@ -54,3 +62,33 @@ def baseline_prediction(kind: str, task: str, record: Mapping, rng: np.random.Ge
     if spec.answer_kind == RESIDUE_BONDS:
         return "Yes" if rng.random() < 0.5 else "No"
     return spec.constant_answer
+
+
+
+#: Display names of every baseline, chance first (card, ``misi-bench score``).
+BASELINE_NAMES = {"random": "random answer in range / random letter", "always_no": "constant (`No`, `None`, `A`)",
+                  **BLIND_NAMES}
+
+
+def reference_scores(rows: Sequence[Mapping], train_rows: Sequence[Mapping] | None = None,
+                     image_answers: Mapping[str, str] | None = None, seed: int = 0, draws: int = 20) -> dict:
+    """Every baseline on ``rows`` (id, task, answer, metadata, options): ``{baseline: {task:
+    {"n", "score", "ci95"}}}`` (0-1 scale). The chance baselines (``random`` averaged over
+    ``draws`` draws per question, ``always_no``) and the blind ones (:func:`blind.blind_baselines`;
+    text only needs ``train_rows``, T5/T6's options-only rule ``image_answers``)."""
+    out: dict[str, dict] = {}
+    for kind in BASELINE_KINDS:
+        rng = np.random.default_rng(seed)
+        per_task: dict[str, list[float]] = {}
+        for row in rows:
+            task = canonical_task(row["task"])
+            options = list(row.get("options") or []) or None
+            n = draws if kind == "random" else 1
+            total = sum(score_prediction(task, baseline_prediction(kind, task, row, rng), row["answer"],
+                                         row.get("metadata"), options=options)["score"] for _ in range(n))
+            per_task.setdefault(task, []).append(total / n)
+        out[kind] = {t: {"n": len(v), "score": sum(v) / len(v), "ci95": [round(x, 4) for x in interval(v)]}
+                     for t, v in per_task.items()}
+    text_model = fit_text_only(train_rows) if train_rows else None
+    out.update(blind_baselines(rows, text_model, image_answers, seed))
+    return out

@@ -20,8 +20,9 @@ PAPER_REFERENCE_FILE = Path(__file__).with_name("paper_reference.yaml")
 
 @dataclass(frozen=True)
 class PaperReferenceRow:
-    """One published row. ``scores``: (column key, score) pairs in :data:`~.report.COLUMN_KEYS` order: -> score on the 0-1
-    scale, None where the figure is not known; ``paper_average``: the paper's average (0-1)."""
+    """One published row. ``scores``: (column key, score) pairs in :data:`~.report.COLUMN_KEYS`
+    order: -> score on the 0-1 scale, None where the figure is not known; ``paper_average``: the
+    paper's average (0-1)."""
 
     name: str
     description: str

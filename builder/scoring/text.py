@@ -29,7 +29,10 @@ _ANSWER_OPEN_RE = re.compile(r"<\s*answer\s*>", re.IGNORECASE)
 _ANSWER_CLOSE_RE = re.compile(r"<\s*/\s*answer\s*>", re.IGNORECASE)
 _HTML_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,20}\s*/?>")
 _BOXED_RE = re.compile(r"\\boxed\s*\{")
-_LATEX_RE = re.compile(r"\\(?:text|mathrm|textbf|mathbf|operatorname)\s*\{|\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\\,|\\;|\\!|\\quad|\\ |\\\(|\\\)|\\\[|\\\]|\$|[{}]")
+_LATEX_RE = re.compile(
+    r"\\(?:text|mathrm|textbf|mathbf|operatorname)\s*\{|\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree"
+    r"|\\,|\\;|\\!|\\quad|\\ |\\\(|\\\)|\\\[|\\\]|\$|[{}]"
+)
 _EMPHASIS_RE = re.compile(r"\*\*|__|\*")
 _STAR_RUN_RE = re.compile(r"\*{3,}")
 _WORDISH = re.compile(r"[\w'*]")

@@ -30,7 +30,9 @@ dt = time.perf_counter() - t
 q = sum(m["totals"]["questions"][s] for s in ("train", "test"))
 i = sum(m["totals"]["images"].values())
 import resource
-print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "seconds": dt, "questions": q, "images": i, "complexes": m["complexes"]["train"] + m["complexes"]["test"]}))
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+n = m["complexes"]["train"] + m["complexes"]["test"]
+print(json.dumps({"peak_mb": peak_mb, "seconds": dt, "questions": q, "images": i, "complexes": n}))
 """
 
 

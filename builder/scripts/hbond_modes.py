@@ -25,8 +25,8 @@ from ..chemistry.hbonds import (
     detect_hbonds,
     format_pocket_answer,
     format_residue_answer,
-    rotamer_sensitive,
 )
+from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..chemistry.structure import read_pdbbind_dir
 from .hbond_report import SETS, compare, pooled, set_dirs
 

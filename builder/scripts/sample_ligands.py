@@ -194,7 +194,7 @@ def build_ligand(src: LigandSource, tmpl: dict, mapping: list[int]) -> tuple[obj
     names = [a.name for a in src.heavy]
     if keep_h:
         used = set(names)
-        for k, (h, p) in enumerate(zip(src.hydrogens, parents)):
+        for h, p in zip(src.hydrogens, parents):
             idx = m.AddAtom(Chem.Atom(1))
             m.AddBond(p, idx, Chem.BondType.SINGLE)
             name = h.name

@@ -3,7 +3,7 @@
 Each task lives in its own module ``builder/tasks/<name>.py``, which ends with ``ROOM`` (a
 :class:`~.room.Room`: the registry entry plus the generator, the audit's replay and answer space
 and the validator's check). :data:`ROOMS` lists them in the registry's order; shared machinery
-reaches a task only through :func:`room` (``docs/extending.md`` has the recipe for a new task).
+reaches a task only through :func:`room_of` (``docs/extending.md`` has the recipe for a new task).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _BY_NAME: dict[str, Room] = {module.ROOM.name: module.ROOM for module in _MODULE
 ROOMS: tuple[Room, ...] = tuple(_BY_NAME[name] for name in TASK_NAMES)
 
 
-def room(task: str) -> Room:
+def room_of(task: str) -> Room:
     """The :class:`~.room.Room` of a task config name."""
     if task not in _BY_NAME:
         raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
@@ -33,4 +33,4 @@ def room(task: str) -> Room:
 
 def generator(task: str) -> Callable:
     """The ``generate(ctx) -> list[TaskInstance]`` function of a task config name."""
-    return room(task).generate
+    return room_of(task).generate

@@ -107,6 +107,8 @@ class TaskContext:
     load_partner: Callable[[str], Annotation] | None = None
     #: The build profile (``builder.core.profiles``): which templates and parameters are in force.
     profile: str = LEGACY_PROFILE
+    #: How the choice tasks draw their options: ``paper`` or ``balanced`` (see ``decoys``).
+    decoys: str = "paper"
 
     def rng(self, task: str, k: int) -> np.random.Generator:
         """The random generator of question ``k`` of ``task`` for this complex: depends only on

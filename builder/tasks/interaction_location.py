@@ -4,7 +4,9 @@ the centre of the front view?
 The correct option moves the centroid of the bond's two heavy atoms (front-view screen
 coordinates cx, cy in Å) onto the line of sight: `move x -round(cx), move y -round(cy)`, rounding
 half away from zero. Decoys change the sign and/or magnitude of one or both components; all four
-options are distinct and each has a non-zero component. Up to 3 bonds per complex.
+options are distinct and each has a non-zero component. Up to 3 bonds per complex. With
+``--decoys balanced`` the four options are independent perturbations of a hidden centre
+(``decoys.balanced_moves``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .base import (LETTERS, TaskContext, TaskInstance, caption, letter_for, meta
                    request, six_views, view_order)
 from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
 from ..core.profiles import profile_of_metadata
+from .decoys import balanced_moves
 
 TASK = "interaction_location"
 MAX_TRIES = 200
@@ -44,6 +47,24 @@ def _perturb(rng, value: int) -> int:
     return value
 
 
+def _options(ctx: TaskContext, rng, truth: tuple[int, int], correct: int) -> list[tuple[int, int]] | None:
+    """The four options in letter order, the truth at ``correct`` (``ctx.decoys``: see
+    ``decoys``); None when no valid set could be drawn."""
+    if ctx.decoys == "balanced":
+        return balanced_moves(truth, rng, correct)
+    opts = [truth]
+    for _ in range(MAX_TRIES):
+        cand = (_perturb(rng, truth[0]), _perturb(rng, truth[1]))
+        if cand not in opts and cand != (0, 0):
+            opts.append(cand)
+        if len(opts) == 4:
+            break
+    else:
+        return None
+    decoys = opts[1:]
+    return decoys[:correct] + [truth] + decoys[correct:]
+
+
 def option_text(xy: tuple[int, int]) -> str:
     return f"move x {xy[0]}, move y {xy[1]}"
 
@@ -61,18 +82,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         bond = bonds[b_index]
         rng = ctx.rng(TASK, k)
         truth = centring_move(ctx, bond)
-        opts = [truth]
-        for _ in range(MAX_TRIES):
-            cand = (_perturb(rng, truth[0]), _perturb(rng, truth[1]))
-            if cand not in opts and cand != (0, 0):
-                opts.append(cand)
-            if len(opts) == 4:
-                break
-        else:
-            continue
         correct = letter_for(ctx, TASK, k)
-        decoys = opts[1:]
-        ordered = decoys[:correct] + [truth] + decoys[correct:]
+        ordered = _options(ctx, rng, truth, correct)
+        if ordered is None:
+            continue
         option_texts = tuple(option_text(o) for o in ordered)
         images = six_views(ann, ctx.six_views)
         question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
@@ -108,8 +121,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     cx, screen, rid = subject.complex, subject.screen, row["id"]
     m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
     res_name, number, atom, chain, lig_atom = m.groups()
-    prot = [i for i in range(cx.n_atoms) if not cx.is_ligand[i] and cx.res_names[i] == res_name
-            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.atom_names[i] == atom and cx.chain_ids[i] == chain]
+    prot = [i for i in range(cx.n_atoms)
+            if not cx.is_ligand[i] and cx.res_names[i] == res_name and cx.atom_names[i] == atom
+            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.chain_ids[i] == chain]
     ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
     if len(prot) != 1 or len(ligs) != 1:
         return [f"{rid}: named bond atoms not found uniquely"]

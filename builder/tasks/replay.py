@@ -20,7 +20,7 @@ import json
 from typing import Mapping
 
 from ..core.errors import TaskError
-from . import room as _room_of, TASKS
+from . import TASKS, room_of
 from .room import AnswerSpace, Loader
 from .base import ImageSpec
 
@@ -30,7 +30,7 @@ __all__ = ["AnswerSpace", "Loader", "answer_space", "question_images"]
 def _room(row: Mapping):
     if row["task"] not in TASKS:
         raise TaskError(f"{row['id']}: unknown task {row['task']!r}")
-    return _room_of(row["task"])
+    return room_of(row["task"])
 
 
 def question_images(row: Mapping, load: Loader) -> tuple[ImageSpec, ...]:

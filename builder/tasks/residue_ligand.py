@@ -112,9 +112,9 @@ def _residue_bonds(hbonds, r) -> list:
 def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     """The six views of the residue the metadata names."""
     r = meta["residue"]
+    wanted = (r["chain"], r["name"], r["number"], r["ins_code"])
     index = next((k for k, res in enumerate(ann.complex.residues)
-                  if (res.chain, res.name, res.number, res.ins_code) == (r["chain"], r["name"], r["number"], r["ins_code"])),
-                 None)
+                  if (res.chain, res.name, res.number, res.ins_code) == wanted), None)
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
     return residue_images(ann, index, view_order(profile_of_metadata(meta)))

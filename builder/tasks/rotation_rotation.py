@@ -9,6 +9,7 @@ from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, lette
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .room import Room
 from ..core.registry import TASK_BY_NAME
+from .decoys import BALANCED_SCHEME, balanced_pairs
 
 TASK = "rotation_rotation"
 
@@ -33,17 +34,28 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(a2, signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
+        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+            def similar(a, b, opts, c=correct):
+                return projected_difference(ann, a, b, base=opts[c]) < limit
 
-        def decoy(scheme, r):
-            return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
+            spec = p["roll_angle"]
+            options = balanced_pairs(truth, rng, (spec, spec), (AXES, AXES), True, similar)
+            if options is None:
+                continue
+            truth = options[correct]
+            f1, f2 = truth
+            schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
+        else:
+            def decoy(scheme, r, f1=f1, f2=f2):
+                return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
 
-        def too_similar(a, b):
-            return projected_difference(ann, a, b, base=truth) < limit
+            def too_similar(a, b, truth=truth):
+                return projected_difference(ann, a, b, base=truth) < limit
 
-        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
-        if built is None:
-            continue
-        options, schemes = built
+            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            if built is None:
+                continue
+            options, schemes = built
         images = question_images(ann, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]

@@ -10,6 +10,7 @@ from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, lette
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .room import Room
 from ..core.registry import TASK_BY_NAME
+from .decoys import BALANCED_SCHEME, balanced_pairs
 
 TASK = "translation_rotation"
 
@@ -51,17 +52,28 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
         limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
+        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+            def similar(a, b, opts, t=target, lim=limit):
+                return projected_difference(t, a, b) < lim
 
-        def decoy(scheme, r):
-            return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
+            specs = (p["move_distance"], p["roll_angle"])
+            options = balanced_pairs(truth, rng, specs, (("x", "y"), AXES), False, similar)
+            if options is None:
+                continue
+            truth = options[correct]
+            f1, f2 = truth
+            schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
+        else:
+            def decoy(scheme, r, f1=f1, f2=f2):
+                return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
 
-        def too_similar(a, b):
-            return projected_difference(target, a, b) < limit
+            def too_similar(a, b, target=target, limit=limit):
+                return projected_difference(target, a, b) < limit
 
-        built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
-        if built is None:
-            continue
-        options, schemes = built
+            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            if built is None:
+                continue
+            options, schemes = built
         images = question_images(ann, target, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]

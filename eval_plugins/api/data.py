@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,8 +132,11 @@ class QuestionSource:
                 log.warning("%s: no rows for config %s split %s", self.location, config, split)
         return rows
 
-    def questions(self, configs: list[str], split: str, wanted: set[str]) -> Iterator[Question]:
-        """The questions whose id is in ``wanted``, streamed in dataset order."""
+    def questions(self, configs: list[str], split: str, wanted: set[str],
+                  images: ImageCache | None = None) -> Iterator[Question]:
+        """The questions whose id is in ``wanted``, streamed in dataset order; with ``images``
+        (the run's :class:`ImageCache`) questions that show the same view share its bytes."""
+        same = (lambda png: png) if images is None else images.intern
         for config in configs:
             for batch in self._batches(config, split, PROMPT_COLUMNS):
                 ids = batch.column("id").to_pylist()
@@ -141,11 +145,68 @@ class QuestionSource:
                     continue
                 for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):  # (no pyarrow.compute import)
                     try:
-                        images = tuple(image_png(img, row["id"]) for img in (row["images"] or []))
+                        pngs = tuple(same(image_png(img, row["id"])) for img in (row["images"] or []))
                     except (MisiError, OSError, ValueError) as exc:  # a broken row fails alone
                         yield Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
                         continue
-                    yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), images)
+                    yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
+
+
+class ImageCache:
+    """Each distinct image of a run once: one bytes object and its base64 text, keyed by content.
+
+    A dict keyed by the PNG bytes themselves (Python hashes a bytes object's content once and
+    keeps the hash; a lookup then compares contents, so two different images never share an
+    entry). :meth:`intern` gives rows that show the same view the same bytes object, and
+    :meth:`b64` encodes each distinct image once. Least recently used entries are dropped beyond
+    ``max_bytes`` (PNG plus base64), so memory stays bounded whatever the run's size; questions
+    come in dataset order (config, then complex), so the images they share are close together.
+    """
+
+    def __init__(self, max_bytes: int = 256 * 1024 * 1024):
+        self.max_bytes = int(max_bytes)
+        self._store: OrderedDict[bytes, list] = OrderedDict()
+        self._bytes = 0
+        self.hits = 0
+        self.misses = 0
+
+    def _entry(self, png: bytes) -> list:
+        entry = self._store.get(png)
+        if entry is not None:
+            self.hits += 1
+            self._store.move_to_end(png)
+            return entry
+        self.misses += 1
+        entry = [png, None]
+        self._store[png] = entry
+        self._bytes += len(png)
+        self._trim()
+        return entry
+
+    def _trim(self) -> None:
+        while self._bytes > self.max_bytes and len(self._store) > 1:
+            _, (png, text) = self._store.popitem(last=False)
+            self._bytes -= len(png) + (len(text) if text is not None else 0)
+
+    def intern(self, png: bytes) -> bytes:
+        """The run's one bytes object with the content of ``png``."""
+        return self._entry(png)[0]
+
+    def b64(self, png: bytes) -> bytes:
+        """base64 of ``png`` (ASCII bytes), encoded on the first request that shows it."""
+        entry = self._entry(png)
+        if entry[1] is None:
+            entry[1] = base64.b64encode(png)
+            self._bytes += len(entry[1])
+            self._trim()
+        return entry[1]
+
+    def clear(self) -> None:
+        self._store.clear()
+        self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._store)
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
@@ -188,13 +249,16 @@ def build_messages(q: Question, system: str | None = None, image_urls: list[str]
 
 
 def request_body(q: Question, model: str, *, system: str | None = None, max_tokens: int | None = None,
-                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None) -> bytes:
+                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None,
+                 images: ImageCache | None = None) -> bytes:
     """The JSON body (UTF-8) of one chat-completions request for ``q``; ``extra_body`` fields go in
     at top level and override the others.
 
     Equal to ``json.dumps`` of the full request, but the base64 images (JSON-safe ASCII) are
     spliced in as bytes instead of passing through the JSON encoder: 5x less CPU per request.
+    ``images``: the run's :class:`ImageCache` (each distinct image is base64-encoded once).
     """
+    encode = base64.b64encode if images is None else images.b64
     marks = [f"{_MARK}{i}@" for i in range(len(q.images))]
     body: dict[str, Any] = {"model": model, "messages": build_messages(q, system, marks)}
     if max_tokens is not None:
@@ -206,7 +270,7 @@ def request_body(q: Question, model: str, *, system: str | None = None, max_toke
     parts, pos = [], 0
     for mark, png in zip(marks, q.images):
         at = text.index(mark.encode(), pos)
-        parts += [text[pos:at], _DATA_URL_BYTES, base64.b64encode(png)]
+        parts += [text[pos:at], _DATA_URL_BYTES, encode(png)]
         pos = at + len(mark)
     parts.append(text[pos:])
     return b"".join(parts)

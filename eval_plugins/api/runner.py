@@ -1,7 +1,8 @@
 """The concurrent run of ``misi-bench eval`` and its report.
 
-``concurrency`` workers each take the next unanswered question, build its request (images are
-base64-encoded just then, so memory holds only the questions in flight), wait for the answer and
+``concurrency`` workers each take the next unanswered question, build its request (each distinct
+image is base64-encoded once per run, when a request first shows it, and kept in a bounded
+least-recently-used cache: ``data.ImageCache``), wait for the answer and
 append it to the run folder; the in-flight window is therefore exactly ``concurrency``. At the
 end every selected question is scored with the one scorer (:func:`score_records`); questions
 without an answer (given up, or never asked because of a fatal error) are scored as missing.
@@ -21,7 +22,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.scoring import format_paper_rows_markdown, format_report_markdown, score_records
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
-from .data import Question, QuestionSource, request_body
+from .data import ImageCache, Question, QuestionSource, request_body
 from .store import PREDICTIONS, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
@@ -90,9 +91,13 @@ class Progress:
 
 
 async def ask_all(questions: Iterator[Question], settings: RunSettings, options: EvalOptions,
-                   store: RunStore, progress: Progress) -> tuple[dict[str, str], str | None]:
+                  store: RunStore, progress: Progress,
+                  images: ImageCache | None = None) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
-    errors of the questions given up and the fatal error that stopped the run, if any."""
+    errors of the questions given up and the fatal error that stopped the run, if any.
+    ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
+    is base64-encoded once however many questions show it."""
+    images = ImageCache() if images is None else images
     failed: dict[str, str] = {}
     fatal: list[str] = []
     client = ChatClient(options.base_url, api_key=options.api_key, policy=options.policy,
@@ -107,7 +112,8 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
                 if q.error:
                     raise RequestFailed(q.error, 0)
                 body = request_body(q, settings.model, system=settings.system, max_tokens=settings.max_tokens,
-                                    temperature=settings.temperature, extra_body=settings.extra_body)
+                                    temperature=settings.temperature, extra_body=settings.extra_body,
+                                    images=images)
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
                 if exc.fatal or (exc.kind == "connection" and not progress.answered):
@@ -157,8 +163,9 @@ def run_eval(settings: RunSettings, source: QuestionSource, options: EvalOptions
         fatal = None
         try:
             if pending:
-                questions = source.questions(list(options.configs), options.split, set(pending))
-                failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress))
+                images = ImageCache()
+                questions = source.questions(list(options.configs), options.split, set(pending), images)
+                failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress, images))
         finally:
             elapsed = progress.close()
             store.sync()
@@ -205,10 +212,11 @@ def _latency_stats(values: list[float]) -> dict:
 def _markdown(report: dict) -> str:
     """The scorer's per-task table followed by the headline figures of the run."""
     r, s, t = report["report"], report["session"], report["tokens"]
+    asked = report["selection"]["questions"]
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
         format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
-        f"questions: {report['selection']['questions']}, answered: {report['selection']['questions'] - len(report['missing'])}, "
+        f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",
         f"this session: {s['answered']} answered, {s['failed']} failed in {s['wall_s']:.1f} s "

@@ -22,8 +22,9 @@ import json, resource, sys, time
 import datasets, pyarrow  # imported before timing
 from misi_bench.eval_plugins.finetune.export import export_sft
 r = export_sft(sys.argv[1], sys.argv[2], sys.argv[3], progress=False)
+maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"rows": r.total_rows, "seconds": r.seconds, "bytes": r.bytes, "image_refs": r.image_refs,
-                  "images_written": r.images_written, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "images_written": r.images_written, "maxrss_mb": maxrss_mb}))
 """
 FORMATS = ("hf", "llamafactory", "swift")
 

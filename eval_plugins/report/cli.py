@@ -69,7 +69,9 @@ def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper:
                             f"build {Path(dataset).name}, split {split}"))
         notes.append(f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
                      f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
-                     f"averaged over {RANDOM_DRAWS} draws per question.")
+                     f"averaged over {RANDOM_DRAWS} draws per question. Blind rows never look at the pictures "
+                     f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
+                     f"only the best options-only rule per choice task.")
     return rows, notes
 
 

@@ -23,7 +23,7 @@ HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "--", "++")
 #: shapes and grey levels, so that they read without colour and never clash with a bar's colour.
 REFERENCE_STYLES = (("*", "#000000", "#ffffff"), ("D", "#ffffff", "#000000"), ("^", "#9a9a9a", "#000000"),
                     ("s", "#ffffff", "#000000"))
-CHANCE_STYLES = (("--", "#000000"), (":", "#555555"))
+CHANCE_STYLES = (("--", "#000000"), (":", "#555555"), ("-.", "#000000"), ((0, (1, 1)), "#777777"))
 AVERAGE_COLUMN = "Avg (paper, 8 col)"
 
 
@@ -127,7 +127,8 @@ def figure_png(fig) -> bytes:
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1300px;padding:0 1rem;color:#111}
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:1300px;
+padding:0 1rem;color:#111}
 h1{font-size:1.5rem} img{max-width:100%;height:auto;border:1px solid #ccc}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem;margin:1rem 0}
 th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:right} th:first-child,td:first-child{text-align:left}

@@ -241,4 +241,34 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
                 metrics.append((rec["task"], score_prediction(rec["task"], pred, rec["answer"], rec["metadata"],
                                                               options=options)))
         rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
+    rows.update(blind_levels(build, split, records, seed))
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
+
+
+def blind_levels(build: Path, split: str, records: list[dict], seed: int = 0) -> dict[str, dict[str, float | None]]:
+    """The blind baselines of a build (docs/decoys.md) as report rows: text only (fitted on the
+    build's train split) and options only (best rule per choice task; T5/T6's image rule comes
+    from the build's ``baselines.json``, written by the build, which decodes the images)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ...builder.scoring import BLIND_NAMES, blind_baselines, fit_text_only  # noqa: PLC0415
+
+    train = []
+    for task in TASK_NAMES:
+        for shard in sorted((build / task).glob("train-*.parquet")):
+            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
+    try:
+        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    image_answers = (stored.get("image_answers") or {}).get(split) or {}
+    result = blind_baselines(records, fit_text_only(train) if train else None, image_answers, seed)
+    rows = {}
+    for name in ("text_only", "options_best"):
+        if name in result:
+            scores = _empty()
+            for task, cell in result[name].items():
+                if task in TASK_COLUMN:
+                    scores[TASK_COLUMN[task]] = _pct(cell["score"])
+            rows[f"Blind: {BLIND_NAMES[name]}"] = scores
+    return rows

@@ -41,7 +41,7 @@ mkdir -p @LOG_DIR_Q@
 array_job=$(sbatch --parsable --array="${1:-0-@LAST_SHARD@}" "$SELF")
 array_job=${array_job%%;*}
 merge_job=$(sbatch --parsable --job-name=@JOB_NAME@-merge --dependency=afterok:"$array_job" \
-    --kill-on-invalid-dep=yes --cpus-per-task=1 --time=@MERGE_TIME@ --output=@LOG_DIR_Q@/%x-%j.out --export=ALL \
+    --kill-on-invalid-dep=yes --cpus-per-task=@CPUS@ --time=@MERGE_TIME@ --output=@LOG_DIR_Q@/%x-%j.out --export=ALL \
     @MERGE_SBATCH@--wrap="$(printf '%q ' bash "$SELF" --merge)")
 merge_job=${merge_job%%;*}
 echo "shards ${1:-0-@LAST_SHARD@}: array job $array_job; merge: job $merge_job (after the shards succeed)"

@@ -1,0 +1,70 @@
+"""Measures of the published bytes (``scripts/bench_bytes``): shards written again with other
+writer settings, and images encoded with other lossless codecs."""
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image
+
+from .parquet import ROW_GROUP_ROWS, arrow_schema
+
+#: Lossless encodings compared with the stored PNGs (name -> Pillow ``save`` arguments).
+CODECS: dict[str, dict] = {
+    "PNG zlib 1 (stored)": dict(format="PNG", compress_level=1),
+    "PNG zlib 9": dict(format="PNG", compress_level=9),
+    "WebP lossless, method 1, quality 25": dict(format="WEBP", lossless=True, method=1, quality=25),
+    "WebP lossless, method 4": dict(format="WEBP", lossless=True, method=4, quality=100),
+}
+
+
+def image_references(path: Path) -> int:
+    """Image references (images of all rows) of one shard."""
+    return sum(len(r["image_views"]) for r in pq.read_table(path, columns=["image_views"]).to_pylist())
+
+
+def stored_images(path: Path) -> list[bytes]:
+    """The image bytes of every row of one shard, in order."""
+    return [img["bytes"] for r in pq.read_table(path, columns=["images"]).to_pylist() for img in r["images"]]
+
+
+def rewritten_bytes(path: Path, dictionary_limit: int | None) -> tuple[int, bool]:
+    """(bytes, same rows) of one shard written again row group by row group, as
+    ``parquet.ShardWriter`` writes them, with the dictionary page limit ``dictionary_limit``
+    (None: Parquet's default)."""
+    schema = arrow_schema()
+    source = pq.ParquetFile(path)
+    buf = io.BytesIO()
+    kwargs = {"dictionary_pagesize_limit": dictionary_limit} if dictionary_limit else {}
+    writer = pq.ParquetWriter(buf, schema, compression="zstd", write_statistics=False, **kwargs)
+    rows = []
+    for g in range(source.num_row_groups):
+        part = source.read_row_group(g).to_pylist()
+        rows += part
+        writer.write_table(pa.Table.from_pylist(part, schema=schema), row_group_size=ROW_GROUP_ROWS)
+    writer.close()
+    data = buf.getvalue()
+    return len(data), pq.read_table(io.BytesIO(data), schema=schema).to_pylist() == rows
+
+
+def codec_sizes(pngs: list[bytes]) -> list[tuple[float, float, bool]]:
+    """Per codec of :data:`CODECS`: (bytes as a share of ``pngs``, encoding ms per image, whether
+    every decoded picture equals the PNG's)."""
+    images = [Image.open(io.BytesIO(p)).convert("RGB") for p in pngs]
+    base = sum(len(p) for p in pngs)
+    out = []
+    for kwargs in CODECS.values():
+        start, encoded = time.process_time(), []
+        for image in images:
+            buf = io.BytesIO()
+            image.save(buf, **kwargs)
+            encoded.append(buf.getvalue())
+        ms = 1000 * (time.process_time() - start) / max(1, len(images))
+        same = all(np.array_equal(np.asarray(Image.open(io.BytesIO(e)).convert("RGB")), np.asarray(i))
+                   for e, i in zip(encoded, images))
+        out.append((sum(map(len, encoded)) / base, ms, same))
+    return out

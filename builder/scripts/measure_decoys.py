@@ -1,0 +1,209 @@
+"""Options-only baselines of the choice tasks per decoy mode, on many questions (docs/decoys.md).
+
+    python -m misi_bench.builder.scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4]
+        [--sources samples builder/data/heldout builder/data/copies] [--json-out FILE]
+
+Generates the T5, T6 and T8 questions of every complex of each source (the build's own generators
+and question random streams, train counts, partners from the same source) for each seed and each
+decoy mode, without writing a dataset. Scores, per task and mode, the options-only rules with
+95% Wilson intervals: T8 the scorer's rules on the option text (``scoring.blind``); T5/T6 the
+option image nearest to the other three (``dataset.blind.image_medoid``, the four option images
+rendered as the build renders them; seeds ``--image-seeds``) and, on every seed, the same rule in
+transformation space (the option whose projected model is nearest, in mean pixel distance, to the
+projections after the other three options). Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import scoring
+from ..core.errors import MisiError
+from ..dataset import blind
+from ..dataset.sources import discover
+from ..dataset.units import AnnotationCache
+from ..operations.language import parse_operation
+from ..scene.raster import render_image
+from ..scoring.blind import OPTION_RULES, pick_lowest, wilson
+from ..tasks import generator
+from ..tasks.base import TaskContext, load_params, projected_difference
+
+log = logging.getLogger(__name__)
+TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
+MODES = ("paper", "balanced")
+DEFAULT_SOURCES = ("samples", "builder/data/heldout", "builder/data/copies")
+
+
+def _seeds(text: str) -> list[int]:
+    if "-" in text:
+        lo, hi = text.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(v) for v in text.split(",")]
+
+
+def _ops_medoid(inst, load, rng) -> str:
+    """Transformation-space medoid of a T5/T6 question's options (projected model distance)."""
+    meta = inst.metadata
+    options = [tuple(parse_operation(o) for o in ops) for ops in meta["option_operations"]]
+    if inst.task == "translation_rotation":
+        ann, base = load(meta["target"]), ()
+    else:
+        ann = load(meta["pdb_id"])
+        base = tuple(parse_operation(o) for o in meta["operations"])
+    d = np.zeros((4, 4))
+    for i in range(4):
+        for j in range(i + 1, 4):
+            d[i, j] = d[j, i] = projected_difference(ann, options[i], options[j], base=base)
+    return pick_lowest(d.sum(axis=1), rng)
+
+
+def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
+    """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
+    params = load_params()
+    tally: dict = {}
+    for result in earlier:
+        for task, modes in result.items():
+            for mode, rules in modes.items():
+                for rule, c in rules.items():
+                    cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
+                    cell[0] += int(c["right"])
+                    cell[1] += int(c["n"])
+
+    def add(task, mode, rule, right):
+        cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
+        cell[0] += int(right)
+        cell[1] += 1
+
+    for source in sources:
+        refs = {r.pdb_id: r for r in discover(source)}
+        cache = AnnotationCache(refs, 10.0, image_size)
+        ids = []
+        for pdb_id in sorted(refs):
+            try:
+                cache.get(pdb_id)
+                ids.append(pdb_id)
+            except MisiError as exc:
+                log.warning("%s: %s", pdb_id, exc)
+        for mode in MODES:
+            for seed in seeds:
+                rng = np.random.default_rng(seed)
+                for pdb_id in ids:
+                    for task in tasks:
+                        ctx = TaskContext(
+                            ann=cache.get(pdb_id),
+                            split="train",
+                            seed=seed,
+                            params=params["tasks"][task],
+                            choice=params["choice"],
+                            template_version="",
+                            params_version="",
+                            partners=[p for p in ids if p != pdb_id],
+                            load_partner=cache.get,
+                            decoys=mode,
+                        )
+                        for inst in generator(task)(ctx):
+                            record = {
+                                "task": task,
+                                "options": list(inst.options),
+                                "answer": inst.answer,
+                            }
+                            if task == "interaction_location":
+                                for rule in OPTION_RULES:
+                                    add(
+                                        task,
+                                        mode,
+                                        rule,
+                                        scoring.options_only_prediction(rule, record, rng)
+                                        == inst.answer,
+                                    )
+                                continue
+                            add(
+                                task,
+                                mode,
+                                "option_ops_medoid",
+                                _ops_medoid(inst, cache.get, rng) == inst.answer,
+                            )
+                            if seed in image_seeds:
+                                specs = [
+                                    s for s in inst.images if s.view_name.startswith("option ")
+                                ]
+                                pixels = [
+                                    np.asarray(render_image(cache.get(s.pdb_id).complex, s.request))
+                                    for s in specs
+                                ]
+                                add(
+                                    task,
+                                    mode,
+                                    "option_image_medoid",
+                                    blind.image_medoid(pixels, rng) == inst.answer,
+                                )
+                log.info("%s %s seed %d done", source, mode, seed)
+    out = {}
+    for task, modes in tally.items():
+        for mode, rules in modes.items():
+            for rule, (k, n) in rules.items():
+                low, high = wilson(k, n)
+                out.setdefault(task, {}).setdefault(mode, {})[rule] = {
+                    "n": n,
+                    "right": k,
+                    "score": round(k / n, 4),
+                    "ci95": [round(low, 4), round(high, 4)],
+                }
+    return out
+
+
+def format_table(result: dict) -> str:
+    lines = [
+        "| task | decoys | rule | questions | score % | 95% interval | minus chance (points) |",
+        "|---|---|---|---:|---:|---|---:|",
+    ]
+    for task in TASKS:
+        for mode in MODES:
+            for rule, c in result.get(task, {}).get(mode, {}).items():
+                lines.append(
+                    f"| {task} | {mode} | {rule} | {c['n']} | {100 * c['score']:.1f} | "
+                    f"{100 * c['ci95'][0]:.1f}-{100 * c['ci95'][1]:.1f} | {100 * c['score'] - 25:+.1f} |"
+                )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", nargs="*", default=list(DEFAULT_SOURCES))
+    parser.add_argument(
+        "--seeds", default="0-11", help="seeds of T8 (and of T5/T6 transformation-space rule)"
+    )
+    parser.add_argument(
+        "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
+    )
+    parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
+    parser.add_argument("--add", nargs="*", default=[],
+                        help="JSON results of earlier runs (other seeds) to add to this run's")
+    parser.add_argument("--json-out")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    start = time.perf_counter()
+    result = measure(
+        args.sources,
+        _seeds(args.seeds),
+        set(_seeds(args.image_seeds)) if args.image_seeds else set(),
+        tasks=tuple(args.tasks),
+        earlier=[json.loads(Path(p).read_text(encoding="utf-8")) for p in args.add],
+    )
+    print(format_table(result))
+    print(f"\n{time.perf_counter() - start:.0f} s")
+    if args.json_out:
+        Path(args.json_out).write_text(
+            json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

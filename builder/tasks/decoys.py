@@ -1,0 +1,164 @@
+"""Decoy modes of the choice tasks (T5, T6, T8): how the four options are drawn.
+
+``paper`` (the default): the three decoys are perturbations of the true answer (``choice`` for
+T5/T6, ``interaction_location._perturb`` for T8), as in the paper. The truth is then the centre
+of the options, and a rule that never looks at the pictures (the option nearest to the other
+three) beats chance (docs/decoys.md).
+
+``balanced``: the four options are four *independent* perturbations of a hidden centre, and the
+truth is one of the four. Given the set of options, every member is then equally likely to be
+the truth (the draws are exchangeable), so any rule that sees only the options scores 1 in 4 up
+to how much the truth's own prior varies over the spread of the options. A drawn set is kept or
+rejected as a whole (four distinct options, none invalid, all images visibly different), a
+condition symmetric in the four options, so rejection keeps the symmetry.
+
+* T8: the truth (the centring move) is fixed by the geometry; the hidden centre is the truth
+  minus the truth's own offset, ``c = t - p_j``, and option ``i`` is ``c + p_i`` with every
+  ``p_i`` uniform in ``-spread..spread`` per component.
+* T5/T6: the hidden centre is drawn like a truth; each option perturbs it independently (new
+  axis, flipped sign, new magnitude, each with its probability in ``templates/decoys.yaml``);
+  the option at the question's correct letter becomes the truth. The truth keeps its uniform
+  distribution (each perturbation maps a uniform draw to a uniform draw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+
+import numpy as np
+import yaml
+
+from ..operations.language import Move, Operation, Roll
+
+DECOY_MODES = ("paper", "balanced")
+DEFAULT_DECOYS = "paper"
+BALANCED_SCHEME = "balanced"
+
+
+@cache
+def load_decoy_params() -> dict:
+    """The versioned parameters of the decoy modes (templates/decoys.yaml)."""
+    text = (
+        resources.files(__package__).joinpath("templates/decoys.yaml").read_text(encoding="utf-8")
+    )
+    return yaml.safe_load(text)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in DECOY_MODES:
+        raise ValueError(f"unknown decoy mode {mode!r}; expected one of {', '.join(DECOY_MODES)}")
+    return mode
+
+
+# ---------------------------------------------------------------------------- T8: integer moves
+
+
+def balanced_moves(
+    truth: tuple[int, int],
+    rng: np.random.Generator,
+    correct: int,
+    spread: int | None = None,
+    max_tries: int | None = None,
+) -> list[tuple[int, int]] | None:
+    """Four distinct non-zero (x, y) moves, the truth at index ``correct``: option ``i`` is
+    ``truth - p[correct] + p[i]`` with the ``p`` independent and uniform in ``-spread..spread``
+    per component. None when ``max_tries`` sets all fail."""
+    cfg = load_decoy_params()
+    spread = int(cfg["balanced"]["interaction_location"]["spread"] if spread is None else spread)
+    max_tries = int(cfg["balanced"]["max_tries"] if max_tries is None else max_tries)
+    t = np.asarray(truth, dtype=np.int64)
+    for _ in range(max_tries):
+        p = rng.integers(-spread, spread + 1, size=(4, 2))
+        options = [tuple(int(v) for v in t - p[correct] + p[i]) for i in range(4)]
+        if len(set(options)) == 4 and (0, 0) not in options:
+            return options
+    return None
+
+
+# ---------------------------------------------------------------------------- T5/T6: operation pairs
+
+
+def _magnitudes(spec: Mapping) -> list[int]:
+    return list(range(int(spec["min"]), int(spec["max"]) + 1, int(spec.get("step", 1))))
+
+
+def _perturb_op(
+    op: Operation,
+    rng: np.random.Generator,
+    spec: Mapping,
+    axes: Sequence[str],
+    probs: Mapping,
+    new_axis: bool,
+) -> Operation:
+    """``op`` with (independently) a new axis (when ``new_axis``), a flipped sign and a new
+    magnitude from ``spec``'s range."""
+    axis, value = op.axis, op.magnitude
+    if new_axis:
+        others = [a for a in axes if a != axis]
+        axis = others[int(rng.integers(len(others)))]
+    if rng.random() < float(probs["flip_sign"]):
+        value = -value
+    if rng.random() < float(probs["new_magnitude"]):
+        mags = [m for m in _magnitudes(spec) if m != abs(value)]
+        value = int(mags[int(rng.integers(len(mags)))]) * (1 if value > 0 else -1)
+    return Move(axis, value) if isinstance(op, Move) else Roll(axis, value)
+
+
+def perturb_pair(
+    centre: tuple[Operation, Operation],
+    rng: np.random.Generator,
+    specs: Sequence[Mapping],
+    axes: Sequence[Sequence[str]],
+    distinct_axes: bool,
+    probs: Mapping,
+) -> tuple[Operation, Operation]:
+    """One option drawn around the hidden ``centre``. ``distinct_axes`` (T6): the two axes are
+    redrawn together as an ordered pair of different axes."""
+    change = float(probs["change_axis"])
+    f1, f2 = centre
+    if distinct_axes:
+        if rng.random() < change:
+            pairs = [
+                (a, b) for a in axes[0] for b in axes[1] if a != b and (a, b) != (f1.axis, f2.axis)
+            ]
+            a, b = pairs[int(rng.integers(len(pairs)))]
+            f1, f2 = type(f1)(a, f1.magnitude), type(f2)(b, f2.magnitude)
+        return (
+            _perturb_op(f1, rng, specs[0], axes[0], probs, False),
+            _perturb_op(f2, rng, specs[1], axes[1], probs, False),
+        )
+    return (
+        _perturb_op(f1, rng, specs[0], axes[0], probs, rng.random() < change),
+        _perturb_op(f2, rng, specs[1], axes[1], probs, rng.random() < change),
+    )
+
+
+def balanced_pairs(
+    centre: tuple[Operation, Operation],
+    rng: np.random.Generator,
+    specs: Sequence[Mapping],
+    axes: Sequence[Sequence[str]],
+    distinct_axes: bool,
+    too_similar: Callable[[tuple, tuple, tuple], bool] | None = None,
+    max_tries: int | None = None,
+) -> list[tuple[Operation, Operation]] | None:
+    """Four distinct options, independent perturbations of ``centre`` (any of them can serve as
+    the truth). ``too_similar(a, b, options)`` rejects a set holding two options whose images are
+    nearly identical. None when ``max_tries`` sets all fail."""
+    cfg = load_decoy_params()["balanced"]
+    max_tries = int(cfg["max_tries"] if max_tries is None else max_tries)
+    for _ in range(max_tries):
+        options = [
+            perturb_pair(centre, rng, specs, axes, distinct_axes, cfg["operations"])
+            for _ in range(4)
+        ]
+        if len(set(options)) < 4:
+            continue
+        if too_similar is not None and any(
+            too_similar(options[i], options[j], options) for i in range(4) for j in range(i + 1, 4)
+        ):
+            continue
+        return options
+    return None

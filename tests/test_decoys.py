@@ -1,0 +1,371 @@
+"""Decoy modes and blind baselines (issue 24, docs/decoys.md): the options-only and text-only
+rules, the ``balanced`` option sets (no centre), both modes on the embedded samples, and the
+baselines every build writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.dataset import blind
+from misi_bench.builder.dataset.build import build_dataset
+from misi_bench.builder.dataset.config import BuildConfig
+from misi_bench.builder.dataset.units import AnnotationCache
+from misi_bench.builder.operations.language import AXES, Move, Roll
+from misi_bench.builder.scoring import blind as sblind
+from misi_bench.builder.scoring import fit_text_only, reference_scores
+from misi_bench.builder.tasks import generator
+from misi_bench.builder.tasks import interaction_location as t8
+from misi_bench.builder.tasks.base import LETTERS, TaskContext, load_params
+from misi_bench.builder.tasks.choice import build_options, make_decoy
+from misi_bench.builder.tasks.decoys import (
+    balanced_moves,
+    balanced_pairs,
+    load_decoy_params,
+)
+
+CHOICE = ("translation_rotation", "rotation_rotation", "interaction_location")
+CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
+
+
+def _t8_record(options, answer="A"):
+    return {
+        "task": "interaction_location",
+        "options": [t8.option_text(o) for o in options],
+        "answer": answer,
+    }
+
+
+# ---------------------------------------------------------------------------- options-only rules
+
+
+def test_option_rules_on_small_sets():
+    rng = np.random.default_rng(0)
+    # (2, 3) is nearest to the other three; it also has the median magnitudes
+    options = [(2, 3), (-1, 3), (2, 6), (3, 3)]
+    assert sblind.options_only_prediction("option_medoid", _t8_record(options), rng) == "A"
+    assert sblind.options_only_prediction("magnitude_median", _t8_record(options), rng) == "A"
+    # sign majority: x is + in three options, y + in all four; only B disagrees
+    assert sblind.options_only_prediction("sign_majority", _t8_record(options), rng) != "B"
+    assert sblind.option_vectors(["move x 1, move y 2", "move x 1"]) is None  # different shapes
+    assert (
+        sblind.options_only_prediction(
+            "option_medoid", {"task": "rotation_rotation", "options": ["image 5"] * 4}, rng
+        )
+        is None
+    )
+    with pytest.raises(ValueError, match="unknown options-only rule"):
+        sblind.rule_scores("nearest", np.zeros((4, 2)))
+
+
+def test_ties_are_broken_at_random():
+    picks = {
+        sblind.pick_lowest(np.array([1.0, 1.0, 2.0, 1.0]), np.random.default_rng(s))
+        for s in range(40)
+    }
+    assert picks == {"A", "B", "D"}
+
+
+def test_wilson_interval_and_text_only():
+    low, high = sblind.wilson(25, 100)
+    assert low == pytest.approx(0.1754, abs=1e-3) and high == pytest.approx(0.3430, abs=1e-3)
+    train = [
+        {"task": "translation", "answer": a} for a in ("move x 3", "move x +3", "move y 1")
+    ] + [{"task": "residue_ligand", "answer": a} for a in ("No", "No", "Yes: ASN 460 OD1, N3")]
+    model = fit_text_only(train)
+    assert model == {
+        "residue_ligand": "No",
+        "translation": "move x 3",
+    }  # canonical forms counted together
+
+
+def test_options_only_gate():
+    data = {
+        "chance": 0.25,
+        "splits": {
+            "test": {
+                "option_medoid": {
+                    "interaction_location": {
+                        "n": 1000,
+                        "score": 0.48,
+                        "ci95": list(sblind.wilson(480, 1000)),
+                    }
+                }
+            }
+        },
+    }
+    gate = blind.options_only_gate(data)
+    assert not gate["ok"] and "interaction_location test" in gate["problems"][0]
+    small = {
+        "chance": 0.25,
+        "splits": {
+            "test": {
+                "option_medoid": {
+                    "interaction_location": {
+                        "n": 9,
+                        "score": 0.44,
+                        "ci95": list(sblind.wilson(4, 9)),
+                    }
+                }
+            }
+        },
+    }
+    assert blind.options_only_gate(small)["ok"]  # a few lucky questions do not fail a build
+
+
+# ---------------------------------------------------------------------------- balanced sets: no centre
+
+
+def _medoid_share(draw, n, seed=0) -> float:
+    rng = np.random.default_rng(seed)
+    hits = 0.0
+    for _ in range(n):
+        vectors, correct = draw(rng)
+        scores = sblind.rule_scores("option_medoid", np.asarray(vectors, dtype=float))
+        tied = np.flatnonzero(scores <= scores.min() + 1e-9)
+        hits += (correct in tied) / len(tied)
+    return hits / n
+
+
+def _truth(rng):
+    while True:
+        t = (int(rng.integers(-12, 13)), int(rng.integers(-12, 13)))
+        if t != (0, 0):
+            return t
+
+
+def test_balanced_t8_sets_carry_no_centre():
+    def balanced(rng):
+        truth, correct = _truth(rng), int(rng.integers(4))
+        options = balanced_moves(truth, rng, correct)
+        assert options[correct] == truth and len(set(options)) == 4 and (0, 0) not in options
+        return options, correct
+
+    def paper(rng):
+        truth, correct = _truth(rng), int(rng.integers(4))
+        opts = [truth]
+        while len(opts) < 4:
+            cand = (t8._perturb(rng, truth[0]), t8._perturb(rng, truth[1]))
+            if cand not in opts and cand != (0, 0):
+                opts.append(cand)
+        return opts[1 : correct + 1] + [truth] + opts[correct + 1 :], correct
+
+    assert 0.22 <= _medoid_share(balanced, 4000) <= 0.28
+    assert _medoid_share(paper, 2000) >= 0.40  # the paper's decoys put the truth in the centre
+
+
+def _pair_vector(ops):
+    """An operation pair as signed magnitudes per (kind, axis): moves in Å, rolls in 15° steps."""
+    v = np.zeros(10)
+    for k, op in enumerate(ops):
+        scale = 1.0 if isinstance(op, Move) else 1 / 15
+        v[5 * k + (0 if isinstance(op, Move) else 2) + AXES.index(op.axis)] = op.magnitude * scale
+    return v
+
+
+@pytest.mark.parametrize("task", ["translation_rotation", "rotation_rotation"])
+def test_balanced_pairs_carry_no_centre(task):
+    p = load_params()["tasks"][task]
+    if task == "translation_rotation":
+        specs, axes, distinct = (p["move_distance"], p["roll_angle"]), (("x", "y"), AXES), False
+    else:
+        specs, axes, distinct = (p["roll_angle"], p["roll_angle"]), (AXES, AXES), True
+
+    def centre(rng):
+        if distinct:
+            a1, a2 = [AXES[i] for i in rng.choice(3, size=2, replace=False)]
+            return Roll(a1, 15 * int(rng.integers(1, 7))), Roll(a2, -15 * int(rng.integers(1, 7)))
+        return Move(axes[0][int(rng.integers(2))], int(rng.integers(1, 5))), Roll(
+            AXES[int(rng.integers(3))], 45
+        )
+
+    def balanced(rng):
+        correct = int(rng.integers(4))
+        options = balanced_pairs(centre(rng), rng, specs, axes, distinct)
+        assert len(set(options)) == 4
+        if distinct:
+            assert all(a.axis != b.axis for a, b in options)
+        return [_pair_vector(o) for o in options], correct
+
+    def paper(rng):
+        f1, f2 = centre(rng)
+        correct = int(rng.integers(4))
+        options, _ = build_options(
+            (f1, f2),
+            rng,
+            correct,
+            lambda s, r: make_decoy(s, f1, f2, r, specs[0], specs[1], axes[0]),
+            lambda a, b: False,
+            50,
+        )
+        return [_pair_vector(o) for o in options], correct
+
+    assert 0.21 <= _medoid_share(balanced, 3000) <= 0.29
+    assert _medoid_share(paper, 1500) >= 0.33
+
+
+# ---------------------------------------------------------------------------- both modes on the samples
+
+
+@pytest.fixture(scope="module")
+def sample_cache(sample_refs):
+    refs = {r.pdb_id: r for r in sample_refs}
+    return refs, AnnotationCache(refs, 10.0, 512)
+
+
+@pytest.mark.parametrize("mode", ["paper", "balanced"])
+def test_both_modes_on_embedded_samples(sample_cache, mode):
+    refs, cache = sample_cache
+    ids = sorted(refs)[:4]
+    params = load_params()
+    letters = []
+    for task in CHOICE:
+        for pdb_id in ids:
+            ctx = TaskContext(
+                ann=cache.get(pdb_id),
+                split="train",
+                seed=3,
+                params=params["tasks"][task],
+                choice=params["choice"],
+                template_version="t",
+                params_version="p",
+                partners=[p for p in ids if p != pdb_id],
+                load_partner=cache.get,
+                decoys=mode,
+            )
+            for inst in generator(task)(ctx):
+                meta = inst.metadata
+                options = [tuple(o) for o in meta["option_operations"]]
+                assert len(set(options)) == 4 and len(set(inst.options)) == 4
+                assert (
+                    list(options[LETTERS.index(inst.answer)]) == meta["operations"]
+                )  # the truth is the answer
+                if (
+                    task == "interaction_location"
+                ):  # the truth is the centring move whatever the mode
+                    bond = next(b for b in ctx.ann.hbonds if b.pocket_text() == meta["hbond"])
+                    assert inst.options[LETTERS.index(inst.answer)] == t8.option_text(
+                        t8.centring_move(ctx, bond)
+                    )
+                else:
+                    assert ("balanced" in meta["option_schemes"]) == (mode == "balanced")
+                letters.append(inst.answer)
+    assert set(letters) == set(LETTERS)
+
+
+def test_decoy_mode_in_config_identity():
+    paper, balanced = BuildConfig(), BuildConfig(decoys="balanced")
+    assert "decoys" not in paper.generation_fields()  # legacy value: hash and manifest as before
+    fields = balanced.generation_fields()
+    assert (
+        fields["decoys"] == "balanced"
+        and fields["decoys_version"] == load_decoy_params()["version"]
+    )
+    assert paper.config_hash != balanced.config_hash
+    with pytest.raises(MisiError, match="unknown decoy mode"):
+        BuildConfig(decoys="fair")
+
+
+# ---------------------------------------------------------------------------- on every build
+
+
+def test_every_build_writes_blind_baselines(data_dir):
+    data = blind.read_blind(data_dir)
+    assert data is not None and set(data["splits"]) == {"train", "test"}
+    test = data["splits"]["test"]
+    assert {
+        "option_medoid",
+        "sign_majority",
+        "magnitude_median",
+        "options_best",
+        "text_only",
+    } <= set(test)
+    t5_ids = {i for i in data["image_answers"]["test"] if i.startswith("translation_rotation-")}
+    assert t5_ids and set(data["image_answers"]["test"].values()) <= set(LETTERS)
+    assert test["option_image_medoid"]["translation_rotation"]["n"] == len(t5_ids)
+    card = (data_dir / "README.md").read_text(encoding="utf-8")
+    for name in (
+        "text only: train's most frequent answer",
+        "options only: best rule",
+        "options only: option image nearest the others",
+        "Decoy mode of this build: **paper**",
+    ):
+        assert name in card, name
+    # the same figures through the scorer's entry point on the same rows
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(
+        data_dir / "interaction_location" / "test-00000-of-00001.parquet",
+        columns=["id", "task", "answer", "metadata", "options"],
+    ).to_pylist()
+    again = reference_scores(rows, seed=data["seed"])
+    assert again["option_medoid"]["interaction_location"]["score"] == pytest.approx(
+        test["option_medoid"]["interaction_location"]["score"]
+    )
+    assert {"random", "always_no"} <= set(again)
+
+
+def test_score_command_prints_baselines(data_dir, tmp_path):
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(
+        data_dir / "interaction_location" / "test-00000-of-00001.parquet", columns=["id", "answer"]
+    ).to_pylist()
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
+    )
+    out = tmp_path / "s.json"
+    proc = subprocess.run(
+        [
+            *CLI,
+            "score",
+            "--dataset",
+            str(data_dir),
+            "--predictions",
+            str(preds),
+            "--config",
+            "interaction_location",
+            "--json-out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "options only: option nearest the others | test |" in proc.stdout
+    summary = json.loads(out.read_text())
+    assert summary["report"]["tasks"]["interaction_location"]["score"] == 1.0
+    assert set(summary["baselines"]) >= {
+        "random",
+        "always_no",
+        "option_medoid",
+        "options_best",
+        "text_only",
+    }
+
+
+@pytest.mark.slow
+def test_balanced_build_on_samples(tmp_path):
+    out = tmp_path / "balanced"
+    manifest = build_dataset(
+        source="samples",
+        out=out,
+        tasks=CHOICE,
+        limit=8,
+        workers=1,
+        progress=False,
+        decoys="balanced",
+    )
+    assert manifest["config"]["decoys"] == "balanced" and manifest["validation"]["ok"]
+    gate = manifest["audit"]["options_only"]
+    assert gate["ok"] and set(gate["worst"]) == set(CHOICE)
+    assert not [i for t in manifest["audit"]["tasks"].values() for i in t.get("ambiguous", [])]
+    assert "Decoy mode of this build: **balanced**" in (out / "README.md").read_text(
+        encoding="utf-8"
+    )

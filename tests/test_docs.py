@@ -1,0 +1,67 @@
+"""The README is the front door and the pages under docs/ hold the rest: the README stays short,
+names every command, links every page, and no link of the README or of a page points nowhere."""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from misi_bench.builder.cli.main import build_parser
+from misi_bench.eval_plugins.cli import EVAL_COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MAX_README_LINES = 200
+#: [text](target) with a relative target (no scheme), optionally with an #anchor.
+LINK_RE = re.compile(r"\]\((?![a-z]+://)([^)#\s]*)(#[^)\s]*)?\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors of a markdown file's headings (lower case, punctuation dropped, spaces to -)."""
+    out = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"#{1,6} (.+)", line)
+        if m:
+            text = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+            out.add("#" + text.replace(" ", "-"))
+    return out
+
+
+def _links(path: Path) -> list[tuple[str, str | None]]:
+    return LINK_RE.findall(path.read_text(encoding="utf-8"))
+
+
+def test_readme_is_short():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines; move a topic to docs/"
+
+
+def test_every_relative_link_resolves():
+    broken = []
+    for page in [README, *sorted(DOCS.glob("*.md"))]:
+        for target, anchor in _links(page):
+            dest = (page.parent / target).resolve() if target else page
+            if not dest.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                broken.append(f"{page.relative_to(ROOT)}: {target}{anchor} (no such heading)")
+    assert not broken, broken
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    linked = {(ROOT / t).resolve() for t, _ in _links(README) if t}
+    missing = [p.name for p in sorted(DOCS.glob("*.md")) if p.resolve() not in linked]
+    assert not missing, f"docs pages the README does not link: {missing}"
+
+
+def test_command_table_names_every_command():
+    parser = build_parser(EVAL_COMMANDS)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("## Commands") : text.index("## Quick start")]
+    named = set()
+    for span in re.findall(r"`misi-bench ([^`]+)`", table):
+        named |= set(span.split()[0].split("\\|"))  # `misi-bench a\|b ...` names a and b
+    missing = sorted(set(sub.choices) - named)
+    assert not missing, f"commands missing from the README's command table: {missing}"
