@@ -5,6 +5,7 @@ import argparse
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.profiles import DEFAULT_PROFILE
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -27,12 +28,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         merge=merge, merge_only=args.merge_only, validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task, progress=not args.quiet, structures=args.structures, fetch=args.fetch,
         mirror=args.mirror, fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit, hbonds=args.hbonds, decoys=args.decoys)
+        audit=not args.no_audit, hbonds=args.hbonds, decoys=args.decoys, profile=args.profile)
     if not manifest:
         print(f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done")
         return 0
     totals = manifest["totals"]
-    print(f"built {args.out}: {totals['questions']['train']} train + {totals['questions']['test']} test questions "
+    print(f"built {args.out} (profile {manifest.get('profile', 'explicit')}): {totals['questions']['train']} train + {totals['questions']['test']} test questions "
           f"({totals['questions']['tiny']} tiny), {totals['images']['train'] + totals['images']['test']} images, "
           f"{len(manifest['skipped_complexes'])} complexes skipped")
     for task, c in manifest["counts"].items():
@@ -90,6 +91,10 @@ def add_commands(sub) -> None:
     p.add_argument("--mirror", help="file service URL to fetch <ID>.cif.gz from (default: the PDB archive's, "
                                     "or $MISI_BENCH_PDB_MIRROR)")
     p.add_argument("--fetch-concurrency", type=int, default=4, help="downloads at once (default 4)")
+    p.add_argument("--profile", default=DEFAULT_PROFILE,
+                   help="paper (default): the questions carry what the paper's prompts carry, with its "
+                        "sampling, counts, tiny split and answer formats; explicit: prompts that state "
+                        "everything needed (camera distance, ranges, H-bond rule); see docs/fidelity.md")
     p.add_argument("--split-file", help="CSV pdb_id,split fixing train/test membership")
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument("--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)")

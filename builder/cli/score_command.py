@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from ..core.errors import MisiError
+from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
 
 log = logging.getLogger(__name__)
 
@@ -64,14 +65,20 @@ def cmd_score(args: argparse.Namespace) -> int:
     rows = load_rows(args.dataset, [config] if config else [], args.split)
     if not rows:
         raise MisiError(f"{args.dataset}: no rows for config {config or 'all'} split {args.split}")
+    profile = profile_of_rows(rows, args.dataset)
     file = scoring.resolve_positions(file, rows)
     ids = {str(r["id"]) for r in rows}
     given = set(file.predictions) | set(file.no_prediction)
+    if not given & ids and {id_for_profile(i, profile) for i in given} & ids:
+        made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
+        raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
     if not given & ids:
         raise MisiError(f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
                         f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}")
     result = scoring.score_records(rows, file.predictions)
+    print(f"profile: {profile}")
     print(scoring.format_report_markdown(result["report"]))
+    print(scoring.format_paper_rows_markdown(result["report"], profile))
     print(f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
           f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
           f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
@@ -87,7 +94,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(scoring.format_blind_markdown({args.split: baselines},
                                             [t for t in TASKS if t in present],
                                             scoring.BASELINE_NAMES))
-    summary = {"report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
+    summary = {"profile": profile, "report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
                "baselines": baselines,
                "unreadable_lines": list(file.bad_entries), "duplicate_ids": list(file.duplicate_ids),
                "no_prediction": list(file.no_prediction), "prediction_file_shape": file.shape}

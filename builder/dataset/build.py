@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
+from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..core.records import ComplexRef
 from .archive import FetchPolicy, fetch_entries
 from . import blind
@@ -91,6 +92,30 @@ def work_dir(out: Path, cfg: BuildConfig) -> Path:
     return Path(out) / ".work" / cfg.config_hash / "complexes"
 
 
+#: Marker of the profile a (possibly unfinished) build in ``.work/<config hash>/`` was made with.
+PROFILE_MARKER = "profile"
+
+
+def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
+    """Refuse to build, resume or merge into ``out`` with another profile than the one its
+    finished build (manifest) or unfinished builds (``.work/*/profile``) were made with."""
+    out = Path(out)
+    found: dict[str, str] = {}
+    manifest = out / "manifest.json"
+    if manifest.exists():
+        try:
+            found[str(manifest)] = json.loads(manifest.read_text(encoding="utf-8")).get("profile", LEGACY_PROFILE)
+        except (OSError, ValueError):
+            pass
+    for marker in sorted((out / ".work").glob(f"*/{PROFILE_MARKER}")):
+        if not (out / ".work" / marker.parent.name / "done").exists():
+            found[str(marker.parent)] = marker.read_text(encoding="utf-8").strip()
+    for where, profile in found.items():
+        if profile != cfg.profile:
+            raise MisiError(f"{out}: holds a build of profile {profile!r} ({where}); this build is {cfg.profile!r}: "
+                            f"build with --profile {profile} to resume it, or into another --out folder")
+
+
 def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT, tasks: Sequence[str] = (),
                   seed: int = 0, limit: int | None = None, split_file: str | Path | None = None,
                   workers: int = 1, image_size: int = DEFAULT_IMAGE_SIZE, pocket_cutoff: float = 10.0,
@@ -99,7 +124,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                   structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
                   fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY, audit: bool = True,
                   audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
-                  decoys: str = "paper") -> dict:
+                  decoys: str = "paper", profile: str = DEFAULT_PROFILE) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -110,6 +135,9 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     ``audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
     ``audit_sample`` questions per config (test split; train when a config has no test question)
     and records the summary under ``manifest["audit"]``; a question whose images do not
+    reproduce fails the build, an ambiguous one is logged as a warning. ``profile`` (``paper``
+    or ``explicit``, see ``builder.core.profiles``) selects prompts, parameters and scoring; it is
+    part of the build's identity, and a folder holding a build of another profile is refused.
     reproduce fails the build, an ambiguous one is logged as a warning.
     ``decoys``: how the choice tasks draw their options (``paper`` or ``balanced``, see
     ``tasks.decoys``); a ``balanced`` build fails when an options-only rule beats chance by more
@@ -119,13 +147,15 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
                       split_file=str(split_file) if split_file else None, image_size=int(image_size),
                       pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
                       structures=str(structures) if structures else None, hbonds=str(hbonds),
-                      decoys=str(decoys))
+                      decoys=str(decoys), profile=check_profile(profile))
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
+    check_profile_of_folder(out, cfg)
     refs, splits = plan(cfg)
     work = work_dir(out, cfg)
     work.mkdir(parents=True, exist_ok=True)
+    (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
     if not merge_only:
         mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
         if fetch and is_id_source(cfg.source):
@@ -141,6 +171,7 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     if missing:
         raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
     manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
+    (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
     if validate:
         report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
         manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}

@@ -12,6 +12,7 @@ import yaml
 
 from .. import scoring
 from ..core.constants import hub_repo_id
+from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_NAMES, TASK_SPECS
 from . import blind, pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
@@ -197,14 +198,35 @@ def _blind_rows(out: Path, columns: list[tuple[str, str]], averages: list[str]) 
     return rows
 
 
-def paper_reference_table() -> str:
-    """The paper's published rows (%, Table 1) in its columns; – marks a figure not recorded."""
+def paper_reference_table(profile: str = LEGACY_PROFILE) -> str:
+    """The paper's published rows (%, Table 1) in its columns; – marks a figure not recorded.
+    Rows are labelled "not comparable" unless the build's profile asks the paper's questions."""
     keys = scoring.COLUMN_KEYS
+    tag = "" if PROFILES[profile].paper_comparable else f" ({scoring.NOT_COMPARABLE})"
     lines = ["| system | " + " | ".join(keys) + " | paper_average |", "|---|" + "---:|" * (len(keys) + 1)]
     for row in scoring.paper_reference_rows():
         cells = [_pct(row.score(k), 2) for k in keys] + [_pct(row.paper_average, 2)]
-        lines.append(f"| {row.name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row.name}{tag} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def paper_title(profile: str) -> str:
+    source = scoring.paper_reference_rows()[0].source
+    if PROFILES[profile].paper_comparable:
+        return f"Published results ({source}; %, – where a figure is not recorded here), comparable with this build:"
+    return (f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
+            "questions state more than the paper's (see the table below); shown for orientation only:")
+
+
+PROFILE_TEXT = {
+    "paper": "The questions give what the paper's prompts give (its Appendix C), no more and no less, in our "
+             "own words; sampling, counts per complex, the `tiny` split (T4: 50 positives and 50 "
+             "negatives) and the answer formats follow the paper. The paper's rows below are comparable.",
+    "explicit": "The questions state everything a careful solver needs: the camera distance and field of view "
+                "(T1, T3), answer ranges, the H-bond rule, view definitions. Easier than the paper's "
+                "questions, and **not comparable** with the paper's rows. Build the paper's questions with "
+                "`misi-bench build --profile paper` (the default).",
+}
 
 
 #: The card's description of each H-bond mode (``--hbonds``).
@@ -232,7 +254,10 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
     cfg = manifest["config"]
     version = manifest.get("version")
     skipped = manifest.get("skipped_complexes", {})
+    profile = manifest.get("profile", LEGACY_PROFILE)
     body = _card_file("template.md").format(
+        profile=profile, profile_text=PROFILE_TEXT[profile], paper_title=paper_title(profile),
+        fidelity_table=_card_file("fidelity.md").strip(),
         builder_version=manifest["builder_version"], config_hash=manifest["config_hash"], seed=manifest["seed"],
         version_line=f"Dataset version: **{version}**." if version else "",
         tiny_per_task=cfg["tiny_per_task"], examples="\n\n".join(examples),
@@ -243,7 +268,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
         image_size=cfg["image_size"], pocket_cutoff=cfg["pocket_cutoff"],
         hbonds=cfg.get("hbonds", "plip"), hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
         repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
-        paper_table=paper_reference_table(), paper_source=scoring.paper_reference_rows()[0].source,
+        paper_table=paper_reference_table(profile),
         licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),
     )
     header = yaml.dump(meta, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.errors import MisiError
+from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
@@ -40,6 +41,8 @@ class BuildConfig:
     #: How the choice tasks draw their options (``tasks.decoys``): ``paper`` (the legacy value,
     #: left out of the hashed fields so that such builds keep their hash) or ``balanced``.
     decoys: str = DEFAULT_DECOYS
+    #: The build profile (``builder.core.profiles``): ``paper`` (default) or ``explicit``.
+    profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
         tasks = tuple(self.tasks) or TASKS
@@ -47,6 +50,7 @@ class BuildConfig:
         if unknown:
             raise MisiError(f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
         object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
+        object.__setattr__(self, "profile", check_profile(self.profile))
         if self.hbonds not in HBOND_MODES:
             raise MisiError(f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}")
         if self.decoys not in DECOY_MODES:
@@ -71,8 +75,10 @@ class BuildConfig:
             data["id_list"] = sha256_file(id_list_path(self.source))
         else:
             data["source"] = "samples" if self.source == "samples" else "folder"
-        data["template_version"] = load_templates()["version"]
-        data["params_version"] = load_params()["version"]
+        if self.profile == LEGACY_PROFILE:  # explicit builds keep the config (and hash) of before profiles
+            data.pop("profile")
+        data["template_version"] = load_templates(self.profile)["version"]
+        data["params_version"] = load_params(self.profile)["version"]
         data["builder_version"] = BUILDER_VERSION
         data["render_version"] = RENDER_VERSION
         data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None

@@ -29,6 +29,7 @@ from pathlib import Path
 import datasets
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
+from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from .build import build_dataset
 from .card import ALL_CONFIG, _card_file
 from ..core.errors import MisiError
@@ -51,6 +52,8 @@ class MisiBenchConfig(datasets.BuilderConfig):
     limit: int | None = None
     image_size: int = DEFAULT_IMAGE_SIZE
     workers: int = 1
+    #: The build profile (``paper``, the default, or ``explicit``; see ``builder.core.profiles``).
+    profile: str = DEFAULT_PROFILE
 
     @property
     def tasks(self) -> tuple[str, ...]:
@@ -62,6 +65,8 @@ class MisiBenchConfig(datasets.BuilderConfig):
         fields = {"source": source, "tasks": list(self.tasks), "seed": int(self.seed),
                   "limit": None if self.limit is None else int(self.limit), "image_size": int(self.image_size),
                   "builder_version": BUILDER_VERSION}
+        if check_profile(self.profile) != LEGACY_PROFILE:  # cached builds made before profiles are explicit
+            fields["profile"] = self.profile
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -91,7 +96,8 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
         folder = self._build_folder()
         log.info("generating MiSI-Bench %s into %s", cfg.name, folder)
         build_dataset(source=cfg.source, out=folder, tasks=cfg.tasks, seed=int(cfg.seed), limit=cfg.limit,
-                      image_size=int(cfg.image_size), workers=int(cfg.workers), progress=False)
+                      image_size=int(cfg.image_size), workers=int(cfg.workers), progress=False,
+                      profile=cfg.profile)
         counts = read_manifest(folder)["counts"]
         splits = [s for s in SPLIT_ORDER if any(counts.get(t, {}).get(s, 0) for t in cfg.tasks)]
         if not splits:

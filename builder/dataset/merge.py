@@ -26,6 +26,23 @@ def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
     return set(ranked[:per_task])
 
 
+def tiny_stratum(row: dict) -> str | None:
+    """The ``tiny_stratum`` a row's metadata names (``paper`` T4 rows: positive/negative)."""
+    text = row.get("metadata")
+    if not text or "tiny_stratum" not in text:
+        return None
+    return json.loads(text).get("tiny_stratum")
+
+
+def tiny_ids_by_stratum(rows: Iterable[dict], per_task: int, seed: int) -> set[str]:
+    """The tiny split of one task: ``per_task`` ids drawn from its test rows, or that many from
+    each stratum when the rows name strata (the paper's tiny T4: 50 positives, 50 negatives)."""
+    strata: dict[str | None, list[str]] = {}
+    for row in rows:
+        strata.setdefault(tiny_stratum(row), []).append(row["id"])
+    return set().union(*(tiny_ids(ids, per_task, seed) for ids in strata.values())) if strata else set()
+
+
 def _read_positions(path: Path, positions: list[int]) -> list[dict]:
     """The rows at ``positions`` of a unit file, reading only the row groups that hold them (a
     unit holds every config's rows of its complex, config by config: each config's merge reads
@@ -44,7 +61,7 @@ def _merge_task(job: tuple) -> tuple[str, dict[str, int], dict[str, dict]]:
     """Write one config's shards from the units: (task, rows per split, shard checksums)."""
     task, out, units, test_ids, positions, tiny_per_task, seed, max_shard_bytes = job
     out = Path(out)
-    tiny = tiny_ids([i for ids in test_ids for i in ids], tiny_per_task, seed)
+    tiny = tiny_ids_by_stratum([r for rows in test_ids for r in rows], tiny_per_task, seed)
     writers = {s: ShardWriter(out / task, s, max_shard_bytes) for s in SPLIT_ORDER}
     for unit, where in zip(units, positions):
         if not where:
@@ -74,7 +91,7 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
     statuses = [json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
     # light first pass: ids, tasks and splits (and image counts) only
-    index = [read_rows(u, columns=["id", "task", "split", "image_views"]) for u in units]
+    index = [read_rows(u, columns=["id", "task", "split", "image_views", "metadata"]) for u in units]
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     shards: dict[str, dict] = {}
@@ -84,7 +101,8 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
         for r in rows:
             images[r["task"]][r["split"]] += len(r["image_views"])
     jobs = [(task, out, [str(u) for u in units],
-             [[r["id"] for r in rows if r["task"] == task and r["split"] == "test"] for rows in index],
+             [[{"id": r["id"], "metadata": r["metadata"]} for r in rows if r["task"] == task and r["split"] == "test"]
+              for rows in index],
              [[k for k, r in enumerate(rows) if r["task"] == task] for rows in index], cfg.tiny_per_task, cfg.seed,
              cfg.max_shard_bytes) for task in cfg.tasks]
     if workers <= 1 or len(jobs) <= 1:
@@ -97,6 +115,7 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
         shards.update(task_shards)
     manifest = {
         "builder_version": BUILDER_VERSION,
+        "profile": cfg.profile,
         "config": cfg.generation_fields(),
         "config_hash": cfg.config_hash,
         "source": cfg.source,

@@ -87,16 +87,17 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         log.exception("unexpected failure reading %s", pdb_id)
         return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
                               inputs=inputs)
-    params = load_params()
+    params = load_params(cfg.profile)
+    templates_version = load_templates(cfg.profile)["version"]
 
     partners = [p for p in sorted(splits) if splits[p] == split and p != pdb_id]
     cache = RenderCache()
     rows, counts, skipped = [], {}, {}
     for task in cfg.tasks:
         ctx = TaskContext(ann=ann, split=split, seed=int(cfg.seed), params=params["tasks"][task],
-                          choice=params["choice"], template_version=load_templates()["version"],
+                          choice=params["choice"], template_version=templates_version,
                           params_version=params["version"], partners=partners, load_partner=annotations.get,
-                          decoys=cfg.decoys)
+                          decoys=cfg.decoys, profile=cfg.profile)
         try:
             instances = generator(task)(ctx)
             task_rows = [_row(inst, split, annotations, cache) for inst in instances]

@@ -84,7 +84,7 @@ from .blind import (
 )
 from .bonds import BondAnswer
 from .metrics import score_prediction
-from .paper_reference import PaperReferenceRow, paper_reference_rows
+from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, format_paper_rows_markdown, paper_reference_rows
 from .parsing import format_parsed, parse_prediction
 from .predictions import (
                              PredictionFile,
@@ -108,7 +108,7 @@ from .text import MAX_CHARS, MAX_INPUT_CHARS
 __all__ = [
     "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BASELINE_NAMES", "BLIND_BASELINES", "reference_scores", "BLIND_NAMES", "blind_baselines", "fit_text_only",
     "format_blind_markdown", "options_only_prediction", "wilson", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
-    "MAX_CHARS", "MAX_INPUT_CHARS", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
+    "MAX_CHARS", "MAX_INPUT_CHARS", "NOT_COMPARABLE", "format_paper_rows_markdown", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
     "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
     "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
     "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",

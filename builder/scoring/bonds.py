@@ -156,9 +156,12 @@ def _bond_matches(pred: tuple, gold: tuple) -> bool:
     return all(p is None or p == g for p, g in zip(pred, gold))
 
 
-def count_matched(pred: frozenset, gold: frozenset) -> int:
-    """|P ∩ G| where a predicted field left out (None) matches anything; each item used once."""
+def count_matched(pred: frozenset, gold: frozenset, strict: bool = False) -> int:
+    """|P ∩ G| where a predicted field left out (None) matches anything; each item used once.
+    ``strict`` (the ``paper`` profile): an item matches only when it gives every field."""
     exact = pred & gold
+    if strict:
+        return len(exact)
     rest_pred = sorted(pred - exact, key=lambda k: (sum(f is None for f in k), [str(f) for f in k]))
     rest_gold = sorted(gold - exact, key=lambda k: [str(f) for f in k])
     n = len(exact)

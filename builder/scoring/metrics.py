@@ -5,6 +5,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 
+from ..core.profiles import PROFILE_NAMES, get_profile, profile_of_metadata
 from ..core.registry import LETTER, OPERATION_PAIR, SINGLE_OPERATION, TASK_BY_NAME, TaskSpec, canonical_task
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
@@ -107,7 +108,7 @@ def _halves(spec: TaskSpec, gold) -> dict[str, float]:
     return {}
 
 
-def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer) -> dict[str, float]:
+def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer, strict: bool = False) -> dict[str, float]:
     out = _halves(spec, gold)
     if not isinstance(pred, BondAnswer):
         return {"score": 0.0, "exact": 0.0, **out}
@@ -116,7 +117,7 @@ def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer) -> dict[str, float]:
         return {"score": ok, "exact": ok, **out}
     if not pred.present:
         return {"score": 0.0, "exact": 0.0, **out}
-    n_match = count_matched(pred.bonds, gold.bonds)
+    n_match = count_matched(pred.bonds, gold.bonds, strict=strict)
     n_pred, n_gold = len(pred.bonds), len(gold.bonds)
     exact = float(n_match == n_gold == n_pred)
     return {"score": set_score(n_pred, n_gold, n_match), "exact": exact, **out}
@@ -137,13 +138,19 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
     ``metadata`` (the row's JSON text or a dict) may carry ``options`` (the choice list); the
     keyword ``options`` overrides it. Returns at least ``score``, ``exact`` and ``parsed``;
     an operation pair (T7) adds ``rotation_part`` / ``move_part``; a task with ``halves`` (T4)
-    adds that metric (``polarity``).
-    Never raises because of ``prediction``; raises ``ValueError`` for an unknown task or a
-    malformed gold answer (a dataset bug).
+    adds that metric (``polarity``). The rules of the row's profile apply (``metadata["profile"]``,
+    ``explicit`` when absent; see ``builder.core.profiles``): in ``paper`` rows a bond item matches
+    only when it names every field of the answer format. Never raises because of ``prediction``;
+    raises ``ValueError`` for an unknown task or profile or a malformed gold answer (a dataset bug).
     """
     spec = TASK_BY_NAME[canonical_task(task)]
     task, kind = spec.name, spec.answer_kind
     gold = _gold(spec, answer)
+    profile_name = profile_of_metadata(metadata)
+    if profile_name not in PROFILE_NAMES:
+        raise ValueError(f"unknown profile {profile_name!r} in the row's metadata; expected one of "
+                         f"{', '.join(PROFILE_NAMES)}")
+    strict = get_profile(profile_name).strict_bond_items
     if options is None:
         meta_options = _metadata_dict(metadata).get("options")
         options = meta_options if isinstance(meta_options, (list, tuple)) else None
@@ -166,7 +173,7 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
             ok = float(pred == gold)
             out = {"score": ok, "exact": ok}
         else:
-            out = _score_bonds(spec, pred, gold)
+            out = _score_bonds(spec, pred, gold, strict=strict)
         out["parsed"] = 1.0
         return out
     except Exception:

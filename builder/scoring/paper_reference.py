@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.profiles import PROFILES
 from .report import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS
 
-__all__ = ["PAPER_REFERENCE_FILE", "PaperReferenceRow", "paper_reference_rows"]
+__all__ = ["NOT_COMPARABLE", "PAPER_REFERENCE_FILE", "PaperReferenceRow", "format_paper_rows_markdown",
+           "paper_reference_rows"]
 
 PAPER_REFERENCE_FILE = Path(__file__).with_name("paper_reference.yaml")
 
@@ -77,3 +79,37 @@ def paper_reference_rows() -> tuple[PaperReferenceRow, ...]:
                              f"{math.fsum(known) / 8:.4f}, not its paper_average {average}")
         rows.append(PaperReferenceRow(name, str(item.get("description", "")), source, scores, average))
     return tuple(rows)
+
+
+NOT_COMPARABLE = "not comparable"
+
+
+def format_paper_rows_markdown(report: dict, profile: str | None) -> str:
+    """The paper's published rows beside a report's columns (percent, the paper's scale).
+
+    For a ``paper`` build the rows are headed as the paper's reference; for any other profile
+    they are labelled "not comparable" (the questions differ from the paper's: see
+    docs/fidelity.md), so nobody reads a gap between them as a model's."""
+    comparable = profile in PROFILES and PROFILES[profile].paper_comparable
+    columns = report.get("columns") or {}
+
+    def pct(value) -> str:
+        return "-" if value is None else f"{100 * value:.2f}"
+
+    head = "| row | " + " | ".join(COLUMN_KEYS) + " | paper avg (8 col) |"
+    lines = [head, "|---|" + "---:|" * (len(COLUMN_KEYS) + 1)]
+    lines.append("| this result | " + " | ".join(pct(columns.get(k)) for k in COLUMN_KEYS)
+                 + f" | {pct(report.get('paper_average'))} |")
+    tag = "" if comparable else f" ({NOT_COMPARABLE})"
+    for row in paper_reference_rows():
+        lines.append(f"| {row.name}{tag} | " + " | ".join(pct(row.score(k)) for k in COLUMN_KEYS)
+                     + f" | {pct(row.paper_average)} |")
+    if comparable:
+        title = f"The paper's published rows (arXiv 2512.10867 Table 1) beside this {profile!r} build:"
+    elif profile in PROFILES:
+        title = (f"The paper's published rows are {NOT_COMPARABLE} with this {profile!r} build: its questions "
+                 "differ from the paper's (see docs/fidelity.md); shown for orientation only:")
+    else:
+        title = (f"The paper's published rows are {NOT_COMPARABLE} here: the questions' build profile is not "
+                 "known (only a 'paper' build asks the paper's questions; see docs/fidelity.md):")
+    return title + "\n\n" + "\n".join(lines) + "\n"

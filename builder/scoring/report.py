@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.profiles import profile_of_metadata
 from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, canonical_task
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
@@ -186,14 +187,17 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
 
     Returns ``{"report": aggregate(...), "missing": [ids], "unknown": [prediction ids not in
     the records], "per_item": [{"id", "task", "answer", "prediction", "parsed", "missing",
-    "metrics"}]}``.
+    "metrics"}]}``. The report also names the records' build ``profile`` (None when they mix
+    profiles), so that a report shows the paper's rows as comparable only for ``paper`` builds.
     """
     preds = {str(k): v for k, v in dict(predictions).items()}
     seen: set[str] = set()
     missing: list[str] = []
     per_item: list[dict] = []
     rows: list[tuple[str, dict[str, float]]] = []
+    profiles: set[str] = set()
     for record in records:
+        profiles.add(profile_of_metadata(record.get("metadata")))
         rid = str(record["id"])
         task = canonical_task(record["task"])
         seen.add(rid)
@@ -220,6 +224,8 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
         logger.warning("%d of %d questions have no prediction (scored 0)", len(missing), len(per_item))
     if unknown:
         logger.warning("%d predictions do not match any question id", len(unknown))
-    return {"report": aggregate(rows), "missing": missing, "unknown": unknown, "per_item": per_item}
+    report = aggregate(rows)
+    report["profile"] = profiles.pop() if len(profiles) == 1 else None
+    return {"report": report, "missing": missing, "unknown": unknown, "per_item": per_item}
 
 

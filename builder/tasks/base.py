@@ -22,6 +22,7 @@ from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.profiles import LEGACY_PROFILE, check_profile, question_id
 from ..core.records import Complex
 from ..core.registry import answer_format
 from ..scene.requests import RenderRequest, Style
@@ -50,6 +51,7 @@ class TaskInstance:
     answer: str
     images: tuple[ImageSpec, ...]
     metadata_json: str
+    profile: str = LEGACY_PROFILE
 
     @property
     def answer_format(self) -> str:
@@ -57,7 +59,7 @@ class TaskInstance:
 
     @property
     def qid(self) -> str:
-        return f"{self.task}-{self.pdb_id}-{self.index:03d}"
+        return question_id(self.task, self.pdb_id, self.index, self.profile)
 
     @property
     def metadata(self) -> dict:
@@ -103,6 +105,8 @@ class TaskContext:
     params_version: str
     partners: Sequence[str] = ()
     load_partner: Callable[[str], Annotation] | None = None
+    #: The build profile (``builder.core.profiles``): which templates and parameters are in force.
+    profile: str = LEGACY_PROFILE
     #: How the choice tasks draw their options: ``paper`` or ``balanced`` (see ``decoys``).
     decoys: str = "paper"
 
@@ -114,6 +118,22 @@ class TaskContext:
     def count(self, key: str = "counts") -> int:
         value = self.params[key]
         return int(value.get(self.split, value.get("test", 0))) if isinstance(value, Mapping) else int(value)
+
+    def cap(self, key: str) -> int | None:
+        """A per-split cap of the parameters; None when the value is null (no cap)."""
+        value = self.params.get(key)
+        if isinstance(value, Mapping):
+            value = value.get(self.split, value.get("test"))
+        return None if value is None else int(value)
+
+    def prompt(self, task: str, image_lines: Sequence[str], **fields: object) -> str:
+        """The question text of ``task`` in this context's profile (see :func:`fill_prompt`)."""
+        return fill_prompt(task, image_lines, profile=self.profile, **fields)
+
+    @property
+    def six_views(self) -> tuple[str, ...]:
+        """The order of the six views (T4, T8, T9) in this context's profile."""
+        return view_order(self.profile)
 
 
 def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generator:
@@ -127,25 +147,43 @@ def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generat
 # ---------------------------------------------------------------------------- data files
 
 
-@lru_cache(maxsize=None)
-def load_params() -> dict:
-    """The versioned sampling parameters (templates/params.yaml)."""
-    text = resources.files(__package__).joinpath("templates/params.yaml").read_text(encoding="utf-8")
+#: Data files of each profile: (sampling parameters, prompt templates) under ``templates/``.
+PROFILE_FILES = {"explicit": ("params.yaml", "prompts.yaml"), "paper": ("params_paper.yaml", "prompts_paper.yaml")}
+
+
+def _read_yaml(name: str) -> dict:
+    text = resources.files(__package__).joinpath(f"templates/{name}").read_text(encoding="utf-8")
     return yaml.safe_load(text)
 
 
 @lru_cache(maxsize=None)
-def load_templates() -> dict:
-    """The versioned prompt templates (templates/prompts.yaml)."""
-    text = resources.files(__package__).joinpath("templates/prompts.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+def load_params(profile: str = LEGACY_PROFILE) -> dict:
+    """The versioned sampling parameters of a profile (templates/params*.yaml)."""
+    return _read_yaml(PROFILE_FILES[check_profile(profile)][0])
 
 
-def fill_prompt(task: str, image_lines: Sequence[str], **fields: object) -> str:
-    """The question text of ``task``: template + shared blocks + numbered image lines."""
-    templates = load_templates()
+@lru_cache(maxsize=None)
+def load_templates(profile: str = LEGACY_PROFILE) -> dict:
+    """The versioned prompt templates of a profile (templates/prompts*.yaml)."""
+    return _read_yaml(PROFILE_FILES[check_profile(profile)][1])
+
+
+def view_order(profile: str = LEGACY_PROFILE) -> tuple[str, ...]:
+    """The order of the six views in a profile (``six_views`` of its parameters)."""
+    return tuple(load_params(profile).get("six_views", VIEW_NAMES))
+
+
+def fill_prompt(task: str, image_lines: Sequence[str], *, profile: str = LEGACY_PROFILE, **fields: object) -> str:
+    """The question text of ``task``: template + shared blocks + numbered image lines.
+
+    The shared blocks are filled with ``fields`` first (a block may name the PDB id), then the
+    task's template; a template need not use every field (``paper`` templates describe their
+    images themselves instead of using ``image_lines``)."""
+    templates = load_templates(profile)
     lines = "\n".join(f"Image {k + 1}: {line}." for k, line in enumerate(image_lines))
-    values = {**templates["shared"], "image_lines": lines, **{k: str(v) for k, v in fields.items()}}
+    given = {k: str(v) for k, v in fields.items()}
+    shared = {k: v.format(**given) if "{" in v else v for k, v in templates["shared"].items()}
+    values = {**shared, "image_lines": lines, **given}
     return templates["tasks"][task].format(**values)
 
 
@@ -206,9 +244,9 @@ def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (),
                          origin=None if origin is None else tuple(float(v) for v in origin))
 
 
-def six_views(ann: Annotation) -> tuple[ImageSpec, ...]:
-    """The whole complex in the six views (T8, T9)."""
-    return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in VIEW_NAMES)
+def six_views(ann: Annotation, order: Sequence[str] = VIEW_NAMES) -> tuple[ImageSpec, ...]:
+    """The whole complex in the six views (T8, T9), in ``order``."""
+    return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in order)
 
 
 def ops_json(ops: Sequence[Operation]) -> list[str]:
@@ -223,6 +261,8 @@ def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
         "camera": {"distance": round(ctx.ann.camera.distance, 4), "fov_deg": ctx.ann.camera.fov_deg,
                    "size": ctx.ann.camera.size},
     }
+    if ctx.profile != LEGACY_PROFILE:  # explicit rows stay byte-identical to builds before profiles
+        base["profile"] = ctx.profile
     base.update(payload)
     return json.dumps(base, sort_keys=True, separators=(",", ":"))
 

@@ -14,10 +14,11 @@ from ..core.registry import TASK_BY_NAME
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
 from ..scene.camera import Camera, fit_camera
 from ..operations.transforms import Pose
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, metadata, request,
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request,
                    load_params, signed_magnitude)
 from .recover import apply_ops, parse_ops
 from .room import CheckSubject, Room, signed, split_space
+from ..core.profiles import profile_of_metadata
 
 TASK = "docking"
 MAX_SHIFT = 200  # Å: far beyond any pocket; bounds the search
@@ -96,11 +97,11 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines = [caption("pocket_view", view=v) for v in ("front", "left", "top")]
         lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
         lines.append(caption("both_front"))
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
+        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
         meta = metadata(ctx, TASK, k, displacement=[str(o) for o in ops], operations=[str(o) for o in answer],
                         applies_to="ligand", scene_camera_distance=round(camera.distance, 4))
         out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
-                                images, meta))
+                                images, meta, ctx.profile))
     return out
 
 
@@ -125,7 +126,7 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
 def answer_space(row, meta, images, ann, load):
     """Every roll of the roll range on every axis, combined with ``move x`` within
     :data:`DOCKING_MOVE_WINDOW` Å of the gold move."""
-    p = load_params()["tasks"][row["task"]]
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
     gold = parse_operations(row["answer"])
     roll, move = gold
     ops, camera = _scene_of(ann, gold)

@@ -17,10 +17,10 @@ import re
 
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
-from ..operations.transforms import VIEW_NAMES
-from .base import (LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata, options_block,
-                   request, six_views)
+from .base import (LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata, options_block,
+                   request, six_views, view_order)
 from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
+from ..core.profiles import profile_of_metadata
 from .decoys import balanced_moves
 
 TASK = "interaction_location"
@@ -87,13 +87,16 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         if ordered is None:
             continue
         option_texts = tuple(option_text(o) for o in ordered)
-        images = six_views(ann)
-        question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper(),
-                               hbond=bond.pocket_text(), options_block=options_block(option_texts))
+        images = six_views(ann, ctx.six_views)
+        question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
+                              hbond=bond.pocket_text(), options_block=options_block(option_texts),
+                              hb_chain=bond.chain, hb_residue=f"{bond.res_name} {bond.res_number}{bond.ins_code}",
+                              hb_atom=bond.protein_atom_name, hb_ligand_atom=bond.ligand_atom_name)
         meta = metadata(ctx, TASK, k, hbond=bond.pocket_text(), operations=[str(Move("x", truth[0])), str(Move("y", truth[1]))],
                         option_operations=[[f"move x {o[0]}", f"move y {o[1]}"] for o in ordered],
                         correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
+                                ctx.profile))
     return out
 
 
@@ -103,7 +106,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann)
+    return six_views(ann, view_order(profile_of_metadata(meta)))
 
 
 def answer_space(row, meta, images, ann, load):

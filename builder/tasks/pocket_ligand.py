@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..operations.transforms import VIEW_NAMES
 from ..chemistry.hbonds import format_pocket_answer
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import TaskContext, TaskInstance, caption, fill_prompt, hbond_rule, metadata, six_views
+from .base import TaskContext, TaskInstance, caption, hbond_rule, metadata, six_views, view_order
 from .room import CheckSubject, Room
 
 TASK = "pocket_ligand"
@@ -14,18 +14,18 @@ TASK = "pocket_ligand"
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
-    images = six_views(ann)
-    question = fill_prompt(TASK, [caption(v) for v in VIEW_NAMES], pdb_id=ann.pdb_id.upper(),
-                           hbond_rule=hbond_rule(ann.hbond_mode))
+    images = six_views(ann, ctx.six_views)
+    question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
+                          hbond_rule=hbond_rule(ann.hbond_mode))
     answer = format_pocket_answer(ann.hbonds)
     return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,
-                         metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]))
+                         metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]), ctx.profile)
             for k in range(ctx.count())]
 
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann)
+    return six_views(ann, view_order(profile_of_metadata(meta)))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:

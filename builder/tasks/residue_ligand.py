@@ -15,9 +15,10 @@ from ..operations.transforms import VIEW_NAMES
 from ..scene.camera import fit_camera
 from ..chemistry.hbonds import format_residue_answer
 from ..core.errors import TaskError
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, hbond_rule,
-                   metadata, request)
+from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, hbond_rule, metadata, request,
+                   view_order)
 from .room import CheckSubject, Room
 
 TASK = "residue_ligand"
@@ -37,8 +38,8 @@ def choose_residues(ctx: TaskContext) -> list[tuple[int, str]]:
     rng = ctx.rng(TASK + ":choose", 0)
     bonded = sorted({ann.complex.residues.index(_res(ann, b)) for b in ann.hbonds})
     positives = list(bonded)
-    cap = ctx.count("max_positives")
-    if len(positives) > cap:
+    cap = ctx.cap("max_positives")
+    if cap is not None and len(positives) > cap:
         positives = sorted(rng.choice(positives, size=cap, replace=False).tolist())
     others = [r for r in range(len(ann.complex.residues)) if r not in bonded]
     n_neg = max(int(round(len(positives) * float(p["negatives_per_positive"]))), int(p.get("min_negatives", 1)))
@@ -67,12 +68,13 @@ def residue_scene(ann: Annotation, r: int):
     return atoms, origin, fit_camera(sub - origin, size=ann.camera.size)
 
 
-def residue_images(ann: Annotation, r: int) -> tuple[ImageSpec, ...]:
-    """Six views of residue ``r`` and the ligand, residue atoms labelled by atom name."""
+def residue_images(ann: Annotation, r: int, order=VIEW_NAMES) -> tuple[ImageSpec, ...]:
+    """Six views of residue ``r`` and the ligand (in ``order``), residue atoms labelled by atom
+    name."""
     atoms, origin, camera = residue_scene(ann, r)
     return tuple(ImageSpec(view, ann.pdb_id, request(ann, view, atoms=atoms, camera=camera,
                                                      label_mode="residue_atoms", origin=origin))
-                 for view in VIEW_NAMES)
+                 for view in order)
 
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:
@@ -83,16 +85,18 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         residue = cx.residues[r]
         bonds = [b for b in ann.hbonds if int(cx.residue_index[b.protein_atom]) == r]
         _, origin, _ = residue_scene(ann, r)
-        images = residue_images(ann, r)
-        lines = [caption("residue_view", residue=residue.label, view=view) for view in VIEW_NAMES]
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
-                               example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
+        images = residue_images(ann, r, ctx.six_views)
+        lines = [caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views]
+        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
+                              example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
         answer = format_residue_answer(bonds)
         meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
                                                "number": residue.number, "ins_code": residue.ins_code},
                         positive=bool(bonds), hbonds=[b.residue_text() for b in sorted(bonds)], selection=kind,
-                        origin=[round(float(v), 4) for v in origin])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta))
+                        origin=[round(float(v), 4) for v in origin],
+                        **({"tiny_stratum": "positive" if bonds else "negative"}
+                           if ctx.params.get("tiny_strata") else {}))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta, ctx.profile))
     return out
 
 
@@ -113,7 +117,7 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
                   if (res.chain, res.name, res.number, res.ins_code) == wanted), None)
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
-    return residue_images(ann, index)
+    return residue_images(ann, index, view_order(profile_of_metadata(meta)))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:

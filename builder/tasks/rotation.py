@@ -4,6 +4,7 @@ from __future__ import annotations
 from .base import TaskContext, TaskInstance, load_params, nonzero_int
 from .room import Room, magnitudes
 from .translation import check_roll, unit_instance, unit_replay, unit_space
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Roll
 
@@ -25,7 +26,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``roll x|y|z A`` over the angle range."""
-    p = load_params()["tasks"][row["task"]]
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
     return unit_space(row, ann, [Roll(a, v) for a in p["axes"] for v in magnitudes(p["angle"])])
 
 

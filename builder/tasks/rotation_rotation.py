@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..operations.language import AXES, Roll
-from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
+from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .room import Room
@@ -60,11 +60,12 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {5 + i}" for i in range(4))
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts))
+        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts))
         meta = metadata(ctx, TASK, k, operations=[str(f1), str(f2)],
                         option_operations=[[str(o) for o in ops] for ops in options],
                         option_schemes=schemes, correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
+                                ctx.profile))
     return out
 
 

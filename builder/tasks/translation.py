@@ -1,10 +1,10 @@
 """T1 translation: which `move x|y D` (D in -4..4 Å, not 0) moved the whole model?"""
 from __future__ import annotations
 
-from .base import (ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, load_params, metadata, request,
-                   visible_fraction)
+from .base import ImageSpec, TaskContext, TaskInstance, caption, load_params, metadata, request, visible_fraction
 from .recover import apply_ops, parse_ops, recover_roll, recover_shift
 from .room import CheckSubject, Room, magnitudes, split_space
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move, parse_operations
 
@@ -47,11 +47,12 @@ def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> T
     """Shared by T1-T3: images front, left, top, front after the operation."""
     ann = ctx.ann
     lines = [caption("front"), caption("left"), caption("top"), caption("after")]
-    question = fill_prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
+    question = ctx.prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
     return TaskInstance(
         task=task, pdb_id=ann.pdb_id, index=k, question=question, options=(), answer=str(op),
         images=unit_images(ann, op),
         metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
+        profile=ctx.profile,
     )
 
 
@@ -74,7 +75,7 @@ def unit_space(row, ann, space) -> object:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move x|y D`` over the distance range."""
-    p = load_params()["tasks"][row["task"]]
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
     return unit_space(row, ann, [Move(a, d) for a in p["axes"] for d in magnitudes(p["distance"])])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..core.errors import MisiError, TaskError
 from ..operations.language import AXES, Move, Roll
-from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
+from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
                    options_block, projected_difference, request, signed_magnitude)
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .room import Room
@@ -79,14 +79,15 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]
         lines += [caption("option", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {8 + i}" for i in range(4))
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), target=target.pdb_id.upper(),
-                               options_block=options_block(option_texts))
+        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), target=target.pdb_id.upper(),
+                              options_block=options_block(option_texts))
         meta = metadata(ctx, TASK, k, reference=ann.pdb_id, target=target.pdb_id,
                         operations=[str(f1), str(f2)],
                         option_operations=[[str(o) for o in ops] for ops in options],
                         option_schemes=schemes, correct=LETTERS[correct],
                         target_camera_distance=round(target.camera.distance, 4))
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta))
+        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
+                                ctx.profile))
     return out
 
 

@@ -9,6 +9,7 @@ from .base import TaskContext, TaskInstance, load_params, visible_fraction
 from .room import Room, magnitudes
 from .translation import check_shift, unit_instance, unit_replay, unit_space
 from ..core.errors import TaskError
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
 
@@ -38,7 +39,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move z D`` over the distance range."""
-    p = load_params()["tasks"][row["task"]]
+    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
     return unit_space(row, ann, [Move("z", d) for d in magnitudes(p["distance"])])
 
 

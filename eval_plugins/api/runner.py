@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.scoring import format_report_markdown, score_records
+from ...builder.scoring import format_paper_rows_markdown, format_report_markdown, score_records
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
 from .store import PREDICTIONS, RunSettings, RunStore
@@ -215,6 +215,7 @@ def _markdown(report: dict) -> str:
     asked = report["selection"]["questions"]
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
+        format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
         f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",

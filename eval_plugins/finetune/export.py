@@ -19,7 +19,7 @@ from pathlib import Path
 from ...builder.core.constants import PACKAGE_VERSION
 from ...builder.core.errors import InputError
 from .formats import FORMATS, WRITERS
-from .source import SPLITS, config_shards, count_rows, iter_rows, pick_configs, resolve_source
+from .source import SPLITS, config_shards, count_rows, iter_rows, pick_configs, resolve_source, shards_profile
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,7 @@ def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequen
             "configs": [c for c in chosen if rows[c]], "rows": {c: rows[c] for c in chosen if rows[c]},
             "total_rows": sum(rows.values()), "image_refs": refs,
             "image_files": store.written if store else None, "misi_bench_version": PACKAGE_VERSION,
+            "profile": shards_profile(shards),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         if out.exists():

@@ -113,3 +113,20 @@ def _source_row(path: Path, row: dict) -> SourceRow:
             raise InputError(path, f"row {row['id']}: image {k + 1} has no embedded bytes")
         images.append(data)
     return SourceRow(row["id"], row["task"], tuple(images), row["question"], row["answer"])
+
+
+def shards_profile(shards: Sequence[Path]) -> str | None:
+    """The build profile of the exported rows (``paper`` / ``explicit``, from the rows' metadata;
+    see ``builder.core.profiles``), or None for shards without a metadata column or rows."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ...builder.core.profiles import profile_of_rows  # noqa: PLC0415
+
+    rows = []
+    for path in shards:
+        pf = pq.ParquetFile(path)
+        if "metadata" not in pf.schema_arrow.names or not pf.metadata.num_rows:
+            continue
+        batch = next(pf.iter_batches(batch_size=8, columns=["metadata"]))
+        rows += [{"metadata": m} for m in batch.column(0).to_pylist()]
+    return profile_of_rows(rows, "export source") if rows else None

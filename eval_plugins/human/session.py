@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
+from ...builder.core.profiles import LEGACY_PROFILE, profile_of_metadata
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 #: The answer form of each fill-in task, shown under the text box (the registry's ``form_hint``).
 FORMS: dict[str, str] = {spec.name: spec.form_hint for spec in TASK_SPECS if spec.form == TEXT_FORM}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_COLUMNS = ["id", "task", "pdb_id", "question", "options", "image_views", "answer_format"]
+_COLUMNS = ["id", "task", "pdb_id", "question", "options", "image_views", "answer_format", "metadata"]
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,17 @@ class Question:
     image_views: tuple[str, ...]
     answer_format: str
     shard: str
+    #: The build profile; a ``paper`` question states its own answer form (the paper's), so the
+    #: page adds no form line that would tell more than the question does.
+    profile: str = LEGACY_PROFILE
 
     def public(self) -> dict:
         """What the page receives: everything but the answer."""
         return {"id": self.id, "task": self.task, "task_number": TASK_BY_NAME[self.task].number,
                 "pdb_id": self.pdb_id, "question": self.question, "options": list(self.options),
                 "image_views": list(self.image_views), "answer_format": self.answer_format,
-                "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM, "form": FORMS.get(self.task, "")}
+                "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
+                "form": FORMS.get(self.task, "") if self.profile == LEGACY_PROFILE else ""}
 
 
 def _shards(build: Path, task: str, split: str) -> list[Path]:
@@ -67,7 +72,8 @@ def load_questions(build: str | Path, split: str = "tiny") -> list[Question]:
         for shard in _shards(build, task, split):
             for r in pq.read_table(shard, columns=_COLUMNS).to_pylist():
                 out.append(Question(str(r["id"]), r["task"], r["pdb_id"], r["question"], tuple(r["options"] or ()),
-                                    tuple(r["image_views"] or ()), r["answer_format"], str(shard)))
+                                    tuple(r["image_views"] or ()), r["answer_format"], str(shard),
+                                    profile_of_metadata(r["metadata"])))
     if not out:
         raise MisiError(f"{build}: no questions in split {split!r}")
     return out

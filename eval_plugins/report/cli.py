@@ -6,6 +6,8 @@ import logging
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
+from ...builder.core.profiles import LEGACY_PROFILE, PAPER
+from ...builder.scoring import NOT_COMPARABLE
 from .reference import average_9_tasks, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_table, page
 from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
@@ -21,6 +23,17 @@ def _parse_input(text: str) -> tuple[str | None, str]:
     return None, text
 
 
+def results_profile(results, dataset: str | None) -> str | None:
+    """The build profile of the reported results: the ``--dataset`` build's (its manifest), else
+    the one every result file records; None when unknown or mixed."""
+    if dataset and (Path(dataset) / "manifest.json").exists():
+        import json  # noqa: PLC0415
+
+        return json.loads((Path(dataset) / "manifest.json").read_text(encoding="utf-8")).get("profile", LEGACY_PROFILE)
+    known = {r.profile for r in results}
+    return known.pop() if len(known) == 1 else None
+
+
 def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper: bool = True) -> tuple[list[Row], list[str]]:
     """Report rows (models, then the paper's rows, then chance levels) and provenance notes."""
     rows: list[Row] = []
@@ -34,13 +47,21 @@ def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper:
                         f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else "")))
         notes.append(f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'}).")
     if with_paper:
+        profile = results_profile(found, dataset)
+        comparable = profile == PAPER
+        tag = "" if comparable else f" ({NOT_COMPARABLE})"
         for ref in reference_rows():
             computed = paper_average(ref.scores)
             if computed is not None and ref.average is not None and abs(computed - ref.average) > 0.01:
                 log.warning("%s: published average %.2f differs from the mean of its columns %.2f",
                             ref.label, ref.average, computed)
-            rows.append(Row(ref.label, "paper", ref.scores, ref.average, None, ref.source))
+            rows.append(Row(ref.label + tag, "paper", ref.scores, ref.average, None, ref.source))
         notes.append(f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty.")
+        if not comparable:
+            why = (f"the results were scored on a {profile!r} build" if profile else
+                   "the results do not say which build profile they were scored on (pass --dataset)")
+            notes.append(f"Paper rows are {NOT_COMPARABLE}: {why}; only a 'paper' build asks the paper's questions "
+                         "(docs/fidelity.md).")
     if dataset:
         chance = chance_levels(dataset, split)
         for name, scores in chance.rows.items():

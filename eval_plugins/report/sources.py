@@ -39,6 +39,8 @@ class ModelResult:
     split: str | None
     scores: dict[str, float | None] = field(default_factory=dict)
     n: int | None = None
+    #: The build profile the result was scored on, when the file records it (None: unknown).
+    profile: str | None = None
 
     @property
     def paper_average(self) -> float | None:
@@ -162,12 +164,14 @@ def read_result(path: str | Path, label: str | None = None, split: str | None = 
     if isinstance(data.get("report"), Mapping) and "tasks" in data["report"]:
         scores, n = from_aggregate(data["report"])
         return [ModelResult(label or path.name.removesuffix(".json").removesuffix(".score"), "misi-bench score",
-                            str(path), split, scores, n)]
+                            str(path), split, scores, n, data["report"].get("profile") or data.get("profile"))]
     if "tasks" in data and "scale" in data:
         scores, n = from_aggregate(data)
         if _VLM_FILE_RE.match(path.name):
-            return [_vlm_result(path, label, scores, n)]
-        return [ModelResult(label or path.stem, "misi-bench score", str(path), split, scores, n)]
+            from dataclasses import replace  # noqa: PLC0415
+
+            return [replace(_vlm_result(path, label, scores, n), profile=data.get("profile"))]
+        return [ModelResult(label or path.stem, "misi-bench score", str(path), split, scores, n, data.get("profile"))]
     if isinstance(data.get("results"), Mapping):
         out = _harness_results(data, path, label)
         if out:
