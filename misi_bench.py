@@ -6,6 +6,7 @@ is a top-level module whose ``__path__`` points at the checkout root, so the sam
 ``misi_bench.builder...`` imports resolve to ``./builder``. Nothing heavy happens at import time:
 names below are loaded on first use.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,8 +21,12 @@ if globals().get("__path__") is None:  # editable checkout: behave as a package 
 elif not _os.path.isdir(_os.path.join(_HERE, "builder")):
     # editable install through hatch: this file was copied to site-packages/misi_bench/ while the
     # subpackages stay in the checkout, which the install put on sys.path
-    __path__ += [p for p in _sys.path if _os.path.isfile(_os.path.join(p or ".", "misi_bench.py"))
-                 and _os.path.isdir(_os.path.join(p or ".", "builder"))][:1]
+    __path__ += [
+        p
+        for p in _sys.path
+        if _os.path.isfile(_os.path.join(p or ".", "misi_bench.py"))
+        and _os.path.isdir(_os.path.join(p or ".", "builder"))
+    ][:1]
 
 _LAZY = {
     # constants (defined once, in builder.core.constants)

@@ -9,6 +9,7 @@ crash. When, and only when, ``_C`` cannot load, this declares those two operator
 the import goes through; calling ``torchvision.ops.nms`` then still raises torchvision's own
 "Couldn't load custom C++ ops" error. Harness code paths used by MiSI-Bench do not call them.
 """
+
 from __future__ import annotations
 
 import glob
@@ -33,7 +34,8 @@ def ensure_torchvision_importable() -> bool:
     import torch
 
     libs = glob.glob(os.path.join(os.path.dirname(spec.origin), "_C*.so")) + glob.glob(
-        os.path.join(os.path.dirname(spec.origin), "_C*.pyd"))
+        os.path.join(os.path.dirname(spec.origin), "_C*.pyd")
+    )
     if not libs:
         return False
     try:

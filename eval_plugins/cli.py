@@ -5,13 +5,14 @@ nothing under ``builder/`` imports this package. A new front-end adds its module
 ``add_commands(subparsers)`` here (one line). Commands whose parser sets ``passthrough=True``
 receive their remaining arguments untouched in ``args.passthrough``.
 """
+
 from __future__ import annotations
 
 from . import harness_commands
 from .api import cli as api_cli
+from .finetune import commands as finetune_commands
 from .human import cli as human_cli
 from .report import cli as report_cli
-from .finetune import commands as finetune_commands
 
 #: Command groups of the evaluation front-ends, in help order.
 EVAL_COMMANDS = (

@@ -1,5 +1,6 @@
 """Shared pieces of the harness adapters: where the data is, how a row becomes a prompt, and how
 one model output is scored (always through :mod:`misi_bench.builder.scoring`)."""
+
 from __future__ import annotations
 
 import io
@@ -7,15 +8,22 @@ import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
 from ..builder.scoring import PAPER_AVERAGE_COLUMNS, PAPER_COLUMNS, score_prediction
 
-__all__ = ["REVISION_ENV", "TASKS", "TEST_SPLIT", "TINY_SPLIT", "data_location", "load_split", "score_doc"]
+__all__ = [
+    "REVISION_ENV",
+    "TASKS",
+    "TEST_SPLIT",
+    "TINY_SPLIT",
+    "data_location",
+    "load_split",
+    "score_doc",
+]
 
 #: The nine task configs, in the paper's order (T1..T9), from the task registry.
 TASKS: tuple[str, ...] = TASK_NAMES
@@ -126,15 +134,19 @@ def paper_average_share(items: Sequence[Mapping]) -> float:
     if not by_column:
         return float("nan")
     task = next(t for t, cols in _TASK_COLUMNS.items() if next(iter(by_column)) in cols)
-    means = [math.fsum(by_column[c]) / len(by_column[c]) if by_column.get(c) else float("nan")
-             for c in _TASK_COLUMNS[task]]
+    means = [
+        math.fsum(by_column[c]) / len(by_column[c]) if by_column.get(c) else float("nan")
+        for c in _TASK_COLUMNS[task]
+    ]
     return GROUP_SHARE * math.fsum(means)
 
 
 def score_doc_raw(doc: Mapping, prediction: Any) -> dict[str, float]:
     """The scorer's own metrics for one row (``score``, ``exact``, ``parsed``, T4 ``polarity``...),
     as :func:`misi_bench.builder.scoring.aggregate` expects them."""
-    return score_prediction(doc["task"], prediction, doc["answer"], doc.get("metadata"), options=options_of(doc))
+    return score_prediction(
+        doc["task"], prediction, doc["answer"], doc.get("metadata"), options=options_of(doc)
+    )
 
 
 def metric_names(task: str) -> list[str]:

@@ -3,6 +3,7 @@
 Each registers the MiSI tasks with its harness and runs the harness's own entry point with the
 remaining arguments passed through.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,10 +38,22 @@ def cmd_lm_eval(args: argparse.Namespace) -> int:
 def add_commands(sub) -> None:
     """Add the harness launchers; their arguments pass through untouched."""
     for name, func, text in (
-        ("lmms-eval", cmd_lmms_eval, "run lmms-eval with the MiSI task folder included (arguments pass through; "
-                                      "--print-include-path prints the folder)"),
-        ("vlmevalkit", cmd_vlmevalkit, "register the MiSI datasets in VLMEvalKit and run its runner (arguments pass through)"),
-        ("lm-eval", cmd_lm_eval, "run lm-eval with the MiSI task folder included (arguments pass through)"),
+        (
+            "lmms-eval",
+            cmd_lmms_eval,
+            "run lmms-eval with the MiSI task folder included (arguments pass through; "
+            "--print-include-path prints the folder)",
+        ),
+        (
+            "vlmevalkit",
+            cmd_vlmevalkit,
+            "register the MiSI datasets in VLMEvalKit and run its runner (arguments pass through)",
+        ),
+        (
+            "lm-eval",
+            cmd_lm_eval,
+            "run lm-eval with the MiSI task folder included (arguments pass through)",
+        ),
     ):
         p = sub.add_parser(name, help=text, add_help=False)
         p.set_defaults(func=func, passthrough=True)

@@ -14,6 +14,7 @@ names the files that differ from what it would write (the test suite runs it). V
 no generated file: its dataset classes are made from the registry at import
 (:func:`misi_bench.eval_plugins.vlmevalkit.datasets.dataset_classes`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,19 +78,25 @@ def _metric_block(spec: TaskSpec, mean: str) -> str:
     lines = [note, "metric_list:\n"]
     for name in names:
         aggregation = "!function utils.misi_paper_share" if name == "paper_average" else mean
-        lines.append(f"  - metric: {name}\n    aggregation: {aggregation}\n    higher_is_better: true\n")
+        lines.append(
+            f"  - metric: {name}\n    aggregation: {aggregation}\n    higher_is_better: true\n"
+        )
     return "".join(lines)
 
 
 def lmms_task_yaml(spec: TaskSpec, split: str, prefix: str) -> str:
     tiny = f"test_split: {split}\n" if split != "test" else ""
-    return (f"task: {prefix}{spec.name}\ndataset_name: {spec.name}\n{tiny}include: _default_template_yaml\n"
-            + _metric_block(spec, "!function utils.misi_mean"))
+    return (
+        f"task: {prefix}{spec.name}\ndataset_name: {spec.name}\n{tiny}include: _default_template_yaml\n"
+        + _metric_block(spec, "!function utils.misi_mean")
+    )
 
 
 def lm_task_yaml(spec: TaskSpec, split: str, prefix: str) -> str:
-    return (f"include: _template_yaml\ntask: {prefix}{spec.name}\ntest_split: {split}\n"
-            f"dataset_kwargs:\n  config: {spec.name}\n  split: {split}\n" + _metric_block(spec, "mean"))
+    return (
+        f"include: _template_yaml\ntask: {prefix}{spec.name}\ntest_split: {split}\n"
+        f"dataset_kwargs:\n  config: {spec.name}\n  split: {split}\n" + _metric_block(spec, "mean")
+    )
 
 
 def generated_yaml() -> dict[Path, str]:
@@ -106,8 +113,13 @@ def generated_yaml() -> dict[Path, str]:
 def new_file_diff(rel: str, text: str) -> str:
     """A git-style unified diff that creates ``rel`` with ``text`` (``patch -p1`` / ``git apply``)."""
     lines = text.splitlines(keepends=True)
-    out = [f"diff --git a/{rel} b/{rel}\n", "new file mode 100644\n", "--- /dev/null\n", f"+++ b/{rel}\n",
-           f"@@ -0,0 +1,{len(lines)} @@\n"]
+    out = [
+        f"diff --git a/{rel} b/{rel}\n",
+        "new file mode 100644\n",
+        "--- /dev/null\n",
+        f"+++ b/{rel}\n",
+        f"@@ -0,0 +1,{len(lines)} @@\n",
+    ]
     out += ["+" + line for line in lines]
     if lines and not lines[-1].endswith("\n"):
         out.append("\n\\ No newline at end of file\n")
@@ -116,8 +128,14 @@ def new_file_diff(rel: str, text: str) -> str:
 
 def _hand_written(folder: Path) -> dict[str, str]:
     """The folder's files that are not generated YAML (templates, ``utils.py``, README)."""
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.iterdir())
-            if p.is_file() and p.suffix != ".pyc" and not p.name.startswith(".") and not _is_task_yaml(p.name)}
+    return {
+        p.name: p.read_text(encoding="utf-8")
+        for p in sorted(folder.iterdir())
+        if p.is_file()
+        and p.suffix != ".pyc"
+        and not p.name.startswith(".")
+        and not _is_task_yaml(p.name)
+    }
 
 
 def _is_task_yaml(name: str) -> bool:
@@ -143,7 +161,9 @@ def stale_files() -> list[Path]:
     """Files that differ from what :func:`generated_files` writes, are missing, or are task YAML
     the registry no longer has."""
     files = generated_files()
-    out = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    out = [
+        p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text
+    ]
     for folder in (LMMS_FOLDER, LM_FOLDER):
         out += [p for p in sorted(folder.iterdir()) if _is_task_yaml(p.name) and p not in files]
     return out
@@ -164,12 +184,17 @@ def write_files() -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if a committed file is out of date")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if a committed file is out of date"
+    )
     args = parser.parse_args(argv)
     if args.check:
         stale = stale_files()
         for path in stale:
-            print(f"{path} is out of date: run python -m misi_bench.eval_plugins.harness_files", file=sys.stderr)
+            print(
+                f"{path} is out of date: run python -m misi_bench.eval_plugins.harness_files",
+                file=sys.stderr,
+            )
         return 1 if stale else 0
     for path in write_files():
         print(path)

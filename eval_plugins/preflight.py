@@ -8,6 +8,7 @@ was asked (:func:`missing`). Every problem is one line naming the input and what
 (:class:`PreflightError`, printed by :func:`fail`). Imports only ``builder.core`` and, for a Hub
 location, ``huggingface_hub``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,7 +30,10 @@ _OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 def task_names() -> tuple[list[str], dict[str, list[str]]]:
     """``(names, groups)`` of the lmms-eval and lm-eval task folders: ``misi_<config>``,
     ``tiny_misi_<config>`` and the groups ``misi`` / ``tiny_misi`` (group -> members)."""
-    groups = {"misi": [f"misi_{t}" for t in TASK_NAMES], "tiny_misi": [f"tiny_misi_{t}" for t in TASK_NAMES]}
+    groups = {
+        "misi": [f"misi_{t}" for t in TASK_NAMES],
+        "tiny_misi": [f"tiny_misi_{t}" for t in TASK_NAMES],
+    }
     return [*groups, *groups["misi"], *groups["tiny_misi"]], groups
 
 
@@ -90,38 +94,54 @@ def check_data_location(path: str | None = None, revision: str | None = None) ->
     local = Path(os.path.expanduser(path))
     if local.is_dir():
         if not (local / "manifest.json").is_file():
-            raise PreflightError(f"{path} has no manifest.json, so it is not a MiSI-Bench dataset folder: set "
-                                 f"{REPO_ENV} to a folder written by 'misi-bench build' or a clone of the Hub repo")
+            raise PreflightError(
+                f"{path} has no manifest.json, so it is not a MiSI-Bench dataset folder: set "
+                f"{REPO_ENV} to a folder written by 'misi-bench build' or a clone of the Hub repo"
+            )
         return f"local folder {local.resolve()}"
     if not _HUB_ID.match(path):
-        raise PreflightError(f"{REPO_ENV}={path} is neither an existing folder nor a Hub repo id (owner/name): "
-                             "fix the path or the id")
+        raise PreflightError(
+            f"{REPO_ENV}={path} is neither an existing folder nor a Hub repo id (owner/name): "
+            "fix the path or the id"
+        )
     at = f" at revision {revision}" if revision else ""
     var = _offline()
     if var:
-        raise PreflightError(f"the data is the Hub repo {path}{at} but {var} is set: download it once with "
-                             f"`hf download {path} --repo-type dataset --local-dir misi-data` and set "
-                             f"{REPO_ENV}=misi-data, or unset {var}")
+        raise PreflightError(
+            f"the data is the Hub repo {path}{at} but {var} is set: download it once with "
+            f"`hf download {path} --repo-type dataset --local-dir misi-data` and set "
+            f"{REPO_ENV}=misi-data, or unset {var}"
+        )
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     try:
         HfApi().dataset_info(path, revision=revision, timeout=20)
     except RevisionNotFoundError:
-        raise PreflightError(f"the Hub repo {path} has no revision {revision!r}: set {REVISION_ENV} to one of "
-                             "its tags or branches") from None
+        raise PreflightError(
+            f"the Hub repo {path} has no revision {revision!r}: set {REVISION_ENV} to one of "
+            "its tags or branches"
+        ) from None
     except RepositoryNotFoundError:
-        raise PreflightError(f"no dataset repo {path} on the Hub (or it is private): check {REPO_ENV}, or log "
-                             "in with `hf auth login`") from None
+        raise PreflightError(
+            f"no dataset repo {path} on the Hub (or it is private): check {REPO_ENV}, or log "
+            "in with `hf auth login`"
+        ) from None
     except Exception as exc:  # connection errors come in many types (httpx, requests, OSError)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PreflightError(f"cannot reach the Hub repo {path}{at} ({first}): check the network, or set "
-                             f"{REPO_ENV} to a local copy") from None
+        raise PreflightError(
+            f"cannot reach the Hub repo {path}{at} ({first}): check the network, or set "
+            f"{REPO_ENV} to a local copy"
+        ) from None
     return f"Hub repo {path}{at}"
 
 
-def expand_requested(requested: Sequence[str], names: Sequence[str], groups: Mapping[str, Sequence[str]],
-                     ours: Callable[[str], bool]) -> list[str]:
+def expand_requested(
+    requested: Sequence[str],
+    names: Sequence[str],
+    groups: Mapping[str, Sequence[str]],
+    ours: Callable[[str], bool],
+) -> list[str]:
     """The result names a run of ``requested`` must produce (ours only, in ``names`` order).
 
     ``names``: every task and group name we register; ``groups``: group -> member names;
@@ -133,10 +153,18 @@ def expand_requested(requested: Sequence[str], names: Sequence[str], groups: Map
     for token in requested:
         if not ours(token) or os.path.exists(token):  # the harness's own task, or a YAML path
             continue
-        hits = fnmatch.filter(names, token) if any(c in token for c in "*?[") else [n for n in names if n == token]
+        hits = (
+            fnmatch.filter(names, token)
+            if any(c in token for c in "*?[")
+            else [n for n in names if n == token]
+        )
         if not hits:
             close = difflib.get_close_matches(token.lower(), names, n=3, cutoff=0.6)
-            hint = f"did you mean {', '.join(close)}?" if close else f"the names are {', '.join(names)}"
+            hint = (
+                f"did you mean {', '.join(close)}?"
+                if close
+                else f"the names are {', '.join(names)}"
+            )
             raise PreflightError(f"no MiSI-Bench task named {token!r}: {hint}")
         for hit in hits:
             wanted.add(hit)
@@ -150,13 +178,19 @@ def missing(expected: Sequence[str], reported: Sequence[str] | set[str]) -> list
     return [n for n in expected if n not in got]
 
 
-def missing_message(harness_hint: str, absent: Sequence[str], expected: Sequence[str], where: str) -> str:
-    return (f"no results for {', '.join(absent)} ({len(absent)} of {len(expected)} requested MiSI-Bench names; "
-            f"data: {where}): read the harness's error above, {harness_hint}")
+def missing_message(
+    harness_hint: str, absent: Sequence[str], expected: Sequence[str], where: str
+) -> str:
+    return (
+        f"no results for {', '.join(absent)} ({len(absent)} of {len(expected)} requested MiSI-Bench names; "
+        f"data: {where}): read the harness's error above, {harness_hint}"
+    )
 
 
 @contextlib.contextmanager
-def recording(owner: object, attr: str, keys: Callable[[object], Sequence[str] | None]) -> Iterator[list]:
+def recording(
+    owner: object, attr: str, keys: Callable[[object], Sequence[str] | None]
+) -> Iterator[list]:
     """Wrap ``owner.attr`` (a harness's ``simple_evaluate``) while the block runs and collect,
     per call, ``keys(return value)`` (None for a call that returned nothing, e.g. a non-main
     rank). The list is yielded; calls that raise leave no entry."""
@@ -193,8 +227,13 @@ def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, w
     return 0
 
 
-def run_checked(harness: str, argv: Sequence[str], flags: tuple[str, ...],
-                start: Callable[[], tuple[object, str, Callable[[], int]]], check: bool = True) -> int:
+def run_checked(
+    harness: str,
+    argv: Sequence[str],
+    flags: tuple[str, ...],
+    start: Callable[[], tuple[object, str, Callable[[], int]]],
+    check: bool = True,
+) -> int:
     """Launch an lmms-eval / lm-eval run with the checks around it.
 
     Before: the task names in ``argv`` after ``flags`` (when ``check``) and the data location.
@@ -206,7 +245,9 @@ def run_checked(harness: str, argv: Sequence[str], flags: tuple[str, ...],
     where = ""
     if check:
         try:
-            expected = expand_requested(option_values(argv, *flags) or [], *task_names(), ours=names_misi)
+            expected = expand_requested(
+                option_values(argv, *flags) or [], *task_names(), ours=names_misi
+            )
             where = check_data_location() if expected else ""
         except PreflightError as exc:
             return fail(harness, exc)

@@ -3,6 +3,7 @@
 Playwright's own browser download is never used (``playwright install`` is not run): the
 system browser at :data:`CHROMIUM` is launched with the flags below.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @contextlib.contextmanager
@@ -34,8 +43,18 @@ def browser() -> Iterator:
 @contextlib.contextmanager
 def human_app(dataset: Path, out: Path, *extra: str) -> Iterator[str]:
     """Run ``misi-bench human DATASET --port 0 --out OUT`` in a subprocess; yield its URL."""
-    cmd = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())",
-           "human", str(dataset), "--port", "0", "--out", str(out), *extra]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys, misi_bench; sys.exit(misi_bench.main())",
+        "human",
+        str(dataset),
+        "--port",
+        "0",
+        "--out",
+        str(out),
+        *extra,
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []

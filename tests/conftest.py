@@ -1,4 +1,5 @@
 """Shared fixtures: the embedded real complexes, loaded once per session."""
+
 import os
 
 import pytest

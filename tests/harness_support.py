@@ -6,13 +6,15 @@ task (realistic answers, small PNG images), laid out like a build (``<config>/<s
 ``datasets.load_dataset(folder, config, split=...)`` works offline. :func:`tiny_dataset` prefers
 the real builder and falls back to the fixture.
 """
+
 from __future__ import annotations
 
 import io
 import json
 from pathlib import Path
 
-from misi_bench.builder.core.registry import CHOICE_TASKS, TASK_NAMES as TASKS
+from misi_bench.builder.core.registry import CHOICE_TASKS
+from misi_bench.builder.core.registry import TASK_NAMES as TASKS
 
 SPLITS = ("train", "test", "tiny")
 
@@ -34,8 +36,19 @@ IMAGE_VIEWS = {
     "rotation": ["front", "left", "top", "front"],
     "zooming": ["front", "left", "top", "front"],
     "residue_ligand": ["front", "left", "right", "top", "bottom", "back"],
-    "translation_rotation": ["front", "left", "top", "front", "front", "left", "top",
-                             "front", "front", "front", "front"],
+    "translation_rotation": [
+        "front",
+        "left",
+        "top",
+        "front",
+        "front",
+        "left",
+        "top",
+        "front",
+        "front",
+        "front",
+        "front",
+    ],
     "rotation_rotation": ["front", "left", "top", "front", "front", "front", "front", "front"],
     "docking": ["front", "left", "top", "front", "left", "top", "front"],
     "interaction_location": ["front", "left", "right", "top", "bottom", "back"],
@@ -56,8 +69,18 @@ def _options(task: str, answer: str) -> list[str]:
     if task not in CHOICE:
         return []
     if task == "interaction_location":
-        return ["move x -3, move y 2", "move x 3, move y 2", "move x -3, move y -2", "move x 5, move y 2"]
-    return ["roll x 30, move y 2", "roll x -30, move y 3", "roll y 30, move y 4", "roll x 45, move y 1"]
+        return [
+            "move x -3, move y 2",
+            "move x 3, move y 2",
+            "move x -3, move y -2",
+            "move x 5, move y 2",
+        ]
+    return [
+        "roll x 30, move y 2",
+        "roll x -30, move y 3",
+        "roll y 30, move y 4",
+        "roll x 45, move y 1",
+    ]
 
 
 def fixture_rows(task: str, split: str) -> list[dict]:
@@ -66,40 +89,53 @@ def fixture_rows(task: str, split: str) -> list[dict]:
         views = IMAGE_VIEWS[task]
         options = _options(task, answer)
         pdb = f"{k + 1}ab{k}"
-        lines = [f"[fixture {split}/{task}/{k}] Complex {pdb}: {len(views)} images ({', '.join(views)})."]
+        lines = [
+            f"[fixture {split}/{task}/{k}] Complex {pdb}: {len(views)} images ({', '.join(views)})."
+        ]
         if options:
             lines += [f"{chr(65 + i)}. {o}" for i, o in enumerate(options)]
             lines.append("Answer with one letter, for example: A")
         else:
             lines.append(f"Answer in the task's format, for example: {FIXTURE_ANSWERS[task][-1]}")
-        rows.append({
-            "id": f"{task}-{split}-{k:04d}",
-            "task": task,
-            "split": split,
-            "pdb_id": pdb,
-            "images": [{"bytes": _png(TASKS.index(task) * 100 + k * 10 + i), "path": None}
-                       for i in range(len(views))],
-            "image_views": list(views),
-            "question": "\n".join(lines),
-            "options": options,
-            "answer": answer,
-            "answer_format": "multiple_choice" if options else "fill_in",
-            "metadata": json.dumps({"fixture": True, "options": options}),
-        })
+        rows.append(
+            {
+                "id": f"{task}-{split}-{k:04d}",
+                "task": task,
+                "split": split,
+                "pdb_id": pdb,
+                "images": [
+                    {"bytes": _png(TASKS.index(task) * 100 + k * 10 + i), "path": None}
+                    for i in range(len(views))
+                ],
+                "image_views": list(views),
+                "question": "\n".join(lines),
+                "options": options,
+                "answer": answer,
+                "answer_format": "multiple_choice" if options else "fill_in",
+                "metadata": json.dumps({"fixture": True, "options": options}),
+            }
+        )
     return rows
 
 
 def _features():
     import datasets
 
-    return datasets.Features({
-        "id": datasets.Value("string"), "task": datasets.Value("string"),
-        "split": datasets.Value("string"), "pdb_id": datasets.Value("string"),
-        "images": datasets.List(datasets.Image()), "image_views": datasets.List(datasets.Value("string")),
-        "question": datasets.Value("string"), "options": datasets.List(datasets.Value("string")),
-        "answer": datasets.Value("string"), "answer_format": datasets.Value("string"),
-        "metadata": datasets.Value("string"),
-    })
+    return datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "task": datasets.Value("string"),
+            "split": datasets.Value("string"),
+            "pdb_id": datasets.Value("string"),
+            "images": datasets.List(datasets.Image()),
+            "image_views": datasets.List(datasets.Value("string")),
+            "question": datasets.Value("string"),
+            "options": datasets.List(datasets.Value("string")),
+            "answer": datasets.Value("string"),
+            "answer_format": datasets.Value("string"),
+            "metadata": datasets.Value("string"),
+        }
+    )
 
 
 def fixture_dataset(out: str | Path) -> Path:
@@ -116,10 +152,20 @@ def fixture_dataset(out: str | Path) -> Path:
         for split in SPLITS:
             table = pa.Table.from_pylist(fixture_rows(task, split), schema=schema)
             pq.write_table(table, out / task / f"{split}-00000-of-00001.parquet")
-        configs.append({"config_name": task,
-                        "data_files": [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLITS]})
-    configs.append({"config_name": "all", "data_files": [
-        {"split": s, "path": [f"{t}/{s}-*.parquet" for t in TASKS]} for s in SPLITS]})
+        configs.append(
+            {
+                "config_name": task,
+                "data_files": [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLITS],
+            }
+        )
+    configs.append(
+        {
+            "config_name": "all",
+            "data_files": [
+                {"split": s, "path": [f"{t}/{s}-*.parquet" for t in TASKS]} for s in SPLITS
+            ],
+        }
+    )
     card = yaml.safe_dump({"configs": configs}, sort_keys=False)
     (out / "README.md").write_text(f"---\n{card}---\n\n# MiSI-Bench test fixture\n")
     return out
@@ -133,14 +179,18 @@ def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
         return fixture_dataset(out)
     from misi_bench.builder.dataset.build import build_dataset
 
-    build_dataset(source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False)
+    build_dataset(
+        source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False
+    )
     return out
 
 
 #: ``sitecustomize.py`` for a subprocess: our torchvision shim, because CI pairs a CPU-only torch
 #: with PyPI's CUDA torchvision (see ``eval_plugins/_torch_compat.py``); an environment fix only.
-TORCHVISION_SHIM = ("from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable\n"
-                    "ensure_torchvision_importable()\n")
+TORCHVISION_SHIM = (
+    "from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable\n"
+    "ensure_torchvision_importable()\n"
+)
 
 
 def patched_copy(tmp: str | Path, package: str, patches: list[Path]) -> Path:
@@ -155,7 +205,12 @@ def patched_copy(tmp: str | Path, package: str, patches: list[Path]) -> Path:
     site = Path(tmp) / "site"
     shutil.copytree(installed, site / package, ignore=shutil.ignore_patterns("__pycache__"))
     for patch in patches:
-        proc = subprocess.run(["patch", "-p1", "--forward", "-i", str(patch)], cwd=site, capture_output=True, text=True)
+        proc = subprocess.run(
+            ["patch", "-p1", "--forward", "-i", str(patch)],
+            cwd=site,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
     (site / "sitecustomize.py").write_text(TORCHVISION_SHIM)
     return site
@@ -171,50 +226,92 @@ def tiny_qwen2_vl(out: str | Path) -> Path:
     ensure_torchvision_importable()
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import (PreTrainedTokenizerFast, Qwen2VLConfig, Qwen2VLForConditionalGeneration,
-                              Qwen2VLImageProcessor, Qwen2VLProcessor)
+    from transformers import (
+        PreTrainedTokenizerFast,
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+    )
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
     out = Path(out)
-    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-               "<|image_pad|>", "<|video_pad|>"]
-    vocab = {t: i for i, t in enumerate(special + [chr(c) for c in range(32, 127)] + ["\n", "[UNK]"])}
+    special = [
+        "<|endoftext|>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|vision_start|>",
+        "<|vision_end|>",
+        "<|image_pad|>",
+        "<|video_pad|>",
+    ]
+    vocab = {
+        t: i for i, t in enumerate(special + [chr(c) for c in range(32, 127)] + ["\n", "[UNK]"])
+    }
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
     tok.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", eos_token="<|im_end|>",
-                                        pad_token="<|endoftext|>", additional_special_tokens=special[1:])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=special[1:],
+    )
     ids = {t: vocab[t] for t in special}
     config = Qwen2VLConfig(
-        text_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
-                     "num_key_value_heads": 1, "vocab_size": len(vocab),
-                     "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4]},
-                     "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"]},
-        vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2},
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"])
+        text_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "vocab_size": len(vocab),
+            "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4]},
+            "bos_token_id": ids["<|endoftext|>"],
+            "eos_token_id": ids["<|im_end|>"],
+        },
+        vision_config={
+            "depth": 1,
+            "embed_dim": 32,
+            "hidden_size": 32,
+            "num_heads": 2,
+            "mlp_ratio": 2,
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        bos_token_id=ids["<|endoftext|>"],
+        eos_token_id=ids["<|im_end|>"],
+    )
     torch.manual_seed(0)
     Qwen2VLForConditionalGeneration(config).save_pretrained(out)
-    template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}"
-                "{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<|vision_start|><|image_pad|>"
-                "<|vision_end|>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}"
-                "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-    Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=112 * 112),
-                     tokenizer=tokenizer, video_processor=Qwen2VLVideoProcessor(),
-                     chat_template=template).save_pretrained(out)
+    template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}"
+        "{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<|vision_start|><|image_pad|>"
+        "<|vision_end|>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=112 * 112),
+        tokenizer=tokenizer,
+        video_processor=Qwen2VLVideoProcessor(),
+        chat_template=template,
+    ).save_pretrained(out)
     return out
 
 
-def expected_averages(data_dir: str | Path, limit: int, prediction, split: str = "test") -> dict[str, float]:
+def expected_averages(
+    data_dir: str | Path, limit: int, prediction, split: str = "test"
+) -> dict[str, float]:
     """What a harness group must report for the first ``limit`` rows of each task when the
     model answers ``prediction(row)``: the scorer's own ``paper_average``, ``average_9_tasks``
     and ``average_7_tasks`` (NaN where the scorer gives None), computed with
     :func:`misi_bench.builder.scoring.aggregate`, independently of the harness's aggregation."""
     import datasets
-
-    from misi_bench.eval_plugins.common import score_doc_raw
     from misi_bench.builder.scoring import aggregate
+    from misi_bench.eval_plugins.common import score_doc_raw
 
     scored = []
     for task in TASKS:

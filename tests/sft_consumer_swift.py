@@ -7,6 +7,7 @@ tiny processor from :mod:`sft_support` that ``swift.model.get_processor`` reads 
 local folder. Relative image paths resolve against ``$ROOT_IMAGE_DIR`` (set to the export
 folder, as docs/sft-export.md's launch command does) through ms-swift's own path check. Writes what it saw, row by row.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,9 +28,13 @@ def main(export_dir: str, result_path: str) -> None:
     from swift.template import get_template
     from swift.template.vision_utils import _check_path
 
-    train, _ = load_dataset([os.path.join(export_dir, "misi_bench_train.jsonl")], num_proc=1,
-                            load_from_cache_file=False)
-    rows = [{"messages": r["messages"], "images": [_check_path(i["path"]) for i in r["images"]]} for r in train]
+    train, _ = load_dataset(
+        [os.path.join(export_dir, "misi_bench_train.jsonl")], num_proc=1, load_from_cache_file=False
+    )
+    rows = [
+        {"messages": r["messages"], "images": [_check_path(i["path"]) for i in r["images"]]}
+        for r in train
+    ]
     texts = [m["content"].replace("<image>", " ") for r in rows for m in r["messages"]]
     with tempfile.TemporaryDirectory() as tmp:
         built = tiny_processor(texts)
@@ -47,7 +52,9 @@ def main(export_dir: str, result_path: str) -> None:
             row["vision_starts"] = ids.count(vision_start)
             row["image_pads"] = ids.count(image_pad)
             row["image_grids"] = len(enc["image_grid_thw"])
-            row["label_text"] = tokenizer.decode([t for t in labels if t >= 0], skip_special_tokens=True)
+            row["label_text"] = tokenizer.decode(
+                [t for t in labels if t >= 0], skip_special_tokens=True
+            )
     with open(result_path, "w", encoding="utf-8") as fh:
         json.dump({"rows": rows}, fh)
 

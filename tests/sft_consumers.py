@@ -11,6 +11,7 @@ reinstalled. Location: ``$MISI_SFT_VENVS`` (default ``~/.cache/misi-bench/sft-ve
 output lands in the CI log); the tests call :func:`consumer_python`, which creates a missing one
 the same way (package registry only; nothing else is downloaded).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,9 @@ TORCH_PINS = ("torch==2.13.0", "torchvision==0.28.0")
 
 
 def venv_root() -> Path:
-    return Path(os.environ.get("MISI_SFT_VENVS") or Path.home() / ".cache" / "misi-bench" / "sft-venvs")
+    return Path(
+        os.environ.get("MISI_SFT_VENVS") or Path.home() / ".cache" / "misi-bench" / "sft-venvs"
+    )
 
 
 def _python_of(venv: Path) -> Path:
@@ -38,7 +41,9 @@ def _python_of(venv: Path) -> Path:
 
 def _site_packages(python: Path) -> str:
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    return subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [str(python), "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def consumer_python(name: str) -> Path:
@@ -51,9 +56,22 @@ def consumer_python(name: str) -> Path:
         return python
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     base = sysconfig.get_paths()["purelib"]
-    Path(_site_packages(python), "_misi_base_env.pth").write_text(f"import site; site.addsitedir({base!r})\n")
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    *CONSUMERS[name], *TORCH_PINS], check=True)
+    Path(_site_packages(python), "_misi_base_env.pth").write_text(
+        f"import site; site.addsitedir({base!r})\n"
+    )
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            *CONSUMERS[name],
+            *TORCH_PINS,
+        ],
+        check=True,
+    )
     stamp.write_text(wanted)
     return python
 

@@ -5,6 +5,7 @@ export's own text, the real Qwen2-VL image processor class (images shrunk to 56 
 Used by the TRL test in the main environment and by the LLaMA-Factory / ms-swift scripts in
 their side venvs (so it only uses transformers/tokenizers APIs that those versions share).
 """
+
 from __future__ import annotations
 
 import sys
@@ -13,8 +14,17 @@ from collections.abc import Iterable
 
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
-SPECIAL = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-           "<|image_pad|>", "<|video_pad|>", "<|endoftext|>"]
+SPECIAL = [
+    "<pad>",
+    "<unk>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+    "<|endoftext|>",
+]
 #: Image side after resizing (px): 56 x 56 = 4 x 4 patches of 14 px = 4 merged tokens.
 IMAGE_PIXELS = 56 * 56
 #: Our own minimal chat template (Qwen-style turns; an image entry becomes the vision tokens).
@@ -36,10 +46,17 @@ def tiny_tokenizer(texts: Iterable[str]):
 
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.train_from_iterator(list(texts) + ["user assistant system"],
-                            trainers.WordLevelTrainer(special_tokens=SPECIAL, min_frequency=1))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
-                                   eos_token="<|im_end|>", additional_special_tokens=SPECIAL[2:])
+    tok.train_from_iterator(
+        list(texts) + ["user assistant system"],
+        trainers.WordLevelTrainer(special_tokens=SPECIAL, min_frequency=1),
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<|im_end|>",
+        additional_special_tokens=SPECIAL[2:],
+    )
     fast.chat_template = CHAT_TEMPLATE
     return fast
 
@@ -58,8 +75,12 @@ def tiny_processor(texts: Iterable[str]):
         video_processor = Qwen2VLVideoProcessor(size=size)
     except ImportError:  # older transformers keep video handling in the image processor
         video_processor = None
-    return Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
-                            video_processor=video_processor, chat_template=CHAT_TEMPLATE)
+    return Qwen2VLProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        video_processor=video_processor,
+        chat_template=CHAT_TEMPLATE,
+    )
 
 
 def tiny_config(processor):
@@ -67,15 +88,43 @@ def tiny_config(processor):
     from transformers import Qwen2VLConfig
 
     tok = processor.tokenizer
-    ids = {name: tok.convert_tokens_to_ids(t) for name, t in (
-        ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
-        ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
-    text = {"vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 4096,
-            "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-            "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id, "bos_token_id": None, **ids}
-    vision = {"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2,
-              "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2}
+    ids = {
+        name: tok.convert_tokens_to_ids(t)
+        for name, t in (
+            ("image_token_id", "<|image_pad|>"),
+            ("video_token_id", "<|video_pad|>"),
+            ("vision_start_token_id", "<|vision_start|>"),
+            ("vision_end_token_id", "<|vision_end|>"),
+        )
+    }
+    text = {
+        "vocab_size": len(tok),
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "max_position_embeddings": 4096,
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [2, 3, 3],
+        },
+        "pad_token_id": tok.pad_token_id,
+        "eos_token_id": tok.eos_token_id,
+        "bos_token_id": None,
+        **ids,
+    }
+    vision = {
+        "depth": 1,
+        "embed_dim": 32,
+        "hidden_size": 32,
+        "num_heads": 2,
+        "mlp_ratio": 2,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
     return Qwen2VLConfig(text_config=text, vision_config=vision, **ids)
 
 

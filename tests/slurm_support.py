@@ -2,6 +2,7 @@
 ``munge`` and ``slurm-wlm``, installed by .ci/run) started as root in the foreground with a minimal
 configuration in a temporary folder (own munge key and socket, own ports, no systemd, no
 cgroups, no accounting). Every wait is bounded; ``stop`` ends the daemons it started."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,17 @@ import subprocess
 import time
 from pathlib import Path
 
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
-            "BOOT_FAIL", "DEADLINE"}
+TERMINAL = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+}
 
 _CONF = """\
 ClusterName=misitest
@@ -49,7 +59,11 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
 
 
 def missing_programs() -> list[str]:
-    return [p for p in ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo") if shutil.which(p) is None]
+    return [
+        p
+        for p in ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo")
+        if shutil.which(p) is None
+    ]
 
 
 def _free_port() -> int:
@@ -68,34 +82,63 @@ class SlurmCluster:
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
 
     # -------------------------------------------------------------- daemons
-    def start(self, timeout: float = 90) -> "SlurmCluster":
+    def start(self, timeout: float = 90) -> SlurmCluster:
         for d in ("munge", "state", "spool", "log"):
             (self.root / d).mkdir(parents=True, exist_ok=True)
         (self.root / "munge").chmod(0o755)
         key = self.root / "munge" / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
-        hardware = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, timeout=30, check=True).stdout
+        hardware = subprocess.run(
+            ["slurmd", "-C"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
         line = next(ln for ln in hardware.splitlines() if ln.startswith("NodeName="))
         host, fields = line.split()[0].split("=", 1)[1], " ".join(line.split()[1:])
         self.cpus = int(re.search(r"CPUs=(\d+)", fields).group(1))
-        self.conf.write_text(_CONF.format(host=host, root=self.root, hardware=fields, ctld_port=_free_port(),
-                                          d_port=_free_port()), encoding="utf-8")
+        self.conf.write_text(
+            _CONF.format(
+                host=host,
+                root=self.root,
+                hardware=fields,
+                ctld_port=_free_port(),
+                d_port=_free_port(),
+            ),
+            encoding="utf-8",
+        )
         m = self.root / "munge"
-        self._spawn("munged", ["munged", "--foreground", "--force", f"--socket={m}/munge.socket",
-                               f"--key-file={key}", f"--pid-file={m}/munged.pid", f"--seed-file={m}/munged.seed",
-                               f"--log-file={self.root}/log/munged.log"])
+        self._spawn(
+            "munged",
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={m}/munge.socket",
+                f"--key-file={key}",
+                f"--pid-file={m}/munged.pid",
+                f"--seed-file={m}/munged.seed",
+                f"--log-file={self.root}/log/munged.log",
+            ],
+        )
         self._wait(lambda: (m / "munge.socket").exists(), 20, "munged socket")
         self._spawn("slurmctld", ["slurmctld", "-D", "-c", "-i", "-f", str(self.conf)])
-        self._wait(lambda: self._ok(["scontrol", "ping"]) and "UP" in self._out(["scontrol", "ping"]), timeout,
-                   "slurmctld")
+        self._wait(
+            lambda: self._ok(["scontrol", "ping"]) and "UP" in self._out(["scontrol", "ping"]),
+            timeout,
+            "slurmctld",
+        )
         self._spawn("slurmd", ["slurmd", "-D", "-f", str(self.conf)])
-        self._wait(lambda: self._out(["sinfo", "-h", "-o", "%T"]).strip() == "idle", timeout, "an idle node")
+        self._wait(
+            lambda: self._out(["sinfo", "-h", "-o", "%T"]).strip() == "idle",
+            timeout,
+            "an idle node",
+        )
         return self
 
     def _spawn(self, name: str, cmd: list[str]) -> None:
         with open(self.root / "log" / f"{name}.stdout", "wb") as log:
-            self.procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env))
+            self.procs.append(
+                subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+            )
 
     def stop(self) -> None:
         """Cancel the cluster's jobs (so no job step outlives slurmd), then terminate the daemons
@@ -103,7 +146,10 @@ class SlurmCluster:
         if self.procs and all(p.poll() is None for p in self.procs):
             self._ok(["scancel", "--user=root"])
             end = time.monotonic() + 60
-            while self._out(["squeue", "-h", "-t", "running,completing"]).strip() and time.monotonic() < end:
+            while (
+                self._out(["squeue", "-h", "-t", "running,completing"]).strip()
+                and time.monotonic() < end
+            ):
                 time.sleep(0.5)
         for proc in reversed(self.procs):
             if proc.poll() is None:
@@ -119,7 +165,9 @@ class SlurmCluster:
         """The daemons' log tails (for failure messages)."""
         parts = []
         for path in sorted((self.root / "log").glob("*")):
-            parts.append(f"== {path.name}\n" + "\n".join(path.read_text(errors="replace").splitlines()[-15:]))
+            parts.append(
+                f"== {path.name}\n" + "\n".join(path.read_text(errors="replace").splitlines()[-15:])
+            )
         return "\n".join(parts)
 
     def _wait(self, ready, timeout: float, what: str) -> None:
@@ -138,14 +186,26 @@ class SlurmCluster:
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=60).stdout
 
     def _ok(self, cmd: list[str]) -> bool:
-        return subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=60).returncode == 0
+        return (
+            subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=60).returncode
+            == 0
+        )
 
-    def run(self, cmd: list[str], cwd: Path | None = None, env: dict | None = None,
-            check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env={**self.env, **(env or {})},
-                              timeout=120)
+    def run(
+        self, cmd: list[str], cwd: Path | None = None, env: dict | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**self.env, **(env or {})},
+            timeout=120,
+        )
         if check and proc.returncode != 0:
-            raise RuntimeError(f"{cmd} exited {proc.returncode}: {proc.stdout}\n{proc.stderr}\n{self.logs()}")
+            raise RuntimeError(
+                f"{cmd} exited {proc.returncode}: {proc.stdout}\n{proc.stderr}\n{self.logs()}"
+            )
         return proc
 
     def job_states(self, job_id: str) -> dict[str, str]:
@@ -178,5 +238,7 @@ class SlurmCluster:
             if states and all(s in TERMINAL for s in states.values()):
                 return states
             if time.monotonic() > end:
-                raise TimeoutError(f"jobs {job_ids} not finished after {timeout} s: {states}\n{self.logs()}")
+                raise TimeoutError(
+                    f"jobs {job_ids} not finished after {timeout} s: {states}\n{self.logs()}"
+                )
             time.sleep(1)

@@ -1,5 +1,6 @@
 """``misi-bench eval`` against a PROTOCOL DOUBLE of an OpenAI-compatible endpoint (real sockets on
 127.0.0.1, :mod:`misi_bench.eval_plugins.api.testing_server`), on the shared real sample build."""
+
 from __future__ import annotations
 
 import base64
@@ -43,22 +44,55 @@ def _answers(data_dir) -> dict[str, str]:
     """Gold for two thirds of the questions, the question's own example answer for the rest."""
     out = {}
     for row in _rows(data_dir, columns=("id", "answer", "question")):
-        out[row["id"]] = row["answer"] if zlib.crc32(row["id"].encode()) % 3 else example_answer(row["question"])
+        out[row["id"]] = (
+            row["answer"] if zlib.crc32(row["id"].encode()) % 3 else example_answer(row["question"])
+        )
     return out
 
 
 def _eval(url, data_dir, out, *extra, model="double") -> int:
-    return misi_bench.main(["eval", "--base-url", url, "--model", model, "--dataset", str(data_dir),
-                            "--out", str(out), "--backoff", "0.05", "--max-backoff", "0.2", *extra])
+    return misi_bench.main(
+        [
+            "eval",
+            "--base-url",
+            url,
+            "--model",
+            model,
+            "--dataset",
+            str(data_dir),
+            "--out",
+            str(out),
+            "--backoff",
+            "0.05",
+            "--max-backoff",
+            "0.2",
+            *extra,
+        ]
+    )
 
 
 def _predictions(run_dir) -> list[dict]:
-    return [json.loads(line) for line in (Path(run_dir) / "predictions.jsonl").read_text().splitlines()]
+    return [
+        json.loads(line) for line in (Path(run_dir) / "predictions.jsonl").read_text().splitlines()
+    ]
 
 
 def _score_cli(data_dir, preds, tmp_path) -> dict:
     out = tmp_path / "score.json"
-    assert misi_bench.main(["score", "--dataset", str(data_dir), "--predictions", str(preds), "--json-out", str(out)]) == 0
+    assert (
+        misi_bench.main(
+            [
+                "score",
+                "--dataset",
+                str(data_dir),
+                "--predictions",
+                str(preds),
+                "--json-out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return json.loads(out.read_text())
 
 
@@ -68,9 +102,24 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MY_ENDPOINT_KEY", KEY)
     double = Double(answers=answers, api_key=KEY, record=True)
     with DoubleServer(double) as srv:
-        rc = _eval(srv.url, data_dir, tmp_path / "run", "--api-key-env", "MY_ENDPOINT_KEY", "--concurrency", "6",
-                   "--max-tokens", "64", "--temperature", "0", "--system", "Answer briefly.",
-                   "--extra-body", '{"top_p": 0.5, "seed": 7}', "--progress")
+        rc = _eval(
+            srv.url,
+            data_dir,
+            tmp_path / "run",
+            "--api-key-env",
+            "MY_ENDPOINT_KEY",
+            "--concurrency",
+            "6",
+            "--max-tokens",
+            "64",
+            "--temperature",
+            "0",
+            "--system",
+            "Answer briefly.",
+            "--extra-body",
+            '{"top_p": 0.5, "seed": 7}',
+            "--progress",
+        )
     assert rc == 0
     printed = capsys.readouterr()
     assert "paper_average" in printed.out and "average_7_tasks" in printed.out
@@ -90,12 +139,18 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
         assert user["role"] == "user" and len(body["messages"]) == 2
         *images, text = user["content"]
         assert text == {"type": "text", "text": full[qid]["question"]}
-        assert [base64.b64decode(p["image_url"]["url"].removeprefix("data:image/png;base64,")) for p in images] \
-            == [img["bytes"] for img in full[qid]["images"]]
+        assert [
+            base64.b64decode(p["image_url"]["url"].removeprefix("data:image/png;base64,"))
+            for p in images
+        ] == [img["bytes"] for img in full[qid]["images"]]
     # the report is the one scorer's, and `misi-bench score` on the file gives the same numbers
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     direct = score_records(rows, {p["id"]: p["prediction"] for p in preds})
-    assert report["report"] == direct["report"] == _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)["report"]
+    assert (
+        report["report"]
+        == direct["report"]
+        == _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)["report"]
+    )
     assert report["per_item"] == direct["per_item"] and report["missing"] == []
     gold = [i for i in direct["per_item"] if answers[i["id"]] == i["answer"]]
     assert gold and all(i["metrics"]["score"] == 1.0 for i in gold)
@@ -110,8 +165,21 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
 
 def test_run_key_follows_settings(data_dir, tmp_path):
     with DoubleServer(Double()) as srv:
-        args = ["eval", "--base-url", srv.url, "--model", "m/x", "--dataset", str(data_dir), "--configs", "zooming",
-                "--split", "tiny", "--runs-root", str(tmp_path)]
+        args = [
+            "eval",
+            "--base-url",
+            srv.url,
+            "--model",
+            "m/x",
+            "--dataset",
+            str(data_dir),
+            "--configs",
+            "zooming",
+            "--split",
+            "tiny",
+            "--runs-root",
+            str(tmp_path),
+        ]
         assert misi_bench.main(args) == 0
         assert misi_bench.main(args) == 0  # identical settings: same folder, nothing asked again
         assert srv.state.requests == 2
@@ -119,7 +187,11 @@ def test_run_key_follows_settings(data_dir, tmp_path):
     dirs = sorted(p.name for p in tmp_path.iterdir())
     assert len(dirs) == 2 and all(d.startswith("m_x-") for d in dirs)
     base = dict(model="m", dataset="d", revision="r")
-    assert RunSettings(**base).key() == RunSettings(**base).key() != RunSettings(**base, max_tokens=5).key()
+    assert (
+        RunSettings(**base).key()
+        == RunSettings(**base).key()
+        != RunSettings(**base, max_tokens=5).key()
+    )
     with pytest.raises(misi_bench.MisiError, match="other settings"):
         with RunStore(tmp_path / dirs[0], RunSettings(**base)):
             pass
@@ -129,18 +201,36 @@ def test_every_fault_is_survived(data_dir, tmp_path):
     answers = _answers(data_dir)
     ids = [r["id"] for r in _rows(data_dir)]
     doomed = {ids[3], ids[-2]}
-    plan = FaultPlan(cycle=len(FAULT_KINDS) + 2, always_500=frozenset(doomed), retry_after_s=0.4, hang_s=1.2, slow_s=0.2)
+    plan = FaultPlan(
+        cycle=len(FAULT_KINDS) + 2,
+        always_500=frozenset(doomed),
+        retry_after_s=0.4,
+        hang_s=1.2,
+        slow_s=0.2,
+    )
     double = Double(answers=answers, plan=plan, record=True)
     with DoubleServer(double) as srv:
-        rc = _eval(srv.url, data_dir, tmp_path / "run", "--concurrency", "8", "--timeout", "0.6",
-                   "--max-retries", "3", "--no-progress")
+        rc = _eval(
+            srv.url,
+            data_dir,
+            tmp_path / "run",
+            "--concurrency",
+            "8",
+            "--timeout",
+            "0.6",
+            "--max-retries",
+            "3",
+            "--no-progress",
+        )
     assert rc == 3  # some questions failed; the run itself finished
     assert set(double.state.faults) == set(FAULT_KINDS)
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert {f["id"] for f in report["failed"]} == doomed == set(report["missing"])
     scored = _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)
     assert scored["report"] == report["report"] and set(scored["missing"]) == doomed
-    assert {p["id"]: p["prediction"] for p in _predictions(tmp_path / "run")} == {i: answers[i] for i in ids if i not in doomed}
+    assert {p["id"]: p["prediction"] for p in _predictions(tmp_path / "run")} == {
+        i: answers[i] for i in ids if i not in doomed
+    }
     assert all(double.state.per_question[i] == 4 for i in doomed)  # 1 + max_retries
     # 429: the retry waited at least Retry-After; slow replies (0.2 s) stayed within the timeout
     rate_limited = [i for i in ids if i not in doomed and plan.fault(i, 1) == "429"]
@@ -162,14 +252,29 @@ def test_every_fault_is_survived(data_dir, tmp_path):
 def test_kill_9_then_resume_equals_uninterrupted_run(data_dir, tmp_path):
     answers = _answers(data_dir)
     n = len(_rows(data_dir))
-    cmd = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())", "eval", "--model", "double",
-           "--dataset", str(data_dir), "--concurrency", "4", "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys, misi_bench; sys.exit(misi_bench.main())",
+        "eval",
+        "--model",
+        "double",
+        "--dataset",
+        str(data_dir),
+        "--concurrency",
+        "4",
+        "--no-progress",
+    ]
     env = dict(os.environ)
     double = Double(answers=answers, delay_s=0.15)
     killed = tmp_path / "killed"
     with DoubleServer(double) as srv:
-        proc = subprocess.Popen([*cmd, "--base-url", srv.url, "--out", str(killed)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [*cmd, "--base-url", srv.url, "--out", str(killed)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         preds = killed / "predictions.jsonl"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
@@ -184,7 +289,9 @@ def test_kill_9_then_resume_equals_uninterrupted_run(data_dir, tmp_path):
         asked_before = dict(double.state.per_question)
         assert n // 3 <= len(before) < n
         assert len(set(asked_before) - before) <= 4  # lost: at most the requests in flight
-        resumed = subprocess.run([*cmd, "--base-url", srv.url, "--out", str(killed)], env=env, capture_output=True)
+        resumed = subprocess.run(
+            [*cmd, "--base-url", srv.url, "--out", str(killed)], env=env, capture_output=True
+        )
         assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
         for qid in before:  # no answered question asked again
             assert double.state.per_question[qid] == asked_before[qid] == 1
@@ -203,17 +310,42 @@ def test_concurrency_overlaps_requests(data_dir, tmp_path):
     double = Double(delay_s=delay)
     with DoubleServer(double) as srv:
         start = time.perf_counter()
-        assert _eval(srv.url, data_dir, tmp_path / "c8", "--configs", "residue_ligand", "rotation",
-                     "--concurrency", "8", "--no-progress") == 0
+        assert (
+            _eval(
+                srv.url,
+                data_dir,
+                tmp_path / "c8",
+                "--configs",
+                "residue_ligand",
+                "rotation",
+                "--concurrency",
+                "8",
+                "--no-progress",
+            )
+            == 0
+        )
         wall = time.perf_counter() - start
         n = double.state.requests
-        asked = sum(r["task"] in ("residue_ligand", "rotation") for r in _rows(data_dir, columns=("task",)))
+        asked = sum(
+            r["task"] in ("residue_ligand", "rotation") for r in _rows(data_dir, columns=("task",))
+        )
         assert n == asked > 8 and double.state.max_in_flight == 8  # more questions than workers
         assert wall < 0.5 * n * delay  # sequential would take n x delay; ideal is 3 waves = 1.2 s
         one = Double(delay_s=0.05)
     with DoubleServer(one) as srv:
-        assert _eval(srv.url, data_dir, tmp_path / "c1", "--configs", "translation", "--concurrency", "1",
-                     "--no-progress") == 0
+        assert (
+            _eval(
+                srv.url,
+                data_dir,
+                tmp_path / "c1",
+                "--configs",
+                "translation",
+                "--concurrency",
+                "1",
+                "--no-progress",
+            )
+            == 0
+        )
     assert one.state.max_in_flight == 1 and one.state.requests == 4
 
 
@@ -221,25 +353,79 @@ def test_fatal_error_stops_the_run(data_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("WRONG_KEY", "sk-wrong-key-456")
     double = Double(api_key=KEY)
     with DoubleServer(double) as srv:
-        rc = _eval(srv.url, data_dir, tmp_path / "run", "--api-key-env", "WRONG_KEY", "--concurrency", "2",
-                   "--no-progress")
-        assert double.state.requests <= 2  # the requests in flight when the first 401 came; none retried
+        rc = _eval(
+            srv.url,
+            data_dir,
+            tmp_path / "run",
+            "--api-key-env",
+            "WRONG_KEY",
+            "--concurrency",
+            "2",
+            "--no-progress",
+        )
+        assert (
+            double.state.requests <= 2
+        )  # the requests in flight when the first 401 came; none retried
     err = capsys.readouterr().err
     assert rc == 2 and "401" in err and "sk-wrong-key-456" not in err
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["fatal_error"] and len(report["missing"]) == len(_rows(data_dir))
-    assert misi_bench.main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", str(data_dir),
-                            "--api-key-env", "NOT_SET_ANYWHERE_X"]) == 2
-    assert misi_bench.main(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset", str(data_dir),
-                            "--extra-body", "[1]"]) == 2
+    assert (
+        misi_bench.main(
+            [
+                "eval",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--dataset",
+                str(data_dir),
+                "--api-key-env",
+                "NOT_SET_ANYWHERE_X",
+            ]
+        )
+        == 2
+    )
+    assert (
+        misi_bench.main(
+            [
+                "eval",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--dataset",
+                str(data_dir),
+                "--extra-body",
+                "[1]",
+            ]
+        )
+        == 2
+    )
     assert "--extra-body" in capsys.readouterr().err
     # nothing listens: the run stops after the first question's retries instead of trying them all
     start = time.perf_counter()
-    assert _eval("http://127.0.0.1:9/v1", data_dir, tmp_path / "down", "--concurrency", "1", "--max-retries", "1",
-                 "--no-progress") == 2
+    assert (
+        _eval(
+            "http://127.0.0.1:9/v1",
+            data_dir,
+            tmp_path / "down",
+            "--concurrency",
+            "1",
+            "--max-retries",
+            "1",
+            "--no-progress",
+        )
+        == 2
+    )
     assert time.perf_counter() - start < 20 and "ConnectError" in capsys.readouterr().err
     assert len(json.loads((tmp_path / "down" / "report.json").read_text())["failed"]) == 1
-    assert misi_bench.main(["eval", "--base-url", "localhost:8000/v1", "--model", "m", "--dataset", str(data_dir)]) == 2
+    assert (
+        misi_bench.main(
+            ["eval", "--base-url", "localhost:8000/v1", "--model", "m", "--dataset", str(data_dir)]
+        )
+        == 2
+    )
 
 
 def test_torn_line_is_cut_on_reopen(tmp_path):
@@ -251,7 +437,9 @@ def test_torn_line_is_cut_on_reopen(tmp_path):
     with RunStore(tmp_path, settings) as store:
         assert set(store.answers) == {"a"}
         store.add_answer({"id": "b", "prediction": "B"})
-    assert [json.loads(x)["id"] for x in (tmp_path / "predictions.jsonl").read_text().splitlines()] == ["a", "b"]
+    assert [
+        json.loads(x)["id"] for x in (tmp_path / "predictions.jsonl").read_text().splitlines()
+    ] == ["a", "b"]
 
 
 def test_retry_waits():
@@ -263,8 +451,18 @@ def test_retry_waits():
         waits = [policy.delay(attempt, None, rng) for _ in range(200)]
         assert base / 2 <= min(waits) and max(waits) <= base and len(set(waits)) > 100
     assert all(3.0 <= policy.delay(1, 3.0, rng) <= 3.25 for _ in range(50))
-    assert parse_retry_after("2.5") == 2.5 and parse_retry_after("soon") is None and parse_retry_after(None) is None
-    assert 50 < parse_retry_after(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))) <= 60
+    assert (
+        parse_retry_after("2.5") == 2.5
+        and parse_retry_after("soon") is None
+        and parse_retry_after(None) is None
+    )
+    assert (
+        50
+        < parse_retry_after(
+            time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))
+        )
+        <= 60
+    )
 
 
 def test_request_body_is_the_json_of_the_request(data_dir):
@@ -277,7 +475,9 @@ def test_request_body_is_the_json_of_the_request(data_dir):
     assert {q.id for q in questions} == wanted and all(q.images for q in questions)
     system = 'Say "A" ✓ @misi-image-0@ \\n'
     for q in questions:
-        body = request_body(q, "m", system=system, max_tokens=9, extra_body={"max_tokens": 5, "top_k": 1})
+        body = request_body(
+            q, "m", system=system, max_tokens=9, extra_body={"max_tokens": 5, "top_k": 1}
+        )
         want = {"model": "m", "messages": build_messages(q, system), "max_tokens": 5, "top_k": 1}
         assert json.loads(body) == want
 
@@ -303,9 +503,21 @@ def test_broken_row_fails_alone(data_dir, tmp_path):
     rows = table.to_pylist()
     rows[1]["images"][0] = {"bytes": b"not an image", "path": None}
     (tmp_path / "data" / "rotation").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "data" / "rotation" / shard.name)
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "data" / "rotation" / shard.name
+    )
     with DoubleServer(Double()) as srv:
-        assert _eval(srv.url, tmp_path / "data", tmp_path / "run", "--configs", "rotation", "--no-progress") == 3
+        assert (
+            _eval(
+                srv.url,
+                tmp_path / "data",
+                tmp_path / "run",
+                "--configs",
+                "rotation",
+                "--no-progress",
+            )
+            == 3
+        )
         assert srv.state.requests == len(rows) - 1
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert [f["id"] for f in report["failed"]] == report["missing"] == [rows[1]["id"]]
@@ -328,10 +540,14 @@ def test_each_distinct_image_is_encoded_once_per_run(data_dir, monkeypatch):
     assert len(distinct) < len(pngs)  # views are shared between questions
     assert len({id(p) for p in pngs}) == len(distinct)  # ... and held once
     encoded = []
-    monkeypatch.setattr(data.base64, "b64encode", lambda b, _real=base64.b64encode: encoded.append(1) or _real(b))
+    monkeypatch.setattr(
+        data.base64, "b64encode", lambda b, _real=base64.b64encode: encoded.append(1) or _real(b)
+    )
     for q in questions:
         assert data.request_body(q, "m", images=cache) == data.request_body(q, "m")
-    assert len(encoded) == len(distinct) + len(pngs)  # once per image with the cache, every time without
+    assert len(encoded) == len(distinct) + len(
+        pngs
+    )  # once per image with the cache, every time without
     small = data.ImageCache(max_bytes=3 * max(len(p) for p in pngs))
     for p in pngs:
         assert base64.b64decode(small.b64(p)) == p

@@ -8,6 +8,7 @@ numpy and yaml only), an import cycle, a module over the size limit, an ``import
 imports a heavy library at import time (``try``-wrapped or not) or has no docstring. Each rule has
 a self-test that plants a violation and sees it caught.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,8 +24,14 @@ MAX_MODULE_LINES = 500
 #: Modules being split right now (each by its own change); remove a name when its split lands.
 PENDING_SPLIT: set[str] = set()
 
-_BUILDER_BELOW_DATASET = {"builder.core", "builder.operations", "builder.chemistry", "builder.scene", "builder.tasks",
-                          "builder.scoring"}
+_BUILDER_BELOW_DATASET = {
+    "builder.core",
+    "builder.operations",
+    "builder.chemistry",
+    "builder.scene",
+    "builder.tasks",
+    "builder.scoring",
+}
 #: What front-ends share: the registry and records (core), the scorer, the operation language.
 _FRONT_END = {"builder.core", "builder.scoring", "builder.operations.language"}
 #: The eval_plugins modules every harness adapter may use.
@@ -47,50 +54,113 @@ def _layer_entry(ours=(), third_party=()) -> Layer:
 #: One entry per folder (dotted path; ``facade`` is ``misi_bench.py``). A module belongs to the
 #: entry of its own folder, never to an entry of a folder above it.
 LAYERS: dict[str, Layer] = {
-    "facade": _layer_entry({"builder.core", "builder.operations", "builder.chemistry", "builder.scene", "builder.tasks",
-                            "builder.scoring", "builder.dataset", "builder.cli", "eval_plugins"}),
+    "facade": _layer_entry(
+        {
+            "builder.core",
+            "builder.operations",
+            "builder.chemistry",
+            "builder.scene",
+            "builder.tasks",
+            "builder.scoring",
+            "builder.dataset",
+            "builder.cli",
+            "eval_plugins",
+        }
+    ),
     "builder": _layer_entry(),  # the package __init__: a docstring only
     "builder.core": _layer_entry((), {"numpy"}),
     "builder.operations": _layer_entry({"builder.core"}, {"numpy"}),
     "builder.chemistry": _layer_entry({"builder.core"}, {"numpy", "gemmi", "rdkit", "biotite"}),
     "builder.scene": _layer_entry({"builder.core", "builder.operations"}, {"numpy", "PIL"}),
-    "builder.tasks": _layer_entry({"builder.core", "builder.operations", "builder.chemistry", "builder.scene"},
-                                  {"numpy", "yaml"}),
-    "builder.scoring": _layer_entry({"builder.core", "builder.operations.language"}, {"numpy", "yaml"}),
-    "builder.dataset": _layer_entry(_BUILDER_BELOW_DATASET,
-                                    {"numpy", "PIL", "yaml", "datasets", "pyarrow", "huggingface_hub", "tqdm"}),
+    "builder.tasks": _layer_entry(
+        {"builder.core", "builder.operations", "builder.chemistry", "builder.scene"},
+        {"numpy", "yaml"},
+    ),
+    "builder.scoring": _layer_entry(
+        {"builder.core", "builder.operations.language"}, {"numpy", "yaml"}
+    ),
+    "builder.dataset": _layer_entry(
+        _BUILDER_BELOW_DATASET,
+        {"numpy", "PIL", "yaml", "datasets", "pyarrow", "huggingface_hub", "tqdm"},
+    ),
     "builder.cli": _layer_entry(_BUILDER_BELOW_DATASET | {"builder.dataset"}, {"datasets"}),
     # maintainer scripts: benchmarks and the reference tools they compare with (never imported)
-    "builder.scripts": _layer_entry(_BUILDER_BELOW_DATASET | {"builder.dataset"},
-                                    {"numpy", "gemmi", "rdkit", "openbabel", "plip", "pymol2"}),
+    "builder.scripts": _layer_entry(
+        _BUILDER_BELOW_DATASET | {"builder.dataset"},
+        {"numpy", "gemmi", "rdkit", "openbabel", "plip", "pymol2"},
+    ),
     "dataset_card": _layer_entry(),
     # eval_plugins: the top folder holds the shared base (common, preflight) and the command table
-    "eval_plugins": _layer_entry(_FRONT_END | {"eval_plugins.api", "eval_plugins.finetune", "eval_plugins.human",
-                                               "eval_plugins.lm_eval", "eval_plugins.lmms_eval",
-                                               "eval_plugins.report", "eval_plugins.vlmevalkit"},
-                                 {"PIL", "datasets", "pyarrow", "huggingface_hub", "torch"}),
-    "eval_plugins.api": _layer_entry(_FRONT_END | _EVAL_BASE,
-                                     {"PIL", "datasets", "httpx", "huggingface_hub", "pyarrow", "tqdm"}),
-    "eval_plugins.finetune": _layer_entry(_FRONT_END | _EVAL_BASE, {"datasets", "huggingface_hub", "pyarrow", "tqdm"}),
-    "eval_plugins.human": _layer_entry(_FRONT_END | _EVAL_BASE | {"eval_plugins.report"}, {"pyarrow"}),
-    "eval_plugins.report": _layer_entry(_FRONT_END | _EVAL_BASE | {"eval_plugins.vlmevalkit.datasets"},
-                                        {"matplotlib", "numpy", "pyarrow"}),
+    "eval_plugins": _layer_entry(
+        _FRONT_END
+        | {
+            "eval_plugins.api",
+            "eval_plugins.finetune",
+            "eval_plugins.human",
+            "eval_plugins.lm_eval",
+            "eval_plugins.lmms_eval",
+            "eval_plugins.report",
+            "eval_plugins.vlmevalkit",
+        },
+        {"PIL", "datasets", "pyarrow", "huggingface_hub", "torch"},
+    ),
+    "eval_plugins.api": _layer_entry(
+        _FRONT_END | _EVAL_BASE, {"PIL", "datasets", "httpx", "huggingface_hub", "pyarrow", "tqdm"}
+    ),
+    "eval_plugins.finetune": _layer_entry(
+        _FRONT_END | _EVAL_BASE, {"datasets", "huggingface_hub", "pyarrow", "tqdm"}
+    ),
+    "eval_plugins.human": _layer_entry(
+        _FRONT_END | _EVAL_BASE | {"eval_plugins.report"}, {"pyarrow"}
+    ),
+    "eval_plugins.report": _layer_entry(
+        _FRONT_END | _EVAL_BASE | {"eval_plugins.vlmevalkit.datasets"},
+        {"matplotlib", "numpy", "pyarrow"},
+    ),
     "eval_plugins.lm_eval": _layer_entry(_FRONT_END | _EVAL_BASE, {"lm_eval"}),
     "eval_plugins.lm_eval.tasks.misi": _layer_entry(_EVAL_BASE),
     "eval_plugins.lmms_eval": _layer_entry(_FRONT_END | _EVAL_BASE, {"lmms_eval"}),
     "eval_plugins.lmms_eval.models": _layer_entry(_FRONT_END | _EVAL_BASE, {"lmms_eval"}),
     "eval_plugins.lmms_eval.tasks": _layer_entry(),
     "eval_plugins.lmms_eval.tasks.misi": _layer_entry(_EVAL_BASE),
-    "eval_plugins.vlmevalkit": _layer_entry(_FRONT_END | _EVAL_BASE, {"datasets", "pandas", "vlmeval"}),
+    "eval_plugins.vlmevalkit": _layer_entry(
+        _FRONT_END | _EVAL_BASE, {"datasets", "pandas", "vlmeval"}
+    ),
     "eval_plugins.upstream": _layer_entry({"eval_plugins.harness_files"}),
 }
 #: Third-party modules a package ``__init__`` must not import at import time (they make
 #: ``import`` slow), whether or not the import sits in a ``try``.
-HEAVY = {"PIL", "gemmi", "rdkit", "datasets", "pyarrow", "torch", "matplotlib", "biotite", "huggingface_hub",
-         "lmms_eval", "lm_eval", "vlmeval", "pandas", "transformers", "httpx", "scipy", "numpy", "yaml", "tqdm"}
+HEAVY = {
+    "PIL",
+    "gemmi",
+    "rdkit",
+    "datasets",
+    "pyarrow",
+    "torch",
+    "matplotlib",
+    "biotite",
+    "huggingface_hub",
+    "lmms_eval",
+    "lm_eval",
+    "vlmeval",
+    "pandas",
+    "transformers",
+    "httpx",
+    "scipy",
+    "numpy",
+    "yaml",
+    "tqdm",
+}
 #: Calls that load a module by name at run time.
-DYNAMIC_LOADS = {"import_module", "__import__", "spec_from_file_location", "module_from_spec", "exec_module",
-                 "SourceFileLoader", "load_module"}
+DYNAMIC_LOADS = {
+    "import_module",
+    "__import__",
+    "spec_from_file_location",
+    "module_from_spec",
+    "exec_module",
+    "SourceFileLoader",
+    "load_module",
+}
 _STDLIB = set(sys.stdlib_module_names)
 
 
@@ -137,16 +207,20 @@ def _ours(name: str) -> str | None:
     if name == "misi_bench":
         return "facade"
     if name.startswith("misi_bench."):
-        return name[len("misi_bench."):]
+        return name[len("misi_bench.") :]
     return None
 
 
-def _resolve(module: str, is_init: bool, node: ast.ImportFrom | ast.Import, modules=MODULES) -> list[str]:
+def _resolve(
+    module: str, is_init: bool, node: ast.ImportFrom | ast.Import, modules=MODULES
+) -> list[str]:
     """Package modules (our names, without ``misi_bench.``) that one import statement reaches."""
     if isinstance(node, ast.Import):
         return [o for o in (_ours(a.name) for a in node.names) if o]
     if node.level:
-        base = [] if module == "facade" else (module.split(".") if is_init else module.split(".")[:-1])
+        base = (
+            [] if module == "facade" else (module.split(".") if is_init else module.split(".")[:-1])
+        )
         base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
         target = ".".join(base + ([node.module] if node.module else []))
     else:
@@ -186,7 +260,9 @@ def _lazy_targets(tree: ast.Module) -> set[str]:
     """The facade's ``_LAZY`` table: module paths it loads by name (kept in the import graph)."""
     out: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets
+        ):
             for value in node.value.values:
                 target = value.elts[0] if isinstance(value, ast.Tuple) else value
                 out.add(target.value)
@@ -210,11 +286,19 @@ def scan(module: str, source: str, is_init: bool, modules=MODULES) -> Scan:
     out = Scan()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.ours.update(m for m in _resolve(module, is_init, node, modules) if m in modules and m != module)
+            out.ours.update(
+                m for m in _resolve(module, is_init, node, modules) if m in modules and m != module
+            )
             out.third_party |= _third_party(node)
         elif isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else None
+            )
             if name in DYNAMIC_LOADS:
                 out.dynamic.append(f"line {node.lineno}: {name}()")
     for node in _module_level(tree):
@@ -231,7 +315,9 @@ def _is_init(module: str) -> bool:
     return MODULES[module].name == "__init__.py"
 
 
-SCANS = {m: scan(m, p.read_text(encoding="utf-8"), p.name == "__init__.py") for m, p in MODULES.items()}
+SCANS = {
+    m: scan(m, p.read_text(encoding="utf-8"), p.name == "__init__.py") for m, p in MODULES.items()
+}
 GRAPH = {m: s.ours for m, s in SCANS.items()}
 
 
@@ -281,7 +367,11 @@ def init_problems(module: str, source: str) -> list[str]:
     heavy = scan(module, source, True).at_import & HEAVY
     if heavy:
         out.append(f"{module}/__init__.py imports {sorted(heavy)} at import time")
-    if module.count(".") <= 1 and not module.startswith("dataset_card") and not ast.get_docstring(ast.parse(source)):
+    if (
+        module.count(".") <= 1
+        and not module.startswith("dataset_card")
+        and not ast.get_docstring(ast.parse(source))
+    ):
         out.append(f"{module}/__init__.py needs a docstring saying what it owns and may import")
     return out
 
@@ -293,19 +383,25 @@ def init_problems(module: str, source: str) -> list[str]:
 
 def test_every_module_is_in_a_layer():
     unplaced = sorted(m for m in MODULES if layer_of(m, _is_init(m)) is None)
-    assert not unplaced, f"modules in no layer (add their folder to tests/test_architecture.py LAYERS): {unplaced}"
+    assert not unplaced, (
+        f"modules in no layer (add their folder to tests/test_architecture.py LAYERS): {unplaced}"
+    )
 
 
 def test_every_layer_entry_names_a_folder():
     folders = {_folder(m, _is_init(m)) for m in MODULES}
-    assert not set(LAYERS) - folders, f"layer entries without modules: {sorted(set(LAYERS) - folders)}"
+    assert not set(LAYERS) - folders, (
+        f"layer entries without modules: {sorted(set(LAYERS) - folders)}"
+    )
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_point_down(module):
     layer = layer_of(module, _is_init(module))
     bad = sorted(t for t in GRAPH[module] if not allowed(layer, t))
-    assert not bad, f"{module} ({layer}) imports {bad}: not allowed by the layering (README Architecture)"
+    assert not bad, (
+        f"{module} ({layer}) imports {bad}: not allowed by the layering (README Architecture)"
+    )
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -323,7 +419,9 @@ def test_scorer_needs_only_numpy_and_yaml():
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_dynamic_imports(module):
-    assert not SCANS[module].dynamic, f"{module} loads modules by name ({SCANS[module].dynamic}): import them"
+    assert not SCANS[module].dynamic, (
+        f"{module} loads modules by name ({SCANS[module].dynamic}): import them"
+    )
 
 
 def test_no_import_cycles():
@@ -375,29 +473,41 @@ def test_planted_upward_import_is_caught():
 
 
 def test_planted_third_party_import_is_caught():
-    planted = "import numpy as np\nimport yaml\n\ndef f():\n    from PIL import Image\n    import torch\n"
+    planted = (
+        "import numpy as np\nimport yaml\n\ndef f():\n    from PIL import Image\n    import torch\n"
+    )
     found = scan("builder.scoring.planted", planted, False, MODULES).third_party
     assert found == {"numpy", "yaml", "PIL", "torch"}
     assert found - LAYERS["builder.scoring"].third_party == {"PIL", "torch"}
 
 
 def test_planted_dynamic_import_is_caught():
-    planted = ("import importlib\nfrom importlib import import_module as load\n\n"
-               "def f(name):\n    importlib.import_module(name)\n    __import__(name)\n    return load(name)\n")
+    planted = (
+        "import importlib\nfrom importlib import import_module as load\n\n"
+        "def f(name):\n    importlib.import_module(name)\n    __import__(name)\n    return load(name)\n"
+    )
     found = scan("builder.tasks.planted", planted, False, MODULES).dynamic
     assert found == ["line 5: import_module()", "line 6: __import__()"]
     # an aliased import_module is seen through its import: the import of importlib itself
     assert "importlib" not in scan("builder.tasks.planted", planted, False, MODULES).third_party
-    assert scan("builder.tasks.planted", "import importlib.util as u\nu.spec_from_file_location('m', 'p')\n",
-                False, MODULES).dynamic == ["line 2: spec_from_file_location()"]
+    assert scan(
+        "builder.tasks.planted",
+        "import importlib.util as u\nu.spec_from_file_location('m', 'p')\n",
+        False,
+        MODULES,
+    ).dynamic == ["line 2: spec_from_file_location()"]
 
 
 def _loader_imports(source: str) -> list[str]:
     """``from importlib import import_module`` (aliased or not) and the like: a loader that a
     later call could use under any name."""
-    return [f"line {n.lineno}: {a.name}" for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.ImportFrom) and n.module in ("importlib", "importlib.util")
-            for a in n.names if a.name in DYNAMIC_LOADS]
+    return [
+        f"line {n.lineno}: {a.name}"
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.ImportFrom) and n.module in ("importlib", "importlib.util")
+        for a in n.names
+        if a.name in DYNAMIC_LOADS
+    ]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -406,7 +516,9 @@ def test_no_dynamic_loader_imported(module):
 
 
 def test_planted_aliased_loader_is_caught():
-    assert _loader_imports("from importlib import import_module as load\nload('x')\n") == ["line 1: import_module"]
+    assert _loader_imports("from importlib import import_module as load\nload('x')\n") == [
+        "line 1: import_module"
+    ]
     assert _loader_imports("from importlib import resources\n") == []
 
 
@@ -423,10 +535,15 @@ def test_planted_long_module_is_caught():
 
 def test_planted_heavy_init_is_caught():
     wrapped = '"""Doc."""\ntry:\n    import torch\nexcept ImportError:\n    torch = None\n'
-    assert init_problems("builder.planted", wrapped) == ["builder.planted/__init__.py imports ['torch'] at import time"]
+    assert init_problems("builder.planted", wrapped) == [
+        "builder.planted/__init__.py imports ['torch'] at import time"
+    ]
     guarded = '"""Doc."""\nimport os\nif os.environ.get("X"):\n    from PIL import Image\n'
-    assert init_problems("builder.planted", guarded) == ["builder.planted/__init__.py imports ['PIL'] at import time"]
+    assert init_problems("builder.planted", guarded) == [
+        "builder.planted/__init__.py imports ['PIL'] at import time"
+    ]
     lazy = '"""Doc."""\ndef f():\n    import torch\n'
     assert init_problems("builder.planted", lazy) == []
     assert init_problems("builder.planted", "import os\n") == [
-        "builder.planted/__init__.py needs a docstring saying what it owns and may import"]
+        "builder.planted/__init__.py needs a docstring saying what it owns and may import"
+    ]

@@ -1,5 +1,6 @@
 """The dataset audit on real builds: clean on a fresh build, and it catches a planted ambiguous
 question and a corrupted stored image; the build records its sampled audit; the pixel solver."""
+
 from __future__ import annotations
 
 import io
@@ -32,8 +33,17 @@ def explicit_dir(tmp_path_factory):
     from misi_bench.builder.dataset.build import build_dataset
 
     out = tmp_path_factory.mktemp("explicit") / "build"
-    build_dataset(source="samples", out=out, limit=4, tasks=["translation", "zooming"], tiny_per_task=2,
-                  progress=False, validate=False, audit=False, profile="explicit")
+    build_dataset(
+        source="samples",
+        out=out,
+        limit=4,
+        tasks=["translation", "zooming"],
+        tiny_per_task=2,
+        progress=False,
+        validate=False,
+        audit=False,
+        profile="explicit",
+    )
     return out
 
 
@@ -50,10 +60,19 @@ def test_fresh_build_audits_clean(data_dir):
     assert not report.problems
     for task, result in report.tasks.items():
         assert result.questions > 0, task
-        assert result.reproduced == result.questions and not result.mismatched and not result.errors, task
+        assert (
+            result.reproduced == result.questions and not result.mismatched and not result.errors
+        ), task
     unique_tasks = [t for t, r in report.tasks.items() if r.checked_unique]
-    assert set(unique_tasks) == {"translation", "rotation", "zooming", "translation_rotation", "rotation_rotation",
-                                 "docking", "interaction_location"}
+    assert set(unique_tasks) == {
+        "translation",
+        "rotation",
+        "zooming",
+        "translation_rotation",
+        "rotation_rotation",
+        "docking",
+        "interaction_location",
+    }
     assert all(not report.tasks[t].ambiguous for t in unique_tasks)
     assert report.ok, report.format_text()
 
@@ -62,7 +81,9 @@ def test_build_records_sampled_audit(data_dir):
     audit = read_manifest(data_dir)["audit"]
     assert audit["ok"] and audit["sample_per_config"] >= 1
     assert "seconds" not in audit  # the manifest stays byte-identical between runs
-    assert {t["questions"] for t in audit["tasks"].values()} <= set(range(1, audit["sample_per_config"] + 1))
+    assert {t["questions"] for t in audit["tasks"].values()} <= set(
+        range(1, audit["sample_per_config"] + 1)
+    )
     assert all(t["reproduced"] == t["questions"] for t in audit["tasks"].values())
 
 
@@ -84,6 +105,7 @@ def test_audit_catches_a_corrupted_image(copy_dir):
 def test_audit_catches_a_planted_ambiguous_question(copy_dir):
     """Option B (or A) of a T6 question becomes a copy of the correct option, operations and
     image alike: every image still reproduces, but the question has two right answers."""
+
     def plant(rows):
         row = rows[0]
         meta = json.loads(row["metadata"])
@@ -105,15 +127,29 @@ def test_audit_catches_a_planted_ambiguous_question(copy_dir):
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     code = "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_audit_command_json_and_exit_code(data_dir):
-    out = _cli("audit", str(data_dir), "--configs", "translation", "pocket_ligand", "--limit", "1", "--json")
+    out = _cli(
+        "audit",
+        str(data_dir),
+        "--configs",
+        "translation",
+        "pocket_ligand",
+        "--limit",
+        "1",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert set(summary["tasks"]) == {"translation", "pocket_ligand"}
-    assert summary["tasks"]["translation"]["questions"] == 1 and summary["tasks"]["translation"]["unique"] == 1
+    assert (
+        summary["tasks"]["translation"]["questions"] == 1
+        and summary["tasks"]["translation"]["unique"] == 1
+    )
     assert _cli("audit", str(data_dir / "missing")).returncode == 2
 
 
@@ -130,7 +166,10 @@ def test_pixel_solver_reads_t1_from_the_pictures(explicit_dir):
     row = next(iter_config_rows(data_dir, "translation", "test"))
     images = [img["bytes"] for img in row["images"]]
     assert pixel_solver.solve("translation", row["question"], images) == row["answer"]
-    assert pixel_solver.solve("translation", row["question"], images[:3] + [blank.getvalue()]) != row["answer"]
+    assert (
+        pixel_solver.solve("translation", row["question"], images[:3] + [blank.getvalue()])
+        != row["answer"]
+    )
 
 
 def test_pixel_solver_reads_t3_from_the_pictures(explicit_dir):
@@ -140,12 +179,17 @@ def test_pixel_solver_reads_t3_from_the_pictures(explicit_dir):
     data_dir = explicit_dir
     from misi_bench.builder.dataset.parquet import iter_config_rows
 
-    rows = [row for split in ("test", "train") for row in iter_config_rows(data_dir, "zooming", split)]
+    rows = [
+        row for split in ("test", "train") for row in iter_config_rows(data_dir, "zooming", split)
+    ]
     assert rows
     answers = [pixel_solver.predict(row) for row in rows]
     assert answers == [row["answer"] for row in rows]
     images = [img["bytes"] for img in rows[0]["images"]]
-    assert pixel_solver.solve("zooming", rows[0]["question"], images[:3] + images[:1]) != rows[0]["answer"]
+    assert (
+        pixel_solver.solve("zooming", rows[0]["question"], images[:3] + images[:1])
+        != rows[0]["answer"]
+    )
     # The depth reading: every stick colour of image 1 decodes to one base, band and fog level.
     ident, level = pixel_solver.stick_pixels(pixel_solver.decode(images[0]))
     assert (ident >= 0).sum() > 1000 and level.max() > level[level >= 0].min()
@@ -168,7 +212,10 @@ def test_card_lists_the_pixel_baseline(data_dir, explicit_dir):
 def test_pixel_baseline_is_registered_with_the_scorer():
     from misi_bench.builder import scoring
 
-    assert pixel_solver.KIND in scoring.IMAGE_BASELINES and pixel_solver.KIND not in scoring.BASELINE_KINDS
+    assert (
+        pixel_solver.KIND in scoring.IMAGE_BASELINES
+        and pixel_solver.KIND not in scoring.BASELINE_KINDS
+    )
 
 
 def test_scorer_loads_without_image_code():
@@ -203,7 +250,12 @@ def test_fast_block_means_equal_float_means(data_dir):
 
     def reference(pixels, b):
         hb, wb = pixels.shape[0] // b, pixels.shape[1] // b
-        return pixels[:hb * b, :wb * b].reshape(hb, b, wb, b, -1).astype(np.float32).mean(axis=(1, 3))
+        return (
+            pixels[: hb * b, : wb * b]
+            .reshape(hb, b, wb, b, -1)
+            .astype(np.float32)
+            .mean(axis=(1, 3))
+        )
 
     row = next(iter_config_rows(data_dir, "docking", "test"))
     pictures = [decode(img["bytes"]) for img in row["images"]]

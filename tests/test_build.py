@@ -1,4 +1,5 @@
 """Dataset builds on the real samples: layout, load_dataset, determinism, resume, failures."""
+
 import json
 import os
 import shutil
@@ -9,10 +10,9 @@ import time
 
 import datasets
 import pytest
-
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.tasks import TASKS
 from misi_bench.builder.dataset.validate import validate_dataset
+from misi_bench.builder.tasks import TASKS
 
 LIMIT = 5
 
@@ -40,23 +40,46 @@ def test_layout_card_and_manifest(full_build):
         assert (out / "examples" / f"{task}.png").exists()
     assert manifest["complexes"]["test"] >= 2
     assert manifest["validation"]["ok"] is True
-    assert set(manifest["inputs"]) and all(len(v["files"]) >= 2 for v in manifest["inputs"].values())
+    assert set(manifest["inputs"]) and all(
+        len(v["files"]) >= 2 for v in manifest["inputs"].values()
+    )
     assert "license: cc-by-4.0" in card and "visual-question-answering" in card
     assert "2512.10867" in card
     # chance levels measured on this build: about 25% for the four-way choice tasks
     header = next(line for line in card.splitlines() if line.startswith("| baseline |"))
     random_row = next(line for line in card.splitlines() if line.startswith("| random answer"))
-    cells = dict(zip([c.strip() for c in header.split("|")[2:-1]], [c.strip() for c in random_row.split("|")[2:-1]]))
+    cells = dict(
+        zip(
+            [c.strip() for c in header.split("|")[2:-1]],
+            [c.strip() for c in random_row.split("|")[2:-1]],
+        )
+    )
     for task in ("translation_rotation", "rotation_rotation", "interaction_location"):
         assert 12.0 <= float(cells[task]) <= 38.0, (task, cells[task])
     # the three averages, each named; the paper's average from the eight columns (T4 as two halves)
     halves = [float(cells[c]) for c in ("residue_ligand_positive", "residue_ligand_negative")]
-    eight = [float(cells[t]) for t in ("translation", "rotation", "zooming", "docking", "interaction_location",
-                                       "pocket_ligand")] + halves
-    assert float(cells["paper_average"]) == pytest.approx(sum(eight) / 8, abs=0.06)  # cells are rounded to 0.1
-    assert float(cells["average_9_tasks"]) == pytest.approx(sum(float(cells[t]) for t in TASKS) / 9, abs=0.06)
+    eight = [
+        float(cells[t])
+        for t in (
+            "translation",
+            "rotation",
+            "zooming",
+            "docking",
+            "interaction_location",
+            "pocket_ligand",
+        )
+    ] + halves
+    assert float(cells["paper_average"]) == pytest.approx(
+        sum(eight) / 8, abs=0.06
+    )  # cells are rounded to 0.1
+    assert float(cells["average_9_tasks"]) == pytest.approx(
+        sum(float(cells[t]) for t in TASKS) / 9, abs=0.06
+    )
     # the paper's published rows, with their source
-    assert "| human | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | – | – | 74.54 | 92.00 | 82.78 | 81.18 |" in card
+    assert (
+        "| human | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | – | – | 74.54 | 92.00 | 82.78 | 81.18 |"
+        in card
+    )
 
 
 def test_load_dataset_every_config_and_split(full_build):
@@ -88,7 +111,9 @@ def test_train_and_test_never_share_a_complex(full_build):
 @pytest.mark.slow
 def test_same_inputs_same_bytes_whatever_the_worker_count(full_build, tmp_path):
     _, manifest = full_build
-    again = build_dataset(source="samples", out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False)
+    again = build_dataset(
+        source="samples", out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False
+    )
     assert shard_digests(again) == shard_digests(manifest)
     assert (tmp_path / "w2" / "README.md").read_text() == (full_build[0] / "README.md").read_text()
 
@@ -98,8 +123,18 @@ def test_sharded_generation_then_merge(full_build, tmp_path):
     _, manifest = full_build
     out = tmp_path / "sharded"
     for index in range(3):
-        assert build_dataset(source="samples", out=out, limit=LIMIT, num_shards=3, shard_index=index,
-                             merge=False, progress=False) == {}
+        assert (
+            build_dataset(
+                source="samples",
+                out=out,
+                limit=LIMIT,
+                num_shards=3,
+                shard_index=index,
+                merge=False,
+                progress=False,
+            )
+            == {}
+        )
     merged = build_dataset(source="samples", out=out, limit=LIMIT, merge_only=True, progress=False)
     assert shard_digests(merged) == shard_digests(manifest)
 
@@ -107,19 +142,47 @@ def test_sharded_generation_then_merge(full_build, tmp_path):
 def test_merge_refuses_missing_shards(tmp_path):
     from misi_bench.builder.core.errors import MisiError
 
-    build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], num_shards=2, shard_index=0,
-                  merge=False, progress=False)
+    build_dataset(
+        source="samples",
+        out=tmp_path / "p",
+        limit=3,
+        tasks=["rotation"],
+        num_shards=2,
+        shard_index=0,
+        merge=False,
+        progress=False,
+    )
     with pytest.raises(MisiError, match="not generated yet"):
-        build_dataset(source="samples", out=tmp_path / "p", limit=3, tasks=["rotation"], merge_only=True, progress=False)
+        build_dataset(
+            source="samples",
+            out=tmp_path / "p",
+            limit=3,
+            tasks=["rotation"],
+            merge_only=True,
+            progress=False,
+        )
 
 
 @pytest.mark.slow
 def test_killed_build_resumes_to_identical_output(full_build, tmp_path):
     _, manifest = full_build
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-c", "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))", "build", "--source", "samples", "--limit", str(LIMIT),
-           "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
+        "build",
+        "--source",
+        "samples",
+        "--limit",
+        str(LIMIT),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     done = []
     while time.time() < deadline and proc.poll() is None:
@@ -144,24 +207,39 @@ def test_broken_complex_is_recorded_and_build_goes_on(sample_refs, tmp_path):
         shutil.copytree(ref.path, root / ref.pdb_id)
     broken = sample_refs[1].pdb_id
     next((root / broken).glob("*_pocket.pdb")).write_text("")
-    manifest = build_dataset(source=root, out=tmp_path / "out", tasks=["rotation", "pocket_ligand"],
-                             progress=False)
+    manifest = build_dataset(
+        source=root, out=tmp_path / "out", tasks=["rotation", "pocket_ligand"], progress=False
+    )
     assert broken in manifest["skipped_complexes"]
     assert "empty" in manifest["skipped_complexes"][broken]
     kept = {p: v["split"] for p, v in manifest["inputs"].items() if p != broken}
     assert len(kept) == 3 and manifest["complexes"]["total"] == 4
     per_complex = {"train": 6, "test": 3}  # rotation: 2 / 1 per axis, three axes (params.yaml)
     for split in ("train", "test"):
-        assert manifest["counts"]["rotation"][split] == per_complex[split] * sum(s == split for s in kept.values())
-    assert manifest["counts"]["pocket_ligand"]["train"] + manifest["counts"]["pocket_ligand"]["test"] <= 3
+        assert manifest["counts"]["rotation"][split] == per_complex[split] * sum(
+            s == split for s in kept.values()
+        )
+    assert (
+        manifest["counts"]["pocket_ligand"]["train"] + manifest["counts"]["pocket_ligand"]["test"]
+        <= 3
+    )
 
 
 def test_split_file_fixes_membership(sample_refs, tmp_path):
     ids = sorted(r.pdb_id for r in sample_refs)[:4]
     csv = tmp_path / "split.csv"
-    csv.write_text("pdb_id,split\n" + "".join(f"{p},{'test' if k < 2 else 'train'}\n" for k, p in enumerate(ids)))
-    manifest = build_dataset(source="samples", out=tmp_path / "o", limit=4, tasks=["rotation"], split_file=csv,
-                             progress=False)
+    csv.write_text(
+        "pdb_id,split\n"
+        + "".join(f"{p},{'test' if k < 2 else 'train'}\n" for k, p in enumerate(ids))
+    )
+    manifest = build_dataset(
+        source="samples",
+        out=tmp_path / "o",
+        limit=4,
+        tasks=["rotation"],
+        split_file=csv,
+        progress=False,
+    )
     assert {p for p, v in manifest["inputs"].items() if v["split"] == "test"} == set(ids[:2])
 
 

@@ -1,4 +1,5 @@
 """The misi-bench command line, run as a user would (console entry point in a subprocess)."""
+
 import json
 import shutil
 import subprocess
@@ -12,7 +13,16 @@ EXE = shutil.which("misi-bench")
 
 
 def cli(*args, cwd=None):
-    cmd = [EXE, *args] if EXE else [sys.executable, "-c", "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))", *args]
+    cmd = (
+        [EXE, *args]
+        if EXE
+        else [
+            sys.executable,
+            "-c",
+            "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
+            *args,
+        ]
+    )
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
@@ -46,11 +56,14 @@ def test_inspect_raw_file_with_ligand(raw_refs):
     assert "GLN 725 NE2 A, O3" in out.stdout
 
 
-@pytest.mark.parametrize("args, words", [
-    (["inspect", "/no/such/file.pdb", "--ligand", "STR"], "no such file"),
-    (["inspect", "sample:9xyz"], "no such embedded sample"),
-    (["inspect", "sample:1a28", "--hbonds", "pymol"], "unknown H-bond mode 'pymol'"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["inspect", "/no/such/file.pdb", "--ligand", "STR"], "no such file"),
+        (["inspect", "sample:9xyz"], "no such embedded sample"),
+        (["inspect", "sample:1a28", "--hbonds", "pymol"], "unknown H-bond mode 'pymol'"),
+    ],
+)
 def test_errors_are_one_line_without_traceback(args, words):
     out = cli(*args)
     assert out.returncode == 2
@@ -65,7 +78,9 @@ def test_bad_ligand_code_names_the_input(raw_refs):
 
 def test_render_and_preview(tmp_path):
     png = tmp_path / "v.png"
-    out = cli("render", "sample:1hvr", "--view", "left", "--ops", "roll y 30, move x 2", "--out", str(png))
+    out = cli(
+        "render", "sample:1hvr", "--view", "left", "--ops", "roll y 30, move x 2", "--out", str(png)
+    )
     assert out.returncode == 0, out.stderr
     assert Image.open(png).size == (512, 512)
     bad = cli("render", "sample:1hvr", "--ops", "spin x 3", "--out", str(png))
@@ -80,8 +95,19 @@ def test_render_and_preview(tmp_path):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("clibuild")
-    out = cli("build", "--source", "samples", "--limit", "4", "--tasks", "rotation", "interaction_location",
-              "pocket_ligand", "--quiet", cwd=root)
+    out = cli(
+        "build",
+        "--source",
+        "samples",
+        "--limit",
+        "4",
+        "--tasks",
+        "rotation",
+        "interaction_location",
+        "pocket_ligand",
+        "--quiet",
+        cwd=root,
+    )
     assert out.returncode == 0, out.stderr
     assert "validation: ok" in out.stdout
     return root / "misi-bench"
@@ -106,14 +132,28 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / "p.jsonl"
-    lines = [json.dumps({"id": r["id"], "prediction": f"Sure. **Answer:** {r['answer']}"}) for r in rows[1:]]
+    lines = [
+        json.dumps({"id": r["id"], "prediction": f"Sure. **Answer:** {r['answer']}"})
+        for r in rows[1:]
+    ]
     lines += [json.dumps({"id": "nope-1", "prediction": "roll x 15"}), "{not json", ""]
     preds.write_text("\n".join(lines) + "\n")
     report_path = tmp_path / "r.json"
-    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
-              "--json-out", str(report_path))
+    out = cli(
+        "score",
+        "--dataset",
+        str(built),
+        "--predictions",
+        str(preds),
+        "--config",
+        "rotation",
+        "--json-out",
+        str(report_path),
+    )
     assert out.returncode == 0, out.stderr
-    table_rows = [line for line in out.stdout.splitlines() if line.startswith("|") and "rotation" in line]
+    table_rows = [
+        line for line in out.stdout.splitlines() if line.startswith("|") and "rotation" in line
+    ]
     assert table_rows, out.stdout
     report = json.loads(report_path.read_text())
     assert report["missing"] == [rows[0]["id"]]
@@ -125,30 +165,74 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
 
 SCORE_SHAPES = [
     # (case, file name, writer of the file content from the rows, expected exit code, stderr text)
-    ("JSON list", "p.json", lambda rows: json.dumps([{"id": r["id"], "prediction": r["answer"]} for r in rows]), 0, ""),
-    ("id -> prediction object", "p.json", lambda rows: json.dumps({r["id"]: r["answer"] for r in rows}), 0, ""),
-    ("JSONL with BOM", "p.jsonl",
-     lambda rows: "\ufeff" + "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows), 0, ""),
+    (
+        "JSON list",
+        "p.json",
+        lambda rows: json.dumps([{"id": r["id"], "prediction": r["answer"]} for r in rows]),
+        0,
+        "",
+    ),
+    (
+        "id -> prediction object",
+        "p.json",
+        lambda rows: json.dumps({r["id"]: r["answer"] for r in rows}),
+        0,
+        "",
+    ),
+    (
+        "JSONL with BOM",
+        "p.jsonl",
+        lambda rows: (
+            "\ufeff"
+            + "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
+        ),
+        0,
+        "",
+    ),
     ("empty file", "p.jsonl", lambda rows: "", 2, "the predictions file is empty"),
-    ("non-object lines only", "p.jsonl", lambda rows: '3\n[1, 2]\n"text"\n', 2, "no usable prediction"),
-    ("ids of another dataset", "p.jsonl", lambda rows: json.dumps({"id": "other-1", "prediction": "A"}) + "\n", 2,
-     "none of its 1 ids is a question"),
+    (
+        "non-object lines only",
+        "p.jsonl",
+        lambda rows: '3\n[1, 2]\n"text"\n',
+        2,
+        "no usable prediction",
+    ),
+    (
+        "ids of another dataset",
+        "p.jsonl",
+        lambda rows: json.dumps({"id": "other-1", "prediction": "A"}) + "\n",
+        2,
+        "none of its 1 ids is a question",
+    ),
 ]
 
 
-@pytest.mark.parametrize("case,name,content,code,message", SCORE_SHAPES, ids=[c[0] for c in SCORE_SHAPES])
+@pytest.mark.parametrize(
+    "case,name,content,code,message", SCORE_SHAPES, ids=[c[0] for c in SCORE_SHAPES]
+)
 def test_score_command_file_shapes(built, tmp_path, case, name, content, code, message):
     from misi_bench.builder.dataset.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / name
     preds.write_text(content(rows), encoding="utf-8")
-    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
-              "--json-out", str(tmp_path / "r.json"))
+    out = cli(
+        "score",
+        "--dataset",
+        str(built),
+        "--predictions",
+        str(preds),
+        "--config",
+        "rotation",
+        "--json-out",
+        str(tmp_path / "r.json"),
+    )
     assert out.returncode == code, out.stdout[-2000:] + out.stderr[-2000:]
     if code:
         lines = out.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("misi-bench: error:") and message in lines[0], out.stderr
+        assert (
+            len(lines) == 1 and lines[0].startswith("misi-bench: error:") and message in lines[0]
+        ), out.stderr
         assert "Traceback" not in out.stderr
     else:
         report = json.loads((tmp_path / "r.json").read_text())
@@ -159,19 +243,32 @@ def test_score_command_reports_duplicates_and_null_predictions(built, tmp_path):
     from misi_bench.builder.dataset.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
-    lines = [json.dumps({"id": rows[0]["id"], "prediction": "roll x 90"}),
-             json.dumps({"id": rows[0]["id"], "prediction": rows[0]["answer"]}),  # the last entry wins
-             json.dumps({"id": rows[1]["id"], "prediction": None})]
+    lines = [
+        json.dumps({"id": rows[0]["id"], "prediction": "roll x 90"}),
+        json.dumps({"id": rows[0]["id"], "prediction": rows[0]["answer"]}),  # the last entry wins
+        json.dumps({"id": rows[1]["id"], "prediction": None}),
+    ]
     lines += [json.dumps({"id": r["id"], "prediction": r["answer"]}) for r in rows[2:]]
     preds = tmp_path / "p.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = cli("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation",
-              "--json-out", str(tmp_path / "r.json"))
+    out = cli(
+        "score",
+        "--dataset",
+        str(built),
+        "--predictions",
+        str(preds),
+        "--config",
+        "rotation",
+        "--json-out",
+        str(tmp_path / "r.json"),
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["duplicate_ids"] == [rows[0]["id"]]
     assert report["no_prediction"] == [rows[1]["id"]] and report["missing"] == [rows[1]["id"]]
-    assert report["report"]["tasks"]["rotation"]["score"] == pytest.approx((len(rows) - 1) / len(rows))
+    assert report["report"]["tasks"]["rotation"]["score"] == pytest.approx(
+        (len(rows) - 1) / len(rows)
+    )
     assert "1 duplicate ids (last entry used)" in out.stdout
     assert "| paper_average |" in out.stdout and "| average_9_tasks |" in out.stdout
 

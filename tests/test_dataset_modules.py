@@ -1,4 +1,5 @@
 """Unit tests of the dataset layer's modules: sources, config, parquet, manifest, merge, card."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,10 +9,10 @@ import shutil
 import datasets
 import pytest
 import yaml
-
 from misi_bench.builder.core.errors import InputError, MisiError
 from misi_bench.builder.core.registry import TASK_NAMES
-from misi_bench.builder.dataset import card, manifest as manifest_io, parquet, sources
+from misi_bench.builder.dataset import card, parquet, sources
+from misi_bench.builder.dataset import manifest as manifest_io
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import tiny_ids
 
@@ -76,6 +77,7 @@ def test_file_checksums(sample_refs):
     name, digest = next(iter(sorted(sums.items())))
     assert digest == hashlib.sha256((ref.path / name).read_bytes()).hexdigest()
 
+
 # ---------------------------------------------------------------------------- config
 
 
@@ -91,18 +93,37 @@ def test_build_config_checks_and_hash():
     with pytest.raises(MisiError, match="seed"):
         BuildConfig(seed=-1)
     assert BuildConfig(seed=1).config_hash != base.config_hash
-    assert BuildConfig(max_shard_bytes=1 << 20).config_hash == base.config_hash  # layout, not content
+    assert (
+        BuildConfig(max_shard_bytes=1 << 20).config_hash == base.config_hash
+    )  # layout, not content
     fields = base.generation_fields()
-    assert {"builder_version", "render_version", "template_version", "params_version"} <= set(fields)
+    assert {"builder_version", "render_version", "template_version", "params_version"} <= set(
+        fields
+    )
+
 
 # ---------------------------------------------------------------------------- parquet + manifest
 
 
-def _rows(n: int, task: str = "rotation", split: str = "test", image_bytes: int = 40_000) -> list[dict]:
-    return [{"id": f"{task}-1abc-{k:03d}", "task": task, "split": split, "pdb_id": "1abc",
-             "images": [{"bytes": bytes([k % 251]) * image_bytes, "path": None}], "image_views": ["front"],
-             "question": f"q{k}", "options": [], "answer": "roll x 15", "answer_format": "fill_in",
-             "metadata": "{}"} for k in range(n)]
+def _rows(
+    n: int, task: str = "rotation", split: str = "test", image_bytes: int = 40_000
+) -> list[dict]:
+    return [
+        {
+            "id": f"{task}-1abc-{k:03d}",
+            "task": task,
+            "split": split,
+            "pdb_id": "1abc",
+            "images": [{"bytes": bytes([k % 251]) * image_bytes, "path": None}],
+            "image_views": ["front"],
+            "question": f"q{k}",
+            "options": [],
+            "answer": "roll x 15",
+            "answer_format": "fill_in",
+            "metadata": "{}",
+        }
+        for k in range(n)
+    ]
 
 
 def test_shard_writer_splits_by_bytes_and_names_shards(tmp_path):
@@ -130,7 +151,9 @@ def test_shards_load_with_datasets_and_declared_features(tmp_path):
     for row in rows:
         row["images"] = [{"bytes": png.getvalue(), "path": None}]
     parquet.write_split(rows, tmp_path / "rotation", "test", max_bytes=1 << 30)
-    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "rotation" / "test-*.parquet"), split="train")
+    ds = datasets.load_dataset(
+        "parquet", data_files=str(tmp_path / "rotation" / "test-*.parquet"), split="train"
+    )
     assert ds.features == parquet.features()
     assert ds[0]["images"][0].size == (7, 5)
     assert ds["id"] == [r["id"] for r in rows]
@@ -153,6 +176,7 @@ def test_tiny_ids_are_a_deterministic_subset():
     assert picked != tiny_ids(ids, 50, seed=1)
     assert tiny_ids(ids[:10], 50, seed=0) == set(ids[:10])
 
+
 # ---------------------------------------------------------------------------- card
 
 
@@ -171,8 +195,11 @@ def test_card_metadata_lists_every_config_and_matches_the_shards(data_dir):
     for task, counts in manifest["counts"].items():
         got = {s["name"]: s["num_examples"] for s in info[task]["splits"]}
         assert got == {s: n for s, n in counts.items() if n}
-    assert card.ordered_tasks({"counts": {"zooming": {}, "translation": {}, "extra": {}}}) == \
-        ["translation", "zooming", "extra"]
+    assert card.ordered_tasks({"counts": {"zooming": {}, "translation": {}, "extra": {}}}) == [
+        "translation",
+        "zooming",
+        "extra",
+    ]
 
 
 def test_card_counts_and_baselines_tables(data_dir):

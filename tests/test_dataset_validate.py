@@ -1,4 +1,5 @@
 """The validator catches each kind of defect it claims to check, on a real build."""
+
 from __future__ import annotations
 
 import shutil
@@ -53,11 +54,16 @@ def test_row_count_and_repeated_id(copy):
     rid = _tamper(copy, "pocket_ligand", "train", change)
     report = validate_dataset(copy, source="samples")
     assert f"pocket_ligand/train: repeated id {rid}" in report.problems
-    assert any(p.startswith("pocket_ligand/train:") and "manifest says" in p for p in report.problems)
+    assert any(
+        p.startswith("pocket_ligand/train:") and "manifest says" in p for p in report.problems
+    )
 
 
 def test_complex_in_two_splits(copy):
-    test_ids = {r["pdb_id"] for r in pq.read_table(sorted((copy / "rotation").glob("test-*.parquet"))[0]).to_pylist()}
+    test_ids = {
+        r["pdb_id"]
+        for r in pq.read_table(sorted((copy / "rotation").glob("test-*.parquet"))[0]).to_pylist()
+    }
     moved = sorted(test_ids)[0]
 
     def change(rows):
@@ -66,7 +72,9 @@ def test_complex_in_two_splits(copy):
 
     _tamper(copy, "pocket_ligand", "train", change)
     report = validate_dataset(copy, source="samples")
-    assert any(p.startswith(f"complex {moved} is in several splits") for p in report.problems), report.problems
+    assert any(p.startswith(f"complex {moved} is in several splits") for p in report.problems), (
+        report.problems
+    )
 
 
 def test_wrong_hbond_answer(copy):
@@ -94,5 +102,9 @@ def test_validation_is_the_same_for_any_worker_count(copy):
     one = validate_dataset(copy, source="samples", workers=1)
     two = validate_dataset(copy, source="samples", workers=2)
     assert f"{rid}: recomputed H-bonds differ from the answer" in one.problems
-    assert (one.problems, one.checked, one.per_task, one.warnings) == (two.problems, two.checked, two.per_task,
-                                                                     two.warnings)
+    assert (one.problems, one.checked, one.per_task, one.warnings) == (
+        two.problems,
+        two.checked,
+        two.per_task,
+        two.warnings,
+    )

@@ -1,5 +1,6 @@
 """The README is the front door and the pages under docs/ hold the rest: the README stays short,
 names every command, links every page, and no link of the README or of a page points nowhere."""
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,9 @@ def _links(path: Path) -> list[tuple[str, str | None]]:
 
 def test_readme_is_short():
     lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines; move a topic to docs/"
+    assert len(lines) <= MAX_README_LINES, (
+        f"README.md has {len(lines)} lines; move a topic to docs/"
+    )
 
 
 def test_every_relative_link_resolves():

@@ -3,6 +3,7 @@ data locations are refused before the harness starts (exit 2, one line), a run i
 harness reports no results for a requested MiSI task exits 1 (the harnesses themselves exit 0),
 and ``misi-bench lm-eval`` applies the torchvision shim so that ``--model hf-multimodal`` runs (a
 tiny randomly initialised model built in the test)."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from misi_bench.eval_plugins import preflight
 from misi_bench.eval_plugins.common import TASKS
 
@@ -23,16 +23,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _env(tmp: Path, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MISI_BENCH_")}
-    env.update({"PYTHONPATH": str(ROOT), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-                "HF_HOME": str(tmp / "hf"), "LMUData": str(tmp / "lmu"), "MISI_BENCH_CACHE": str(tmp / "cache"),
-                "TOKENIZERS_PARALLELISM": "false"})
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "HF_DATASETS_OFFLINE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "HF_HOME": str(tmp / "hf"),
+            "LMUData": str(tmp / "lmu"),
+            "MISI_BENCH_CACHE": str(tmp / "cache"),
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
     env.update(extra)
     return env
 
 
 def _misi(env: dict, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())", *args],
-                          env=env, capture_output=True, text=True, timeout=timeout, cwd=env.get("HF_HOME", "."))
+    return subprocess.run(
+        [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=env.get("HF_HOME", "."),
+    )
 
 
 def _last_line(proc) -> str:
@@ -42,6 +56,7 @@ def _last_line(proc) -> str:
 
 
 # ---- the checks themselves ---------------------------------------------------------------
+
 
 def test_option_values_reads_every_spelling():
     argv = ["--model", "x", "--tasks", "misi_*,mmmu", "tiny_misi", "--limit", "2", "-t=misi"]
@@ -53,12 +68,22 @@ def test_option_values_reads_every_spelling():
 def test_requested_names_expand_and_unknown_ones_are_refused():
     names, groups = preflight.task_names()
     ours = preflight.names_misi
-    assert preflight.expand_requested(["misi_rot*", "mmmu"], names, groups, ours) == ["misi_rotation", "misi_rotation_rotation"]
-    assert set(preflight.expand_requested(["misi"], names, groups, ours)) == {"misi", *(f"misi_{t}" for t in TASKS)}
+    assert preflight.expand_requested(["misi_rot*", "mmmu"], names, groups, ours) == [
+        "misi_rotation",
+        "misi_rotation_rotation",
+    ]
+    assert set(preflight.expand_requested(["misi"], names, groups, ours)) == {
+        "misi",
+        *(f"misi_{t}" for t in TASKS),
+    }
     assert preflight.expand_requested(["mmmu"], names, groups, ours) == []
-    with pytest.raises(preflight.PreflightError, match="'misi_rotaton': did you mean misi_rotation"):
+    with pytest.raises(
+        preflight.PreflightError, match="'misi_rotaton': did you mean misi_rotation"
+    ):
         preflight.expand_requested(["misi_rotaton"], names, groups, ours)
-    with pytest.raises(preflight.PreflightError, match="no MiSI-Bench task named 'misi_nothing_\\*'"):
+    with pytest.raises(
+        preflight.PreflightError, match="no MiSI-Bench task named 'misi_nothing_\\*'"
+    ):
         preflight.expand_requested(["misi_nothing_*"], names, groups, ours)
 
 
@@ -67,10 +92,15 @@ def test_data_location_checks(tmp_path, data_dir, monkeypatch):
     (tmp_path / "empty").mkdir()
     with pytest.raises(preflight.PreflightError, match="no manifest.json"):
         preflight.check_data_location(str(tmp_path / "empty"))
-    with pytest.raises(preflight.PreflightError, match="neither an existing folder nor a Hub repo id"):
+    with pytest.raises(
+        preflight.PreflightError, match="neither an existing folder nor a Hub repo id"
+    ):
         preflight.check_data_location(str(tmp_path / "nowhere" / "x"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(preflight.PreflightError, match="is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set"):
+    with pytest.raises(
+        preflight.PreflightError,
+        match="is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set",
+    ):
         preflight.check_data_location("misi-bench/misi-bench")
     # a Hub that cannot be reached (a closed local port stands in for a network without the Hub)
     import huggingface_hub.constants
@@ -78,19 +108,46 @@ def test_data_location_checks(tmp_path, data_dir, monkeypatch):
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", "http://127.0.0.1:9")
-    with pytest.raises(preflight.PreflightError, match="cannot reach the Hub repo misi-bench/misi-bench at revision v1"):
+    with pytest.raises(
+        preflight.PreflightError,
+        match="cannot reach the Hub repo misi-bench/misi-bench at revision v1",
+    ):
         preflight.check_data_location("misi-bench/misi-bench", "v1")
 
 
 # ---- refusals through the command line (before any harness import) ------------------------
 
-@pytest.mark.parametrize("harness,args,expected", [
-    ("lmms-eval", ["--model", "dummy", "--tasks", "misi_rotaton"], "misi-bench lmms-eval: no MiSI-Bench task named 'misi_rotaton'"),
-    ("lm-eval", ["--model", "hf", "--tasks", "misi", "tiny_misi_zoom"], "misi-bench lm-eval: no MiSI-Bench task named 'tiny_misi_zoom'"),
-    ("vlmevalkit", ["--data", "MiSI_rotations", "--model", "x"], "misi-bench vlmevalkit: no MiSI-Bench task named 'MiSI_rotations'"),
-    ("lmms-eval", ["--model", "dummy", "--tasks", "misi"], "is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set"),
-    ("vlmevalkit", ["--data", "MiSI_tiny", "--model", "x"], "is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set"),
-])
+
+@pytest.mark.parametrize(
+    "harness,args,expected",
+    [
+        (
+            "lmms-eval",
+            ["--model", "dummy", "--tasks", "misi_rotaton"],
+            "misi-bench lmms-eval: no MiSI-Bench task named 'misi_rotaton'",
+        ),
+        (
+            "lm-eval",
+            ["--model", "hf", "--tasks", "misi", "tiny_misi_zoom"],
+            "misi-bench lm-eval: no MiSI-Bench task named 'tiny_misi_zoom'",
+        ),
+        (
+            "vlmevalkit",
+            ["--data", "MiSI_rotations", "--model", "x"],
+            "misi-bench vlmevalkit: no MiSI-Bench task named 'MiSI_rotations'",
+        ),
+        (
+            "lmms-eval",
+            ["--model", "dummy", "--tasks", "misi"],
+            "is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set",
+        ),
+        (
+            "vlmevalkit",
+            ["--data", "MiSI_tiny", "--model", "x"],
+            "is the Hub repo misi-bench/misi-bench but HF_HUB_OFFLINE is set",
+        ),
+    ],
+)
 def test_launchers_refuse_before_starting_the_harness(tmp_path, harness, args, expected):
     env = _env(tmp_path)
     (tmp_path / "hf").mkdir()
@@ -101,6 +158,7 @@ def test_launchers_refuse_before_starting_the_harness(tmp_path, harness, args, e
 
 
 # ---- runs in which the harness reports no results -----------------------------------------
+
 
 @pytest.fixture(scope="module")
 def broken_data(data_dir, tmp_path_factory) -> Path:
@@ -115,8 +173,20 @@ def broken_data(data_dir, tmp_path_factory) -> Path:
 def test_lmms_eval_exits_non_zero_when_a_task_has_no_results(tmp_path, broken_data):
     (tmp_path / "hf").mkdir()
     env = _env(tmp_path, MISI_BENCH_REPO=str(broken_data))
-    proc = _misi(env, "lmms-eval", "--model", "dummy", "--model_args", "response=A", "--tasks",
-                 "misi_docking,misi_rotation", "--limit", "1", "--verbosity", "WARNING")
+    proc = _misi(
+        env,
+        "lmms-eval",
+        "--model",
+        "dummy",
+        "--model_args",
+        "response=A",
+        "--tasks",
+        "misi_docking,misi_rotation",
+        "--limit",
+        "1",
+        "--verbosity",
+        "WARNING",
+    )
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-3000:]
     line = _last_line(proc)
     # lmms-eval stops the whole run when one task cannot load, so both tasks are named
@@ -138,18 +208,37 @@ def test_vlmevalkit_exits_non_zero_when_a_pair_is_not_scored(tmp_path, broken_da
         sys.exit(vlmevalkit.run(sys.argv[1:]))
     """)
     # a --config file (the form API models need), naming our classes as VLMEvalKit attributes
-    config = {"model": {"misi_constant": {}},
-              "data": {f"MiSI_{t}_tiny": {"class": f"MiSI_{t}", "dataset": f"MiSI_{t}_tiny"} for t in ("docking", "rotation")}}
+    config = {
+        "model": {"misi_constant": {}},
+        "data": {
+            f"MiSI_{t}_tiny": {"class": f"MiSI_{t}", "dataset": f"MiSI_{t}_tiny"}
+            for t in ("docking", "rotation")
+        },
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
-    proc = subprocess.run([sys.executable, "-c", script, "--config", str(tmp_path / "config.json"),
-                           "--work-dir", str(tmp_path / "work")],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            "--config",
+            str(tmp_path / "config.json"),
+            "--work-dir",
+            str(tmp_path / "work"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-3000:]
     line = _last_line(proc)
     assert "no results for misi_constant x MiSI_docking_tiny (1 of 2" in line, line
 
 
 # ---- lm-eval: the shim lets hf-multimodal run ----------------------------------------------
+
 
 @pytest.mark.slow
 def test_lm_eval_hf_multimodal_runs_a_tiny_random_model(tmp_path, data_dir):
@@ -162,9 +251,23 @@ def test_lm_eval_hf_multimodal_runs_a_tiny_random_model(tmp_path, data_dir):
     (tmp_path / "hf").mkdir()
     env = _env(tmp_path, MISI_BENCH_REPO=str(data_dir))
     out = tmp_path / "out"
-    proc = _misi(env, "lm-eval", "--model", "hf-multimodal", "--model_args", f"pretrained={model}",
-                 "--tasks", "misi_rotation", "--limit", "1", "--apply_chat_template", "--gen_kwargs", "max_gen_toks=8",
-                 "--output_path", str(out))
+    proc = _misi(
+        env,
+        "lm-eval",
+        "--model",
+        "hf-multimodal",
+        "--model_args",
+        f"pretrained={model}",
+        "--tasks",
+        "misi_rotation",
+        "--limit",
+        "1",
+        "--apply_chat_template",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--output_path",
+        str(out),
+    )
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text[-3000:]
     assert "torchvision::nms" not in text

@@ -2,6 +2,7 @@
 (as ChimeraX's hbonds applies them, relaxed 0.4 Å / 20 degrees) a small geometric fixture just
 inside and just outside each distance and angle limit, written from the published numbers (the
 tables below are copied from the paper's numbers here, not read from the module under test)."""
+
 from __future__ import annotations
 
 import math
@@ -69,7 +70,9 @@ def _dir_z(deg: float) -> np.ndarray:
     return np.array([math.cos(math.radians(deg)), 0.0, math.sin(math.radians(deg))])
 
 
-def acceptor_fixture(kind: str, acc_element: str, donor_pos, donor_h=None, donor_element: str = "O"):
+def acceptor_fixture(
+    kind: str, acc_element: str, donor_pos, donor_h=None, donor_element: str = "O"
+):
     """Acceptor A at the origin with its partners on the -x side in the xy plane; an isolated
     donor at ``donor_pos`` (optionally with one explicit hydrogen). Returns (graph, site)."""
     atoms = [(acc_element, "O2", (0.0, 0.0, 0.0))]  # 0 acceptor (type irrelevant to the tests)
@@ -79,7 +82,9 @@ def acceptor_fixture(kind: str, acc_element: str, donor_pos, donor_h=None, donor
         atoms.append(("N", "Npl", (-1.3 - 0.65, 1.1, 0.0)))  # 2 syn atom / grand-neighbour (+y)
         atoms.append(("C", "C3", (-1.3 - 0.65, -1.1, 0.0)))  # 3 grand-neighbour (-y)
         bonds = [(0, 1), (1, 2), (1, 3)]
-        partners = {"syn_anti": (2, 1), "phi_psi": (1, None), "theta_tau": (1,), "generic": ()}[kind]
+        partners = {"syn_anti": (2, 1), "phi_psi": (1, None), "theta_tau": (1,), "generic": ()}[
+            kind
+        ]
     elif kind == "phi_psi2":
         atoms.append(("C", "C3", (-0.7, 1.1, 0.0)))
         atoms.append(("C", "C3", (-0.7, -1.1, 0.0)))
@@ -88,22 +93,40 @@ def acceptor_fixture(kind: str, acc_element: str, donor_pos, donor_h=None, donor
     else:  # lone_pair: three tetrahedral neighbours, the lone pair along +x
         for phi in (0.0, 120.0, 240.0):
             s = math.sqrt(8.0) / 3.0
-            atoms.append(("C", "C3", (-1.47 / 3.0, 1.47 * s * math.cos(math.radians(phi)),
-                                      1.47 * s * math.sin(math.radians(phi)))))
+            atoms.append(
+                (
+                    "C",
+                    "C3",
+                    (
+                        -1.47 / 3.0,
+                        1.47 * s * math.cos(math.radians(phi)),
+                        1.47 * s * math.sin(math.radians(phi)),
+                    ),
+                )
+            )
         bonds = [(0, 1), (0, 2), (0, 3)]
         partners = (None,)
     don = len(atoms)
     atoms.append((donor_element, "O3", tuple(donor_pos)))
     h_coords = [donor_h] if donor_h is not None else []
     h_parent = [don] if donor_h is not None else []
-    g = md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], bonds,
-                 [0] * len(atoms), h_coords, h_parent)
+    g = md.Graph(
+        [a[2] for a in atoms],
+        [a[0] for a in atoms],
+        [a[1] for a in atoms],
+        bonds,
+        [0] * len(atoms),
+        h_coords,
+        h_parent,
+    )
     return g, partners, don
 
 
 def _acc(name: str, donor_pos, donor_h=None, donor_element="O", acc_element=None):
     kind = ACCEPTORS[name][0]
-    el = acc_element or ("S" if name.endswith(" S") or "S2" in name else ("N" if " N" in name else "O"))
+    el = acc_element or (
+        "S" if name.endswith(" S") or "S2" in name else ("N" if " N" in name else "O")
+    )
     g, partners, don = acceptor_fixture(kind, el, donor_pos, donor_h, donor_element)
     return md.acceptor_ok(g, md.Site(0, name, partners), don)
 
@@ -174,7 +197,9 @@ def test_acceptor_theta_limit(name):
     """D-H...A (the donor's explicit hydrogen) just above and below the relaxed theta."""
     kind, limits = ACCEPTORS[name]
     lim = relaxed(limits)
-    theta = {"syn_anti": lim[2], "phi_psi": lim[2], "phi_psi2": lim[2]}.get(kind, lim[3] if len(lim) > 3 else None)
+    theta = {"syn_anti": lim[2], "phi_psi": lim[2], "phi_psi2": lim[2]}.get(
+        kind, lim[3] if len(lim) > 3 else None
+    )
     if kind == "syn_anti":
         theta = lim[5]  # anti side below
         pos = (lim[3] - 0.3) * _dir(-3.0)
@@ -186,8 +211,9 @@ def test_acceptor_theta_limit(name):
     assert not _acc(name, pos, bad), name
 
 
-@pytest.mark.parametrize("name", sorted(n for n, (k, _) in ACCEPTORS.items() if k in ("syn_anti", "phi_psi",
-                                                                                      "phi_psi2")))
+@pytest.mark.parametrize(
+    "name", sorted(n for n, (k, _) in ACCEPTORS.items() if k in ("syn_anti", "phi_psi", "phi_psi2"))
+)
 def test_acceptor_phi_limit(name):
     """The base-A...D angle in the acceptor's plane just above and below the relaxed phi (the
     base is the plane atom, the bonded atom or the midpoint of two bonded atoms)."""
@@ -207,7 +233,9 @@ def test_acceptor_phi_limit(name):
             assert _acc(name, r * _dir(angle)) is expect, (name, phi, delta)
 
 
-@pytest.mark.parametrize("name", sorted(n for n, (k, _) in ACCEPTORS.items() if k in ("theta_tau", "lone_pair")))
+@pytest.mark.parametrize(
+    "name", sorted(n for n, (k, _) in ACCEPTORS.items() if k in ("theta_tau", "lone_pair"))
+)
 def test_acceptor_upsilon_limits(name):
     """The partner-A...D angle (or lone-pair bisector-A...D) just inside and outside the relaxed
     upsilon range."""
@@ -246,22 +274,118 @@ def test_sulfur_donor_reaches_0_35_angstrom_further():
 
 # donor class -> (test, tau symmetry, published limits)
 DONORS = {
-    "carboxylic acid OH": ("upsilon_tau", 2, (2.87, 103, -128, 140, -30, 2.87, 103, -128, 155, -30, 150,
-                                              2.87, 103, -128, 140, -30, 150)),
-    "protonated C=N NH2": ("upsilon_tau", 4, (3.17, 90, -146, 140, -30, 3.17, 90, -146, 140, -22.5, 150,
-                                              3.17, 113, -161, 125, None, 140)),
-    "protonated primary amine": ("upsilon_tau", 6, (3.17, 90, -136, 140, 20, 3.17, 90, -132, 150, 25, 130,
-                                                    3.17, 90, -124, 155, 15, 150)),
-    "hydroxyl": ("upsilon_tau", 6, (3.17, 90, -141, 130, None, 3.03, 90, -141, 135, None, 140,
-                                    3.03, 100, -132, 145, None, 150)),
-    "amide NH2": ("upsilon_tau", 4, (3.30, 103, -153, 135, -45, 3.30, 109, -141, 140, -30, 140,
-                                     3.30, 113, -161, 125, -30, 145)),
-    "aniline NH2": ("upsilon_tau", 4, (3.30, 100, -146, 145, -37.5, 3.30, 103, -146, 140, -37.5, 130,
-                                       3.42, 90, 161, 125, None, 140)),
-    "phenol OH": ("upsilon_tau", 4, (3.03, 103, -136, 145, -37.5, 3.03, 103, -136, 150, -45.0, 140,
-                                     2.87, 109, -128, 145, -52.5, 150)),
-    "primary amine": ("upsilon_tau", 6, (3.30, 90, -128, 150, 30, 3.42, 90, -124, 155, 25, 130,
-                                         3.42, 90, -132, 155, 20, 140)),
+    "carboxylic acid OH": (
+        "upsilon_tau",
+        2,
+        (2.87, 103, -128, 140, -30, 2.87, 103, -128, 155, -30, 150, 2.87, 103, -128, 140, -30, 150),
+    ),
+    "protonated C=N NH2": (
+        "upsilon_tau",
+        4,
+        (
+            3.17,
+            90,
+            -146,
+            140,
+            -30,
+            3.17,
+            90,
+            -146,
+            140,
+            -22.5,
+            150,
+            3.17,
+            113,
+            -161,
+            125,
+            None,
+            140,
+        ),
+    ),
+    "protonated primary amine": (
+        "upsilon_tau",
+        6,
+        (3.17, 90, -136, 140, 20, 3.17, 90, -132, 150, 25, 130, 3.17, 90, -124, 155, 15, 150),
+    ),
+    "hydroxyl": (
+        "upsilon_tau",
+        6,
+        (
+            3.17,
+            90,
+            -141,
+            130,
+            None,
+            3.03,
+            90,
+            -141,
+            135,
+            None,
+            140,
+            3.03,
+            100,
+            -132,
+            145,
+            None,
+            150,
+        ),
+    ),
+    "amide NH2": (
+        "upsilon_tau",
+        4,
+        (3.30, 103, -153, 135, -45, 3.30, 109, -141, 140, -30, 140, 3.30, 113, -161, 125, -30, 145),
+    ),
+    "aniline NH2": (
+        "upsilon_tau",
+        4,
+        (
+            3.30,
+            100,
+            -146,
+            145,
+            -37.5,
+            3.30,
+            103,
+            -146,
+            140,
+            -37.5,
+            130,
+            3.42,
+            90,
+            161,
+            125,
+            None,
+            140,
+        ),
+    ),
+    "phenol OH": (
+        "upsilon_tau",
+        4,
+        (
+            3.03,
+            103,
+            -136,
+            145,
+            -37.5,
+            3.03,
+            103,
+            -136,
+            150,
+            -45.0,
+            140,
+            2.87,
+            109,
+            -128,
+            145,
+            -52.5,
+            150,
+        ),
+    ),
+    "primary amine": (
+        "upsilon_tau",
+        6,
+        (3.30, 90, -128, 150, 30, 3.42, 90, -124, 155, 25, 130, 3.42, 90, -132, 155, 20, 140),
+    ),
     "planar charged NH": ("theta_tau", 4, (1.92, 146, 1.92, 153, 150, 2.48, 141, 145)),
     "secondary ammonium": ("theta_tau", 2, (2.09, 141, 2.09, 141, 155, 2.48, 141, 145)),
     "amide NH": ("theta_tau", 2, (2.23, 146, 2.23, 146, 140, 2.36, 141, 145)),
@@ -271,8 +395,11 @@ DONORS = {
     "5-ring NH": ("theta_tau", 4, (2.09, 146, 2.09, 141, 140, 2.48, 141, 145)),
     "aromatic 6-ring NH": ("theta_tau", 2, (2.23, 136, 2.23, 141, 150, 2.48, 141, 145)),
     "generic planar NH": ("theta_tau", 0, (2.23, 136, 2.23, 141, 140, 2.46, 136, 140)),
-    "generic planar NH2": ("upsilon_tau", 4, (3.30, 90, -153, 135, -45, 3.30, 90, -146, 140, -37.5, 130,
-                                              3.40, 108, -166, 125, -35, 140)),
+    "generic planar NH2": (
+        "upsilon_tau",
+        4,
+        (3.30, 90, -153, 135, -45, 3.30, 90, -146, 140, -37.5, 130, 3.40, 108, -166, 125, -35, 140),
+    ),
     "generic O": ("generic", 0, (2.41, 2.28, 2.28, 3.27, 3.14, 3.14)),
     "generic N": ("generic", 0, (2.36, 2.48, 2.48, 3.30, 3.42, 3.42)),
     "generic S": ("generic", 0, (2.42, 2.42, 2.42, 3.65, 3.65, 3.65)),
@@ -289,8 +416,10 @@ def donor_fixture(name: str, acc_pos, h_dirs=(), acc_column="sp2 O", donor_eleme
     if name.startswith("generic "):
         el = name.split()[-1] if name.split()[-1] in ("O", "N", "S") else "N"
     sym = DONORS[name][1]
-    atoms = [(el, "Npl" if "planar" in name else ("O3" if el == "O" else "N3"), (0.0, 0.0, 0.0)),
-             ("C", "C2", (-1.4, 0.0, 0.0))]
+    atoms = [
+        (el, "Npl" if "planar" in name else ("O3" if el == "O" else "N3"), (0.0, 0.0, 0.0)),
+        ("C", "C2", (-1.4, 0.0, 0.0)),
+    ]
     bonds = [(0, 1)]
     if sym == 2:  # one other substituent on X (e.g. the carboxylic acid's other O)
         atoms.append(("O", "O2", (-2.0, 1.1, 0.0)))
@@ -299,8 +428,17 @@ def donor_fixture(name: str, acc_pos, h_dirs=(), acc_column="sp2 O", donor_eleme
         atoms[1] = ("C", "C3", (-1.5, 0.0, 0.0))
         for phi in (60.0, 180.0, 300.0):
             s = math.sqrt(8.0) / 3.0
-            atoms.append(("C", "C3", (-1.5 - 1.5 / 3.0, 1.5 * s * math.cos(math.radians(phi)),
-                                      1.5 * s * math.sin(math.radians(phi)))))
+            atoms.append(
+                (
+                    "C",
+                    "C3",
+                    (
+                        -1.5 - 1.5 / 3.0,
+                        1.5 * s * math.cos(math.radians(phi)),
+                        1.5 * s * math.sin(math.radians(phi)),
+                    ),
+                )
+            )
             bonds.append((1, len(atoms) - 1))
     else:
         for y in (1.1, -1.1):
@@ -310,8 +448,16 @@ def donor_fixture(name: str, acc_pos, h_dirs=(), acc_column="sp2 O", donor_eleme
     a_el, a_type = COLUMNS.get(acc_column, ("S", "S3"))
     atoms.append((a_el, a_type, tuple(acc_pos)))
     h = [0.96 * np.asarray(d) / np.linalg.norm(d) for d in h_dirs]
-    g = md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], bonds,
-                 [len(h)] + [0] * (len(atoms) - 1), h, [0] * len(h), saturated=[True] * len(atoms))
+    g = md.Graph(
+        [a[2] for a in atoms],
+        [a[0] for a in atoms],
+        [a[1] for a in atoms],
+        bonds,
+        [len(h)] + [0] * (len(atoms) - 1),
+        h,
+        [0] * len(h),
+        saturated=[True] * len(atoms),
+    )
     return g, acc  # saturated: only the hydrogens given here (none inferred from the types)
 
 
@@ -325,12 +471,16 @@ def _column_limits(name: str, column: str):
     lim = relaxed([v for v in limits if v is not None])  # None only stands for an absent tau
     raw = list(limits)
     if test == "theta_tau":
-        rp = {"sp2 O": relaxed([raw[0]])[0], "sp3 O": relaxed([raw[2]])[0], "sp3 N": relaxed([raw[5]])[0]}
+        rp = {
+            "sp2 O": relaxed([raw[0]])[0],
+            "sp3 O": relaxed([raw[2]])[0],
+            "sp3 N": relaxed([raw[5]])[0],
+        }
         th = {"sp2 O": raw[1], "sp3 O": raw[3], "sp3 N": raw[6]}
         return rp[column], th[column] - SLOP_A
     if test == "upsilon_tau":
         start = {"sp2 O": 0, "sp3 O": 5, "sp3 N": 11}[column]
-        r, lo, hi, th = raw[start:start + 4]
+        r, lo, hi, th = raw[start : start + 4]
         return r + SLOP_D, lo - SLOP_A, -max(hi - SLOP_A, -180.0), th - SLOP_A
     del lim
     col = {"sp2 O": 0, "sp3 O": 1, "sp3 N": 2}[column]
@@ -437,15 +587,27 @@ def _hydroxyl_pair(with_h: bool, towards: bool):
     v = np.cross(u, [0.0, 0.0, 1.0])
     a = 2.8 * u
     c2 = a + 1.23 * u
-    atoms = [("C", "C3", (-1.43, 0.0, 0.0)), ("O", "O3", (0.0, 0.0, 0.0)), ("O", "O2", tuple(a)),
-             ("C", "C2", tuple(c2)), ("C", "C3", tuple(c2 + 0.65 * u + 1.1 * v)),
-             ("C", "C3", tuple(c2 + 0.65 * u - 1.1 * v))]
+    atoms = [
+        ("C", "C3", (-1.43, 0.0, 0.0)),
+        ("O", "O3", (0.0, 0.0, 0.0)),
+        ("O", "O2", tuple(a)),
+        ("C", "C2", tuple(c2)),
+        ("C", "C3", tuple(c2 + 0.65 * u + 1.1 * v)),
+        ("C", "C3", tuple(c2 + 0.65 * u - 1.1 * v)),
+    ]
     bonds = [(0, 1), (2, 3), (3, 4), (3, 5)]
     h = []
     if with_h:
         h = [0.96 * u if towards else 0.96 * np.array([u[0], -u[1], 0.0])]
-    return md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], bonds,
-                    [0, 1, 0, 0, 0, 0], h, [1] * len(h))
+    return md.Graph(
+        [a[2] for a in atoms],
+        [a[0] for a in atoms],
+        [a[1] for a in atoms],
+        bonds,
+        [0, 1, 0, 0, 0, 0],
+        h,
+        [1] * len(h),
+    )
 
 
 def test_hydroxyl_with_explicit_h_pointing_away_does_not_bond():
@@ -464,9 +626,20 @@ def test_hydroxyl_with_explicit_h_pointing_away_does_not_bond():
 
 def test_inferred_hydrogen_on_planar_nh():
     """A peptide N without input hydrogens gets its H on the outer bisector (ChimeraX hydpos)."""
-    atoms = [("N", "Npl", (0.0, 0.0, 0.0)), ("C", "C2", (-0.7, 1.2, 0.0)), ("C", "C3", (-0.7, -1.2, 0.0))]
-    g = md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], [(0, 1), (0, 2)],
-                 [1, 0, 0], [], [])
+    atoms = [
+        ("N", "Npl", (0.0, 0.0, 0.0)),
+        ("C", "C2", (-0.7, 1.2, 0.0)),
+        ("C", "C3", (-0.7, -1.2, 0.0)),
+    ]
+    g = md.Graph(
+        [a[2] for a in atoms],
+        [a[0] for a in atoms],
+        [a[1] for a in atoms],
+        [(0, 1), (0, 2)],
+        [1, 0, 0],
+        [],
+        [],
+    )
     (h,) = g.hydrogen_positions(0)
     assert h[0] > 0.99 and abs(h[1]) < 1e-9
 
@@ -475,8 +648,18 @@ def test_metal_coordination_blocks_an_acceptor_facing_the_metal():
     """ChimeraX: an acceptor within 4 Å of a metal is not H-bonded when D...A...metal < 45 degrees."""
     lim = relaxed(ACCEPTORS["generic O"][1])[0]
     for metal_angle, expect in ((40.0, []), (60.0, [(2, 0)])):
-        atoms = [("O", "O3", (0.0, 0.0, 0.0)), ("Zn", "Zn", tuple(2.1 * _dir(metal_angle))),
-                 ("O", "O3", tuple((lim - 0.5) * _dir(0.0)))]
-        g = md.Graph([a[2] for a in atoms], [a[0] for a in atoms], [a[1] for a in atoms], np.zeros((0, 2)),
-                     [0, 0, 1], [], [])
+        atoms = [
+            ("O", "O3", (0.0, 0.0, 0.0)),
+            ("Zn", "Zn", tuple(2.1 * _dir(metal_angle))),
+            ("O", "O3", tuple((lim - 0.5) * _dir(0.0))),
+        ]
+        g = md.Graph(
+            [a[2] for a in atoms],
+            [a[0] for a in atoms],
+            [a[1] for a in atoms],
+            np.zeros((0, 2)),
+            [0, 0, 1],
+            [],
+            [],
+        )
         assert md.find_pairs(g, [2], [0], metals=[1]) == expect, metal_angle

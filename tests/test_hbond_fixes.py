@@ -2,6 +2,7 @@
 set in builder/data/heldout, and its raw 1GBT entry). Every test here fails with the 0.1 detector.
 They hold for the ``plip`` mode (the rule they were written for; ``test_hbond_modes`` covers the
 ``chimerax`` mode)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from misi_bench.builder.chemistry import hbonds
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE
 from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
@@ -28,8 +28,16 @@ def _texts(cx) -> set[str]:
 def _atom(cx, name: str, res: tuple[str, int, str] | None = None) -> int:
     if res is None:
         return int(next(i for i in cx.ligand_indices if cx.atom_names[i] == name))
-    return int(next(i for i in cx.pocket_indices if cx.atom_names[i] == name and cx.res_names[i] == res[0]
-                    and cx.res_numbers[i] == res[1] and cx.chain_ids[i] == res[2]))
+    return int(
+        next(
+            i
+            for i in cx.pocket_indices
+            if cx.atom_names[i] == name
+            and cx.res_names[i] == res[0]
+            and cx.res_numbers[i] == res[1]
+            and cx.chain_ids[i] == res[2]
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +50,28 @@ def test_metal_bridged_pairs_are_not_hbonds(haem):
     acceptors and with every angle allowed, a His N and a haem N that share the iron are no H-bond."""
     cx = haem
     fe = int(next(i for i in cx.ligand_indices if cx.elements[i] == "Fe"))
-    shell = {i for i in range(cx.n_atoms) if np.linalg.norm(cx.coords[i] - cx.coords[fe]) <= 2.5 and i != fe}
+    shell = {
+        i
+        for i in range(cx.n_atoms)
+        if np.linalg.norm(cx.coords[i] - cx.coords[fe]) <= 2.5 and i != fe
+    }
     names = {(str(cx.res_names[i]), str(cx.atom_names[i])) for i in shell}
     assert {("HIS", "NE2"), ("HEM", "NA"), ("HEM", "NB"), ("HEM", "NC"), ("HEM", "ND")} <= names
     acceptor = cx.is_acceptor.copy()
     acceptor[[i for i in shell if cx.is_ligand[i]]] = True
     forced = dataclasses.replace(cx, is_acceptor=acceptor)
-    found = {(b.protein_atom, b.ligand_atom) for b in detect_hbonds(forced, min_dha=0.0, min_neighbour_angle=0.0)}
+    found = {
+        (b.protein_atom, b.ligand_atom)
+        for b in detect_hbonds(forced, min_dha=0.0, min_neighbour_angle=0.0)
+    }
     his = [i for i in shell if not cx.is_ligand[i]]
     haem_n = [i for i in shell if cx.is_ligand[i]]
-    close = [(p, lg) for p in his for lg in haem_n if np.linalg.norm(cx.coords[p] - cx.coords[lg]) <= MAX_DISTANCE]
+    close = [
+        (p, lg)
+        for p in his
+        for lg in haem_n
+        if np.linalg.norm(cx.coords[p] - cx.coords[lg]) <= MAX_DISTANCE
+    ]
     assert close, "His NE2 and haem N are within H-bond distance"
     assert not found & set(close)
 
@@ -75,7 +95,9 @@ def test_metal_ions_are_kept_labelled_and_drawn():
     _, _, visible = projected_atoms(cx, request)
     assert visible[ions[0]]
     assert render_png(cx, request)[:4] == b"\x89PNG"
-    assert len(read_raw_entry(HELDOUT / "raw" / "1GBT.cif.gz", "GBS").pocket_indices) < len(cx.pocket_indices)
+    assert len(read_raw_entry(HELDOUT / "raw" / "1GBT.cif.gz", "GBS").pocket_indices) < len(
+        cx.pocket_indices
+    )
 
 
 def test_input_hydrogens_on_rotatable_donors_are_used(complexes):
@@ -92,7 +114,13 @@ def test_input_hydrogens_on_rotatable_donors_are_used(complexes):
         acceptor = b.protein_atom if b.donor_side == "ligand" else b.ligand_atom
         known = [k for k, p in enumerate(cx.h_parent) if p == donor]
         if known:
-            assert max(hbonds._angle(cx.coords[donor], cx.h_coords[k], cx.coords[acceptor]) for k in known) >= 100
+            assert (
+                max(
+                    hbonds._angle(cx.coords[donor], cx.h_coords[k], cx.coords[acceptor])
+                    for k in known
+                )
+                >= 100
+            )
 
 
 def test_guanidine_follows_chemistry_not_the_drawn_tautomer():
@@ -114,7 +142,9 @@ def test_a_known_hydrogen_bonds_every_acceptor_it_points_at():
     cx = read_pdbbind_dir(HELDOUT / "1gbt")
     texts = _texts(cx)
     assert {"ASP 189 OD1 A, NH1", "ASP 189 OD2 A, NH1", "ASP 189 OD2 A, NH2"} <= texts
-    assert "ASP 189 OD2 A, NH1" not in {b.pocket_text() for b in detect_hbonds(cx, one_per_hydrogen="all")}
+    assert "ASP 189 OD2 A, NH1" not in {
+        b.pocket_text() for b in detect_hbonds(cx, one_per_hydrogen="all")
+    }
     with pytest.raises(ValueError, match="one_per_hydrogen"):
         detect_hbonds(cx, one_per_hydrogen="yes")
 

@@ -1,6 +1,7 @@
 """The two H-bond modes on the real embedded complexes: frozen truths of both, the chimerax
 mode's typing of standard residues, MOL2 hydrogens, rotatable-H robustness, bad input and the
 mode's place in the build identity."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from misi_bench.builder.chemistry import mills_dean as md
+from misi_bench.builder.chemistry.hbond_rotamers import rotamer_sensitive, rotatable_donors
 from misi_bench.builder.chemistry.hbonds import (
     HBOND_MODES,
     chimerax_graph,
     chimerax_hydrogens,
     detect_hbonds,
 )
-from misi_bench.builder.chemistry.hbond_rotamers import rotamer_sensitive, rotatable_donors
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir
 from misi_bench.builder.core.errors import InputError, MisiError
 
@@ -27,8 +28,13 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "hbonds_modes.json"
 
 @pytest.fixture(scope="module")
 def truths(complexes):
-    return {mode: {p: [b.pocket_text() for b in detect_hbonds(cx, mode)] for p, cx in sorted(complexes.items())}
-            for mode in HBOND_MODES}
+    return {
+        mode: {
+            p: [b.pocket_text() for b in detect_hbonds(cx, mode)]
+            for p, cx in sorted(complexes.items())
+        }
+        for mode in HBOND_MODES
+    }
 
 
 def test_sample_truths_in_both_modes_are_frozen(truths):
@@ -57,10 +63,14 @@ def test_standard_residue_classes(complexes):
                 continue
             key = (str(cx.res_names[k]), str(cx.atom_names[k]))
             site = md.acceptor_site(g, int(k))
-            seen.setdefault(key, set()).add((md.donor_class(g, int(k)), site.name if site else None))
+            seen.setdefault(key, set()).add(
+                (md.donor_class(g, int(k)), site.name if site else None)
+            )
     assert ("hydroxyl", "hydroxyl O") in seen[("SER", "OG")]
     assert ("phenol OH", "phenol O") in seen[("TYR", "OH")]
-    assert (None, "carboxylate O") in seen[("ASP", "OD1")] and (None, "carboxylate O") in seen[("GLU", "OE2")]
+    assert (None, "carboxylate O") in seen[("ASP", "OD1")] and (None, "carboxylate O") in seen[
+        ("GLU", "OE2")
+    ]
     assert ("protonated primary amine", None) in seen[("LYS", "NZ")]
     assert ("protonated C=N NH2", None) in seen[("ARG", "NH1")]
     assert ("amide NH2", None) in seen[("ASN", "ND2")] and (None, "amide O") in seen[("GLN", "OE1")]
@@ -104,7 +114,10 @@ def test_explicit_hydroxyl_hydrogen_decides_on_a_real_complex(complexes):
         turned = cx.coords[d] + 2 * np.outer(v @ axis, axis) - v  # 180 degrees about the axis
         coords = cx.mol2_h_coords.copy()
         coords[rows] = turned
-        after = {b.pocket_text() for b in detect_hbonds(dataclasses.replace(cx, mol2_h_coords=coords), "chimerax")}
+        after = {
+            b.pocket_text()
+            for b in detect_hbonds(dataclasses.replace(cx, mol2_h_coords=coords), "chimerax")
+        }
         moved |= after != before
     assert moved
 
@@ -157,7 +170,9 @@ def test_mode_is_part_of_the_build_identity():
 
     a, b = BuildConfig(), BuildConfig(hbonds="plip")
     assert a.hbonds == "chimerax"
-    assert a.generation_fields()["hbonds"] == "chimerax" and b.generation_fields()["hbonds"] == "plip"
+    assert (
+        a.generation_fields()["hbonds"] == "chimerax" and b.generation_fields()["hbonds"] == "plip"
+    )
     assert a.config_hash != b.config_hash
     assert BUILDER_VERSION == "0.5.0"
 
@@ -175,12 +190,22 @@ def test_prompt_rule_follows_the_mode(complexes):
     params = load_params()
     for mode in HBOND_MODES:
         ann = annotate(complexes["1hvr"], hbonds=mode)
-        ctx = TaskContext(ann=ann, split="test", seed=0, params=params["tasks"]["pocket_ligand"],
-                          choice=params["choice"], template_version="x", params_version="x", partners=[],
-                          load_partner=lambda p: None)
+        ctx = TaskContext(
+            ann=ann,
+            split="test",
+            seed=0,
+            params=params["tasks"]["pocket_ligand"],
+            choice=params["choice"],
+            template_version="x",
+            params_version="x",
+            partners=[],
+            load_partner=lambda p: None,
+        )
         (inst,) = generator("pocket_ligand")(ctx)
         assert " ".join(hbond_rule(mode).split()) in " ".join(inst.question.split())
-        assert inst.answer == "; ".join(b.pocket_text() for b in sorted(detect_hbonds(complexes["1hvr"], mode)))
+        assert inst.answer == "; ".join(
+            b.pocket_text() for b in sorted(detect_hbonds(complexes["1hvr"], mode))
+        )
 
 
 def test_validator_rederives_in_the_builds_mode(complexes, sample_refs):
@@ -191,7 +216,9 @@ def test_validator_rederives_in_the_builds_mode(complexes, sample_refs):
         s.cache.clear()
         s.hbonds = mode
         _, bonds = s.get("1hvr")
-        assert [b.pocket_text() for b in bonds] == [b.pocket_text() for b in detect_hbonds(complexes["1hvr"], mode)]
+        assert [b.pocket_text() for b in bonds] == [
+            b.pocket_text() for b in detect_hbonds(complexes["1hvr"], mode)
+        ]
 
 
 def test_card_describes_the_mode():
@@ -231,7 +258,12 @@ def test_a_build_skips_a_complex_without_template_with_the_reason(tmp_path, samp
     text = pocket.read_text().replace(" OG  SER ", " OX  SER ", 1)
     pocket.write_text(text)
     refs = {"1a28": ComplexRef(pdb_id="1a28", path=dst)}
-    rows, result = generate_unit("1a28", refs, {"1a28": "test"}, BuildConfig(source=str(tmp_path),
-                                                                              tasks=("pocket_ligand",)))
+    rows, result = generate_unit(
+        "1a28", refs, {"1a28": "test"}, BuildConfig(source=str(tmp_path), tasks=("pocket_ligand",))
+    )
     assert rows == [] and not result.ok
-    assert "no atom-type template" in result.error and str(dst) in result.error and "\n" not in result.error
+    assert (
+        "no atom-type template" in result.error
+        and str(dst) in result.error
+        and "\n" not in result.error
+    )

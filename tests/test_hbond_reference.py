@@ -7,14 +7,14 @@ the held-out set and the other ligand copies (docs/hbonds-plip.md), with each to
 files' hydrogens and with both given the same hydrogens (``--hydrogens shared``), so a regression
 of the detector or of the reference pipeline fails.
 """
+
 import importlib.util
 
 import pytest
-from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
-
 from misi_bench.builder.scripts.hbond_reference import reference_sets
 from misi_bench.builder.scripts.hbond_report import compare, pooled, set_dirs
 from misi_bench.builder.scripts.hbond_shared_h import shared_h_copy
+from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
 
 assert importlib.util.find_spec("plip") is not None, "pip install 'misi-bench[reference]'"
 
@@ -74,6 +74,8 @@ def test_agreement_with_the_same_hydrogens_on_every_set(tmp_path):
         copies = [shared_h_copy(d, tmp_path / name) for d in set_dirs(name)]
         for copy in copies:
             text = (copy / f"{copy.name}_pocket.pdb").read_text()
-            assert any(ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines())
+            assert any(
+                ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines()
+            )
         s = pooled([compare(d) for d in copies])
         assert s["recall"] >= floor and s["precision"] >= floor, (name, s)

@@ -2,11 +2,15 @@
 
 These are the ``plip`` mode's tests (the rule they were written for, with its options);
 ``test_hbond_classes`` and ``test_hbond_modes`` cover the default ``chimerax`` mode."""
+
 import dataclasses
 
 import numpy as np
-
-from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, format_pocket_answer, format_residue_answer
+from misi_bench.builder.chemistry.hbonds import (
+    MAX_DISTANCE,
+    format_pocket_answer,
+    format_residue_answer,
+)
 from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
 from misi_bench.builder.chemistry.structure import ligand_polarity, protein_polarity
 
@@ -22,7 +26,11 @@ def test_progesterone_receptor_known_bonds(complexes):
 def test_hiv_protease_catalytic_aspartates(complexes):
     """1HVR: the cyclic-urea inhibitor's diol sits between the two catalytic ASP 25."""
     bonds = detect_hbonds(complexes["1hvr"])
-    asp = {(b.chain, b.res_name, b.res_number) for b in bonds if b.res_name == "ASP" and b.res_number == 25}
+    asp = {
+        (b.chain, b.res_name, b.res_number)
+        for b in bonds
+        if b.res_name == "ASP" and b.res_number == 25
+    }
     assert len(asp) == 2  # both chains
 
 
@@ -36,7 +44,11 @@ def test_all_samples_bonds_are_geometrically_valid(complexes):
             d = np.linalg.norm(cx.coords[b.protein_atom] - cx.coords[b.ligand_atom])
             assert d <= MAX_DISTANCE + 1e-9
             assert cx.is_ligand[b.ligand_atom] and not cx.is_ligand[b.protein_atom]
-            donor, acceptor = (b.protein_atom, b.ligand_atom) if b.donor_side == "protein" else (b.ligand_atom, b.protein_atom)
+            donor, acceptor = (
+                (b.protein_atom, b.ligand_atom)
+                if b.donor_side == "protein"
+                else (b.ligand_atom, b.protein_atom)
+            )
             assert cx.is_donor[donor] and cx.is_acceptor[acceptor]
     assert total >= 30  # real complexes have bonds
 
@@ -75,7 +87,7 @@ def test_ligand_typing_from_chemistry(complexes):
     cx = complexes["1a28"]
     lig = cx.ligand_indices
     typed = {str(cx.atom_names[i]): (bool(cx.is_donor[i]), bool(cx.is_acceptor[i])) for i in lig}
-    assert typed["O3"] == (False, True)   # ketone: acceptor only
+    assert typed["O3"] == (False, True)  # ketone: acceptor only
     assert typed["O20"] == (False, True)
     assert not any(d or a for name, (d, a) in typed.items() if name.startswith("C"))
 
@@ -94,10 +106,20 @@ def test_ligand_polarity_amide_and_charged_n():
     from misi_bench.builder.chemistry.structure import LigandData
 
     # N-methylacetamide heavy atoms: C(methyl)-C(=O)-N(H)-C ; plus a quaternary ammonium N+
-    lig = LigandData(coords=np.zeros((6, 3)), elements=["C", "C", "O", "N", "C", "N"], names=list("abcdef"),
-                     charges=[0, 0, 0, 0, 0, 1], bonds=[[0, 1], [1, 2], [1, 3], [3, 4]], orders=[1, 2, 1, 1],
-                     n_hydrogens=[3, 0, 0, 1, 3, 4], aromatic=[False] * 6, h_coords=[], h_parent=[],
-                     residue_name="NMA", source="test")
+    lig = LigandData(
+        coords=np.zeros((6, 3)),
+        elements=["C", "C", "O", "N", "C", "N"],
+        names=list("abcdef"),
+        charges=[0, 0, 0, 0, 0, 1],
+        bonds=[[0, 1], [1, 2], [1, 3], [3, 4]],
+        orders=[1, 2, 1, 1],
+        n_hydrogens=[3, 0, 0, 1, 3, 4],
+        aromatic=[False] * 6,
+        h_coords=[],
+        h_parent=[],
+        residue_name="NMA",
+        source="test",
+    )
     donor, acceptor = ligand_polarity(lig)
     assert donor[3] and not acceptor[3]  # amide N: donor, not acceptor
     assert acceptor[2] and not donor[2]  # carbonyl O

@@ -1,18 +1,17 @@
 """The in-process ``datasets`` builder (builder/hf_builder.py)."""
+
 from __future__ import annotations
 
 import io
 import json
 from pathlib import Path
 
-import pytest
-
 import datasets
-
+import pytest
 from misi_bench.builder.dataset import hf_builder
+from misi_bench.builder.dataset.parquet import features
 from misi_bench.builder.operations.language import Roll, parse_operations
 from misi_bench.builder.tasks import TASKS
-from misi_bench.builder.dataset.parquet import features
 from PIL import Image
 
 
@@ -27,11 +26,17 @@ def test_installed_datasets_supports_the_builder():
 def test_configs_are_the_nine_tasks_plus_all():
     names = [c.name for c in hf_builder.MisiBenchBuilder.BUILDER_CONFIGS]
     assert names == [*TASKS, "all"]
-    assert all(isinstance(c, hf_builder.MisiBenchConfig) for c in hf_builder.MisiBenchBuilder.BUILDER_CONFIGS)
+    assert all(
+        isinstance(c, hf_builder.MisiBenchConfig)
+        for c in hf_builder.MisiBenchBuilder.BUILDER_CONFIGS
+    )
     cfg = hf_builder.MisiBenchConfig(name="all")
     assert cfg.tasks == tuple(TASKS)
     assert cfg.source == "samples" and cfg.seed == 0 and cfg.limit is None and cfg.image_size == 512
-    a, b = hf_builder.MisiBenchConfig(name="rotation", limit=3), hf_builder.MisiBenchConfig(name="rotation", limit=4)
+    a, b = (
+        hf_builder.MisiBenchConfig(name="rotation", limit=3),
+        hf_builder.MisiBenchConfig(name="rotation", limit=4),
+    )
     assert a.build_key() != b.build_key()
     assert a.build_key() == hf_builder.MisiBenchConfig(name="rotation", limit=3).build_key()
 
@@ -44,7 +49,8 @@ def _png(shade: int) -> bytes:
 
 def _fake_build(calls: list):
     """Stand-in for build_dataset writing the same layout (shards + manifest counts) for the tasks asked."""
-    from misi_bench.builder.dataset import manifest as manifest_io, parquet as write
+    from misi_bench.builder.dataset import manifest as manifest_io
+    from misi_bench.builder.dataset import parquet as write
 
     def build(source, out, tasks, seed, limit, image_size, workers, progress):
         calls.append({"source": source, "tasks": tuple(tasks), "limit": limit, "seed": seed})
@@ -53,10 +59,22 @@ def _fake_build(calls: list):
         for task in tasks:
             counts[task] = {}
             for split, ids in (("train", [0, 1]), ("test", [2, 3]), ("tiny", [2])):
-                rows = [{"id": f"{task}-{k:04d}", "task": task, "split": split, "pdb_id": f"1ab{k}",
-                         "images": [{"bytes": _png(30 * k), "path": None}], "image_views": ["front"],
-                         "question": "Which roll?", "options": [], "answer": str(Roll("y", 15 * (k + 1))),
-                         "answer_format": "fill_in", "metadata": "{}"} for k in ids]
+                rows = [
+                    {
+                        "id": f"{task}-{k:04d}",
+                        "task": task,
+                        "split": split,
+                        "pdb_id": f"1ab{k}",
+                        "images": [{"bytes": _png(30 * k), "path": None}],
+                        "image_views": ["front"],
+                        "question": "Which roll?",
+                        "options": [],
+                        "answer": str(Roll("y", 15 * (k + 1))),
+                        "answer_format": "fill_in",
+                        "metadata": "{}",
+                    }
+                    for k in ids
+                ]
                 write.write_split(rows, out / task, split, max_bytes=1 << 30)
                 counts[task][split] = len(rows)
         manifest_io.write_manifest(out, {"counts": counts, "version": None})
@@ -69,8 +87,9 @@ def test_builder_plumbing_with_a_stand_in_build(monkeypatch, tmp_path):
     """Config options reach the build; rows come out with declared features, decoded images, row-id keys."""
     calls: list = []
     monkeypatch.setattr(hf_builder, "build_dataset", _fake_build(calls))
-    builder = hf_builder.MisiBenchBuilder(config_name="rotation", source="samples", limit=3, seed=7,
-                                         cache_dir=str(tmp_path))
+    builder = hf_builder.MisiBenchBuilder(
+        config_name="rotation", source="samples", limit=3, seed=7, cache_dir=str(tmp_path)
+    )
     builder.download_and_prepare()
     assert calls == [{"source": "samples", "tasks": ("rotation",), "limit": 3, "seed": 7}]
     assert set(builder.info.splits) == {"train", "test", "tiny"}
@@ -83,13 +102,16 @@ def test_builder_plumbing_with_a_stand_in_build(monkeypatch, tmp_path):
     assert str(tmp_path) in str(builder._build_folder())
 
     # a second preparation reuses the cache: no new build
-    again = hf_builder.MisiBenchBuilder(config_name="rotation", source="samples", limit=3, seed=7,
-                                       cache_dir=str(tmp_path))
+    again = hf_builder.MisiBenchBuilder(
+        config_name="rotation", source="samples", limit=3, seed=7, cache_dir=str(tmp_path)
+    )
     again.download_and_prepare()
     assert len(calls) == 1
 
     # "all" asks the build for every task
-    hf_builder.MisiBenchBuilder(config_name="all", limit=3, cache_dir=str(tmp_path)).download_and_prepare()
+    hf_builder.MisiBenchBuilder(
+        config_name="all", limit=3, cache_dir=str(tmp_path)
+    ).download_and_prepare()
     assert calls[-1]["tasks"] == tuple(TASKS)
 
 
@@ -105,7 +127,9 @@ def test_builder_generates_rotation_from_samples(tmp_path):
     Four complexes (not three): with fewer than four the split rule may leave ``test`` empty
     (``sources.assign_splits`` only guarantees two test complexes from four complexes on).
     """
-    builder = hf_builder.MisiBenchBuilder(config_name="rotation", source="samples", limit=4, cache_dir=str(tmp_path))
+    builder = hf_builder.MisiBenchBuilder(
+        config_name="rotation", source="samples", limit=4, cache_dir=str(tmp_path)
+    )
     builder.download_and_prepare()
     test = builder.as_dataset(split="test")
     assert len(test) > 0

@@ -20,6 +20,7 @@ State is kept in memory: per repo a dict commit id -> {path: bytes}, branches an
 at commits. Every request is logged (method, path, Authorization header) so tests can assert that
 a dry run sends nothing and that a refused tag is refused before any upload.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,14 +34,13 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import pytest
-from loopback_server import LoopbackServer
-import yaml
-
 import huggingface_hub  # noqa: E402,F401
-
-from misi_bench.builder.dataset import hub
+import pytest
+import yaml
 from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.dataset import hub
+
+from loopback_server import LoopbackServer
 
 TOKEN = "hf_TESTtokenDoNotLeak0123456789abcdef"
 REPO = "misi-test/misi-bench"
@@ -60,8 +60,11 @@ class _Repo:
         self.branches: dict[str, str] = {}
         self.tags: dict[str, str] = {}
         # The Hub creates a repo with one commit holding .gitattributes.
-        self.branches["main"] = self.add_commit(None, {".gitattributes": b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"},
-                                                "initial commit")
+        self.branches["main"] = self.add_commit(
+            None,
+            {".gitattributes": b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"},
+            "initial commit",
+        )
 
     def add_commit(self, parent: str | None, files: dict[str, bytes], message: str) -> str:
         h = hashlib.sha1()
@@ -98,7 +101,9 @@ class HubDouble(LoopbackServer):
 
             def _handle(self):
                 with double.lock:
-                    double.requests.append((self.command, self.path, self.headers.get("Authorization")))
+                    double.requests.append(
+                        (self.command, self.path, self.headers.get("Authorization"))
+                    )
                     try:
                         status, headers, body = double.route(self)
                     except Exception as exc:  # noqa: BLE001  (a bug in the double: answer 500, visibly)
@@ -161,7 +166,9 @@ class HubDouble(LoopbackServer):
         if url.path == "/api/whoami-v2":
             if not self._authorized(req):
                 return self._error(401, "Invalid credentials in Authorization header")
-            return self._json(200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}})
+            return self._json(
+                200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}}
+            )
         if url.path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body))
         if url.path == "/api/repos/create":
@@ -179,7 +186,9 @@ class HubDouble(LoopbackServer):
             handler = {
                 ("GET", "revision"): lambda: self._info(repo, rev),
                 ("GET", "refs"): lambda: self._refs(repo),
-                ("GET", "tree"): lambda: self._tree(repo, rev, rest, query.get("recursive", ["false"])[0]),
+                ("GET", "tree"): lambda: self._tree(
+                    repo, rev, rest, query.get("recursive", ["false"])[0]
+                ),
                 ("POST", "preupload"): lambda: self._preupload(repo, rev, json.loads(body)),
                 ("POST", "commit"): lambda: self._commit(repo, rev, body),
                 ("POST", "branch"): lambda: self._branch(repo, rev, json.loads(body or b"{}")),
@@ -219,15 +228,33 @@ class HubDouble(LoopbackServer):
         if oid is None:
             return self._error(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         files = repo.commits[oid]["files"]
-        return self._json(200, {"id": repo.repo_id, "sha": oid, "private": repo.private, "tags": [],
-                                "siblings": [{"rfilename": p} for p in sorted(files)]})
+        return self._json(
+            200,
+            {
+                "id": repo.repo_id,
+                "sha": oid,
+                "private": repo.private,
+                "tags": [],
+                "siblings": [{"rfilename": p} for p in sorted(files)],
+            },
+        )
 
     def _refs(self, repo: _Repo):
         def refs(kind, table):
-            return [{"name": n, "ref": f"refs/{kind}/{n}", "targetCommit": c} for n, c in sorted(table.items())]
+            return [
+                {"name": n, "ref": f"refs/{kind}/{n}", "targetCommit": c}
+                for n, c in sorted(table.items())
+            ]
 
-        return self._json(200, {"branches": refs("heads", repo.branches), "converts": [],
-                                "tags": refs("tags", repo.tags), "pullRequests": []})
+        return self._json(
+            200,
+            {
+                "branches": refs("heads", repo.branches),
+                "converts": [],
+                "tags": refs("tags", repo.tags),
+                "pullRequests": [],
+            },
+        )
 
     def _tree(self, repo: _Repo, rev: str, prefix: str, recursive: str):
         oid = repo.resolve(rev)
@@ -239,14 +266,23 @@ class HubDouble(LoopbackServer):
         for path, data in sorted(repo.commits[oid]["files"].items()):
             if not path.startswith(base):
                 continue
-            rel = path[len(base):].split("/")
+            rel = path[len(base) :].split("/")
             for k in range(1, len(rel)):
                 dirs.add(base + "/".join(rel[:k]))
             if deep or len(rel) == 1:
-                entries.append({"type": "file", "oid": _git_blob_id(data), "size": len(data), "path": path})
+                entries.append(
+                    {"type": "file", "oid": _git_blob_id(data), "size": len(data), "path": path}
+                )
         for d in sorted(dirs):
-            if deep or "/" not in d[len(base):]:
-                entries.append({"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d})
+            if deep or "/" not in d[len(base) :]:
+                entries.append(
+                    {
+                        "type": "directory",
+                        "oid": hashlib.sha1(d.encode()).hexdigest(),
+                        "size": 0,
+                        "path": d,
+                    }
+                )
         return self._json(200, entries)
 
     def _preupload(self, repo: _Repo, rev: str, payload):
@@ -254,10 +290,20 @@ class HubDouble(LoopbackServer):
         if oid is None:
             return self._error(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         files = repo.commits[oid]["files"]
-        return self._json(200, {"files": [
-            {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-             "oid": _git_blob_id(files[f["path"]]) if f["path"] in files else None}
-            for f in payload["files"]]})
+        return self._json(
+            200,
+            {
+                "files": [
+                    {
+                        "path": f["path"],
+                        "uploadMode": "regular",
+                        "shouldIgnore": False,
+                        "oid": _git_blob_id(files[f["path"]]) if f["path"] in files else None,
+                    }
+                    for f in payload["files"]
+                ]
+            },
+        )
 
     def _commit(self, repo: _Repo, branch: str, body: bytes):
         if branch not in repo.branches:
@@ -279,13 +325,23 @@ class HubDouble(LoopbackServer):
             elif line["key"] == "deletedFile":
                 files.pop(value["path"], None)
             elif line["key"] == "deletedFolder":
-                files = {p: d for p, d in files.items() if not p.startswith(value["path"].rstrip("/") + "/")}
+                files = {
+                    p: d
+                    for p, d in files.items()
+                    if not p.startswith(value["path"].rstrip("/") + "/")
+                }
             else:  # lfsFile: never requested by this double's preupload answers
                 return self._error(400, f"the double does not support {line['key']!r} operations")
         oid = repo.add_commit(head, files, header["summary"])
         repo.branches[branch] = oid
-        return self._json(200, {"commitUrl": f"{self.endpoint}/datasets/{repo.repo_id}/commit/{oid}",
-                                "commitOid": oid, "pullRequestUrl": None})
+        return self._json(
+            200,
+            {
+                "commitUrl": f"{self.endpoint}/datasets/{repo.repo_id}/commit/{oid}",
+                "commitOid": oid,
+                "pullRequestUrl": None,
+            },
+        )
 
     def _branch(self, repo: _Repo, branch: str, payload):
         if branch in repo.branches:
@@ -311,11 +367,18 @@ class HubDouble(LoopbackServer):
             return self._error(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         files = repo.commits[oid]["files"]
         if path not in files:
-            return self._json(404, {"error": "Entry not found"}, **{"X-Error-Code": "EntryNotFound",
-                                                                    "X-Repo-Commit": oid})
+            return self._json(
+                404,
+                {"error": "Entry not found"},
+                **{"X-Error-Code": "EntryNotFound", "X-Repo-Commit": oid},
+            )
         data = files[path]
-        headers = {"Content-Type": "application/octet-stream", "ETag": f'"{_git_blob_id(data)}"',
-                   "X-Repo-Commit": oid, "Accept-Ranges": "bytes"}
+        headers = {
+            "Content-Type": "application/octet-stream",
+            "ETag": f'"{_git_blob_id(data)}"',
+            "X-Repo-Commit": oid,
+            "Accept-Ranges": "bytes",
+        }
         status = 200
         rng = req.headers.get("Range")
         if rng and rng.startswith("bytes=") and req.command == "GET":
@@ -332,7 +395,8 @@ def make_fake_folder(out: Path) -> Path:
     """A small dataset folder of the real layout, written with the real writer and card code:
     two configs with train/test shards, manifest, card, example images, plus a ``.work/`` area
     with a unit file and a status file that must never be pushed."""
-    from misi_bench.builder.dataset import manifest as manifest_io, parquet as write
+    from misi_bench.builder.dataset import manifest as manifest_io
+    from misi_bench.builder.dataset import parquet as write
     from misi_bench.builder.dataset.card import write_card
     from PIL import Image
 
@@ -344,35 +408,67 @@ def make_fake_folder(out: Path) -> Path:
         Image.new("RGB", (32, 32), (shade, 40, 90)).save(buf, format="PNG")
         return buf.getvalue()
 
-    answers = {"rotation": ["roll z -45", "roll x 30", "roll y 60"], "pocket_ligand": ["None", "None", "None"]}
+    answers = {
+        "rotation": ["roll z -45", "roll x 30", "roll y 60"],
+        "pocket_ligand": ["None", "None", "None"],
+    }
     counts, shards, images = {}, {}, {}
     for task, task_answers in answers.items():
         counts[task], images[task] = {}, {}
         for split, ids in (("train", [0, 1]), ("test", [2])):
-            rows = [{"id": f"{task}-{k:04d}", "task": task, "split": split, "pdb_id": f"1ab{k}",
-                     "images": [{"bytes": png(20 * k), "path": None}, {"bytes": png(20 * k + 5), "path": None}],
-                     "image_views": ["front", "front"], "question": f"What turned complex {k}?", "options": [],
-                     "answer": task_answers[k], "answer_format": "fill_in", "metadata": json.dumps({"seed": 0})}
-                    for k in ids]
+            rows = [
+                {
+                    "id": f"{task}-{k:04d}",
+                    "task": task,
+                    "split": split,
+                    "pdb_id": f"1ab{k}",
+                    "images": [
+                        {"bytes": png(20 * k), "path": None},
+                        {"bytes": png(20 * k + 5), "path": None},
+                    ],
+                    "image_views": ["front", "front"],
+                    "question": f"What turned complex {k}?",
+                    "options": [],
+                    "answer": task_answers[k],
+                    "answer_format": "fill_in",
+                    "metadata": json.dumps({"seed": 0}),
+                }
+                for k in ids
+            ]
             for path in write.write_split(rows, out / task, split, max_bytes=1 << 30):
-                shards[path.relative_to(out).as_posix()] = {"sha256": manifest_io.sha256_file(path),
-                                                           "bytes": path.stat().st_size}
+                shards[path.relative_to(out).as_posix()] = {
+                    "sha256": manifest_io.sha256_file(path),
+                    "bytes": path.stat().st_size,
+                }
             counts[task][split] = len(rows)
             images[task][split] = 2 * len(rows)
         counts[task]["tiny"] = 0
     manifest = {
-        "builder_version": "0.1.0", "config_hash": "0123456789abcdef", "source": "samples", "seed": 0,
+        "builder_version": "0.1.0",
+        "config_hash": "0123456789abcdef",
+        "source": "samples",
+        "seed": 0,
         "config": {"tiny_per_task": 50, "image_size": 32, "pocket_cutoff": 10.0, "seed": 0},
-        "inputs": {}, "complexes": {"total": 3, "train": 2, "test": 1}, "counts": counts, "images": images,
-        "totals": {"questions": {s: sum(c[s] for c in counts.values()) for s in ("train", "test", "tiny")},
-                   "images": {s: sum(i[s] for i in images.values()) for s in ("train", "test")}},
-        "shards": shards, "skipped_complexes": {}, "skipped_tasks": {}, "version": None,
+        "inputs": {},
+        "complexes": {"total": 3, "train": 2, "test": 1},
+        "counts": counts,
+        "images": images,
+        "totals": {
+            "questions": {s: sum(c[s] for c in counts.values()) for s in ("train", "test", "tiny")},
+            "images": {s: sum(i[s] for i in images.values()) for s in ("train", "test")},
+        },
+        "shards": shards,
+        "skipped_complexes": {},
+        "skipped_tasks": {},
+        "version": None,
     }
     manifest_io.write_manifest(out, manifest)
     write_card(out, manifest)
     work = out / ".work" / "0123456789abcdef" / "complexes"
     work.mkdir(parents=True)
-    (work / "1ab0.parquet").write_bytes((out / "rotation" / "train-00000-of-00001.parquet").read_bytes())
+    (work / "1ab0.parquet").write_bytes(
+        (out / "rotation" / "train-00000-of-00001.parquet").read_bytes()
+    )
     (work / "1ab0.status.json").write_text('{"ok": true}', encoding="utf-8")
     # a file the shard pattern alone would match (fnmatch's * crosses /): the ignore patterns must drop it
     (work / "test-00000-of-00001.parquet").write_bytes(b"not a shard")
@@ -382,7 +478,9 @@ def make_fake_folder(out: Path) -> Path:
 def _real_build(out: Path) -> Path:
     from misi_bench.builder.dataset.build import build_dataset
 
-    build_dataset(source="samples", out=out, tasks=["rotation", "pocket_ligand"], limit=4, progress=False)
+    build_dataset(
+        source="samples", out=out, tasks=["rotation", "pocket_ligand"], limit=4, progress=False
+    )
     return out
 
 
@@ -418,8 +516,11 @@ def online(monkeypatch, tmp_path):
 
 
 def _pushable(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
-            if p.is_file() and not p.relative_to(folder).as_posix().startswith(".")}
+    return {
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.relative_to(folder).as_posix().startswith(".")
+    }
 
 
 def _assert_no_token(folder: Path, *texts: str) -> None:
@@ -434,7 +535,9 @@ def _assert_no_token(folder: Path, *texts: str) -> None:
 
 
 @pytest.mark.parametrize("pipeline", ["xet", "single_commit"])
-def test_push_tag_then_download_and_load(dataset_folder, online, pipeline, monkeypatch, tmp_path, caplog, capsys):
+def test_push_tag_then_download_and_load(
+    dataset_folder, online, pipeline, monkeypatch, tmp_path, caplog, capsys
+):
     """Push a build with a tag through the real client; the tagged revision downloads and loads."""
     import datasets
     from huggingface_hub import constants, snapshot_download
@@ -458,7 +561,11 @@ def test_push_tag_then_download_and_load(dataset_folder, online, pipeline, monke
     for rel in expected:  # byte-identical, including the rewritten manifest and card
         assert remote[rel] == (folder / rel).read_bytes(), rel
     assert json.loads(remote["manifest.json"])["version"] == "v0.1.0"
-    assert double.repos[REPO].tags["v0.1.0"] == result.commit_oid == double.repos[REPO].branches["main"]
+    assert (
+        double.repos[REPO].tags["v0.1.0"]
+        == result.commit_oid
+        == double.repos[REPO].branches["main"]
+    )
     assert {rel for rel, _ in result.files} == expected
     writes = double.writes()
     assert writes and all(auth == f"Bearer {TOKEN}" for _, _, auth in writes)
@@ -473,10 +580,18 @@ def test_push_tag_then_download_and_load(dataset_folder, online, pipeline, monke
 
     # a tagged revision downloads from the double and loads from the local copy
     local = tmp_path / "download"
-    snapshot_download(REPO, repo_type="dataset", revision="v0.1.0", local_dir=local, endpoint=double.endpoint,
-                      token=TOKEN)
+    snapshot_download(
+        REPO,
+        repo_type="dataset",
+        revision="v0.1.0",
+        local_dir=local,
+        endpoint=double.endpoint,
+        token=TOKEN,
+    )
     assert json.loads((local / "manifest.json").read_text())["version"] == "v0.1.0"
-    ds = datasets.load_dataset(str(local), "rotation", split="test", cache_dir=str(tmp_path / "ds_cache"))
+    ds = datasets.load_dataset(
+        str(local), "rotation", split="test", cache_dir=str(tmp_path / "ds_cache")
+    )
     assert len(ds) == manifest["counts"]["rotation"]["test"] > 0
     assert ds[0]["task"] == "rotation" and ds[0]["images"]
 
@@ -489,8 +604,9 @@ def test_dry_run_lists_files_and_sends_nothing(online, tmp_path, capsys):
     double = online
     folder = make_fake_folder(tmp_path / "fake")
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-    args = argparse.Namespace(folder=str(folder), repo=REPO, tag="v0.2.0", revision=None, private=False,
-                              dry_run=True)
+    args = argparse.Namespace(
+        folder=str(folder), repo=REPO, tag="v0.2.0", revision=None, private=False, dry_run=True
+    )
     assert hub.cli_push(args) == 0
     out = capsys.readouterr().out
     assert double.requests == []
@@ -515,8 +631,13 @@ def test_dry_run_repo_default_from_environment(monkeypatch, tmp_path):
 @pytest.mark.parametrize("tag", ["1.2.0", "v1.2", "v1.2.0-rc1", "v01.2.0", "latest", ""])
 def test_bad_tags_are_refused_before_any_request(online, tmp_path, tag):
     with pytest.raises(MisiError, match="vMAJOR.MINOR.PATCH"):
-        hub.push_dataset(make_fake_folder(tmp_path / "fake"), REPO, tag=tag, token=TOKEN,
-                         endpoint=online.endpoint)
+        hub.push_dataset(
+            make_fake_folder(tmp_path / "fake"),
+            REPO,
+            tag=tag,
+            token=TOKEN,
+            endpoint=online.endpoint,
+        )
     assert online.requests == []
 
 
@@ -528,7 +649,9 @@ def test_not_a_dataset_folder(tmp_path):
 def test_push_to_branch_without_tag(online, tmp_path):
     double = online
     folder = make_fake_folder(tmp_path / "fake")
-    result = hub.push_dataset(folder, REPO, revision="dev", private=True, token=TOKEN, endpoint=double.endpoint)
+    result = hub.push_dataset(
+        folder, REPO, revision="dev", private=True, token=TOKEN, endpoint=double.endpoint
+    )
     repo = double.repos[REPO]
     assert repo.private and "dev" in repo.branches and repo.tags == {}
     assert set(double.files_at(REPO, "dev")) - {".gitattributes"} == _pushable(folder)
@@ -537,7 +660,9 @@ def test_push_to_branch_without_tag(online, tmp_path):
     assert json.loads((folder / "manifest.json").read_text())["version"] is None
 
     # then a release tag on that branch; an unchanged re-push still tags the current head
-    hub.push_dataset(folder, REPO, revision="dev", tag="v1.0.0", token=TOKEN, endpoint=double.endpoint)
+    hub.push_dataset(
+        folder, REPO, revision="dev", tag="v1.0.0", token=TOKEN, endpoint=double.endpoint
+    )
     assert repo.tags["v1.0.0"] == repo.branches["dev"]
     assert json.loads(double.files_at(REPO, "v1.0.0")["manifest.json"])["version"] == "v1.0.0"
 

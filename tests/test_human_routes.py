@@ -2,6 +2,7 @@
 ``test_human_app.py`` drives the page in Chromium in the slow lane): a session on the small real
 build answers every tiny question, is refused the answers before the end and a repeated answer,
 and its file is what ``misi-bench score`` reads."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from misi_bench.builder.scoring import read_predictions
 from misi_bench.eval_plugins.common import gold_by_id
 from misi_bench.eval_plugins.human.server import HumanApp, make_server
@@ -59,18 +59,31 @@ def test_session_over_the_json_routes(app_url, data_dir):
     answered = []
     while not state["done"]:
         qid = state["question"]["id"]
-        read = json.loads(_call(base + "/api/parse", {"id": qid, "text": f"Answer: {gold[qid]}"})[1])
+        read = json.loads(
+            _call(base + "/api/parse", {"id": qid, "text": f"Answer: {gold[qid]}"})[1]
+        )
         assert read["read_as"]
-        status, body = _call(base + "/api/answer",
-                             {"participant": "tester", "id": qid, "prediction": gold[qid], "seconds": 1.5})
+        status, body = _call(
+            base + "/api/answer",
+            {"participant": "tester", "id": qid, "prediction": gold[qid], "seconds": 1.5},
+        )
         assert status == 200, body
         state = json.loads(body)
         answered.append(qid)
     assert sorted(answered) == sorted(gold) and state["answered"] == len(gold)
-    assert _call(base + "/api/answer", {"participant": "tester", "id": answered[0], "prediction": "x"})[0] == 409
+    assert (
+        _call(
+            base + "/api/answer", {"participant": "tester", "id": answered[0], "prediction": "x"}
+        )[0]
+        == 409
+    )
 
     results = json.loads(_call(f"{base}/api/results?participant=tester")[1])
-    assert all(item["score"] == 1.0 for item in results["items"]) and len(results["items"]) == len(gold)
+    assert all(item["score"] == 1.0 for item in results["items"]) and len(results["items"]) == len(
+        gold
+    )
     lines = [json.loads(line) for line in (out / "tester.jsonl").read_text().splitlines()]
     assert [r["id"] for r in lines] == answered and {r["seconds"] for r in lines} == {1.5}
-    assert read_predictions(out / "tester.jsonl").predictions == {r["id"]: r["prediction"] for r in lines}
+    assert read_predictions(out / "tester.jsonl").predictions == {
+        r["id"]: r["prediction"] for r in lines
+    }

@@ -1,5 +1,6 @@
 """Every module of the package imports (the fast lane's floor for modules that only heavy runs or
 maintainer use exercise: benchmarks, maintainer scripts, the harnesses' weight-free oracles)."""
+
 from __future__ import annotations
 
 import importlib
@@ -48,6 +49,11 @@ def test_module_imports(name):
 
 def test_harness_modules_import_in_a_child_process():
     code = "import importlib, sys; [importlib.import_module(n) for n in sys.argv[1:]]; print('ok')"
-    proc = subprocess.run([sys.executable, "-c", code, *HARNESS_MODULES], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *HARNESS_MODULES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

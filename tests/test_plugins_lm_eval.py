@@ -1,5 +1,6 @@
 """lm-evaluation-harness integration: the task folder loads through ``include_path``, the hooks
 score through lm-eval's task API, and ``simple_evaluate`` runs an oracle and a constant model."""
+
 from __future__ import annotations
 
 import math
@@ -9,10 +10,10 @@ from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
 import lm_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
-
-from harness_support import expected_averages, same_figure
 from misi_bench.eval_plugins.common import GROUP_SHARE, TASKS, score_doc
 from misi_bench.eval_plugins.lm_eval import include_path
+
+from harness_support import expected_averages, same_figure
 
 LIMIT = 2
 
@@ -93,7 +94,9 @@ def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
         def loglikelihood_rolling(self, requests):
             raise NotImplementedError
 
-    gold = evaluator.simple_evaluate(model=Fixed(), tasks=["misi"], task_manager=manager, limit=LIMIT)
+    gold = evaluator.simple_evaluate(
+        model=Fixed(), tasks=["misi"], task_manager=manager, limit=LIMIT
+    )
     for task in TASKS:
         assert gold["results"][f"misi_{task}"]["score,none"] == 1.0, task
     assert gold["results"]["misi"]["score,none"] == 1.0
@@ -104,7 +107,9 @@ def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
     import datasets
 
     constant = "roll z -45"
-    const = evaluator.simple_evaluate(model=Fixed(constant), tasks=["misi"], task_manager=manager, limit=LIMIT)
+    const = evaluator.simple_evaluate(
+        model=Fixed(constant), tasks=["misi"], task_manager=manager, limit=LIMIT
+    )
     for task in TASKS:
         rows = datasets.load_dataset(str(data_dir), task, split="test").select(range(LIMIT))
         expected = math.fsum(score_doc(r, constant)["score"] for r in rows) / LIMIT

@@ -1,6 +1,7 @@
 """lmms-eval integration, end to end: task registration, then real runs of lmms-eval's command
 line (in a subprocess) on a small dataset folder with an oracle and a constant model; scores are
 read back from lmms-eval's own results JSON."""
+
 from __future__ import annotations
 
 import glob
@@ -17,10 +18,10 @@ from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 
 ensure_torchvision_importable()  # CPU-only torch next to PyPI's CUDA torchvision (see module)
 import lmms_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harness must fail, not skip)
-
-from harness_support import expected_averages, same_figure
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lmms_eval import cli
+
+from harness_support import expected_averages, same_figure
 
 LIMIT = 2
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -29,8 +30,14 @@ OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALL
 @pytest.fixture(scope="module")
 def env(data_dir, tmp_path_factory) -> dict:
     cache = tmp_path_factory.mktemp("cache")
-    return {**os.environ, **OFFLINE, "MISI_BENCH_REPO": str(data_dir), "MISI_BENCH_CACHE": str(cache / "misi"),
-            "HF_HOME": str(cache / "hf"), "HF_DATASETS_CACHE": str(cache / "hf" / "datasets")}
+    return {
+        **os.environ,
+        **OFFLINE,
+        "MISI_BENCH_REPO": str(data_dir),
+        "MISI_BENCH_CACHE": str(cache / "misi"),
+        "HF_HOME": str(cache / "hf"),
+        "HF_DATASETS_CACHE": str(cache / "hf" / "datasets"),
+    }
 
 
 def test_task_folder_registers_nine_tasks_and_groups(monkeypatch, data_dir):
@@ -40,7 +47,10 @@ def test_task_folder_registers_nine_tasks_and_groups(monkeypatch, data_dir):
     tm = TaskManager("ERROR", include_path=cli.include_path())
     ours = sorted(t for t in tm.all_tasks if "misi" in t)
     assert sorted(tm.match_tasks(["misi_*"])) == sorted(f"misi_{t}" for t in TASKS)
-    assert set(ours) == {f"misi_{t}" for t in TASKS} | {f"tiny_misi_{t}" for t in TASKS} | {"misi", "tiny_misi"}
+    assert set(ours) == {f"misi_{t}" for t in TASKS} | {f"tiny_misi_{t}" for t in TASKS} | {
+        "misi",
+        "tiny_misi",
+    }
     assert tm.task_index["misi"]["type"] == "group"
 
 
@@ -57,7 +67,10 @@ def test_include_path_follows_the_data_location(monkeypatch, tmp_path, data_dir)
     assert cli.include_path() == str(rendered)  # stable
     monkeypatch.setenv("MISI_BENCH_REPO", str(data_dir))
     monkeypatch.delenv("MISI_BENCH_REVISION")
-    assert f'dataset_path: "{data_dir}"' in (Path(cli.include_path()) / "misi" / cli.TEMPLATE).read_text()
+    assert (
+        f'dataset_path: "{data_dir}"'
+        in (Path(cli.include_path()) / "misi" / cli.TEMPLATE).read_text()
+    )
     argv = cli.build_argv(["--model", "dummy", "--tasks", "misi"])
     assert argv[-2:] == ["--include_path", cli.include_path()]
     assert cli.build_argv(["tasks", "list"]) == ["tasks", "list"]
@@ -87,8 +100,25 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ..
         {model_lines}
         sys.exit(cli.run(sys.argv[1:]))
     """)
-    args = ["--tasks", tasks, "--limit", str(LIMIT), "--output_path", str(out), "--verbosity", "WARNING", *extra]
-    proc = subprocess.run([sys.executable, "-c", script, *args], check=False, env=env, capture_output=True, text=True, timeout=600)
+    args = [
+        "--tasks",
+        tasks,
+        "--limit",
+        str(LIMIT),
+        "--output_path",
+        str(out),
+        "--verbosity",
+        "WARNING",
+        *extra,
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     files = glob.glob(str(out / "**" / "*results.json"), recursive=True)
     # lmms-eval logs errors and still exits 0 (lmms_eval/__main__.py cli_evaluate), so the
     # results file is the real check.
@@ -98,8 +128,13 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ..
 
 @pytest.mark.slow
 def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
-    res = _run_lmms(env, tmp_path, "sys.argv[1:1] = ['--model', 'misi_oracle']", "misi,tiny_misi_rotation",
-                    ("--log_samples",))
+    res = _run_lmms(
+        env,
+        tmp_path,
+        "sys.argv[1:1] = ['--model', 'misi_oracle']",
+        "misi,tiny_misi_rotation",
+        ("--log_samples",),
+    )
     results = res["results"]
     for task in TASKS:
         assert results[f"misi_{task}"]["score,none"] == 1.0, task
@@ -109,7 +144,9 @@ def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
     assert want["paper_average"] == 1.0  # the first rows of T4 hold both halves
     assert results["misi"]["average_7_tasks,none"] == 1.0
     assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
-    assert results["misi_translation"]["paper_average,none"] == pytest.approx(7 / 8)  # a task's share only
+    assert results["misi_translation"]["paper_average,none"] == pytest.approx(
+        7 / 8
+    )  # a task's share only
     _score_lmms_samples_file(tmp_path, data_dir)
     assert results["tiny_misi_rotation"]["score,none"] == 1.0
     assert res["n-samples"]["misi_translation"]["effective"] == LIMIT
@@ -120,8 +157,12 @@ def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
 def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
     import datasets
 
-    res = _run_lmms(env, tmp_path, f"sys.argv[1:1] = ['--model', 'dummy', '--model_args', 'response={constant}']",
-                    "misi")
+    res = _run_lmms(
+        env,
+        tmp_path,
+        f"sys.argv[1:1] = ['--model', 'dummy', '--model_args', 'response={constant}']",
+        "misi",
+    )
     results = res["results"]
     per_task = {}
     for task in TASKS:
@@ -131,7 +172,9 @@ def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
         per_task[task] = expected
         assert results[f"misi_{task}"]["score,none"] == pytest.approx(expected), task
     assert results["misi"]["score,none"] == pytest.approx(sum(per_task.values()) / len(per_task))
-    headline = [v for t, v in per_task.items() if t not in ("translation_rotation", "rotation_rotation")]
+    headline = [
+        v for t, v in per_task.items() if t not in ("translation_rotation", "rotation_rotation")
+    ]
     assert results["misi"]["average_7_tasks,none"] == pytest.approx(sum(headline) / len(headline))
     want = expected_averages(data_dir, LIMIT, lambda row: constant)
     assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
@@ -147,7 +190,11 @@ def _score_lmms_samples_file(out: Path, data_dir: Path) -> None:
     [path] = glob.glob(str(out / "**" / "*_samples_misi_pocket_ligand.jsonl"), recursive=True)
     file = read_predictions(path)
     assert file.shape == "lmms-eval-samples" and file.config == "pocket_ligand"
-    rows = list(datasets.load_dataset(str(data_dir), "pocket_ligand", split="test").remove_columns(["images"]))
+    rows = list(
+        datasets.load_dataset(str(data_dir), "pocket_ligand", split="test").remove_columns(
+            ["images"]
+        )
+    )
     file = resolve_positions(file, rows)
     assert sorted(file.predictions) == sorted(r["id"] for r in rows[:LIMIT])
     result = score_records(rows[:LIMIT], file.predictions)

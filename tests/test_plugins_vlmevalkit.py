@@ -1,6 +1,7 @@
 """VLMEvalKit integration, end to end: registration, then VLMEvalKit's own runner (in a
 subprocess, registered in that process) on a small dataset folder with an oracle and a constant
 model; scores are read back from the runner's result files."""
+
 from __future__ import annotations
 
 import json
@@ -21,18 +22,25 @@ import importlib.util  # noqa: E402
 # importing vlmeval turns TLS verification off process-wide)
 assert importlib.util.find_spec("vlmeval") is not None, "pip install 'misi-bench[vlmevalkit]'"
 
-from harness_support import expected_averages, same_figure  # noqa: E402
 from misi_bench.eval_plugins.common import TASKS, score_doc_raw
 from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, parse_name
+
+from harness_support import expected_averages, same_figure  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def env(data_dir, tmp_path_factory) -> dict:
     cache = tmp_path_factory.mktemp("cache")
     (cache / "lmu").mkdir()
-    return {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "MISI_BENCH_REPO": str(data_dir),
-            "LMUData": str(cache / "lmu"), "HF_HOME": str(cache / "hf"),
-            "HF_DATASETS_CACHE": str(cache / "hf" / "datasets")}
+    return {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "MISI_BENCH_REPO": str(data_dir),
+        "LMUData": str(cache / "lmu"),
+        "HF_HOME": str(cache / "hf"),
+        "HF_DATASETS_CACHE": str(cache / "hf" / "datasets"),
+    }
 
 
 def test_names():
@@ -43,7 +51,9 @@ def test_names():
         parse_name("MiSI_nope")
 
 
-def _run(env, work: Path, models: list[str], data: list[str], constant: str = "A") -> subprocess.CompletedProcess:
+def _run(
+    env, work: Path, models: list[str], data: list[str], constant: str = "A"
+) -> subprocess.CompletedProcess:
     # Registration and the runner share one process, as `misi-bench vlmevalkit` does.
     script = textwrap.dedent("""
         import sys
@@ -59,8 +69,14 @@ def _run(env, work: Path, models: list[str], data: list[str], constant: str = "A
         sys.exit(vlmevalkit.run(sys.argv[1:]))
     """)
     args = ["--data", *data, "--model", *models, "--work-dir", str(work)]
-    proc = subprocess.run([sys.executable, "-c", script, *args], check=False, env={**env, "MISI_CONSTANT_ANSWER": constant},
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        check=False,
+        env={**env, "MISI_CONSTANT_ANSWER": constant},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
 
@@ -79,11 +95,17 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     import datasets
 
     constant = "move x 3"
-    proc = _run(env, tmp_path, ["misi_oracle", "misi_constant"], ["MiSI", "MiSI_rotation_tiny"], constant)
+    proc = _run(
+        env, tmp_path, ["misi_oracle", "misi_constant"], ["MiSI", "MiSI_rotation_tiny"], constant
+    )
     oracle = _acc(tmp_path, "misi_oracle", "MiSI")
     for task in TASKS:
         assert oracle[task] == 1.0, (task, proc.stdout[-3000:])
-    assert oracle["average_9_tasks"] == 1.0 and oracle["average_7_tasks"] == 1.0 and oracle["paper_average"] == 1.0
+    assert (
+        oracle["average_9_tasks"] == 1.0
+        and oracle["average_7_tasks"] == 1.0
+        and oracle["paper_average"] == 1.0
+    )
     assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
     report = json.loads((tmp_path / "misi_oracle" / "misi_oracle_MiSI_report.json").read_text())
     assert report["subsets"]  # T4 positive / negative rows

@@ -1,5 +1,6 @@
 """Prediction files (builder/scoring/predictions.py): every accepted shape, the missing /
 duplicate / bad-entry rules, and a clear error for files that cannot be used."""
+
 from __future__ import annotations
 
 import json
@@ -17,27 +18,102 @@ JSONL = '{"id": "a", "prediction": "move x 3"}\n{"id": "b", "prediction": "B"}\n
 READ_CASES = [
     # (case, file name, bytes, expected predictions, expected missing ids, duplicates, n bad, shape)
     ("jsonl", "p.jsonl", JSONL.encode(), {"a": "move x 3", "b": "B"}, (), (), 0, "jsonl"),
-    ("jsonl with BOM", "p.jsonl", b"\xef\xbb\xbf" + JSONL.encode(), {"a": "move x 3", "b": "B"}, (), (), 0, "jsonl"),
-    ("non-object JSON lines are reported", "p.jsonl",
-     (JSONL + '3\n[1, 2]\n"text"\n{not json\n').encode(), {"a": "move x 3", "b": "B"}, (), (), 4, "jsonl"),
-    ("null and absent prediction are missing", "p.jsonl",
-     b'{"id": "a", "prediction": null}\n{"id": "b"}\n{"id": "c", "prediction": ""}\n', {"c": ""}, ("a", "b"), (), 0,
-     "jsonl"),
-    ("duplicate ids: last wins, reported", "p.jsonl",
-     b'{"id": "a", "prediction": "move x 1"}\n{"id": "a", "prediction": "move x 3"}\n', {"a": "move x 3"}, (), ("a",),
-     0, "jsonl"),
-    ("numeric ids and predictions", "p.jsonl", b'{"id": 7, "prediction": 3}\n', {"7": "3"}, (), (), 0, "jsonl"),
-    ("single JSONL line", "p.json", b'{"id": "a", "prediction": "C"}', {"a": "C"}, (), (), 0, "jsonl"),
-    ("JSON list of objects", "p.json", json.dumps([{"id": "a", "prediction": "C"}, 5, {"id": "b"}]).encode(),
-     {"a": "C"}, ("b",), (), 1, "json-list"),
-    ("JSON id -> prediction object", "p.json", json.dumps({"a": "move x 3", "b": None, "c": ["A"]}).encode(),
-     {"a": "move x 3", "c": "A"}, ("b",), (), 0, "json-object"),
-    ("bad prediction types reported", "p.jsonl", b'{"id": "a", "prediction": {"x": 1}}\n{"id": "b", "prediction": "A"}\n',
-     {"b": "A"}, (), (), 1, "jsonl"),
+    (
+        "jsonl with BOM",
+        "p.jsonl",
+        b"\xef\xbb\xbf" + JSONL.encode(),
+        {"a": "move x 3", "b": "B"},
+        (),
+        (),
+        0,
+        "jsonl",
+    ),
+    (
+        "non-object JSON lines are reported",
+        "p.jsonl",
+        (JSONL + '3\n[1, 2]\n"text"\n{not json\n').encode(),
+        {"a": "move x 3", "b": "B"},
+        (),
+        (),
+        4,
+        "jsonl",
+    ),
+    (
+        "null and absent prediction are missing",
+        "p.jsonl",
+        b'{"id": "a", "prediction": null}\n{"id": "b"}\n{"id": "c", "prediction": ""}\n',
+        {"c": ""},
+        ("a", "b"),
+        (),
+        0,
+        "jsonl",
+    ),
+    (
+        "duplicate ids: last wins, reported",
+        "p.jsonl",
+        b'{"id": "a", "prediction": "move x 1"}\n{"id": "a", "prediction": "move x 3"}\n',
+        {"a": "move x 3"},
+        (),
+        ("a",),
+        0,
+        "jsonl",
+    ),
+    (
+        "numeric ids and predictions",
+        "p.jsonl",
+        b'{"id": 7, "prediction": 3}\n',
+        {"7": "3"},
+        (),
+        (),
+        0,
+        "jsonl",
+    ),
+    (
+        "single JSONL line",
+        "p.json",
+        b'{"id": "a", "prediction": "C"}',
+        {"a": "C"},
+        (),
+        (),
+        0,
+        "jsonl",
+    ),
+    (
+        "JSON list of objects",
+        "p.json",
+        json.dumps([{"id": "a", "prediction": "C"}, 5, {"id": "b"}]).encode(),
+        {"a": "C"},
+        ("b",),
+        (),
+        1,
+        "json-list",
+    ),
+    (
+        "JSON id -> prediction object",
+        "p.json",
+        json.dumps({"a": "move x 3", "b": None, "c": ["A"]}).encode(),
+        {"a": "move x 3", "c": "A"},
+        ("b",),
+        (),
+        0,
+        "json-object",
+    ),
+    (
+        "bad prediction types reported",
+        "p.jsonl",
+        b'{"id": "a", "prediction": {"x": 1}}\n{"id": "b", "prediction": "A"}\n',
+        {"b": "A"},
+        (),
+        (),
+        1,
+        "jsonl",
+    ),
 ]
 
 
-@pytest.mark.parametrize("case,name,data,preds,missing,dups,n_bad,shape", READ_CASES, ids=[c[0] for c in READ_CASES])
+@pytest.mark.parametrize(
+    "case,name,data,preds,missing,dups,n_bad,shape", READ_CASES, ids=[c[0] for c in READ_CASES]
+)
 def test_accepted_shapes(tmp_path, case, name, data, preds, missing, dups, n_bad, shape):
     path = tmp_path / name
     path.write_bytes(data)
@@ -56,7 +132,12 @@ UNUSABLE = [
     ("only non-object lines", "p.jsonl", b'3\n[1, 2]\n"text"\n', "no usable prediction"),
     ("list of non-objects", "p.json", b"[1, 2, 3]", "no usable prediction"),
     ("objects without ids", "p.jsonl", b'{"prediction": "A"}\n', "no usable prediction"),
-    ("harness results summary", "results.json", b'{"results": {"misi": {"score,none": 0.5}}}', "results summary"),
+    (
+        "harness results summary",
+        "results.json",
+        b'{"results": {"misi": {"score,none": 0.5}}}',
+        "results summary",
+    ),
     ("plain text", "p.txt", b"move x 3\n", "no usable prediction"),
     ("table without columns", "p.tsv", b"index\tanswer\n0\tA\n", "'id' and 'prediction' columns"),
 ]
@@ -80,8 +161,10 @@ def test_missing_file(tmp_path):
 
 def test_vlmevalkit_tables(tmp_path):
     tsv = tmp_path / "model_MiSI.tsv"
-    tsv.write_text('"index"\t"id"\t"question"\t"prediction"\n"0"\t"t1-0"\t"Q"\t"move x 3"\n"1"\t"t1-1"\t"Q"\t""\n',
-                   encoding="utf-8")
+    tsv.write_text(
+        '"index"\t"id"\t"question"\t"prediction"\n"0"\t"t1-0"\t"Q"\t"move x 3"\n"1"\t"t1-1"\t"Q"\t""\n',
+        encoding="utf-8",
+    )
     got = read_predictions(tsv)
     assert dict(got.predictions) == {"t1-0": "move x 3", "t1-1": ""} and got.shape == "table"
     import openpyxl
@@ -99,11 +182,27 @@ def test_vlmevalkit_tables(tmp_path):
 
 
 LMMS_LINES = [
-    {"doc_id": 0, "target": "roll x 15", "filtered_resps": "roll x 15", "input": "Q0", "score": 1.0},
-    {"doc_id": 1, "target": "roll y -30", "filtered_resps": ["roll y 30"], "input": "Q1", "score": 0.5},
+    {
+        "doc_id": 0,
+        "target": "roll x 15",
+        "filtered_resps": "roll x 15",
+        "input": "Q0",
+        "score": 1.0,
+    },
+    {
+        "doc_id": 1,
+        "target": "roll y -30",
+        "filtered_resps": ["roll y 30"],
+        "input": "Q1",
+        "score": 0.5,
+    },
     {"doc_id": 2, "target": "roll z 45", "filtered_resps": None, "input": "Q2"},
 ]
-ROWS = [{"id": "rot-0", "answer": "roll x 15"}, {"id": "rot-1", "answer": "roll y -30"}, {"id": "rot-2", "answer": "roll z 45"}]
+ROWS = [
+    {"id": "rot-0", "answer": "roll x 15"},
+    {"id": "rot-1", "answer": "roll y -30"},
+    {"id": "rot-2", "answer": "roll z 45"},
+]
 
 
 def test_lmms_eval_samples_file(tmp_path):
@@ -115,7 +214,10 @@ def test_lmms_eval_samples_file(tmp_path):
     assert dict(resolved.predictions) == {"rot-0": "roll x 15", "rot-1": "roll y 30"}
     assert resolved.no_prediction == ("rot-2",)
     tiny = tmp_path / "x_samples_tiny_misi_pocket_ligand.jsonl"
-    tiny.write_text(json.dumps({"doc_id": 0, "target": "None", "filtered_resps": ["None"]}) + "\n", encoding="utf-8")
+    tiny.write_text(
+        json.dumps({"doc_id": 0, "target": "None", "filtered_resps": ["None"]}) + "\n",
+        encoding="utf-8",
+    )
     assert read_predictions(tiny).config == "pocket_ligand"
 
 

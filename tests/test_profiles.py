@@ -1,5 +1,6 @@
 """The two build profiles (issue 22): `paper` asks what the paper's prompts ask, `explicit` keeps
 the earlier questions; both on the embedded real samples."""
+
 import json
 import re
 import subprocess
@@ -7,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from misi_bench.builder import scoring
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.profiles import (
@@ -28,8 +28,18 @@ from misi_bench.builder.tasks.base import TaskContext, annotate, load_params, lo
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_SIX = ["front", "left", "top", "back", "right", "bottom"]
 #: What the paper's prompts never state (Appendix C): camera, field of view, unit, ranges, H-bond rule.
-WITHHELD = [r"camera", r"field of view", r"\b30 degree", r"Å", r"4\.1", r"100°", r"from -4 to 4", r"40 to 60",
-            r"multiple of 15", r"metal"]
+WITHHELD = [
+    r"camera",
+    r"field of view",
+    r"\b30 degree",
+    r"Å",
+    r"4\.1",
+    r"100°",
+    r"from -4 to 4",
+    r"40 to 60",
+    r"multiple of 15",
+    r"metal",
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,15 +49,27 @@ def annotations(complexes):
 
 def ctx(annotations, pdb_id, task, profile, split="test"):
     params = load_params(profile)
-    return TaskContext(ann=annotations[pdb_id], split=split, seed=0, params=params["tasks"][task],
-                       choice=params["choice"], template_version=load_templates(profile)["version"],
-                       params_version=params["version"], partners=[p for p in sorted(annotations) if p != pdb_id],
-                       load_partner=annotations.get, profile=profile)
+    return TaskContext(
+        ann=annotations[pdb_id],
+        split=split,
+        seed=0,
+        params=params["tasks"][task],
+        choice=params["choice"],
+        template_version=load_templates(profile)["version"],
+        params_version=params["version"],
+        partners=[p for p in sorted(annotations) if p != pdb_id],
+        load_partner=annotations.get,
+        profile=profile,
+    )
 
 
 @pytest.fixture(scope="module")
 def paper(annotations):
-    return {(p, t): generator(t)(ctx(annotations, p, t, "paper")) for p in sorted(annotations) for t in TASKS}
+    return {
+        (p, t): generator(t)(ctx(annotations, p, t, "paper"))
+        for p in sorted(annotations)
+        for t in TASKS
+    }
 
 
 def test_default_profile_is_paper_and_unknown_profiles_are_refused():
@@ -70,19 +92,27 @@ def test_paper_prompts_withhold_what_the_paper_withholds(paper):
 
 
 def test_paper_prompts_carry_the_papers_output_lines_and_image_order(paper):
-    examples = {"translation": "Examples: move x 1, move y -3", "rotation": "Examples: roll x 15, roll y -60, roll z 90",
-                "zooming": "Example: move z 42", "residue_ligand": '"Yes: VAL O, N1; VAL O, N2"',
-                "docking": "roll x 45, move x 17; roll y -30, move x -12; roll z 90, move x 9",
-                "pocket_ligand": "ASN 460 ND2 A, O2; GLU 537 OE1 A, O2; GLU 537 OE2 A, O2; HIS 391 NE2 A, O3",
-                "translation_rotation": "A, B, C or D", "rotation_rotation": "A, B, C or D",
-                "interaction_location": "(A, B, C or D)"}
-    for (pdb_id, task), items in paper.items():
+    examples = {
+        "translation": "Examples: move x 1, move y -3",
+        "rotation": "Examples: roll x 15, roll y -60, roll z 90",
+        "zooming": "Example: move z 42",
+        "residue_ligand": '"Yes: VAL O, N1; VAL O, N2"',
+        "docking": "roll x 45, move x 17; roll y -30, move x -12; roll z 90, move x 9",
+        "pocket_ligand": "ASN 460 ND2 A, O2; GLU 537 OE1 A, O2; GLU 537 OE2 A, O2; HIS 391 NE2 A, O3",
+        "translation_rotation": "A, B, C or D",
+        "rotation_rotation": "A, B, C or D",
+        "interaction_location": "(A, B, C or D)",
+    }
+    for (_pdb_id, task), items in paper.items():
         for inst in items[:1]:
             assert examples[task] in inst.question, task
             views = [s.view_name for s in inst.images]
             if task in ("residue_ligand", "interaction_location", "pocket_ligand"):
                 assert views == PAPER_SIX
-                assert "Image 4: back view" in inst.question and "Image 6: bottom view" in inst.question
+                assert (
+                    "Image 4: back view" in inst.question
+                    and "Image 6: bottom view" in inst.question
+                )
             if task in ("translation", "rotation", "zooming"):
                 assert views == ["front", "left", "top", "front after operation"]
             assert inst.qid.endswith("p") and profile_of_id(inst.qid) == "paper"
@@ -90,13 +120,15 @@ def test_paper_prompts_carry_the_papers_output_lines_and_image_order(paper):
 
 
 def test_paper_t4_does_not_name_the_residue_and_t8_names_the_bond_parts(paper, annotations):
-    for (pdb_id, task), items in paper.items():
+    for (_pdb_id, task), items in paper.items():
         for inst in items:
             if task == "residue_ligand":
                 r = inst.metadata["residue"]
                 assert f"{r['name']} {r['number']}" not in inst.question
             if task == "interaction_location":
-                res, num, atom, chain, lig = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", inst.metadata["hbond"]).groups()
+                res, num, atom, chain, lig = re.match(
+                    r"^(\S+) (\S+) (\S+) (\S+), (.+)$", inst.metadata["hbond"]
+                ).groups()
                 assert f"chain {chain}, residue {res} {num}, atom {atom}" in inst.question
                 assert f"on the ligand side: atom {lig}." in inst.question
                 assert all(f"{letter}. move x " in inst.question for letter in "ABCD")
@@ -128,7 +160,10 @@ def test_explicit_profile_is_the_earlier_generator(annotations):
 def test_ids_and_rows_name_their_profile():
     assert question_id("rotation", "1a28", 3, "paper") == "rotation-1a28-003p"
     assert question_id("rotation", "1a28", 3, "explicit") == "rotation-1a28-003"
-    assert profile_of_id("rotation-1a28-003") == "explicit" and profile_of_id("rotation-1a28-003p") == "paper"
+    assert (
+        profile_of_id("rotation-1a28-003") == "explicit"
+        and profile_of_id("rotation-1a28-003p") == "paper"
+    )
     assert id_for_profile("rotation-1a28-003", "paper") == "rotation-1a28-003p"
     assert id_for_profile("rotation-1a28-003p", "explicit") == "rotation-1a28-003"
     assert profile_of_rows([{"metadata": '{"profile":"paper"}'}]) == "paper"
@@ -145,20 +180,34 @@ def test_paper_t9_items_must_name_every_field():
     paper = scoring.score_prediction("pocket_ligand", partial, gold, '{"profile":"paper"}')
     explicit = scoring.score_prediction("pocket_ligand", partial, gold, "{}")
     assert paper["score"] == 0.5 and explicit["score"] == 1.0
-    full = scoring.score_prediction("pocket_ligand", "ASN 4 OD1 A, O2; ARG 5 NH1 A, O3", gold, '{"profile":"paper"}')
+    full = scoring.score_prediction(
+        "pocket_ligand", "ASN 4 OD1 A, O2; ARG 5 NH1 A, O3", gold, '{"profile":"paper"}'
+    )
     assert full["score"] == 1.0 and full["exact"] == 1.0
     # T4 in the paper's format, and an empty truth answered No / None
-    assert scoring.score_prediction("residue_ligand", "Yes: ARG NH2, O1B", "Yes: ARG NH2, O1B",
-                                    '{"profile":"paper"}')["score"] == 1.0
+    assert (
+        scoring.score_prediction(
+            "residue_ligand", "Yes: ARG NH2, O1B", "Yes: ARG NH2, O1B", '{"profile":"paper"}'
+        )["score"]
+        == 1.0
+    )
     for said in ("None", "No"):
-        assert scoring.score_prediction("pocket_ligand", said, "None", '{"profile":"paper"}')["score"] == 1.0
+        assert (
+            scoring.score_prediction("pocket_ligand", said, "None", '{"profile":"paper"}')["score"]
+            == 1.0
+        )
     with pytest.raises(ValueError, match="unknown profile"):
         scoring.score_prediction("pocket_ligand", "None", "None", '{"profile":"fancy"}')
 
 
 def test_tiny_draws_per_stratum():
-    rows = [{"id": f"residue_ligand-x-{k:03d}p", "metadata": json.dumps({"tiny_stratum": "positive" if k % 5 else "negative"})}
-            for k in range(200)]
+    rows = [
+        {
+            "id": f"residue_ligand-x-{k:03d}p",
+            "metadata": json.dumps({"tiny_stratum": "positive" if k % 5 else "negative"}),
+        }
+        for k in range(200)
+    ]
     tiny = tiny_ids_by_stratum(rows, 10, 0)
     strata = [json.loads(r["metadata"])["tiny_stratum"] for r in rows if r["id"] in tiny]
     assert strata.count("positive") == 10 and strata.count("negative") == 10
@@ -173,15 +222,31 @@ def test_docs_page_holds_the_cards_fidelity_table():
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-c", "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
-                           *args], capture_output=True, text=True, cwd=cwd, timeout=900)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=900,
+    )
 
 
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):
     root = tmp_path_factory.mktemp("profiles")
-    kwargs = dict(source="samples", limit=4, tasks=["translation", "residue_ligand", "pocket_ligand"], progress=False,
-                  audit=False, tiny_per_task=2)
+    kwargs = dict(
+        source="samples",
+        limit=4,
+        tasks=["translation", "residue_ligand", "pocket_ligand"],
+        progress=False,
+        audit=False,
+        tiny_per_task=2,
+    )
     paper = build_dataset(out=root / "paper", **kwargs)
     explicit = build_dataset(out=root / "explicit", profile="explicit", **kwargs)
     return root, paper, explicit
@@ -193,21 +258,36 @@ def test_profile_is_recorded_and_part_of_the_identity(two_builds):
     assert paper["config_hash"] != explicit["config_hash"]
     assert "profile" not in explicit["config"] and paper["config"]["profile"] == "paper"
     card = (root / "paper" / "README.md").read_text(encoding="utf-8")
-    assert "## Profile: `paper`" in card and "comparable with this build" in card and "(not comparable)" not in card
+    assert (
+        "## Profile: `paper`" in card
+        and "comparable with this build" in card
+        and "(not comparable)" not in card
+    )
     card = (root / "explicit" / "README.md").read_text(encoding="utf-8")
     assert "## Profile: `explicit`" in card and "human (not comparable)" in card
     with pytest.raises(MisiError, match="holds a build of profile 'paper'"):
-        build_dataset(out=root / "paper", profile="explicit", source="samples", limit=4, tasks=["pocket_ligand"],
-                      progress=False, audit=False)
+        build_dataset(
+            out=root / "paper",
+            profile="explicit",
+            source="samples",
+            limit=4,
+            tasks=["pocket_ligand"],
+            progress=False,
+            audit=False,
+        )
     # the paper's tiny T4: as many positives as negatives
     import pyarrow.parquet as pq
 
-    table = pq.read_table(next((root / "paper" / "residue_ligand").glob("tiny-*.parquet")), columns=["answer"])
+    table = pq.read_table(
+        next((root / "paper" / "residue_ligand").glob("tiny-*.parquet")), columns=["answer"]
+    )
     answers = table.column("answer").to_pylist()
     assert sum(a == "No" for a in answers) == 2 and sum(a != "No" for a in answers) == 2, answers
 
 
-def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows(two_builds, tmp_path):
+def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows(
+    two_builds, tmp_path
+):
     root, _, _ = two_builds
     import pyarrow.parquet as pq
 
@@ -220,16 +300,51 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         return path
 
-    paper_preds, explicit_preds = gold_file(root / "paper", "p.jsonl"), gold_file(root / "explicit", "e.jsonl")
-    ok = _cli("score", "--dataset", str(root / "paper"), "--predictions", str(paper_preds), "--config", "pocket_ligand")
+    paper_preds, explicit_preds = (
+        gold_file(root / "paper", "p.jsonl"),
+        gold_file(root / "explicit", "e.jsonl"),
+    )
+    ok = _cli(
+        "score",
+        "--dataset",
+        str(root / "paper"),
+        "--predictions",
+        str(paper_preds),
+        "--config",
+        "pocket_ligand",
+    )
     assert ok.returncode == 0, ok.stderr
-    assert "profile: paper" in ok.stdout and "beside this 'paper' build" in ok.stdout and "not comparable" not in ok.stdout
-    ok = _cli("score", "--dataset", str(root / "explicit"), "--predictions", str(explicit_preds), "--config", "pocket_ligand")
+    assert (
+        "profile: paper" in ok.stdout
+        and "beside this 'paper' build" in ok.stdout
+        and "not comparable" not in ok.stdout
+    )
+    ok = _cli(
+        "score",
+        "--dataset",
+        str(root / "explicit"),
+        "--predictions",
+        str(explicit_preds),
+        "--config",
+        "pocket_ligand",
+    )
     assert ok.returncode == 0 and "human (not comparable)" in ok.stdout
-    bad = _cli("score", "--dataset", str(root / "paper"), "--predictions", str(explicit_preds), "--config", "pocket_ligand")
+    bad = _cli(
+        "score",
+        "--dataset",
+        str(root / "paper"),
+        "--predictions",
+        str(explicit_preds),
+        "--config",
+        "pocket_ligand",
+    )
     assert bad.returncode == 2
     lines = [line for line in bad.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "made for a 'explicit' build" in lines[0] and "'paper' build" in lines[0]
+    assert (
+        len(lines) == 1
+        and "made for a 'explicit' build" in lines[0]
+        and "'paper' build" in lines[0]
+    )
     bad = _cli("build", "--profile", "fancy", "--out", str(tmp_path / "x"))
     lines = [line for line in bad.stderr.splitlines() if line.strip()]
     assert bad.returncode == 2 and len(lines) == 1 and "unknown profile 'fancy'" in lines[0]
@@ -244,8 +359,14 @@ def test_pixel_solver_answers_paper_t1_without_any_camera_constant(two_builds, m
     monkeypatch.setattr(pixel_solver, "FOV_DEG", float("nan"))
     scores = pixel_solver.scores(root / "paper", "translation")
     assert len(scores) >= 8 and sum(scores) / len(scores) >= 0.9, scores
-    row = next(pixel_solver.iter_config_rows(root / "paper", "translation", "train",
-                                             ["task", "question", "images", "answer", "metadata"]))
+    row = next(
+        pixel_solver.iter_config_rows(
+            root / "paper",
+            "translation",
+            "train",
+            ["task", "question", "images", "answer", "metadata"],
+        )
+    )
     assert "camera" not in row["question"]
     zoom = pixel_solver.TASKS[-1]
     assert pixel_solver.solve(zoom, row["question"], [i["bytes"] for i in row["images"]]) == ""

@@ -1,4 +1,5 @@
 """Tests of the renderer (builder/scene) on real complexes: the picture must show exactly the geometry."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -73,12 +74,18 @@ def _centroids(pixels: np.ndarray) -> dict[int, tuple[float, float, int]]:
     starts = np.flatnonzero(np.r_[True, found[1:] != found[:-1]])
     ends = np.r_[starts[1:], found.size]
     for s, e in zip(starts, ends):
-        out[int(found[s])] = (float(cols[s:e].mean() + 0.5), float(rows[s:e].mean() + 0.5), int(e - s))
+        out[int(found[s])] = (
+            float(cols[s:e].mean() + 0.5),
+            float(rows[s:e].mean() + 0.5),
+            int(e - s),
+        )
     return out
 
 
 def _full_disc_pixels(style: Style) -> int:
-    sprite = shading.sphere_sprite(shading.id_colour(0), int(round(style.debug_radius_px * 4)), 0, 0.0, True)
+    sprite = shading.sphere_sprite(
+        shading.id_colour(0), int(round(style.debug_radius_px * 4)), 0, 0.0, True
+    )
     return int((np.asarray(sprite.image)[..., 3] > 0).sum())
 
 
@@ -95,8 +102,10 @@ def test_picture_matches_geometry(complexes, seed):
     for c in complexes:
         ligand = tuple(int(i) for i in c.ligand_indices)
         pocket = tuple(int(i) for i in c.pocket_indices)
-        ops_a = (Roll(str(rng.choice(list("xyz"))), int(rng.integers(-6, 7)) * 15 or 30),
-                 Move(str(rng.choice(list("xy"))), int(rng.integers(1, 5))))
+        ops_a = (
+            Roll(str(rng.choice(list("xyz"))), int(rng.integers(-6, 7)) * 15 or 30),
+            Move(str(rng.choice(list("xy"))), int(rng.integers(1, 5))),
+        )
         ops_b = (Roll(str(rng.choice(list("xyz"))), 45), Move("x", -3))
         view = str(rng.choice(VIEW_NAMES))
         request = _request(c, groups=((ligand, ops_a), (pocket, ops_b)), view=view, style=style)
@@ -107,9 +116,16 @@ def test_picture_matches_geometry(complexes, seed):
         for k, (u, v, count) in found.items():
             if count != full:
                 continue  # partly hidden by a nearer atom, or cut by the image border
-            assert abs(u - expected[k, 0]) <= 1.0 and abs(v - expected[k, 1]) <= 1.0, (c.pdb_id, k, (u, v), expected[k])
+            assert abs(u - expected[k, 0]) <= 1.0 and abs(v - expected[k, 1]) <= 1.0, (
+                c.pdb_id,
+                k,
+                (u, v),
+                expected[k],
+            )
             checked += 1
-        assert checked >= 0.5 * c.n_atoms, f"{c.pdb_id}: only {checked} of {c.n_atoms} atoms fully visible"
+        assert checked >= 0.5 * c.n_atoms, (
+            f"{c.pdb_id}: only {checked} of {c.n_atoms} atoms fully visible"
+        )
 
 
 def test_scene_coordinates_follow_pose_semantics(cx):
@@ -121,12 +137,16 @@ def test_scene_coordinates_follow_pose_semantics(cx):
     centre = (screen[list(ligand)].min(0) + screen[list(ligand)].max(0)) / 2
     moved = coords[list(ligand)]
     rel = screen[list(ligand)] - centre
-    np.testing.assert_allclose(moved - centre, np.stack([-rel[:, 1], rel[:, 0], rel[:, 2]], 1), atol=1e-9)
+    np.testing.assert_allclose(
+        moved - centre, np.stack([-rel[:, 1], rel[:, 0], rel[:, 2]], 1), atol=1e-9
+    )
     pocket = cx.pocket_indices
     np.testing.assert_allclose(coords[pocket], screen[pocket])
     left = projection.scene_coordinates(cx, _request(cx, view="left"))
     # left = roll y +90: (x, y, z) -> (z, y, -x)
-    np.testing.assert_allclose(left, np.stack([screen[:, 2], screen[:, 1], -screen[:, 0]], 1), atol=1e-9)
+    np.testing.assert_allclose(
+        left, np.stack([screen[:, 2], screen[:, 1], -screen[:, 0]], 1), atol=1e-9
+    )
 
 
 def test_move_z_enlarges_by_perspective_ratio(cx):
@@ -134,7 +154,9 @@ def test_move_z_enlarges_by_perspective_ratio(cx):
     ligand = tuple(int(i) for i in cx.ligand_indices)
     camera = fit_camera(cx.screen_coords)
     base = _request(cx, atoms=ligand, camera=camera, style=style)
-    near = _request(cx, atoms=ligand, camera=camera, style=style, groups=((ligand, (Move("z", 30),)),))
+    near = _request(
+        cx, atoms=ligand, camera=camera, style=style, groups=((ligand, (Move("z", 30),)),)
+    )
     spans = []
     for req in (base, near):
         found = _centroids(_decode(render_png(cx, req)))
@@ -151,7 +173,9 @@ def test_clipped_atoms_do_not_crash(cx):
     camera = fit_camera(cx.screen_coords)
     everything = tuple(range(cx.n_atoms))
     # Whole scene behind the camera: a black picture, no error.
-    behind = _request(cx, camera=camera, groups=((everything, (Move("z", int(camera.distance) + 40),)),))
+    behind = _request(
+        cx, camera=camera, groups=((everything, (Move("z", int(camera.distance) + 40),)),)
+    )
     pixels = _decode(render_png(cx, behind))
     assert pixels.max() == 0
     # Camera inside the scene: the part in front is drawn, the rest clipped.
@@ -197,7 +221,9 @@ def _pixels_at_atoms(c, request, rows):
 
 @pytest.mark.parametrize("parity", [0, 1])
 def test_pocket_carbons_alternate_purple_orange(cx, parity):
-    residue = next(r for r in range(len(cx.residues)) if r % 2 == parity and len(cx.residue_atoms(r)) >= 5)
+    residue = next(
+        r for r in range(len(cx.residues)) if r % 2 == parity and len(cx.residue_atoms(r)) >= 5
+    )
     atoms = tuple(int(i) for i in cx.residue_atoms(residue))
     request = _request(cx, atoms=atoms, style=Style(label_mode="none"))
     carbons = [k for k, i in enumerate(atoms) if cx.elements[i] == "C"]
@@ -206,7 +232,9 @@ def test_pocket_carbons_alternate_purple_orange(cx, parity):
     hits = [_colour_ok(p, expected) for p in _pixels_at_atoms(cx, request, carbons)]
     assert sum(hits) >= 0.7 * len(hits)
     assert oxygens
-    hits = [_colour_ok(p, requests.ELEMENT_COLOURS["O"]) for p in _pixels_at_atoms(cx, request, oxygens)]
+    hits = [
+        _colour_ok(p, requests.ELEMENT_COLOURS["O"]) for p in _pixels_at_atoms(cx, request, oxygens)
+    ]
     assert sum(hits) >= 0.7 * len(hits)
 
 
@@ -231,13 +259,19 @@ def test_labels_are_drawn(cx):
 
 def test_deterministic_bytes(complexes):
     for c in complexes:
-        request = _request(c, groups=((tuple(int(i) for i in c.ligand_indices), (Roll("x", 30), Move("y", 2))),), view="top")
+        request = _request(
+            c,
+            groups=((tuple(int(i) for i in c.ligand_indices), (Roll("x", 30), Move("y", 2))),),
+            view="top",
+        )
         first = render_png(c, request)
         shading.sphere_sprite.cache_clear()
         labels._label_images.cache_clear()
         second = render_png(c, dataclasses.replace(request))
         assert first == second
-    assert render_png(complexes[0], _request(complexes[0])) != render_png(complexes[0], _request(complexes[0], view="back"))
+    assert render_png(complexes[0], _request(complexes[0])) != render_png(
+        complexes[0], _request(complexes[0], view="back")
+    )
 
 
 def test_request_is_hashable_and_normalised(cx):
@@ -275,9 +309,9 @@ def test_contact_sheet(cx):
     # Every tile shows something, and each caption strip carries text.
     for n in range(6):
         x, y = (n % 3) * 128, (n // 3) * (128 + caption)
-        tile = pixels[y + caption + 2:y + caption + 126, x + 2:x + 126]
+        tile = pixels[y + caption + 2 : y + caption + 126, x + 2 : x + 126]
         assert tile.max() > 0
-        assert pixels[y:y + caption, x:x + 128].max() > 200
+        assert pixels[y : y + caption, x : x + 128].max() > 200
 
 
 # ------------------------------------------------------------------------------ edge cases
@@ -333,20 +367,33 @@ def test_single_atom_scene(cx):
     assert pixels[0, 0].max() == 0
 
 
-@pytest.mark.parametrize("module", ["misi_bench.builder.tasks.base", "misi_bench.builder.scene.requests",
-                                    "misi_bench.builder.scene.projection"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "misi_bench.builder.tasks.base",
+        "misi_bench.builder.scene.requests",
+        "misi_bench.builder.scene.projection",
+    ],
+)
 def test_request_types_load_without_pillow(module):
     """Task generators need only the request types: importing them must not load Pillow (a fresh
     interpreter, so nothing imported by other tests counts)."""
     import subprocess
     import sys
 
-    code = f"import sys, importlib; importlib.import_module({module!r}); print('PIL' in sys.modules)"
+    code = (
+        f"import sys, importlib; importlib.import_module({module!r}); print('PIL' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     # the rasteriser, by contrast, does load it (so the check above can fail)
     code = "import sys; import misi_bench.builder.scene.raster; print('PIL' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "True"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "True"
+    )
 
 
 def test_drawing_only_the_rows_in_use_gives_the_whole_canvas_pixels(complexes, monkeypatch):
@@ -360,23 +407,36 @@ def test_drawing_only_the_rows_in_use_gives_the_whole_canvas_pixels(complexes, m
     for c in complexes:
         ligand = tuple(c.ligand_indices.tolist())
         camera = fit_camera(c.screen_coords)
-        for ops in ((Move("y", 9), Roll("z", 30)), (Move("y", -12), Roll("x", -45)), (Roll("y", 60),)):
+        for ops in (
+            (Move("y", 9), Roll("z", 30)),
+            (Move("y", -12), Roll("x", -45)),
+            (Roll("y", 60),),
+        ):
             cases.append((c, _request(c, atoms=ligand, camera=camera, groups=((ligand, ops),))))
         cases.append((c, _request(c, view="top")))
         residue = np.flatnonzero(c.residue_index == 1)
         atoms = tuple(sorted(residue.tolist() + list(ligand)))
         sub = c.coords[list(atoms)]
         origin = (sub.min(0) + sub.max(0)) / 2
-        cases.append((c, RenderRequest(atoms=atoms, camera=fit_camera(sub - origin), origin=tuple(origin),
-                                       style=Style(label_mode="residue_atoms"))))
+        cases.append(
+            (
+                c,
+                RenderRequest(
+                    atoms=atoms,
+                    camera=fit_camera(sub - origin),
+                    origin=tuple(origin),
+                    style=Style(label_mode="residue_atoms"),
+                ),
+            )
+        )
     rows = [np.asarray(raster.render_image(c, r)) for c, r in cases]
     parts = [raster.render_rows(c, r) for c, r in cases]
     monkeypatch.setattr(raster, "_content_rows", lambda ys, sprites, polys, limit, ss: (0, limit))
     whole = [np.asarray(raster.render_image(c, r)) for c, r in cases]
     for (_, r), a, b, (part, top) in zip(cases, rows, whole, parts):
         assert np.array_equal(a, b), r.view
-        assert np.array_equal(np.asarray(part), a[top:top + part.size[1]])
-        assert not a[:top].any() and not a[top + part.size[1]:].any()
+        assert np.array_equal(np.asarray(part), a[top : top + part.size[1]])
+        assert not a[:top].any() and not a[top + part.size[1] :].any()
     assert any(part.size[1] < 256 for part, _ in parts)  # the ligand-only views use few rows
 
 

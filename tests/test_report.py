@@ -1,6 +1,7 @@
 """``misi-bench report`` on real result files: score reports written by ``misi-bench score`` and the
 result files that real runs of lmms-eval, VLMEvalKit and lm-eval write (weight-free oracle and
 constant models on a real small build); the HTML, PNG and markdown are checked for content."""
+
 from __future__ import annotations
 
 import base64
@@ -13,11 +14,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.scoring import baseline_prediction, score_records
-from misi_bench.eval_plugins.report.reference import (PAPER_AVERAGE_COLUMNS, column_key, paper_average,
-                                                      reference_rows)
+from misi_bench.eval_plugins.report.reference import (
+    PAPER_AVERAGE_COLUMNS,
+    column_key,
+    paper_average,
+    reference_rows,
+)
 from misi_bench.eval_plugins.report.render import PALETTE
 from misi_bench.eval_plugins.report.sources import ModelResult, merge_results, read_result
 
@@ -36,7 +40,9 @@ def _rows(data_dir: Path, split: str = "test") -> list[dict]:
 
     out = []
     for shard in sorted(data_dir.glob(f"*/{split}-*.parquet")):
-        out += pq.read_table(shard, columns=["id", "task", "answer", "metadata", "options"]).to_pylist()
+        out += pq.read_table(
+            shard, columns=["id", "task", "answer", "metadata", "options"]
+        ).to_pylist()
     return out
 
 
@@ -46,11 +52,30 @@ def score_results(data_dir, tmp_path_factory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("scores")
     rows = _rows(data_dir)
     out = {}
-    for name, pick in (("oracle", lambda i, r: r["answer"]), ("half", lambda i, r: r["answer"] if i % 2 else "No")):
+    for name, pick in (
+        ("oracle", lambda i, r: r["answer"]),
+        ("half", lambda i, r: r["answer"] if i % 2 else "No"),
+    ):
         preds = work / f"{name}.jsonl"
-        preds.write_text("".join(json.dumps({"id": r["id"], "prediction": pick(i, r)}) + "\n" for i, r in enumerate(rows)))
+        preds.write_text(
+            "".join(
+                json.dumps({"id": r["id"], "prediction": pick(i, r)}) + "\n"
+                for i, r in enumerate(rows)
+            )
+        )
         out[name] = work / f"{name}.score.json"
-        _run([*CLI, "score", "--dataset", str(data_dir), "--predictions", str(preds), "--json-out", str(out[name])])
+        _run(
+            [
+                *CLI,
+                "score",
+                "--dataset",
+                str(data_dir),
+                "--predictions",
+                str(preds),
+                "--json-out",
+                str(out[name]),
+            ]
+        )
     return out
 
 
@@ -59,9 +84,17 @@ def results(score_results, data_dir, tmp_path_factory) -> dict[str, Path]:
     """Real result files: the two score reports, and one run of each harness."""
     work = tmp_path_factory.mktemp("results")
     out = dict(score_results)
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "MISI_BENCH_REPO": str(data_dir),
-           "HF_HOME": str(work / "hf"), "MISI_BENCH_CACHE": str(work / "misi"), "LMUData": str(work / "lmu"),
-           "TOKENIZERS_PARALLELISM": "false", "MISI_CONSTANT_ANSWER": "No"}
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "MISI_BENCH_REPO": str(data_dir),
+        "HF_HOME": str(work / "hf"),
+        "MISI_BENCH_CACHE": str(work / "misi"),
+        "LMUData": str(work / "lmu"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "MISI_CONSTANT_ANSWER": "No",
+    }
     (work / "lmu").mkdir()
     lmms = textwrap.dedent("""
         import sys
@@ -69,8 +102,24 @@ def results(score_results, data_dir, tmp_path_factory) -> dict[str, Path]:
         from misi_bench.eval_plugins.lmms_eval.models import misi_oracle as oracle
         oracle.register()
         sys.exit(cli.run(sys.argv[1:]))""")
-    _run([sys.executable, "-c", lmms, "--model", "misi_oracle", "--tasks", "misi", "--limit", "3",
-          "--output_path", str(work / "lmms"), "--verbosity", "WARNING"], env)
+    _run(
+        [
+            sys.executable,
+            "-c",
+            lmms,
+            "--model",
+            "misi_oracle",
+            "--tasks",
+            "misi",
+            "--limit",
+            "3",
+            "--output_path",
+            str(work / "lmms"),
+            "--verbosity",
+            "WARNING",
+        ],
+        env,
+    )
     vlm = textwrap.dedent("""
         import sys
         from misi_bench.eval_plugins import vlmevalkit
@@ -78,7 +127,20 @@ def results(score_results, data_dir, tmp_path_factory) -> dict[str, Path]:
         from misi_bench.eval_plugins.vlmevalkit import oracle
         oracle.register()
         sys.exit(vlmevalkit.run(sys.argv[1:]))""")
-    _run([sys.executable, "-c", vlm, "--data", "MiSI", "--model", "misi_constant", "--work-dir", str(work / "vlm")], env)
+    _run(
+        [
+            sys.executable,
+            "-c",
+            vlm,
+            "--data",
+            "MiSI",
+            "--model",
+            "misi_constant",
+            "--work-dir",
+            str(work / "vlm"),
+        ],
+        env,
+    )
     lm = textwrap.dedent("""
         import argparse, sys
         from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
@@ -104,8 +166,22 @@ def results(score_results, data_dir, tmp_path_factory) -> dict[str, Path]:
                 raise NotImplementedError
 
         sys.exit(harness_commands.cmd_lm_eval(argparse.Namespace(passthrough=sys.argv[1:])))""")
-    _run([sys.executable, "-c", lm, "--model", "misi_fixed", "--model_args", f"answer={CONSTANT}", "--tasks", "misi",
-          "--output_path", str(work / "lmeval")], env)
+    _run(
+        [
+            sys.executable,
+            "-c",
+            lm,
+            "--model",
+            "misi_fixed",
+            "--model_args",
+            f"answer={CONSTANT}",
+            "--tasks",
+            "misi",
+            "--output_path",
+            str(work / "lmeval"),
+        ],
+        env,
+    )
     out.update(lmms=work / "lmms", vlm=work / "vlm", lmeval=work / "lmeval")
     return out
 
@@ -120,9 +196,12 @@ def test_paper_reference_and_average():
     assert rows["Fine-tuned 7B (paper)"].scores["T9"] == pytest.approx(10.72)
     assert rows["Best API model (paper)"].average == pytest.approx(34.37)
     assert all("2512.10867" in r.source for r in rows.values())
-    assert paper_average({c: 50.0 for c in PAPER_AVERAGE_COLUMNS[:-1]}) is None  # a missing column: no average
-    assert [column_key(k) for k in ("T4+", "t4_negative", "rotation", "residue_ligand_positive", "x")] == \
-        ["T4+", "T4-", "T2", "T4+", None]
+    assert (
+        paper_average({c: 50.0 for c in PAPER_AVERAGE_COLUMNS[:-1]}) is None
+    )  # a missing column: no average
+    assert [
+        column_key(k) for k in ("T4+", "t4_negative", "rotation", "residue_ligand_positive", "x")
+    ] == ["T4+", "T4-", "T2", "T4+", None]
 
 
 def test_reference_rows_are_the_scorers():
@@ -135,26 +214,32 @@ def test_reference_rows_are_the_scorers():
     for row in got:
         ref = next(r for name, r in source.items() if row.label.lower().startswith(name.lower()))
         assert row.average == pytest.approx(100 * ref.paper_average)
-        for key, value in (ref.scores.items() if isinstance(ref.scores, dict) else ref.scores):
+        for key, value in ref.scores.items() if isinstance(ref.scores, dict) else ref.scores:
             column = column_key(key)
             assert row.scores[column] == (None if value is None else pytest.approx(100 * value))
 
 
 @pytest.mark.slow
 def test_readers_match_the_files(results, data_dir):
-    oracle, = read_result(results["oracle"])
+    (oracle,) = read_result(results["oracle"])
     assert oracle.label == "oracle" and oracle.paper_average == 100.0
-    half, = read_result(results["half"], label="Half")
+    (half,) = read_result(results["half"], label="Half")
     report = json.loads(results["half"].read_text())["report"]
     assert half.scores["T2"] == pytest.approx(100 * report["tasks"]["rotation"]["score"])
-    assert half.scores["T4-"] == pytest.approx(100 * report["subsets"]["residue_ligand_negative"]["score"])
-    lmms, = read_result(results["lmms"])
+    assert half.scores["T4-"] == pytest.approx(
+        100 * report["subsets"]["residue_ligand_negative"]["score"]
+    )
+    (lmms,) = read_result(results["lmms"])
     per_task = {}
     for r in _rows(data_dir):
         per_task[r["task"]] = per_task.get(r["task"], 0) + 1
-    assert (lmms.source, lmms.split, lmms.n) == ("lmms-eval", "test", sum(min(3, n) for n in per_task.values()))
+    assert (lmms.source, lmms.split, lmms.n) == (
+        "lmms-eval",
+        "test",
+        sum(min(3, n) for n in per_task.values()),
+    )
     assert all(lmms.scores[c] == 100.0 for c in ("T1", "T2", "T3", "T5", "T6", "T7", "T8", "T9"))
-    vlm, = read_result(results["vlm"])  # the folder holds both report.json and acc.csv: read once
+    (vlm,) = read_result(results["vlm"])  # the folder holds both report.json and acc.csv: read once
     assert (vlm.label, vlm.source, vlm.split) == ("misi_constant", "VLMEvalKit", "test")
     assert vlm.scores["T4-"] == 100.0 and vlm.scores["T4+"] == 0.0
     # "No" also earns T9 credit on complexes without H-bonds: the expected average is the scorer's own
@@ -162,9 +247,11 @@ def test_readers_match_the_files(results, data_dir):
     assert vlm.paper_average == pytest.approx(100 * said_no["paper_average"])
     acc = next(results["vlm"].rglob("*_acc.csv"))
     assert read_result(acc)[0].scores == vlm.scores
-    lm, = read_result(results["lmeval"])
+    (lm,) = read_result(results["lmeval"])
     assert lm.source == "lm-eval" and lm.label == f"misi_fixed ({CONSTANT})"
-    expected = score_records(_rows(data_dir), {r["id"]: CONSTANT for r in _rows(data_dir)})["report"]
+    expected = score_records(_rows(data_dir), {r["id"]: CONSTANT for r in _rows(data_dir)})[
+        "report"
+    ]
     assert lm.scores["T2"] == pytest.approx(100 * expected["tasks"]["rotation"]["score"])
     assert lm.scores["T7"] == pytest.approx(100 * expected["tasks"]["docking"]["score"])
     assert lm.scores["T2"] > 0  # the constant is right on some rotation questions of this build
@@ -176,7 +263,9 @@ def test_per_task_files_of_one_model_merge():
     c = ModelResult("m", "VLMEvalKit", "c.csv", "tiny", {"T2": 10.0}, 2)
     merged = merge_results([a, b, c])
     assert [(r.split, r.n) for r in merged] == [("test", 20), ("tiny", 2)]
-    assert merged[0].scores == {"T2": 40.0, "T4+": 20.0, "T4": 50.0} and merged[0].average_all == 45.0
+    assert (
+        merged[0].scores == {"T2": 40.0, "T4+": 20.0, "T4": 50.0} and merged[0].average_all == 45.0
+    )
 
 
 def test_reader_errors_name_the_file(tmp_path):
@@ -195,44 +284,95 @@ def test_reader_errors_name_the_file(tmp_path):
 def test_report_html_png_markdown(results, data_dir, tmp_path):
     from PIL import Image
 
-    html_path, png_path, md_path = tmp_path / "r" / "report.html", tmp_path / "report.png", tmp_path / "table.md"
-    proc = _run([*CLI, "report", str(results["oracle"]), f"Half right={results['half']}", str(results["lmms"]),
-                 str(results["vlm"]), str(results["lmeval"]), "--dataset", str(data_dir), "--out", str(html_path),
-                 "--png", str(png_path), "--markdown", str(md_path), "--title", "Test report"])
+    html_path, png_path, md_path = (
+        tmp_path / "r" / "report.html",
+        tmp_path / "report.png",
+        tmp_path / "table.md",
+    )
+    proc = _run(
+        [
+            *CLI,
+            "report",
+            str(results["oracle"]),
+            f"Half right={results['half']}",
+            str(results["lmms"]),
+            str(results["vlm"]),
+            str(results["lmeval"]),
+            "--dataset",
+            str(data_dir),
+            "--out",
+            str(html_path),
+            "--png",
+            str(png_path),
+            "--markdown",
+            str(md_path),
+            "--title",
+            "Test report",
+        ]
+    )
     md = md_path.read_text()
     assert md in proc.stdout
     lines = {line.split(" | ")[0].lstrip("| "): line for line in md.splitlines()[2:]}
-    assert set(lines) == {"oracle", "Half right", "misi_oracle", "misi_constant", f"misi_fixed ({CONSTANT})",
-                          "Human (paper)", "Fine-tuned 7B (paper)", "Best API model (paper)",
-                          "Chance: random answer", "Chance: constant (No / None / A)",
-                          "Blind: text only: train's most frequent answer", "Blind: options only: best rule"}
+    assert set(lines) == {
+        "oracle",
+        "Half right",
+        "misi_oracle",
+        "misi_constant",
+        f"misi_fixed ({CONSTANT})",
+        "Human (paper)",
+        "Fine-tuned 7B (paper)",
+        "Best API model (paper)",
+        "Chance: random answer",
+        "Chance: constant (No / None / A)",
+        "Blind: text only: train's most frequent answer",
+        "Blind: options only: best rule",
+    }
     assert lines["oracle"].count("100.00") == 12
     assert "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Fine-tuned 7B (paper)"]
     # chance levels: the scorer's baselines over the build's test questions
     rows = _rows(data_dir)
     rng = __import__("numpy").random.default_rng(0)
-    constant = score_records(rows, {r["id"]: baseline_prediction("always_no", r["task"], r, rng) for r in rows})["report"]
+    constant = score_records(
+        rows, {r["id"]: baseline_prediction("always_no", r["task"], r, rng) for r in rows}
+    )["report"]
     cells = lines["Chance: constant (No / None / A)"].strip("| \n").split(" | ")
     assert cells[5] == "100.00"  # T4-: "No" is right on every negative
-    assert float(cells[6]) == pytest.approx(100 * constant["tasks"]["translation_rotation"]["score"], abs=0.005)
-    assert float(cells[11]) == pytest.approx(paper_average(dict(zip(
-        ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9"), map(float, cells[1:11])))), abs=0.01)
+    assert float(cells[6]) == pytest.approx(
+        100 * constant["tasks"]["translation_rotation"]["score"], abs=0.005
+    )
+    assert float(cells[11]) == pytest.approx(
+        paper_average(
+            dict(
+                zip(
+                    ("T1", "T2", "T3", "T4+", "T4-", "T5", "T6", "T7", "T8", "T9"),
+                    map(float, cells[1:11]),
+                )
+            )
+        ),
+        abs=0.01,
+    )
 
     html = html_path.read_text()
     assert html.startswith("<!DOCTYPE html>") and "Test report" in html
     assert not re.search(r"""(src|href)=["'](?!data:)""", html)  # self-contained: nothing fetched
     embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert embedded and base64.b64decode(embedded[1]) == png_path.read_bytes()
-    for label in ("Half right", "misi_constant", "Human (paper)", "Chance: random answer", "2512.10867",
-                  str(data_dir)):
+    for label in (
+        "Half right",
+        "misi_constant",
+        "Human (paper)",
+        "Chance: random answer",
+        "2512.10867",
+        str(data_dir),
+    ):
         assert label in html, label
-    assert html.count("<tr class=\"model\">") == 5 and html.count("<tr class=\"paper\">") == 3
+    assert html.count('<tr class="model">') == 5 and html.count('<tr class="paper">') == 3
 
     img = Image.open(png_path)
     assert img.format == "PNG" and img.size[0] >= 1600 and img.size[1] >= 800
     colours = {c for _, c in img.convert("RGB").getcolors(maxcolors=1 << 20)}
     for hex_colour in PALETTE[:5]:  # one bar colour per model (Okabe-Ito)
-        assert tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)) in colours, hex_colour
+        assert tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)) in colours, hex_colour
     grey = img.convert("L")
     assert len(grey.getcolors(maxcolors=1 << 16)) > 50  # hatching and markers survive in grey-scale
     assert png_path.stat().st_size > 50_000
@@ -243,12 +383,30 @@ def test_report_of_score_reports_in_process(score_results, data_dir, tmp_path):
     the command in this process."""
     from misi_bench import main
 
-    html_path, png_path, md_path = tmp_path / "report.html", tmp_path / "report.png", tmp_path / "table.md"
-    code = main(["report", str(score_results["oracle"]), f"Half right={score_results['half']}",
-                 "--dataset", str(data_dir), "--out", str(html_path), "--png", str(png_path),
-                 "--markdown", str(md_path)])
+    html_path, png_path, md_path = (
+        tmp_path / "report.html",
+        tmp_path / "report.png",
+        tmp_path / "table.md",
+    )
+    code = main(
+        [
+            "report",
+            str(score_results["oracle"]),
+            f"Half right={score_results['half']}",
+            "--dataset",
+            str(data_dir),
+            "--out",
+            str(html_path),
+            "--png",
+            str(png_path),
+            "--markdown",
+            str(md_path),
+        ]
+    )
     assert code == 0
-    lines = {line.split(" | ")[0].lstrip("| "): line for line in md_path.read_text().splitlines()[2:]}
+    lines = {
+        line.split(" | ")[0].lstrip("| "): line for line in md_path.read_text().splitlines()[2:]
+    }
     assert {"oracle", "Half right", "Human (paper)", "Chance: random answer"} <= set(lines)
     assert lines["oracle"].count("100.00") == 12
     assert lines["Half right"].count("100.00") < 12
@@ -256,11 +414,15 @@ def test_report_of_score_reports_in_process(score_results, data_dir, tmp_path):
     assert not re.search(r"""(src|href)=["'](?!data:)""", html)  # self-contained: nothing fetched
     embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     assert embedded and base64.b64decode(embedded[1]) == png_path.read_bytes()
-    assert html.count("<tr class=\"model\">") == 2 and html.count("<tr class=\"paper\">") == 3
+    assert html.count('<tr class="model">') == 2 and html.count('<tr class="paper">') == 3
 
 
 def test_report_without_models_is_an_error(tmp_path):
-    proc = subprocess.run([*CLI, "report", str(tmp_path / "nothing.json"), "--out", str(tmp_path / "r.html")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*CLI, "report", str(tmp_path / "nothing.json"), "--out", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0 and "nothing.json: no such result file" in proc.stderr + proc.stdout
     assert not (tmp_path / "r.html").exists()

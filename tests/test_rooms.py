@@ -3,6 +3,7 @@ entry (``builder/core/registry.py``) or its own module under ``builder/tasks/``;
 dispatches on the entry's data (answer kind, halves, labels, form) or the room's hooks, never on a
 task's name. Checked with ``ast``: outside those places no string constant equals a task config
 name (tests and maintainer scripts aside)."""
+
 from __future__ import annotations
 
 import ast
@@ -19,8 +20,11 @@ ROOMS_AND_SCRIPTS = ("builder/core/registry.py", "builder/tasks/", "builder/scri
 
 def name_constants(source: str, names: set[str]) -> list[tuple[int, str]]:
     """(line, text) of every string constant of ``source`` that equals one of ``names``."""
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names]
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    ]
 
 
 def _scanned_files() -> list[Path]:
@@ -28,16 +32,25 @@ def _scanned_files() -> list[Path]:
     for entry in SCANNED:
         path = ROOT / entry
         files += [path] if path.is_file() else sorted(path.rglob("*.py"))
-    return [p for p in files if "__pycache__" not in p.parts
-            and not p.relative_to(ROOT).as_posix().startswith(ROOMS_AND_SCRIPTS)]
+    return [
+        p
+        for p in files
+        if "__pycache__" not in p.parts
+        and not p.relative_to(ROOT).as_posix().startswith(ROOMS_AND_SCRIPTS)
+    ]
 
 
 def test_no_task_name_outside_the_rooms():
     names = set(TASK_NAMES)
-    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}" for path in _scanned_files()
-             for line, text in name_constants(path.read_text(encoding="utf-8"), names)]
-    assert not found, "task names spelled out in shared code (use the registry entry or the task's room):\n" + \
-        "\n".join(found)
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text!r}"
+        for path in _scanned_files()
+        for line, text in name_constants(path.read_text(encoding="utf-8"), names)
+    ]
+    assert not found, (
+        "task names spelled out in shared code (use the registry entry or the task's room):\n"
+        + "\n".join(found)
+    )
 
 
 def test_the_scan_sees_a_planted_task_name():
@@ -48,8 +61,13 @@ def test_the_scan_sees_a_planted_task_name():
 
 def test_the_scan_covers_the_shared_layers():
     scanned = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
-    for expected in ("builder/scoring/metrics.py", "builder/dataset/validate.py", "builder/dataset/audit.py",
-                     "eval_plugins/human/session.py", "eval_plugins/report/reference.py"):
+    for expected in (
+        "builder/scoring/metrics.py",
+        "builder/dataset/validate.py",
+        "builder/dataset/audit.py",
+        "eval_plugins/human/session.py",
+        "eval_plugins/report/reference.py",
+    ):
         assert expected in scanned
     assert not any(p.startswith("builder/tasks/") for p in scanned)
 
@@ -71,10 +89,16 @@ def test_registry_entries_are_complete_data():
     for spec in TASK_SPECS:
         assert spec.answer_kind in ANSWER_KINDS
         assert spec.label and spec.short_label
-        assert (spec.form == registry.CHOICE_FORM) == spec.is_choice == (spec.answer_kind == registry.LETTER)
+        assert (
+            (spec.form == registry.CHOICE_FORM)
+            == spec.is_choice
+            == (spec.answer_kind == registry.LETTER)
+        )
         assert spec.is_choice or spec.form_hint
         if spec.answer_kind in (registry.SINGLE_OPERATION, registry.OPERATION_PAIR):
-            assert spec.commands and all(c.verb in ("move", "roll") and c.values for c in spec.commands)
+            assert spec.commands and all(
+                c.verb in ("move", "roll") and c.values for c in spec.commands
+            )
         else:
             assert not spec.commands and spec.constant_answer
         assert registry.canonical_task(f"T{spec.number}") == spec.name

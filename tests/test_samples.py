@@ -1,12 +1,18 @@
 """The embedded sample set: index, file layout, ligand chemistry, pocket geometry, raw entries."""
+
 from __future__ import annotations
 
 import gzip
 
 import numpy as np
 import pytest
-
-from misi_bench.builder.chemistry.samples import raw_index, raw_refs, sample_index, sample_refs, sample_root
+from misi_bench.builder.chemistry.samples import (
+    raw_index,
+    raw_refs,
+    sample_index,
+    sample_refs,
+    sample_root,
+)
 
 REFS = sample_refs()
 IDS = [r.pdb_id for r in REFS]
@@ -36,8 +42,13 @@ def read_pocket(path):
     for line in path.read_text().splitlines():
         if line.startswith(("ATOM", "HETATM")):
             el = line[76:78].strip()
-            rows.append((line[17:20].strip(), el, np.array([float(line[30:38]), float(line[38:46]),
-                                                             float(line[46:54])])))
+            rows.append(
+                (
+                    line[17:20].strip(),
+                    el,
+                    np.array([float(line[30:38]), float(line[38:46]), float(line[46:54])]),
+                )
+            )
     return rows
 
 
@@ -103,8 +114,9 @@ def test_sdf_and_mol2_agree(ref):
 def test_mol2_parses_with_rdkit(ref):
     from rdkit import Chem
 
-    m = Chem.MolFromMol2File(str(ref.path / f"{ref.pdb_id.lower()}_ligand.mol2"), removeHs=False,
-                             sanitize=False)
+    m = Chem.MolFromMol2File(
+        str(ref.path / f"{ref.pdb_id.lower()}_ligand.mol2"), removeHs=False, sanitize=False
+    )
     assert m is not None and m.GetNumAtoms() == sdf_mol(ref).GetNumAtoms()
 
 
@@ -150,9 +162,14 @@ def test_bond_orders_are_sane(ref):
 def test_some_samples_have_hydrogens():
     from rdkit import Chem
 
-    with_h_ligand = [r.pdb_id for r in REFS if any(a.GetAtomicNum() == 1 for a in sdf_mol(r).GetAtoms())]
-    with_h_pocket = [r.pdb_id for r in REFS
-                     if any(el == "H" for _, el, _ in read_pocket(r.path / f"{r.pdb_id.lower()}_pocket.pdb"))]
+    with_h_ligand = [
+        r.pdb_id for r in REFS if any(a.GetAtomicNum() == 1 for a in sdf_mol(r).GetAtoms())
+    ]
+    with_h_pocket = [
+        r.pdb_id
+        for r in REFS
+        if any(el == "H" for _, el, _ in read_pocket(r.path / f"{r.pdb_id.lower()}_pocket.pdb"))
+    ]
     assert with_h_ligand, "at least one ligand file carries hydrogens"
     assert with_h_pocket, "at least one pocket carries hydrogens"
     assert Chem  # rdkit available

@@ -1,5 +1,6 @@
 """Tests of the one scorer (builder/scoring): lenient parsing, SPEC section 7 metrics,
 aggregation, reports, record scoring and chance baselines."""
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,9 @@ GOLD = {
 
 
 def score(task, prediction, answer=None, **kw):
-    return score_prediction(task, prediction, GOLD[task] if answer is None else answer, **kw)["score"]
+    return score_prediction(task, prediction, GOLD[task] if answer is None else answer, **kw)[
+        "score"
+    ]
 
 
 # ------------------------------------------------------------------------------------------
@@ -50,8 +53,17 @@ def score(task, prediction, answer=None, **kw):
 
 
 def test_task_names_and_aliases():
-    assert TASK_NAMES == ("translation", "rotation", "zooming", "residue_ligand", "translation_rotation",
-                          "rotation_rotation", "docking", "interaction_location", "pocket_ligand")
+    assert TASK_NAMES == (
+        "translation",
+        "rotation",
+        "zooming",
+        "residue_ligand",
+        "translation_rotation",
+        "rotation_rotation",
+        "docking",
+        "interaction_location",
+        "pocket_ligand",
+    )
     assert HEADLINE_EXCLUDED == ("translation_rotation", "rotation_rotation")
     assert canonical_task("scale") == "zooming"
     assert canonical_task("Zoom") == "zooming"
@@ -75,11 +87,19 @@ PARSE_CASES = [
     # (task, model output, expected canonical text or None)
     ("rotation", "**Answer:** Roll Y -45°", "roll y -45"),
     ("rotation", "roll z −45", "roll z -45"),  # unicode minus
-    ("rotation", "The model was rotated about the z-axis by -45 degrees.\n\nAnswer: `roll z -45`", "roll z -45"),
+    (
+        "rotation",
+        "The model was rotated about the z-axis by -45 degrees.\n\nAnswer: `roll z -45`",
+        "roll z -45",
+    ),
     ("rotation", "\\boxed{roll\\ x\\ 30}", "roll x 30"),
     ("rotation", "$\\boxed{\\text{roll x } 30^\\circ}$", "roll x 30"),
     ("translation", "<think>maybe move x 2</think> The answer is move x 3", "move x 3"),
-    ("translation", "<think>It could be move y -1 or move x 4.</think>\n\n**move x +4 Å**", "move x 4"),
+    (
+        "translation",
+        "<think>It could be move y -1 or move x 4.</think>\n\n**move x +4 Å**",
+        "move x 4",
+    ),
     ("translation", "<think>only reasoning, move y -2</think>", "move y -2"),
     ("translation", "Move X by 3 Å", "move x 3"),
     ("translation", "```\nmove y -2\n```", "move y -2"),
@@ -89,39 +109,79 @@ PARSE_CASES = [
     ("translation", "The ligand moved to the right.", None),
     ("translation", "", None),
     ("zooming", "Final answer: move z 52", "move z 52"),
-    ("zooming", "Answer: move z 52.\n\nWhy: with move z 0 the model would look unchanged.", "move z 52"),
+    (
+        "zooming",
+        "Answer: move z 52.\n\nWhy: with move z 0 the model would look unchanged.",
+        "move z 52",
+    ),
     ("zooming", "The model came closer by about 52 Å. Answer: MOVE Z 52", "move z 52"),
     ("docking", "roll y 60, move x -14", "roll y 60, move x -14"),
-    ("docking", "1. **Roll y 60°** - undoes the rotation\n2. **Move x −14 Å** - slides it back", "roll y 60, move x -14"),
+    (
+        "docking",
+        "1. **Roll y 60°** - undoes the rotation\n2. **Move x −14 Å** - slides it back",
+        "roll y 60, move x -14",
+    ),
     ("docking", "First roll y 60 and then move x -14.", "roll y 60, move x -14"),
-    ("docking", "<think>roll x 30, move x 5?</think>Answer: roll z -15, move x 22", "roll z -15, move x 22"),
-    ("docking", "Answer: roll z -15, move x 22. A roll y 30 would not fit.", "roll z -15, move x 22"),
+    (
+        "docking",
+        "<think>roll x 30, move x 5?</think>Answer: roll z -15, move x 22",
+        "roll z -15, move x 22",
+    ),
+    (
+        "docking",
+        "Answer: roll z -15, move x 22. A roll y 30 would not fit.",
+        "roll z -15, move x 22",
+    ),
     ("translation_rotation", "I think it's B.", "B"),
     ("translation_rotation", "The answer is (c)", "C"),
     ("translation_rotation", "**Answer:** D", "D"),
     ("translation_rotation", "b", "B"),
     ("rotation_rotation", "Option A shows the wrong pose and option B is too far; I pick C.", "C"),
-    ("rotation_rotation", "A rotation about y matches the images, so the correct option is A.", "A"),
+    (
+        "rotation_rotation",
+        "A rotation about y matches the images, so the correct option is A.",
+        "A",
+    ),
     ("rotation_rotation", "<answer>D</answer>", "D"),
     ("rotation_rotation", "C is correct, not A.", "C"),
-    ("rotation_rotation", "Answer: B\n\nExplanation: option A over-rotates and option D flips the sign.", "B"),
+    (
+        "rotation_rotation",
+        "Answer: B\n\nExplanation: option A over-rotates and option D flips the sign.",
+        "B",
+    ),
     ("interaction_location", "The bond ASN 460 OD1 A - O1B is left of centre. Answer: (B)", "B"),
     ("interaction_location", "I cannot tell.", None),
     ("residue_ligand", "No", "No"),
     ("residue_ligand", "no.", "No"),
     ("residue_ligand", "There are no hydrogen bonds between this residue and the ligand.", "No"),
     ("residue_ligand", "Yes: ASN OD1, O1B; ASN ND2, O2", "Yes: ASN ND2, O2; ASN OD1, O1B"),
-    ("residue_ligand", "**Yes**\n- asn od1 , o1b\n- ASN ND2 -- O2", "Yes: ASN ND2, O2; ASN OD1, O1B"),
+    (
+        "residue_ligand",
+        "**Yes**\n- asn od1 , o1b\n- ASN ND2 -- O2",
+        "Yes: ASN ND2, O2; ASN OD1, O1B",
+    ),
     ("residue_ligand", "Yes: ASN 460 OD1 A, O1B", "Yes: ASN OD1, O1B"),
     ("residue_ligand", "Yes, there is a hydrogen bond.", "Yes"),
-    ("residue_ligand", "Yes: ASN OD1, NO", "Yes: ASN OD1, NO"),  # ligand atom named NO is not a 'No'
+    (
+        "residue_ligand",
+        "Yes: ASN OD1, NO",
+        "Yes: ASN OD1, NO",
+    ),  # ligand atom named NO is not a 'No'
     ("pocket_ligand", "None", "None"),
     ("pocket_ligand", "I found no hydrogen bonds.", "None"),
-    ("pocket_ligand",
-     ("Here are the hydrogen bonds I can see:\n\n* **ASN 460 OD1 A**, O1B - side-chain carbonyl\n"
-      "* ARG 766 NH2 A, O3 (the guanidinium group)\n"),
-     "ARG 766 NH2 A, O3; ASN 460 OD1 A, O1B"),
-    ("pocket_ligand", "Answer:\n1. GLY 100A N _, N:2\n2. SER 5 OG 1, C5'*", "GLY 100A N _, N:2; SER 5 OG 1, C5'*"),
+    (
+        "pocket_ligand",
+        (
+            "Here are the hydrogen bonds I can see:\n\n* **ASN 460 OD1 A**, O1B - side-chain carbonyl\n"
+            "* ARG 766 NH2 A, O3 (the guanidinium group)\n"
+        ),
+        "ARG 766 NH2 A, O3; ASN 460 OD1 A, O1B",
+    ),
+    (
+        "pocket_ligand",
+        "Answer:\n1. GLY 100A N _, N:2\n2. SER 5 OG 1, C5'*",
+        "GLY 100A N _, N:2; SER 5 OG 1, C5'*",
+    ),
     ("pocket_ligand", "Asn460 OD1 A, O1B", "ASN 460 OD1 A, O1B"),
     ("pocket_ligand", "ASN 460 OD1, O1B", "ASN 460 OD1, O1B"),  # chain left out
 ]
@@ -137,17 +197,32 @@ def test_parse_types():
     assert parse_prediction("rotation", "ROLL Y -45") == Roll("y", -45)
     assert parse_prediction("docking", "roll y 60, move x -14") == (Roll("y", 60), Move("x", -14))
     assert parse_prediction("pocket_ligand", "None") == BondAnswer(False, frozenset())
-    assert parse_prediction("residue_ligand", "Yes: ASN OD1, O1B") == BondAnswer(True, frozenset({("ASN", "OD1", "O1B")}))
+    assert parse_prediction("residue_ligand", "Yes: ASN OD1, O1B") == BondAnswer(
+        True, frozenset({("ASN", "OD1", "O1B")})
+    )
     assert parse_prediction("pocket_ligand", "ASN 460 OD1 A, O1B") == BondAnswer(
-        True, frozenset({("ASN", "460", "OD1", "A", "O1B")}))
+        True, frozenset({("ASN", "460", "OD1", "A", "O1B")})
+    )
 
 
 def test_written_out_option_counts_as_its_letter():
-    options = ["move x 3, move y 2", "move x -3, move y 2", "move x -3, move y -2", "move x 1, move y 2"]
-    assert parse_prediction("interaction_location", "It is move x -3, move y 2.", options=options) == "B"
+    options = [
+        "move x 3, move y 2",
+        "move x -3, move y 2",
+        "move x -3, move y -2",
+        "move x 1, move y 2",
+    ]
+    assert (
+        parse_prediction("interaction_location", "It is move x -3, move y 2.", options=options)
+        == "B"
+    )
     meta = json.dumps({"options": options})
-    assert score_prediction("interaction_location", "move x -3, move y -2", "C", meta)["score"] == 1.0
-    assert score_prediction("interaction_location", "move x -3, move y -2", "B", meta)["score"] == 0.0
+    assert (
+        score_prediction("interaction_location", "move x -3, move y -2", "C", meta)["score"] == 1.0
+    )
+    assert (
+        score_prediction("interaction_location", "move x -3, move y -2", "B", meta)["score"] == 0.0
+    )
 
 
 def test_input_cap_reads_the_tail():
@@ -162,28 +237,34 @@ def test_input_cap_reads_the_tail():
 # ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("pred,expected", [
-    ("move x 3", 1.0),
-    ("move x 1", 0.75),
-    ("move x -4", 0.125),
-    ("move x 20", 0.0),
-    ("move y 3", 0.0),   # wrong axis
-    ("roll x 3", 0.0),   # wrong verb
-    ("gibberish", 0.0),
-    (None, 0.0),
-])
+@pytest.mark.parametrize(
+    "pred,expected",
+    [
+        ("move x 3", 1.0),
+        ("move x 1", 0.75),
+        ("move x -4", 0.125),
+        ("move x 20", 0.0),
+        ("move y 3", 0.0),  # wrong axis
+        ("roll x 3", 0.0),  # wrong verb
+        ("gibberish", 0.0),
+        (None, 0.0),
+    ],
+)
 def test_translation_weighted(pred, expected):
     assert score("translation", pred) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("pred,expected,exact", [
-    ("roll z -45", 1.0, 1.0),
-    ("roll z 45", 0.5, 0.0),
-    ("roll z -30", 1 - 15 / 180, 0.0),
-    ("roll z 150", 0.0, 0.0),
-    ("roll y -45", 0.0, 0.0),
-    ("move z -45", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "pred,expected,exact",
+    [
+        ("roll z -45", 1.0, 1.0),
+        ("roll z 45", 0.5, 0.0),
+        ("roll z -30", 1 - 15 / 180, 0.0),
+        ("roll z 150", 0.0, 0.0),
+        ("roll y -45", 0.0, 0.0),
+        ("move z -45", 0.0, 0.0),
+    ],
+)
 def test_rotation_weighted(pred, expected, exact):
     out = score_prediction("rotation", pred, "roll z -45")
     assert out["score"] == pytest.approx(expected)
@@ -196,18 +277,25 @@ def test_zooming_exact_only():
     assert score("zooming", "move x 52") == 0.0
 
 
-@pytest.mark.parametrize("pred,expected,exact", [
-    ("roll y 60, move x -14", 1.0, 1.0),
-    ("move x -14, roll y 60", 1.0, 1.0),   # the two commute (roll is about the ligand's own centre)
-    ("roll y 30, move x -7", 0.5 * (1 - 30 / 180) + 0.5 * 0.5, 0.0),
-    ("roll x 60, move x -14", 0.5, 0.0),    # wrong rotation axis
-    ("roll y 60, move x 14", 0.5, 0.0),     # wrong move sign
-    ("roll y 60, move y -14", 0.5, 0.0),    # move not along x
-    ("roll y 60", 0.5, 0.0),                # move missing
-    ("move x -21, roll y 60", 0.75, 0.0),
-    ("roll y -120, move x -28", 0.0, 0.0),  # both parts floor at 0
-    ("no idea", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "pred,expected,exact",
+    [
+        ("roll y 60, move x -14", 1.0, 1.0),
+        (
+            "move x -14, roll y 60",
+            1.0,
+            1.0,
+        ),  # the two commute (roll is about the ligand's own centre)
+        ("roll y 30, move x -7", 0.5 * (1 - 30 / 180) + 0.5 * 0.5, 0.0),
+        ("roll x 60, move x -14", 0.5, 0.0),  # wrong rotation axis
+        ("roll y 60, move x 14", 0.5, 0.0),  # wrong move sign
+        ("roll y 60, move y -14", 0.5, 0.0),  # move not along x
+        ("roll y 60", 0.5, 0.0),  # move missing
+        ("move x -21, roll y 60", 0.75, 0.0),
+        ("roll y -120, move x -28", 0.0, 0.0),  # both parts floor at 0
+        ("no idea", 0.0, 0.0),
+    ],
+)
 def test_docking_partial_credit(pred, expected, exact):
     out = score_prediction("docking", pred, "roll y 60, move x -14")
     assert out["score"] == pytest.approx(expected)
@@ -226,19 +314,26 @@ def test_choice_accuracy():
 T4_GOLD = "Yes: ASN OD1, O1B; ASN ND2, O2"
 
 
-@pytest.mark.parametrize("pred,expected,exact", [
-    ("Yes: ASN OD1, O1B; ASN ND2, O2", 1.0, 1.0),
-    ("Yes: ASN ND2, O2; asn od1, o1b", 1.0, 1.0),      # order and case do not matter
-    ("Yes: ASN OD1, O1B", 0.5, 0.0),                    # one of two
-    ("Yes: ASN OD1, O1B; ASN OD1, O3", 0.5, 0.0),       # one of two plus a wrong one
-    ("Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4", 0.5, 0.0),             # strict superset
-    ("Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4; ASN O, N1", 0.5, 0.0),  # |P| = 2|G|: still 0.5
-    ("Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4; ASN O, N1; ASN CB, O5", 0.0, 0.0),  # |P| > 2|G|
-    ("Yes: ASN OD1, O5", 0.0, 0.0),
-    ("Yes", 0.0, 0.0),                                  # Yes with no parsable bond
-    ("No", 0.0, 0.0),
-    ("maybe", 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "pred,expected,exact",
+    [
+        ("Yes: ASN OD1, O1B; ASN ND2, O2", 1.0, 1.0),
+        ("Yes: ASN ND2, O2; asn od1, o1b", 1.0, 1.0),  # order and case do not matter
+        ("Yes: ASN OD1, O1B", 0.5, 0.0),  # one of two
+        ("Yes: ASN OD1, O1B; ASN OD1, O3", 0.5, 0.0),  # one of two plus a wrong one
+        ("Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4", 0.5, 0.0),  # strict superset
+        ("Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4; ASN O, N1", 0.5, 0.0),  # |P| = 2|G|: still 0.5
+        (
+            "Yes: ASN OD1, O1B; ASN ND2, O2; ASN N, O4; ASN O, N1; ASN CB, O5",
+            0.0,
+            0.0,
+        ),  # |P| > 2|G|
+        ("Yes: ASN OD1, O5", 0.0, 0.0),
+        ("Yes", 0.0, 0.0),  # Yes with no parsable bond
+        ("No", 0.0, 0.0),
+        ("maybe", 0.0, 0.0),
+    ],
+)
 def test_residue_ligand_positive_set_rule(pred, expected, exact):
     out = score_prediction("residue_ligand", pred, T4_GOLD)
     assert out["score"] == pytest.approx(expected)
@@ -246,13 +341,16 @@ def test_residue_ligand_positive_set_rule(pred, expected, exact):
     assert out["polarity"] == 1.0
 
 
-@pytest.mark.parametrize("pred,expected", [
-    ("No", 1.0),
-    ("No, there is no hydrogen bond.", 1.0),
-    ("Yes", 0.0),
-    ("Yes: ASN OD1, O1B", 0.0),
-    ("", 0.0),
-])
+@pytest.mark.parametrize(
+    "pred,expected",
+    [
+        ("No", 1.0),
+        ("No, there is no hydrogen bond.", 1.0),
+        ("Yes", 0.0),
+        ("Yes: ASN OD1, O1B", 0.0),
+        ("", 0.0),
+    ],
+)
 def test_residue_ligand_negative(pred, expected):
     out = score_prediction("residue_ligand", pred, "No")
     assert out["score"] == expected and out["exact"] == expected
@@ -271,10 +369,14 @@ def test_pocket_ligand_rules():
     assert score("pocket_ligand", "ASN 460 OD1 A, O1B", gold) == 0.5
     assert score("pocket_ligand", "ASN 460 OD1 B, O1B", gold) == 0.0  # wrong chain
     assert score("pocket_ligand", "ASN 461 OD1 A, O1B", gold) == 0.0  # wrong residue number
-    assert score("pocket_ligand", "ASN 460 OD1, O1B; ARG 766 NH2, O3", gold) == 1.0  # chain left out
+    assert (
+        score("pocket_ligand", "ASN 460 OD1, O1B; ARG 766 NH2, O3", gold) == 1.0
+    )  # chain left out
     five = "; ".join(f"GLY {i} N A, O{i}" for i in range(1, 4))
     assert score("pocket_ligand", f"ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3; {five}", gold) == 0.0
-    assert score("pocket_ligand", "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3; GLY 1 N A, O1", gold) == 0.5
+    assert (
+        score("pocket_ligand", "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3; GLY 1 N A, O1", gold) == 0.5
+    )
     assert score("pocket_ligand", "None", gold) == 0.0
     # empty true set: only None scores
     assert score("pocket_ligand", "None", "None") == 1.0
@@ -286,7 +388,10 @@ def test_pocket_ligand_rules():
 def test_pocket_ligand_odd_names():
     gold = "GLY 100A N _, N:2; HIS -5 NE2 1, C5'*"
     assert score("pocket_ligand", gold, gold) == 1.0
-    assert score("pocket_ligand", "**Answer:**\n- his -5 ne2 1, c5'*\n- GLY 100A N _, N:2", gold) == 1.0
+    assert (
+        score("pocket_ligand", "**Answer:**\n- his -5 ne2 1, c5'*\n- GLY 100A N _, N:2", gold)
+        == 1.0
+    )
     assert score("pocket_ligand", "GLY 100A N _, N:2", gold) == 0.5
 
 
@@ -303,7 +408,9 @@ def test_malformed_gold_raises():
 
 ANY_INPUT = st.one_of(
     st.text(),
-    st.text(alphabet=st.sampled_from(list("movertlxyz -+0123456789,;:ASNODYesNo*_`<>/think()ABCD\n°Å−"))),
+    st.text(
+        alphabet=st.sampled_from(list("movertlxyz -+0123456789,;:ASNODYesNo*_`<>/think()ABCD\n°Å−"))
+    ),
     st.binary().map(lambda b: b.decode("utf-8", errors="replace")),
     st.binary(),
     st.none(),
@@ -332,20 +439,41 @@ def test_gold_with_noise_never_raises(task, prefix, unit):
     assert 0.0 <= out["score"] <= 1.0
 
 
-RESIDUES = ["ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "LYS", "MET", "SER", "THR", "TRP", "TYR"]
+RESIDUES = [
+    "ALA",
+    "ARG",
+    "ASN",
+    "ASP",
+    "CYS",
+    "GLN",
+    "GLU",
+    "GLY",
+    "HIS",
+    "LYS",
+    "MET",
+    "SER",
+    "THR",
+    "TRP",
+    "TYR",
+]
 PROT_ATOMS = st.from_regex(r"[CNOS][A-Z]{0,2}[0-9]?", fullmatch=True)
 LIG_ATOMS = st.from_regex(r"[A-Z]{1,2}[0-9]{0,2}[A-Z]?['*]{0,2}(:[0-9])?", fullmatch=True)
 RESNUMS = st.from_regex(r"-?[1-9][0-9]{0,3}[A-Z]?", fullmatch=True)
 CHAINS = st.from_regex(r"[A-Z0-9_]", fullmatch=True)
+
+
 def NONZERO(lo, hi):
     return st.integers(lo, hi).filter(lambda v: v != 0)
 
 
 ANGLES = st.sampled_from([a for a in range(-90, 91, 15) if a != 0])
 
-T4_BOND = st.tuples(st.sampled_from(RESIDUES), PROT_ATOMS, LIG_ATOMS).map(lambda t: f"{t[0]} {t[1]}, {t[2]}")
+T4_BOND = st.tuples(st.sampled_from(RESIDUES), PROT_ATOMS, LIG_ATOMS).map(
+    lambda t: f"{t[0]} {t[1]}, {t[2]}"
+)
 T9_BOND = st.tuples(st.sampled_from(RESIDUES), RESNUMS, PROT_ATOMS, CHAINS, LIG_ATOMS).map(
-    lambda t: f"{t[0]} {t[1]} {t[2]} {t[3]}, {t[4]}")
+    lambda t: f"{t[0]} {t[1]} {t[2]} {t[3]}, {t[4]}"
+)
 
 
 def gold_answers(task: str):
@@ -356,14 +484,20 @@ def gold_answers(task: str):
     if task == "zooming":
         return st.builds(Move, st.just("z"), st.integers(40, 60)).map(str)
     if task == "docking":
-        return st.tuples(st.builds(Roll, st.sampled_from("xyz"), ANGLES),
-                         st.builds(Move, st.just("x"), NONZERO(-30, 30))).map(format_operations)
+        return st.tuples(
+            st.builds(Roll, st.sampled_from("xyz"), ANGLES),
+            st.builds(Move, st.just("x"), NONZERO(-30, 30)),
+        ).map(format_operations)
     if task in ("translation_rotation", "rotation_rotation", "interaction_location"):
         return st.sampled_from("ABCD")
     if task == "residue_ligand":
-        pos = st.lists(T4_BOND, min_size=1, max_size=6, unique_by=str.upper).map(lambda b: "Yes: " + "; ".join(sorted(b)))
+        pos = st.lists(T4_BOND, min_size=1, max_size=6, unique_by=str.upper).map(
+            lambda b: "Yes: " + "; ".join(sorted(b))
+        )
         return st.one_of(st.just("No"), pos)
-    pos = st.lists(T9_BOND, min_size=1, max_size=8, unique_by=str.upper).map(lambda b: "; ".join(sorted(b)))
+    pos = st.lists(T9_BOND, min_size=1, max_size=8, unique_by=str.upper).map(
+        lambda b: "; ".join(sorted(b))
+    )
     return st.one_of(st.just("None"), pos)
 
 
@@ -380,7 +514,10 @@ def test_gold_round_trips_to_one(pair):
     out = score_prediction(task, gold, gold)
     assert out["score"] == 1.0 and out["exact"] == 1.0
     # the lenient parser alone (not only the verbatim shortcut) recovers the gold answer
-    assert format_parsed(task, parse_prediction(task, gold)).casefold() == canonical_text(task, gold).casefold()
+    assert (
+        format_parsed(task, parse_prediction(task, gold)).casefold()
+        == canonical_text(task, gold).casefold()
+    )
     decorated = f"<think>let me see... move y 1? option A?</think>\n**Answer:** {gold}\n"
     assert score_prediction(task, decorated, gold)["score"] == 1.0
 
@@ -398,16 +535,25 @@ def reformatted(task: str, gold: str, rng: random.Random) -> str:
     """The gold answer as a verbose model might write it: other order, markdown, prose, units."""
     if task in ("residue_ligand", "pocket_ligand"):
         if gold in ("No", "None"):
-            return rng.choice(["No.", "**No**, there is no hydrogen bond.", "There are no hydrogen bonds."])
+            return rng.choice(
+                ["No.", "**No**, there is no hydrogen bond.", "There are no hydrogen bonds."]
+            )
         items = gold[5:].split("; ") if task == "residue_ligand" else gold.split("; ")
         rng.shuffle(items)
         body = "\n".join(f"- {item}" for item in items)
-        return ("Yes, I see these bonds:\n" if task == "residue_ligand" else "The hydrogen bonds are:\n") + body
+        return (
+            "Yes, I see these bonds:\n" if task == "residue_ligand" else "The hydrogen bonds are:\n"
+        ) + body
     if task in ("translation_rotation", "rotation_rotation", "interaction_location"):
-        return rng.choice([f"The answer is ({gold.lower()})", f"**Answer:** Option {gold}", f"I pick {gold}."])
+        return rng.choice(
+            [f"The answer is ({gold.lower()})", f"**Answer:** Option {gold}", f"I pick {gold}."]
+        )
     ops = [op.strip().split() for op in gold.split(",")]
     rng.shuffle(ops)  # the roll and the move of T7 commute
-    words = [f"{verb.upper()} {axis.upper()} {int(value):+d}{' Å' if verb == 'move' else '°'}" for verb, axis, value in ops]
+    words = [
+        f"{verb.upper()} {axis.upper()} {int(value):+d}{' Å' if verb == 'move' else '°'}"
+        for verb, axis, value in ops
+    ]
     return "Looking at both images, the change is:\n**" + " and then ".join(words) + "**"
 
 
@@ -450,7 +596,13 @@ def test_aggregate_averages():
     report = aggregate(rows)
     tasks = report["tasks"]
     assert report["n"] == 8 and report["scale"] == "0-1"
-    assert list(tasks) == ["translation", "rotation", "zooming", "residue_ligand", "translation_rotation"]
+    assert list(tasks) == [
+        "translation",
+        "rotation",
+        "zooming",
+        "residue_ligand",
+        "translation_rotation",
+    ]
     assert tasks["translation"] == {"n": 2, "score": 0.75, "exact": 0.5}
     assert tasks["residue_ligand"]["n"] == 3
     assert tasks["residue_ligand"]["score"] == pytest.approx(0.5)
@@ -463,7 +615,9 @@ def test_aggregate_averages():
     # the paper's average needs all eight columns (T7, T8, T9 have no rows here)
     assert report["paper_average"] is None
     assert report["paper_average_missing"] == ["T7", "T8", "T9"]
-    assert report["columns"]["T4_positive"] == pytest.approx(0.75) and report["columns"]["T5"] == 1.0
+    assert (
+        report["columns"]["T4_positive"] == pytest.approx(0.75) and report["columns"]["T5"] == 1.0
+    )
     md = format_report_markdown(report)
     assert md.splitlines()[0] == "| task | n | score | exact |"
     assert "| translation | 2 | 0.7500 | 0.5000 |" in md
@@ -476,7 +630,11 @@ def test_aggregate_averages():
 
 def test_aggregate_empty():
     report = aggregate([])
-    assert report["average_9_tasks"] is None and report["average_7_tasks"] is None and report["paper_average"] is None
+    assert (
+        report["average_9_tasks"] is None
+        and report["average_7_tasks"] is None
+        and report["paper_average"] is None
+    )
     assert "average_9_tasks" in format_report_markdown(report)
 
 
@@ -485,8 +643,18 @@ def test_score_records_missing_and_unknown():
         {"id": "t1-0", "task": "translation", "answer": "move x 3", "metadata": "{}"},
         {"id": "t9-0", "task": "pocket_ligand", "answer": "None", "metadata": None},
         {"id": "t4-0", "task": "residue_ligand", "answer": "No", "metadata": {}},
-        {"id": "t8-0", "task": "interaction_location", "answer": "A", "metadata": "{}",
-         "options": ["move x 1, move y 2", "move x -1, move y 2", "move x 1, move y -2", "move x 2, move y 2"]},
+        {
+            "id": "t8-0",
+            "task": "interaction_location",
+            "answer": "A",
+            "metadata": "{}",
+            "options": [
+                "move x 1, move y 2",
+                "move x -1, move y 2",
+                "move x 1, move y -2",
+                "move x 2, move y 2",
+            ],
+        },
     ]
     preds = {"t1-0": "move x 1", "t9-0": "None", "t8-0": "move x 1, move y 2", "extra": "B"}
     result = score_records(records, preds)
@@ -535,15 +703,24 @@ def test_always_no_baseline():
     assert baseline_prediction("always_no", "residue_ligand", {}, rng) == "No"
     assert baseline_prediction("always_no", "pocket_ligand", {}, rng) == "None"
     assert baseline_prediction("always_no", "rotation_rotation", {}, rng) == "A"
-    assert score_prediction("residue_ligand", baseline_prediction("always_no", "residue_ligand", {}, rng), "No")["score"] == 1.0
+    assert (
+        score_prediction(
+            "residue_ligand", baseline_prediction("always_no", "residue_ligand", {}, rng), "No"
+        )["score"]
+        == 1.0
+    )
     with pytest.raises(ValueError):
         baseline_prediction("oracle", "translation", {}, rng)
 
 
 def test_random_choice_baseline_is_near_chance():
     rng = np.random.default_rng(7)
-    hits = [score_prediction("rotation_rotation", baseline_prediction("random", "rotation_rotation", {}, rng), "C")["score"]
-            for _ in range(2000)]
+    hits = [
+        score_prediction(
+            "rotation_rotation", baseline_prediction("random", "rotation_rotation", {}, rng), "C"
+        )["score"]
+        for _ in range(2000)
+    ]
     assert math.isclose(sum(hits) / len(hits), 0.25, abs_tol=0.04)
 
 
@@ -551,8 +728,12 @@ def test_scorer_loads_without_heavy_dependencies():
     """The scorer imports only builder.core and the operation language: a fresh interpreter that
     imports it has loaded none of Pillow, gemmi, RDKit, pyarrow or datasets."""
     heavy = ("PIL", "gemmi", "rdkit", "pyarrow", "datasets")
-    code = ("import sys, misi_bench.builder.scoring as s; s.score_prediction('translation', 'move x 1', 'move x 1'); "
-            f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    code = (
+        "import sys, misi_bench.builder.scoring as s; s.score_prediction('translation', 'move x 1', 'move x 1'); "
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"the scorer loaded {proc.stdout.strip()}"

@@ -1,5 +1,6 @@
 """Adversarial model outputs of issue 11, one row per case, expected scores written by hand from
 SPEC section 7; the paper's average and the published reference rows; long outputs."""
+
 from __future__ import annotations
 
 import math
@@ -21,80 +22,248 @@ from misi_bench.builder.scoring import (
 
 T9_GOLD = "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3"
 #: A long T9 gold answer (20 bonds, over 300 characters), as the builder writes it.
-T9_LONG = "; ".join(f"{res} {100 + i} {atom} A, {lig}{i}" for i, (res, atom, lig) in enumerate(
-    [("ASN", "OD1", "O"), ("ARG", "NH2", "N"), ("SER", "OG", "O"), ("THR", "OG1", "C")] * 5))
+T9_LONG = "; ".join(
+    f"{res} {100 + i} {atom} A, {lig}{i}"
+    for i, (res, atom, lig) in enumerate(
+        [("ASN", "OD1", "O"), ("ARG", "NH2", "N"), ("SER", "OG", "O"), ("THR", "OG1", "C")] * 5
+    )
+)
 T5_OPTIONS = ["image 8", "image 9", "image 10", "image 11"]
-FILLER = "The ligand sits deep in the pocket and the view is rotated; I compare both images carefully. "
+FILLER = (
+    "The ligand sits deep in the pocket and the view is rotated; I compare both images carefully. "
+)
 
 CASES = [
     # (case, task, model output, gold answer, options, expected score)
     # a closing remark after a correct bond list does not withdraw it
-    ("T4 remark after list", "residue_ligand", "Yes: ASN OD1, O5'. There are no bonds from the backbone.",
-     "Yes: ASN OD1, O5'", None, 1.0),
-    ("T9 remark after list", "pocket_ligand", f"{T9_GOLD}\n\nThere are no hydrogen bonds with other residues.",
-     T9_GOLD, None, 1.0),
-    ("T9 'none' remark", "pocket_ligand", f"{T9_GOLD}. Apart from these, none.", T9_GOLD, None, 1.0),
+    (
+        "T4 remark after list",
+        "residue_ligand",
+        "Yes: ASN OD1, O5'. There are no bonds from the backbone.",
+        "Yes: ASN OD1, O5'",
+        None,
+        1.0,
+    ),
+    (
+        "T9 remark after list",
+        "pocket_ligand",
+        f"{T9_GOLD}\n\nThere are no hydrogen bonds with other residues.",
+        T9_GOLD,
+        None,
+        1.0,
+    ),
+    (
+        "T9 'none' remark",
+        "pocket_ligand",
+        f"{T9_GOLD}. Apart from these, none.",
+        T9_GOLD,
+        None,
+        1.0,
+    ),
     # ... but a plain negative answer after discussing a bond still reads as No
-    ("T4 negative after a rejected bond", "residue_ligand",
-     "ASN OD1 - O1B is 3.9 A apart, too far. So there are no hydrogen bonds.", "No", None, 1.0),
-    ("T4 list withdrawn by a bare No", "residue_ligand", "Yes: ASN OD1, O1B. Wait, that is too far. No.",
-     "No", None, 1.0),
+    (
+        "T4 negative after a rejected bond",
+        "residue_ligand",
+        "ASN OD1 - O1B is 3.9 A apart, too far. So there are no hydrogen bonds.",
+        "No",
+        None,
+        1.0,
+    ),
+    (
+        "T4 list withdrawn by a bare No",
+        "residue_ligand",
+        "Yes: ASN OD1, O1B. Wait, that is too far. No.",
+        "No",
+        None,
+        1.0,
+    ),
     # bold / italic lists of any length
     ("T9 bold list > 300 chars", "pocket_ligand", f"**{T9_LONG}**", T9_LONG, None, 1.0),
     ("T9 italic list > 300 chars", "pocket_ligand", f"*{T9_LONG}*", T9_LONG, None, 1.0),
     ("T9 underscore-bold list", "pocket_ligand", f"Answer: __{T9_LONG}__", T9_LONG, None, 1.0),
-    ("T9 bold, one bond per line", "pocket_ligand", "\n".join(f"- **{b}**" for b in T9_LONG.split("; ")),
-     T9_LONG, None, 1.0),
+    (
+        "T9 bold, one bond per line",
+        "pocket_ligand",
+        "\n".join(f"- **{b}**" for b in T9_LONG.split("; ")),
+        T9_LONG,
+        None,
+        1.0,
+    ),
     # withdrawn answers: the final one counts, even when it is not valid
-    ("withdrawn, final non-integer", "translation", "I first thought move x 1. Final answer: move x 3.5",
-     "move x 1", None, 0.0),
-    ("withdrawn, final non-integer (gold 3)", "translation", "I first thought move x 1. Final answer: move x 3.5",
-     "move x 3", None, 0.0),
-    ("withdrawn, final valid", "translation", "I first thought move x 1. Final answer: move x 3", "move x 3", None, 1.0),
-    ("corrected without a marker", "rotation", "roll y 30? No wait: roll y 45.5", "roll y 30", None, 0.0),
-    ("T7 final list invalid", "docking", "roll y 60, move x -14 ... Final answer: roll y 60, move x -14.5",
-     "roll y 60, move x -14", None, 0.0),
+    (
+        "withdrawn, final non-integer",
+        "translation",
+        "I first thought move x 1. Final answer: move x 3.5",
+        "move x 1",
+        None,
+        0.0,
+    ),
+    (
+        "withdrawn, final non-integer (gold 3)",
+        "translation",
+        "I first thought move x 1. Final answer: move x 3.5",
+        "move x 3",
+        None,
+        0.0,
+    ),
+    (
+        "withdrawn, final valid",
+        "translation",
+        "I first thought move x 1. Final answer: move x 3",
+        "move x 3",
+        None,
+        1.0,
+    ),
+    (
+        "corrected without a marker",
+        "rotation",
+        "roll y 30? No wait: roll y 45.5",
+        "roll y 30",
+        None,
+        0.0,
+    ),
+    (
+        "T7 final list invalid",
+        "docking",
+        "roll y 60, move x -14 ... Final answer: roll y 60, move x -14.5",
+        "roll y 60, move x -14",
+        None,
+        0.0,
+    ),
     # final answers far from the end of long text
-    ("answer followed by 60k chars", "translation", "Final answer: move x 3\n\n" + FILLER * 700, "move x 3", None, 1.0),
-    ("reasoning, answer, long explanation", "docking",
-     "move x 9 roll z 30 " + FILLER * 300 + "Final answer: roll y 60, move x -14\n" + ("Why: " + FILLER) * 400
-     + " A roll z 15 would not fit.", "roll y 60, move x -14", None, 1.0),
-    ("letter then long explanation", "interaction_location", "**Answer: (B)**\n\n" + FILLER * 500 + "Option D is wrong.",
-     "B", None, 1.0),
-    ("T9 list then long explanation", "pocket_ligand", f"Answer: {T9_GOLD}\n\n" + FILLER * 400, T9_GOLD, None, 1.0),
+    (
+        "answer followed by 60k chars",
+        "translation",
+        "Final answer: move x 3\n\n" + FILLER * 700,
+        "move x 3",
+        None,
+        1.0,
+    ),
+    (
+        "reasoning, answer, long explanation",
+        "docking",
+        "move x 9 roll z 30 "
+        + FILLER * 300
+        + "Final answer: roll y 60, move x -14\n"
+        + ("Why: " + FILLER) * 400
+        + " A roll z 15 would not fit.",
+        "roll y 60, move x -14",
+        None,
+        1.0,
+    ),
+    (
+        "letter then long explanation",
+        "interaction_location",
+        "**Answer: (B)**\n\n" + FILLER * 500 + "Option D is wrong.",
+        "B",
+        None,
+        1.0,
+    ),
+    (
+        "T9 list then long explanation",
+        "pocket_ligand",
+        f"Answer: {T9_GOLD}\n\n" + FILLER * 400,
+        T9_GOLD,
+        None,
+        1.0,
+    ),
     # letters
-    ("article A before the answer", "rotation_rotation", "Answer: A rotation about x matches image 10, so C.",
-     "C", None, 1.0),
-    ("lower-case letter before 'because'", "translation_rotation", "the answer is b because the ligand moved left",
-     "B", None, 1.0),
-    ("letter A followed by 'because'", "translation_rotation", "Answer: A because the top view matches.",
-     "A", None, 1.0),
-    ("T5 option text", "translation_rotation", "The second complex looks like image 9.", "B", T5_OPTIONS, 1.0),
-    ("T5 option text, 10 not 1", "translation_rotation", "Image 10 matches best.", "C", T5_OPTIONS, 1.0),
+    (
+        "article A before the answer",
+        "rotation_rotation",
+        "Answer: A rotation about x matches image 10, so C.",
+        "C",
+        None,
+        1.0,
+    ),
+    (
+        "lower-case letter before 'because'",
+        "translation_rotation",
+        "the answer is b because the ligand moved left",
+        "B",
+        None,
+        1.0,
+    ),
+    (
+        "letter A followed by 'because'",
+        "translation_rotation",
+        "Answer: A because the top view matches.",
+        "A",
+        None,
+        1.0,
+    ),
+    (
+        "T5 option text",
+        "translation_rotation",
+        "The second complex looks like image 9.",
+        "B",
+        T5_OPTIONS,
+        1.0,
+    ),
+    (
+        "T5 option text, 10 not 1",
+        "translation_rotation",
+        "Image 10 matches best.",
+        "C",
+        T5_OPTIONS,
+        1.0,
+    ),
     ("T6 option text, wrong one", "rotation_rotation", "It is image 11.", "A", T5_OPTIONS, 0.0),
     # bond lists as markdown tables
-    ("T9 markdown table", "pocket_ligand",
-     ("| Residue | No. | Atom | Chain | Ligand atom | Distance (Å) |\n|---|---|---|---|---|---|\n"
-      "| ASN | 460 | OD1 | A | O1B | 2.9 |\n| ARG | 766 | NH2 | A | O3 | 3.1 |"), T9_GOLD, None, 1.0),
-    ("T4 markdown table", "residue_ligand",
-     "Yes.\n\n| Residue | Protein atom | Ligand atom |\n|:--|:--|:--|\n| ASN | OD1 | O1B |\n| ASN | ND2 | O2 |",
-     "Yes: ASN OD1, O1B; ASN ND2, O2", None, 1.0),
-    ("T9 table without header", "pocket_ligand", "| ASN 460 OD1 A | O1B |\n| ARG 766 NH2 A | O3 |", T9_GOLD, None, 1.0),
-    ("T9 table, half the bonds", "pocket_ligand",
-     "| Residue | Atom | Ligand |\n|---|---|---|\n| ASN 460 | OD1 | O1B |", T9_GOLD, None, 0.5),
+    (
+        "T9 markdown table",
+        "pocket_ligand",
+        (
+            "| Residue | No. | Atom | Chain | Ligand atom | Distance (Å) |\n|---|---|---|---|---|---|\n"
+            "| ASN | 460 | OD1 | A | O1B | 2.9 |\n| ARG | 766 | NH2 | A | O3 | 3.1 |"
+        ),
+        T9_GOLD,
+        None,
+        1.0,
+    ),
+    (
+        "T4 markdown table",
+        "residue_ligand",
+        "Yes.\n\n| Residue | Protein atom | Ligand atom |\n|:--|:--|:--|\n| ASN | OD1 | O1B |\n| ASN | ND2 | O2 |",
+        "Yes: ASN OD1, O1B; ASN ND2, O2",
+        None,
+        1.0,
+    ),
+    (
+        "T9 table without header",
+        "pocket_ligand",
+        "| ASN 460 OD1 A | O1B |\n| ARG 766 NH2 A | O3 |",
+        T9_GOLD,
+        None,
+        1.0,
+    ),
+    (
+        "T9 table, half the bonds",
+        "pocket_ligand",
+        "| Residue | Atom | Ligand |\n|---|---|---|\n| ASN 460 | OD1 | O1B |",
+        T9_GOLD,
+        None,
+        0.5,
+    ),
 ]
 
 
 @pytest.mark.parametrize("case,task,text,gold,options,expected", CASES, ids=[c[0] for c in CASES])
 def test_adversarial_outputs(case, task, text, gold, options, expected):
     out = score_prediction(task, text, gold, options=options)
-    assert out["score"] == pytest.approx(expected), (case, parse_prediction(task, text, options=options))
+    assert out["score"] == pytest.approx(expected), (
+        case,
+        parse_prediction(task, text, options=options),
+    )
 
 
 def test_non_integer_final_answer_is_not_read_as_an_earlier_one():
     """Documented rule: the final answer is what counts; a non-integer magnitude makes it
     invalid (None, score 0); a withdrawn earlier command is never read in its place."""
-    assert parse_prediction("translation", "I first thought move x 1. Final answer: move x 3.5") is None
+    assert (
+        parse_prediction("translation", "I first thought move x 1. Final answer: move x 3.5")
+        is None
+    )
     assert parse_prediction("translation", "move x 3.0") is not None  # 3.0 is the integer 3
 
 
@@ -103,26 +272,52 @@ def test_long_output_cost_is_bounded():
     does not depend on text far from the answer marker and from the end."""
     far = "move x 1 " + FILLER * 11_000  # about 1 MB, an early command far from everything
     assert len(far) > 50 * MAX_CHARS
-    assert parse_prediction("translation", far + "Final answer: move x 3") == parse_prediction("translation", "move x 3")
+    assert parse_prediction("translation", far + "Final answer: move x 3") == parse_prediction(
+        "translation", "move x 3"
+    )
     assert parse_prediction("translation", far) is None  # the early command is beyond both windows
-    assert score_prediction("translation", "Answer: move x 3\n" + FILLER * 11_000, "move x 3")["score"] == 1.0
+    assert (
+        score_prediction("translation", "Answer: move x 3\n" + FILLER * 11_000, "move x 3")["score"]
+        == 1.0
+    )
 
 
 # ------------------------------------------------------------------------------------------
 # the paper's average and reference rows
 # ------------------------------------------------------------------------------------------
 
-HUMAN_COLUMNS = {"T1": 1.0, "T2": 0.7018, "T3": 0.30, "T4_positive": 1.0, "T4_negative": 1.0,
-                 "T7": 0.7454, "T8": 0.92, "T9": 0.8278}
+HUMAN_COLUMNS = {
+    "T1": 1.0,
+    "T2": 0.7018,
+    "T3": 0.30,
+    "T4_positive": 1.0,
+    "T4_negative": 1.0,
+    "T7": 0.7454,
+    "T8": 0.92,
+    "T9": 0.8278,
+}
 
 
 def _rows_with_columns(columns: dict[str, float], t5: float = 0.25, t6: float = 0.25):
-    task_of = {"T1": "translation", "T2": "rotation", "T3": "zooming", "T7": "docking",
-               "T8": "interaction_location", "T9": "pocket_ligand"}
+    task_of = {
+        "T1": "translation",
+        "T2": "rotation",
+        "T3": "zooming",
+        "T7": "docking",
+        "T8": "interaction_location",
+        "T9": "pocket_ligand",
+    }
     rows = [(task_of[k], {"score": v, "exact": 0.0}) for k, v in columns.items() if k in task_of]
-    rows.append(("residue_ligand", {"score": columns["T4_positive"], "exact": 0.0, "polarity": 1.0}))
-    rows += [("residue_ligand", {"score": columns["T4_negative"], "exact": 0.0, "polarity": 0.0})] * 3
-    rows += [("translation_rotation", {"score": t5, "exact": t5}), ("rotation_rotation", {"score": t6, "exact": t6})]
+    rows.append(
+        ("residue_ligand", {"score": columns["T4_positive"], "exact": 0.0, "polarity": 1.0})
+    )
+    rows += [
+        ("residue_ligand", {"score": columns["T4_negative"], "exact": 0.0, "polarity": 0.0})
+    ] * 3
+    rows += [
+        ("translation_rotation", {"score": t5, "exact": t5}),
+        ("rotation_rotation", {"score": t6, "exact": t6}),
+    ]
     return rows
 
 
@@ -144,7 +339,9 @@ def test_paper_average_reproduces_the_human_row():
 
 def test_paper_average_ignores_t5_t6_and_weights_t4_halves():
     base = aggregate(_rows_with_columns(HUMAN_COLUMNS, t5=0.0, t6=0.0))["paper_average"]
-    assert aggregate(_rows_with_columns(HUMAN_COLUMNS, t5=1.0, t6=1.0))["paper_average"] == pytest.approx(base)
+    assert aggregate(_rows_with_columns(HUMAN_COLUMNS, t5=1.0, t6=1.0))[
+        "paper_average"
+    ] == pytest.approx(base)
     # T4 negatives count as one column of eight however many rows they have
     lower = dict(HUMAN_COLUMNS, T4_negative=0.0)
     assert aggregate(_rows_with_columns(lower))["paper_average"] == pytest.approx(base - 1 / 8)
@@ -158,7 +355,9 @@ def test_paper_reference_rows():
     assert by_name["fine-tuned 7B"].paper_average == pytest.approx(0.6296)
     assert by_name["best API model"].paper_average == pytest.approx(0.3437)
     ft = by_name["fine-tuned 7B"]
-    assert (ft.score("T1"), ft.score("T2"), ft.score("T3"), ft.score("T9")) == pytest.approx((0.9984, 0.9971, 0.2714, 0.1072))
+    assert (ft.score("T1"), ft.score("T2"), ft.score("T3"), ft.score("T9")) == pytest.approx(
+        (0.9984, 0.9971, 0.2714, 0.1072)
+    )
     assert ft.score("T4_positive") is None and ft.score("T7") is None  # not known: not guessed
     assert all(v is None for v in by_name["best API model"].by_column.values())
     for row in rows:
@@ -183,30 +382,49 @@ def test_paper_reference_file_rules(tmp_path, monkeypatch):
             paper_reference.paper_reference_rows.cache_clear()
 
     eight = "T1: 1, T2: 1, T3: 1, T4_positive: 1, T4_negative: 1, T7: 1, T8: 1, T9: 1"
-    ok = rows_of(f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n    paper_average: 1\n")
-    assert ok[0].score("T5") is None and ok[0].score("T1") == 0.01 and list(ok[0].by_column) == list(COLUMN_KEYS)
+    ok = rows_of(
+        f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n    paper_average: 1\n"
+    )
+    assert (
+        ok[0].score("T5") is None
+        and ok[0].score("T1") == 0.01
+        and list(ok[0].by_column) == list(COLUMN_KEYS)
+    )
     for bad in (f"{{{eight}, T11: 3}}", "{T1: 1, T2: 1}"):
         with pytest.raises(ValueError, match="must list the same columns"):
             rows_of(f"source: test\nrows:\n  - name: a\n    scores: {bad}\n")
     with pytest.raises(ValueError, match="row 'b' must list the same columns"):
-        rows_of(f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n"
-                f"  - name: b\n    scores: {{{eight}, T5: 2}}\n")
+        rows_of(
+            f"source: test\nrows:\n  - name: a\n    scores: {{{eight}}}\n"
+            f"  - name: b\n    scores: {{{eight}, T5: 2}}\n"
+        )
 
 
 # ------------------------------------------------------------------------------------------
 # never raises, on markdown-heavy and long text too
 # ------------------------------------------------------------------------------------------
 
-MARKDOWN_TEXT = st.text(alphabet=st.sampled_from(list("|*_-#:>`\n .,;ASNODYesNoneanswr0123456789xyz()ABCD")), max_size=400)
+MARKDOWN_TEXT = st.text(
+    alphabet=st.sampled_from(list("|*_-#:>`\n .,;ASNODYesNoneanswr0123456789xyz()ABCD")),
+    max_size=400,
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(task=st.sampled_from(TASK_NAMES), text=MARKDOWN_TEXT, repeat=st.integers(1, 200))
 def test_markdown_and_long_text_never_raise(task, text, repeat):
-    gold = {"translation": "move x 3", "rotation": "roll z -45", "zooming": "move z 52", "docking": "roll y 60, move x -14",
-            "residue_ligand": "Yes: ASN OD1, O1B", "pocket_ligand": T9_GOLD}.get(task, "B")
+    gold = {
+        "translation": "move x 3",
+        "rotation": "roll z -45",
+        "zooming": "move z 52",
+        "docking": "roll y 60, move x -14",
+        "residue_ligand": "Yes: ASN OD1, O1B",
+        "pocket_ligand": T9_GOLD,
+    }.get(task, "B")
     out = score_prediction(task, text * repeat, gold, options=T5_OPTIONS)
-    assert all(0.0 <= v <= 1.0 for v in out.values()) and not any(math.isnan(v) for v in out.values())
+    assert all(0.0 <= v <= 1.0 for v in out.values()) and not any(
+        math.isnan(v) for v in out.values()
+    )
 
 
 def test_long_gold_is_longer_than_the_old_emphasis_cap():

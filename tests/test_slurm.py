@@ -1,6 +1,7 @@
 """Cluster builds under a real single-node Slurm (slurm-wlm + munge, started here as root): the
 generated script's job array and merge give the same bytes as a one-machine build, and a killed
 array task re-submitted alone resumes and completes the build."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,9 @@ JOB_TIMEOUT = 600  # seconds; one case takes well under a minute on 2 cores
 def slurm(tmp_path_factory):
     missing = missing_programs()
     assert not missing, f"{missing} not installed: apt-get install -y slurm-wlm munge (see .ci/run)"
-    assert os.geteuid() == 0, "the Slurm test starts munged, slurmctld and slurmd itself and needs root"
+    assert os.geteuid() == 0, (
+        "the Slurm test starts munged, slurmctld and slurmd itself and needs root"
+    )
     cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
     try:
         yield cluster.start()
@@ -39,24 +42,33 @@ def reference(tmp_path_factory):
     from misi_bench.builder.dataset.build import build_dataset
 
     out = tmp_path_factory.mktemp("one_machine") / "out"
-    build_dataset(source="samples", out=out, seed=SEED, limit=LIMIT, tasks=TASKS, workers=1, progress=False)
+    build_dataset(
+        source="samples", out=out, seed=SEED, limit=LIMIT, tasks=TASKS, workers=1, progress=False
+    )
     return out
 
 
 def _files(folder: Path) -> dict[str, bytes]:
     """Every file of a build folder except the hidden work and log folders."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    }
 
 
 def _script(tmp_path: Path, out: Path) -> Path:
     from misi_bench.builder.dataset.slurm import SlurmJob, write_slurm_script
 
-    job = SlurmJob(source="samples", out=str(out), shards=SHARDS, cpus=1, time="20", build_args=BUILD_ARGS)
+    job = SlurmJob(
+        source="samples", out=str(out), shards=SHARDS, cpus=1, time="20", build_args=BUILD_ARGS
+    )
     return write_slurm_script(job, tmp_path / "build.sbatch")
 
 
-def _submit(slurm: SlurmCluster, script: Path, *args: str, env: dict | None = None) -> tuple[str, str]:
+def _submit(
+    slurm: SlurmCluster, script: Path, *args: str, env: dict | None = None
+) -> tuple[str, str]:
     text = slurm.run(["bash", str(script), *args], cwd=script.parent, env=env).stdout
     found = re.search(r"array_job=(\d+) merge_job=(\d+)", text)
     assert found, text
@@ -72,7 +84,9 @@ def test_array_build_equals_one_machine_build(slurm, reference, tmp_path):
     # each array task built its own shard (picked from SLURM_ARRAY_TASK_ID) and did not merge
     for i in range(SHARDS):
         log = (out / ".slurm" / f"misi-build-{array_job}_{i}.out").read_text()
-        assert f"Slurm array task {i} of job {array_job}: building shard {i} of {SHARDS}" in log, log
+        assert f"Slurm array task {i} of job {array_job}: building shard {i} of {SHARDS}" in log, (
+            log
+        )
         assert f"shard {i} of {SHARDS} generated" in log and "built " not in log, log
     expected = _files(reference)
     assert "manifest.json" in expected and any(k.endswith(".parquet") for k in expected)
@@ -83,16 +97,22 @@ def test_killed_array_task_resubmitted_completes_the_build(slurm, reference, tmp
     out = tmp_path / "cluster"
     script = _script(tmp_path, out)
     array_job, merge_job = _submit(slurm, script, env={"SBATCH_HOLD": "1"})  # all held
-    slurm.run(["scontrol", "release", f"{array_job}_1"])  # task 1 starts alone; kill it while it runs
+    slurm.run(
+        ["scontrol", "release", f"{array_job}_1"]
+    )  # task 1 starts alone; kill it while it runs
     slurm.wait_state(f"{array_job}_1", "RUNNING", JOB_TIMEOUT)
     slurm.run(["scancel", f"{array_job}_1"])
     for task in (0, 2):
         slurm.run(["scontrol", "release", f"{array_job}_{task}"])
-    slurm.run(["scontrol", "release", merge_job], check=False)  # may already be cancelled (invalid dependency)
+    slurm.run(
+        ["scontrol", "release", merge_job], check=False
+    )  # may already be cancelled (invalid dependency)
     states = slurm.wait_jobs([array_job, merge_job], JOB_TIMEOUT)
     assert states[f"{array_job}_0"] == states[f"{array_job}_2"] == "COMPLETED", states
     assert states[f"{array_job}_1"] == "CANCELLED", states
-    assert states[merge_job] != "COMPLETED", states  # afterok never satisfied: the merge did not run
+    assert states[merge_job] != "COMPLETED", (
+        states
+    )  # afterok never satisfied: the merge did not run
     assert not (out / "manifest.json").exists()
     # the merge refuses an incomplete set of shards and names the missing one
     refused = slurm.run(["bash", str(script), "--merge"], check=False)
@@ -106,5 +126,7 @@ def test_killed_array_task_resubmitted_completes_the_build(slurm, reference, tmp
     assert set(states.values()) == {"COMPLETED"}, (states, slurm.logs())
     assert sorted(states) == sorted([f"{array_job}_1", merge_job])
     after = {p.name: p.stat().st_mtime_ns for p in out.glob(".work/*/complexes/*.status.json")}
-    assert len(after) == LIMIT and all(after[k] == v for k, v in done.items())  # finished shards not redone
+    assert len(after) == LIMIT and all(
+        after[k] == v for k, v in done.items()
+    )  # finished shards not redone
     assert _files(out) == _files(reference)

@@ -1,14 +1,14 @@
 """Structure reading on real complexes, and every kind of bad input."""
+
 import gzip
 import shutil
 
 import numpy as np
 import pytest
-
 from misi_bench.builder.chemistry import files, structure
+from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.core.records import ComplexRef
-from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
 
 
 def test_every_sample_loads_with_a_pocket_around_the_ligand(complexes):
@@ -147,7 +147,8 @@ def test_only_hydrogens_and_nonstandard_residues(tmp_path):
         "HETATM    1  H1  LIG A   1       0.000   0.000   0.000  1.00  0.00           H\n"
         "HETATM    2  H2  LIG A   1       0.700   0.000   0.000  1.00  0.00           H\n"
         "HETATM    3  CA  MSE A   2       5.000   0.000   0.000  1.00  0.00           C\n"
-        "END\n")
+        "END\n"
+    )
     with pytest.raises(InputError, match="only hydrogen"):
         read_raw_entry(only_h, "LIG")
 
@@ -160,7 +161,15 @@ def test_alternate_locations_and_insertion_codes(raw_refs, tmp_path):
             # give GLN 725 an insertion code and a second, lower-occupancy alternate location
             line = line[:26] + "A" + line[27:]
             first = line[:16] + "A" + line[17:54] + "  0.60" + line[60:]
-            second = line[:16] + "B" + line[17:30] + f"{float(line[30:38]) + 1.5:8.3f}" + line[38:54] + "  0.40" + line[60:]
+            second = (
+                line[:16]
+                + "B"
+                + line[17:30]
+                + f"{float(line[30:38]) + 1.5:8.3f}"
+                + line[38:54]
+                + "  0.40"
+                + line[60:]
+            )
             out += [first, second]
         else:
             out.append(line)
@@ -206,8 +215,12 @@ def test_nonstandard_residues_stay_out_of_the_pocket(raw_refs, tmp_path):
     """A modified residue (here LEU 715 renamed to the non-standard MLE) is left out of the
     pocket instead of failing the read; the rest of the complex is unchanged."""
     text = gzip.decompress(raw_refs["1a28"].path.read_bytes()).decode()
-    lines = [("HETATM" + ln[6:17] + "MLE" + ln[20:]) if ln.startswith("ATOM") and ln[17:20] == "LEU" and ln[22:26].strip() == "715"
-             else ln for ln in text.splitlines()]
+    lines = [
+        ("HETATM" + ln[6:17] + "MLE" + ln[20:])
+        if ln.startswith("ATOM") and ln[17:20] == "LEU" and ln[22:26].strip() == "715"
+        else ln
+        for ln in text.splitlines()
+    ]
     path = tmp_path / "1a28_mle.pdb"
     path.write_text("\n".join(lines) + "\n")
     cx = read_raw_entry(path, "STR")

@@ -1,11 +1,11 @@
 """The nine task generators on every real sample complex."""
+
 import json
 import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from misi_bench.builder import scoring
 from misi_bench.builder.operations.language import Move, Roll, parse_operations
 from misi_bench.builder.tasks import TASKS, generator
@@ -22,9 +22,17 @@ def annotations(complexes):
 def make_ctx(annotations, pdb_id, task, split="test", seed=0):
     params = load_params()
     partners = [p for p in sorted(annotations) if p != pdb_id]
-    return TaskContext(ann=annotations[pdb_id], split=split, seed=seed, params=params["tasks"][task],
-                       choice=params["choice"], template_version=load_templates()["version"],
-                       params_version=params["version"], partners=partners, load_partner=annotations.get)
+    return TaskContext(
+        ann=annotations[pdb_id],
+        split=split,
+        seed=seed,
+        params=params["tasks"][task],
+        choice=params["choice"],
+        template_version=load_templates()["version"],
+        params_version=params["version"],
+        partners=partners,
+        load_partner=annotations.get,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -70,11 +78,20 @@ def test_counts_and_ranges_follow_the_params(generated):
                 assert len(set(inst.options)) == 4
                 if task != "interaction_location":
                     assert len({tuple(o) for o in meta["option_operations"]}) == 4
-                    assert sorted(meta["option_schemes"]) == sorted(["correct", "magnitudes", "sign_f1", "axis_f1"])
+                    assert sorted(meta["option_schemes"]) == sorted(
+                        ["correct", "magnitudes", "sign_f1", "axis_f1"]
+                    )
             if task == "translation_rotation":
                 assert meta["target"] != pdb_id
-        counts = {"translation": 2, "rotation": 3, "zooming": 2, "translation_rotation": 3,
-                  "rotation_rotation": 3, "docking": 3, "pocket_ligand": 1}
+        counts = {
+            "translation": 2,
+            "rotation": 3,
+            "zooming": 2,
+            "translation_rotation": 3,
+            "rotation_rotation": 3,
+            "docking": 3,
+            "pocket_ligand": 1,
+        }
         if task in counts:
             assert len(items) == counts[task], (pdb_id, task)
 
@@ -94,7 +111,9 @@ def test_t4_balances_positives_and_negatives(generated):
 
 def test_letters_spread_over_a_to_d(generated):
     for task in ("translation_rotation", "rotation_rotation", "interaction_location"):
-        letters = Counter(i.answer for (p, t), items in generated.items() if t == task for i in items)
+        letters = Counter(
+            i.answer for (p, t), items in generated.items() if t == task for i in items
+        )
         assert set(letters) == set("ABCD"), (task, letters)
 
 
@@ -126,11 +145,16 @@ def test_prompt_snapshots(generated):
     """The exact prompt text of the first question of each task on 1A28; an intentional change
     bumps the template version and reruns with MISI_UPDATE_SNAPSHOTS=1."""
     # (T8 on 1HVR: 1A28 has no H-bond under the default chimerax criteria)
-    current = {task: generated[("1hvr" if task == "interaction_location" else "1a28", task)][0].question
-               for task in TASKS}
+    current = {
+        task: generated[("1hvr" if task == "interaction_location" else "1a28", task)][0].question
+        for task in TASKS
+    }
     current["_template_version"] = load_templates()["version"]
     if os.environ.get("MISI_UPDATE_SNAPSHOTS") == "1":
-        SNAPSHOT.write_text(json.dumps(current, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        SNAPSHOT.write_text(
+            json.dumps(current, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
     frozen = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     assert frozen == current
 
@@ -140,7 +164,11 @@ def test_prompts_carry_what_the_spec_requires(generated):
         for inst in items[:1]:
             q = inst.question
             assert pdb_id.upper() in q
-            assert "Image 1:" in q and f"Image {len(inst.images)}:" in q and f"Image {len(inst.images) + 1}:" not in q
+            assert (
+                "Image 1:" in q
+                and f"Image {len(inst.images)}:" in q
+                and f"Image {len(inst.images) + 1}:" not in q
+            )
             assert "hydrogen atoms" in q and "black background" in q
             if task not in ("residue_ligand", "pocket_ligand"):
                 assert "+x points to the right" in q

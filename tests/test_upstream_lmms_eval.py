@@ -9,6 +9,7 @@ CPU-only torch with PyPI's CUDA torchvision (see ``eval_plugins/_torch_compat.py
 a real small build placed at ``./misi-bench/misi-bench`` of the working directory, the local-clone
 layout of the Hub repo id that the task YAML names, so ``datasets`` loads it offline.
 """
+
 from __future__ import annotations
 
 import glob
@@ -21,16 +22,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from harness_support import patched_copy
-
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.upstream import make_patches
+
+from harness_support import patched_copy
 
 LIMIT = 2
 
 
 def test_committed_task_patch_is_current():
-    assert make_patches.main(["--check"]) == 0, "run python -m misi_bench.eval_plugins.upstream.make_patches"
+    assert make_patches.main(["--check"]) == 0, (
+        "run python -m misi_bench.eval_plugins.upstream.make_patches"
+    )
     patch = make_patches.TASK_PATCH.read_text()
     names = {p.name for p in make_patches.task_files()}
     assert {"utils.py", "README.md", "misi.yaml", "_default_template_yaml"} <= names
@@ -41,31 +44,69 @@ def test_committed_task_patch_is_current():
 def test_task_readme_names_every_metric():
     folder = make_patches.TASK_FOLDER
     readme = (folder / "README.md").read_text()
-    template = yaml.safe_load("\n".join(
-        line for line in (folder / "_default_template_yaml").read_text().splitlines() if "!function" not in line))
+    template = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (folder / "_default_template_yaml").read_text().splitlines()
+            if "!function" not in line
+        )
+    )
     group = yaml.safe_load((folder / "misi.yaml").read_text())
-    names = {m["metric"] for m in template["metric_list"]} | {m["metric"] for m in group["aggregate_metric_list"]}
+    names = {m["metric"] for m in template["metric_list"]} | {
+        m["metric"] for m in group["aggregate_metric_list"]
+    }
     for name in sorted(names):
-        assert f"`{name}`" in readme, (f"metric {name} of the task YAML is not described in {folder / 'README.md'}: "
-                                       "add it, then run python -m misi_bench.eval_plugins.upstream.make_patches")
+        assert f"`{name}`" in readme, (
+            f"metric {name} of the task YAML is not described in {folder / 'README.md'}: "
+            "add it, then run python -m misi_bench.eval_plugins.upstream.make_patches"
+        )
     for task in TASKS:
         assert f"misi_{task}" in readme, task
 
 
-def _bare_lmms_eval(tmp: Path, site: Path, data_dir: Path, args: list[str], extra_env: dict | None = None) -> dict:
+def _bare_lmms_eval(
+    tmp: Path, site: Path, data_dir: Path, args: list[str], extra_env: dict | None = None
+) -> dict:
     work = tmp / "work"
     (work / "misi-bench").mkdir(parents=True)
     (work / "misi-bench" / "misi-bench").symlink_to(data_dir, target_is_directory=True)
     root = Path(__file__).resolve().parents[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MISI_BENCH_", "LMMS_EVAL_PLUGINS"))}
-    env.update({"PYTHONPATH": os.pathsep.join([str(site), str(root)]), "HF_DATASETS_OFFLINE": "1",
-                "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp / "hf"), "TOKENIZERS_PARALLELISM": "false",
-                **(extra_env or {})})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MISI_BENCH_", "LMMS_EVAL_PLUGINS"))
+    }
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(site), str(root)]),
+            "HF_DATASETS_OFFLINE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "HF_HOME": str(tmp / "hf"),
+            "TOKENIZERS_PARALLELISM": "false",
+            **(extra_env or {}),
+        }
+    )
     out = tmp / "out"
     exe = Path(sys.executable).with_name("lmms-eval")
-    proc = subprocess.run([str(exe), "--tasks", "misi_*", "--limit", str(LIMIT), "--output_path", str(out),
-                           "--verbosity", "WARNING", *args], cwd=work, env=env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [
+            str(exe),
+            "--tasks",
+            "misi_*",
+            "--limit",
+            str(LIMIT),
+            "--output_path",
+            str(out),
+            "--verbosity",
+            "WARNING",
+            *args,
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     files = glob.glob(str(out / "**" / "*results.json"), recursive=True)
     # lmms-eval exits 0 even when nothing ran, so the results file is the check
     assert proc.returncode == 0 and files, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -83,7 +124,9 @@ def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
     site = patched_copy(tmp_path, "lmms_eval", [make_patches.TASK_PATCH])
     assert (site / "lmms_eval" / "tasks" / "misi" / "misi.yaml").is_file()
     constant = "A"
-    results = _bare_lmms_eval(tmp_path, site, data_dir, ["--model", "dummy", "--model_args", f"response={constant}"])
+    results = _bare_lmms_eval(
+        tmp_path, site, data_dir, ["--model", "dummy", "--model_args", f"response={constant}"]
+    )
     for task in TASKS:
         rows = datasets.load_dataset(str(data_dir), task, split="test").select(range(LIMIT))
         expected = math.fsum(score_doc(r, constant)["score"] for r in rows) / LIMIT
@@ -94,7 +137,12 @@ def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
 def test_plugin_patch_lets_an_installed_package_register_tasks(tmp_path, data_dir):
     site = patched_copy(tmp_path, "lmms_eval", [make_patches.PLUGIN_PATCH])
     assert not (site / "lmms_eval" / "tasks" / "misi").exists()  # the tasks come from our package
-    results = _bare_lmms_eval(tmp_path, site, data_dir, ["--model", "misi_oracle"],
-                              {"LMMS_EVAL_PLUGINS": "misi_bench.eval_plugins.lmms_eval"})
+    results = _bare_lmms_eval(
+        tmp_path,
+        site,
+        data_dir,
+        ["--model", "misi_oracle"],
+        {"LMMS_EVAL_PLUGINS": "misi_bench.eval_plugins.lmms_eval"},
+    )
     for task in TASKS:
         assert results[f"misi_{task}"]["score,none"] == 1.0, task

@@ -6,6 +6,7 @@ Only the weight-free oracle model is registered in the subprocess (VLMEvalKit ha
 without weights); the dataset side is VLMEvalKit's alone. The copy's folder holds the torchvision
 shim as ``sitecustomize.py`` (environment fix, see ``harness_support.TORCHVISION_SHIM``).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,9 +16,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from harness_support import patched_copy
-
 from misi_bench.eval_plugins.common import TASKS
+
+from harness_support import patched_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 PATCH = ROOT / "eval_plugins" / "upstream" / "vlmevalkit" / "0001-add-misi-datasets.patch"
@@ -45,12 +46,36 @@ def test_patched_vlmevalkit_registers_and_scores_misi(tmp_path, data_dir):
     """)
     (tmp_path / "lmu").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MISI_BENCH_")}
-    env.update({"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]), "HF_DATASETS_OFFLINE": "1",
-                "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "LMUData": str(tmp_path / "lmu"),
-                "MISI_BENCH_REPO": str(data_dir)})
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
+            "HF_DATASETS_OFFLINE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "HF_HOME": str(tmp_path / "hf"),
+            "LMUData": str(tmp_path / "lmu"),
+            "MISI_BENCH_REPO": str(data_dir),
+        }
+    )
     work = tmp_path / "work"
-    proc = subprocess.run([sys.executable, "-c", script, str(site), "--data", "MiSI_tiny", "--model", "misi_oracle",
-                           "--work-dir", str(work)], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            str(site),
+            "--data",
+            "MiSI_tiny",
+            "--model",
+            "misi_oracle",
+            "--work-dir",
+            str(work),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     table = pd.read_csv(work / "misi_oracle" / "misi_oracle_MiSI_tiny_acc.csv")
     scores = dict(zip(table["task"], table["score"]))

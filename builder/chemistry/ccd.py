@@ -2,6 +2,7 @@
 names, elements, formal charges, bond orders and hydrogen counts, and raw-entry ligands built
 from them.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,9 +40,15 @@ def ccd_template(code: str) -> dict | None:
         log.debug("no CCD template for %s: %s", code, exc)
         _CCD_CACHE[code] = None
         return None
-    kind = {struc.BondType.SINGLE: 1, struc.BondType.DOUBLE: 2, struc.BondType.TRIPLE: 3,
-            struc.BondType.AROMATIC_SINGLE: 1, struc.BondType.AROMATIC_DOUBLE: 2,
-            struc.BondType.AROMATIC_TRIPLE: 3, struc.BondType.AROMATIC: 4}
+    kind = {
+        struc.BondType.SINGLE: 1,
+        struc.BondType.DOUBLE: 2,
+        struc.BondType.TRIPLE: 3,
+        struc.BondType.AROMATIC_SINGLE: 1,
+        struc.BondType.AROMATIC_DOUBLE: 2,
+        struc.BondType.AROMATIC_TRIPLE: 3,
+        struc.BondType.AROMATIC: 4,
+    }
     elements = [normalise_element(str(e)) for e in arr.element]
     heavy = [k for k, el in enumerate(elements) if el not in ("H", "D")]
     remap = {old: new for new, old in enumerate(heavy)}
@@ -55,9 +62,15 @@ def ccd_template(code: str) -> dict | None:
             n_h[remap[a]] += 1
         elif b in remap:
             n_h[remap[b]] += 1
-    template = {"code": code, "names": [str(arr.atom_name[k]) for k in heavy],
-                "elements": [elements[k] for k in heavy], "charges": [int(arr.charge[k]) for k in heavy],
-                "bonds": bonds, "n_h": n_h, "coords": np.asarray(arr.coord)[heavy]}
+    template = {
+        "code": code,
+        "names": [str(arr.atom_name[k]) for k in heavy],
+        "elements": [elements[k] for k in heavy],
+        "charges": [int(arr.charge[k]) for k in heavy],
+        "bonds": bonds,
+        "n_h": n_h,
+        "coords": np.asarray(arr.coord)[heavy],
+    }
     _CCD_CACHE[code] = template
     return template
 
@@ -72,7 +85,10 @@ def ligand_from_ccd(path: Path, copy: dict):
     if not atoms:
         raise InputError(path, f"ligand {copy['name']} has only hydrogen atoms")
     if len(atoms) > MAX_LIGAND_ATOMS:
-        raise InputError(path, f"ligand {copy['name']} has {len(atoms)} heavy atoms (> {MAX_LIGAND_ATOMS}); not a small molecule")
+        raise InputError(
+            path,
+            f"ligand {copy['name']} has {len(atoms)} heavy atoms (> {MAX_LIGAND_ATOMS}); not a small molecule",
+        )
     names = [a[0] for a in atoms]
     coords = np.array([a[2] for a in atoms], dtype=np.float64)
     elements = [a[1] for a in atoms]
@@ -93,8 +109,11 @@ def ligand_from_ccd(path: Path, copy: dict):
                 bonds.append(sorted((local[na], local[nb])))
                 orders.append(order)
     else:
-        log.warning("%s: no chemical component template for %s; bonds from distances, all single",
-                    path, copy["name"])
+        log.warning(
+            "%s: no chemical component template for %s; bonds from distances, all single",
+            path,
+            copy["name"],
+        )
         bonds = [list(p) for p in distance_bonds(coords, elements)]
         orders = [1] * len(bonds)
     for el, q in zip(elements, charges):
@@ -102,8 +121,12 @@ def ligand_from_ccd(path: Path, copy: dict):
         atom.SetFormalCharge(q)
         rw.AddAtom(atom)
     for (a, b), order in zip(bonds, orders):
-        bt = {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE,
-              4: Chem.BondType.AROMATIC}.get(order, Chem.BondType.SINGLE)
+        bt = {
+            1: Chem.BondType.SINGLE,
+            2: Chem.BondType.DOUBLE,
+            3: Chem.BondType.TRIPLE,
+            4: Chem.BondType.AROMATIC,
+        }.get(order, Chem.BondType.SINGLE)
         rw.AddBond(int(a), int(b), bt)
     mol = rw.GetMol()
     try:
@@ -113,6 +136,20 @@ def ligand_from_ccd(path: Path, copy: dict):
     n_h = [atom.GetTotalNumHs() for atom in mol.GetAtoms()]
     aromatic = [atom.GetIsAromatic() for atom in mol.GetAtoms()]
     final_orders = [rdkit_order(mol.GetBondBetweenAtoms(int(a), int(b))) for a, b in bonds]
-    unique_names = names if len(set(names)) == len(names) else [f"{n}:{k + 1}" for k, n in enumerate(names)]
-    return LigandData(coords, elements, unique_names, charges, bonds, final_orders, n_h, aromatic,
-                      np.zeros((0, 3)), np.zeros(0, dtype=np.int64), copy["name"], str(path))
+    unique_names = (
+        names if len(set(names)) == len(names) else [f"{n}:{k + 1}" for k, n in enumerate(names)]
+    )
+    return LigandData(
+        coords,
+        elements,
+        unique_names,
+        charges,
+        bonds,
+        final_orders,
+        n_h,
+        aromatic,
+        np.zeros((0, 3)),
+        np.zeros(0, dtype=np.int64),
+        copy["name"],
+        str(path),
+    )

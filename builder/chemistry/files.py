@@ -3,6 +3,7 @@
 Shared by the protein and ligand readers and by the sample builder (``builder.scripts.make_samples``),
 so every reader applies the same limits, the same element spelling and the same covalent radii.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -16,8 +17,21 @@ from ..core.errors import InputError, InputTooLarge
 MAX_FILE_BYTES = 2_000_000_000
 
 #: Covalent radii (Å) for distance-based bond perception (Cordero et al. 2008, rounded).
-COVALENT_RADII = {"H": 0.31, "C": 0.76, "N": 0.71, "O": 0.66, "F": 0.57, "P": 1.07, "S": 1.05,
-                  "Cl": 1.02, "Br": 1.20, "I": 1.39, "B": 0.84, "Se": 1.20, "Si": 1.11}
+COVALENT_RADII = {
+    "H": 0.31,
+    "C": 0.76,
+    "N": 0.71,
+    "O": 0.66,
+    "F": 0.57,
+    "P": 1.07,
+    "S": 1.05,
+    "Cl": 1.02,
+    "Br": 1.20,
+    "I": 1.39,
+    "B": 0.84,
+    "Se": 1.20,
+    "Si": 1.11,
+}
 #: Radius used for an element missing from ``COVALENT_RADII`` (Å).
 DEFAULT_COVALENT_RADIUS = 0.77
 #: Slack added to the sum of covalent radii when perceiving bonds from distances (Å).
@@ -42,7 +56,9 @@ def open_text(path: Path) -> str:
     if size == 0:
         raise InputError(path, "file is empty")
     if size > MAX_FILE_BYTES:
-        raise InputTooLarge(path, f"file is {size:,} bytes, above the {MAX_FILE_BYTES:,}-byte limit")
+        raise InputTooLarge(
+            path, f"file is {size:,} bytes, above the {MAX_FILE_BYTES:,}-byte limit"
+        )
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -55,11 +71,15 @@ def open_text(path: Path) -> str:
     return text
 
 
-def distance_bonds(coords: np.ndarray, elements: list[str], slack: float = BOND_SLACK) -> list[tuple[int, int]]:
+def distance_bonds(
+    coords: np.ndarray, elements: list[str], slack: float = BOND_SLACK
+) -> list[tuple[int, int]]:
     """Atom pairs (i < j, sorted) closer than the sum of their covalent radii + ``slack`` Å
     (and farther than 0.4 Å)."""
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
-    radius = np.array([COVALENT_RADII.get(normalise_element(e), DEFAULT_COVALENT_RADIUS) for e in elements])
+    radius = np.array(
+        [COVALENT_RADII.get(normalise_element(e), DEFAULT_COVALENT_RADIUS) for e in elements]
+    )
     dist = np.linalg.norm(coords[:, None] - coords[None], axis=2)
     limit = radius[:, None] + radius[None, :] + slack
     i, j = np.nonzero(np.triu((dist <= limit) & (dist > 0.4), k=1))
@@ -94,10 +114,16 @@ def parse_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int, str]]]:
                 xyz = (float(parts[2]), float(parts[3]), float(parts[4]))
             except ValueError:
                 raise InputError(path, f"malformed MOL2 coordinates: {s[:80]!r}") from None
-            atoms.append({"name": parts[1], "xyz": xyz, "type": parts[5],
-                          "element": normalise_element(parts[5].split(".")[0]),
-                          "subst_id": parts[6] if len(parts) > 6 else "1",
-                          "subst_name": parts[7] if len(parts) > 7 else ""})
+            atoms.append(
+                {
+                    "name": parts[1],
+                    "xyz": xyz,
+                    "type": parts[5],
+                    "element": normalise_element(parts[5].split(".")[0]),
+                    "subst_id": parts[6] if len(parts) > 6 else "1",
+                    "subst_name": parts[7] if len(parts) > 7 else "",
+                }
+            )
         elif section == "BOND":
             try:
                 bonds.append((int(parts[1]) - 1, int(parts[2]) - 1, parts[3]))

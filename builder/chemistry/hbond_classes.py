@@ -3,11 +3,11 @@
 from RBVI/ChimeraX ``src/bundles/hbonds/src/hbond.py`` and ``chem_group``; our own code). The
 classes' limits are in ``hbond_limits``.
 """
+
 from __future__ import annotations
 
 from .hbond_graph import Graph, Site
 from .idatm import PLANAR, SINGLE, TETRAHEDRAL, substituents
-
 
 # ------------------------------------------------------------------------------------------
 # classes
@@ -31,8 +31,14 @@ def donor_class(g: Graph, i: int) -> str | None:
     one = len(nb) == 1
     if t == "O3" and one and nh == 1 and heavy_types == ["Cac"]:
         return "carboxylic acid OH"
-    if t == "Npl" and one and nh == 2 and heavy_types == ["C2"] and \
-            all(_single_or_tet(g, k) for k in g.nbrs[nb[0]] if k != i) and len(g.nbrs[nb[0]]) == 3:
+    if (
+        t == "Npl"
+        and one
+        and nh == 2
+        and heavy_types == ["C2"]
+        and all(_single_or_tet(g, k) for k in g.nbrs[nb[0]] if k != i)
+        and len(g.nbrs[nb[0]]) == 3
+    ):
         return "protonated C=N NH2"
     if t == "Ng+" and one and nh == 2 and heavy_types == ["C2"]:
         return "protonated C=N NH2"
@@ -52,8 +58,12 @@ def donor_class(g: Graph, i: int) -> str | None:
         return "planar charged NH"
     if t == "N3+" and nh == 2 and len(nb) == 2 and all(_tet(g, k) for k in nb):
         return "secondary ammonium"
-    if el == "N" and nh == 1 and len(nb) == 2 and any(
-            _amide_carbon(g, k, i) and all(_tet(g, m) for m in nb if m != k) for k in nb):
+    if (
+        el == "N"
+        and nh == 1
+        and len(nb) == 2
+        and any(_amide_carbon(g, k, i) and all(_tet(g, m) for m in nb if m != k) for k in nb)
+    ):
         return "amide NH"
     if t == "N3+" and nh == 1 and len(nb) == 3 and all(_tet(g, k) for k in nb):
         return "tertiary ammonium"
@@ -61,7 +71,12 @@ def donor_class(g: Graph, i: int) -> str | None:
         return "imine NH"
     if t == "N3" and nh == 1 and len(nb) == 2 and all(_tet(g, k) for k in nb):
         return "secondary amine"
-    if t in ("Npl", "N2+") and len(g.rings_of[i]) == 1 and (g.n_bonds(i) < 3 or nh > 0) and len(nb) == 2:
+    if (
+        t in ("Npl", "N2+")
+        and len(g.rings_of[i]) == 1
+        and (g.n_bonds(i) < 3 or nh > 0)
+        and len(nb) == 2
+    ):
         ring = g.rings_of[i][0]
         if len(ring) == 5:
             return "5-ring NH"
@@ -109,7 +124,9 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
     centre = nb[0] if len(nb) == 1 else None
     ctype = g.types[centre] if centre is not None else ""
     if one and t == "O3-" and ctype == "Pac":
-        mates = [k for k in g.nbrs[centre] if k != i and g.types[k] == "O3-" and len(g.nbrs[k]) == 1]
+        mates = [
+            k for k in g.nbrs[centre] if k != i and g.types[k] == "O3-" and len(g.nbrs[k]) == 1
+        ]
         if len(mates) >= 2 and len(g.nbrs[centre]) == 4:
             return Site(i, "phosphate O- (3)", (mates[0], centre))
         if len(mates) == 1 and len(g.nbrs[centre]) == 4:
@@ -122,7 +139,9 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         return Site(i, "thiocarbonyl S", (centre, None))
     if one and t == "O2" and g.elements[centre] == "C":
         others = [k for k in g.nbrs[centre] if k != i]
-        acid_oh = [k for k in others if g.types[k] == "O3" and g.h_count[k] == 1 and len(g.nbrs[k]) == 1]
+        acid_oh = [
+            k for k in others if g.types[k] == "O3" and g.h_count[k] == 1 and len(g.nbrs[k]) == 1
+        ]
         if acid_oh and len(others) + g.h_count[centre] == 2:
             return Site(i, "carboxylic acid C=O", (acid_oh[0], centre))
         if ctype == "C2" and len(others) + g.h_count[centre] == 2:
@@ -131,8 +150,13 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
                 return Site(i, "amide O", (npl[0], centre))
             if any(g.elements[k] == "C" for k in others):
                 return Site(i, "ketone/aldehyde O", (centre, None))
-            o3 = [k for k in others if g.types[k] == "O3" and len(g.nbrs[k]) == 2
-                  and all(_tet(g, m) for m in g.nbrs[k] if m != centre)]
+            o3 = [
+                k
+                for k in others
+                if g.types[k] == "O3"
+                and len(g.nbrs[k]) == 2
+                and all(_tet(g, m) for m in g.nbrs[k] if m != centre)
+            ]
             if o3 and any(g.elements[k] == "C" for k in others):
                 return Site(i, "ester C=O", (centre, None))
     if one and t == "O2-" and ctype == "Ntr":
@@ -154,14 +178,23 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         return Site(i, "sulfoxide O", (centre,))
     if t == "N3" and len(nb) == 1 and nh == 2 and _tet(g, nb[0]):
         return Site(i, "primary amine N", (nb[0],))
-    if t == "O3" and len(nb) == 1 and nh == 1 and g.types[nb[0]] not in ("Sac", "Pac") and \
-            g.geom(nb[0]) in (TETRAHEDRAL, SINGLE):
+    if (
+        t == "O3"
+        and len(nb) == 1
+        and nh == 1
+        and g.types[nb[0]] not in ("Sac", "Pac")
+        and g.geom(nb[0]) in (TETRAHEDRAL, SINGLE)
+    ):
         return Site(i, "hydroxyl O", (nb[0],))
     if t == "O3" and len(nb) == 2 and nh == 0:
         sac = [k for k in nb if g.types[k] == "Sac"]
         other = [k for k in nb if k not in sac]
-        if sac and other and g.types[other[0]] != "Pac" and \
-                sum(1 for m in g.nbrs[sac[0]] if g.types[m] == "O3-") == 2:
+        if (
+            sac
+            and other
+            and g.types[other[0]] != "Pac"
+            and sum(1 for m in g.nbrs[sac[0]] if g.types[m] == "O3-") == 2
+        ):
             return Site(i, "sulfate ester O", (sac[0],))
     if t == "N3" and len(nb) == 3 and nh == 0 and all(_tet(g, k) for k in nb):
         return Site(i, "tertiary amine N", (None,))
@@ -174,9 +207,21 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
     if t in ("Npl", "N3") and len(nb) == 1 and nh == 2 and g.types[nb[0]] == "Car":
         return Site(i, "aniline N", (nb[0],))
     in_ring = bool(g.rings_of[i])
-    if t == "O3" and not in_ring and len(nb) == 2 and nh == 0 and all(g.elements[k] == "C" for k in nb):
+    if (
+        t == "O3"
+        and not in_ring
+        and len(nb) == 2
+        and nh == 0
+        and all(g.elements[k] == "C" for k in nb)
+    ):
         return Site(i, "non-ring ether O", (nb[0], nb[1]))
-    if t == "N2" and not in_ring and len(nb) == 2 and nh == 0 and all(g.elements[k] == "C" for k in nb):
+    if (
+        t == "N2"
+        and not in_ring
+        and len(nb) == 2
+        and nh == 0
+        and all(g.elements[k] == "C" for k in nb)
+    ):
         return Site(i, "non-ring imine N", (nb[0], nb[1]))
     site = _ring_acceptor(g, i)
     if site is not None:
@@ -190,8 +235,13 @@ def _ring_acceptor(g: Graph, i: int) -> Site | None:
     neighbours and the next ring atoms on either side match by element; any O in a 5-ring."""
     t, nb, rings = g.types[i], g.nbrs[i], g.rings_of[i]
     ring = rings[0] if len(rings) == 1 else ()
-    candidate = t == "N2" and len(ring) in (5, 6) or t in ("Npl", "N2+") and len(ring) == 5 and any(
-        g.elements[k] == "N" for k in ring if k != i)
+    candidate = (
+        t == "N2"
+        and len(ring) in (5, 6)
+        or t in ("Npl", "N2+")
+        and len(ring) == 5
+        and any(g.elements[k] == "N" for k in ring if k != i)
+    )
     if candidate and len(nb) == 2 and nh_free(g, i) and all(k in ring for k in nb):
         b1, b2 = nb
         if len(ring) == 5:
@@ -216,8 +266,11 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
     if t in ("O2-", "O3-"):
         if not nb:
             return None
-        return Site(i, "generic O-, planar neighbour", (nb[0], None)) if g.geom(nb[0]) == PLANAR \
+        return (
+            Site(i, "generic O-, planar neighbour", (nb[0], None))
+            if g.geom(nb[0]) == PLANAR
             else Site(i, "generic O", ())
+        )
     if t == "O2":
         if not nb:
             return None
@@ -244,7 +297,9 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
         if n_heavy == 0:
             return Site(i, "generic N", ())
         if n_heavy == 1:
-            return Site(i, "generic N3, one heavy neighbour", (nb[0] if g.n_bonds(i) == 1 else None,))
+            return Site(
+                i, "generic N3, one heavy neighbour", (nb[0] if g.n_bonds(i) == 1 else None,)
+            )
         return Site(i, "generic N3", (None,))
     if t == "N1":
         return Site(i, "generic N1", (nb[0] if nb else None,))
@@ -253,5 +308,3 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
     if t in ("Sar", "S3-"):
         return Site(i, "generic S", ())
     return None
-
-

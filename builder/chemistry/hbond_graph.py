@@ -2,6 +2,7 @@
 IDATM-style types, hydrogen counts, explicit hydrogens and the positions ChimeraX's ``hydpos``
 would infer (RBVI/ChimeraX ``src/bundles/hbonds/src/hydpos.py`` and ``bond_geom``; our own code).
 """
+
 from __future__ import annotations
 
 import math
@@ -13,6 +14,7 @@ from .idatm import LINEAR, PLANAR, TETRAHEDRAL, geometry, substituents
 
 #: Covalent X-H lengths (Å) for inferred hydrogens.
 XH_LENGTH = {"N": 1.01, "O": 0.96, "S": 1.34, "C": 1.09}
+
 
 @dataclass(frozen=True)
 class Site:
@@ -29,9 +31,19 @@ class Graph:
     """Heavy atoms with IDATM types, hydrogen counts and hydrogen positions (explicit or
     inferred). Built by ``hbonds`` from a ``Complex``; kept small so fixtures can build one."""
 
-    def __init__(self, coords, elements, types, bonds, h_count, h_coords, h_parent,
-                 rings: list[tuple[int, ...]] | None = None, aromatic_rings: set | None = None,
-                 saturated=None):
+    def __init__(
+        self,
+        coords,
+        elements,
+        types,
+        bonds,
+        h_count,
+        h_coords,
+        h_parent,
+        rings: list[tuple[int, ...]] | None = None,
+        aromatic_rings: set | None = None,
+        saturated=None,
+    ):
         self.coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
         self.elements = [str(e) for e in elements]
         self.types = [str(t) for t in types]
@@ -48,8 +60,11 @@ class Graph:
         for pos, parent in zip(np.asarray(h_coords, dtype=np.float64).reshape(-1, 3), h_parent):
             self.explicit_h[int(parent)].append(pos)
         self.rings = rings if rings is not None else find_rings(n, self.nbrs)
-        self.aromatic_rings = aromatic_rings if aromatic_rings is not None else {
-            r for r in self.rings if all(geometry(self.types[k]) == PLANAR for k in r)}
+        self.aromatic_rings = (
+            aromatic_rings
+            if aromatic_rings is not None
+            else {r for r in self.rings if all(geometry(self.types[k]) == PLANAR for k in r)}
+        )
         self.rings_of: list[list[tuple[int, ...]]] = [[] for _ in range(n)]
         for ring in self.rings:
             for k in ring:
@@ -83,14 +98,24 @@ class Graph:
     def _inferred(self, i: int, wanted: int) -> list[np.ndarray]:
         geom, subs = geometry(self.types[i]), substituents(self.types[i])
         known = self.nbrs[i]
-        if not known or len(known) >= subs or (len(known) == 1 and geom == TETRAHEDRAL) or geom - subs > 0:
+        if (
+            not known
+            or len(known) >= subs
+            or (len(known) == 1 and geom == TETRAHEDRAL)
+            or geom - subs > 0
+        ):
             return []
         coplanar = None
         if geom == PLANAR and len(known) == 1:
-            coplanar = [self.coords[k] for k in self.nbrs[known[0]] if k != i] \
-                if self.geom(known[0]) == PLANAR else []
+            coplanar = (
+                [self.coords[k] for k in self.nbrs[known[0]] if k != i]
+                if self.geom(known[0]) == PLANAR
+                else []
+            )
         length = XH_LENGTH.get(self.elements[i], 1.0)
-        return bond_positions(self.coords[i], geom, length, [self.coords[k] for k in known], coplanar)[:wanted]
+        return bond_positions(
+            self.coords[i], geom, length, [self.coords[k] for k in known], coplanar
+        )[:wanted]
 
     def substituent_positions(self, i: int) -> list[np.ndarray]:
         """Hydrogen and lone-pair positions of atom ``i`` (ChimeraX ``hyd_positions`` with lone
@@ -103,7 +128,11 @@ class Graph:
             return explicit
         coplanar = None
         if geom == PLANAR and len(known) == 1:
-            coplanar = [self.coords[k] for k in self.nbrs[self.nbrs[i][0]] if k != i] if self.nbrs[i] else []
+            coplanar = (
+                [self.coords[k] for k in self.nbrs[self.nbrs[i][0]] if k != i]
+                if self.nbrs[i]
+                else []
+            )
         return explicit + bond_positions(self.coords[i], geom, 1.0, known, coplanar)
 
 
@@ -151,7 +180,9 @@ def find_rings(n: int, nbrs: list[list[int]], max_size: int = 8) -> list[tuple[i
     return kept
 
 
-def bond_positions(centre, geom: int, length: float, known: list, coplanar: list | None = None) -> list[np.ndarray]:
+def bond_positions(
+    centre, geom: int, length: float, known: list, coplanar: list | None = None
+) -> list[np.ndarray]:
     """Positions of the free substituents of an atom of geometry ``geom`` (4 tetrahedral,
     3 planar, 2 linear) given its known substituent positions, at ``length`` Å."""
     centre = np.asarray(centre, dtype=np.float64)
@@ -176,7 +207,10 @@ def bond_positions(centre, geom: int, length: float, known: list, coplanar: list
             return []
         bis, perp = bis / np.linalg.norm(bis), perp / np.linalg.norm(perp)
         half = math.radians(109.47 / 2.0)
-        return [centre + length * (math.cos(half) * bis + s * math.sin(half) * perp) for s in (1.0, -1.0)]
+        return [
+            centre + length * (math.cos(half) * bis + s * math.sin(half) * perp)
+            for s in (1.0, -1.0)
+        ]
     if geom == PLANAR and len(units) == 1:
         u = units[0]
         ref = None
@@ -190,5 +224,3 @@ def bond_positions(centre, geom: int, length: float, known: list, coplanar: list
             return []
         return [centre + length * (-0.5 * u + s * 0.8660254 * ref) for s in (1.0, -1.0)]
     return []
-
-

@@ -3,6 +3,7 @@ sulfur and metal rules, and the Mills & Dean (1996) donor and acceptor class tab
 ``hbonds`` bundle applies them (numbers from RBVI/ChimeraX ``src/bundles/hbonds/src/hbond.py``;
 our own code). Data for ``hbond_classes`` and ``mills_dean``.
 """
+
 from __future__ import annotations
 
 DIST_SLOP = 0.4
@@ -41,22 +42,118 @@ def relax(values, dist_slop: float = DIST_SLOP, angle_slop: float = ANGLE_SLOP) 
 #: for planar O, (H...A, theta, phi) for tetrahedral O / planar N, (H...A, theta, upsilon at N)
 #: for tetrahedral N.
 DONOR_CLASSES: dict[str, tuple[str, int, tuple]] = {
-    "carboxylic acid OH": ("upsilon_tau", 2, (2.87, 103, -128, 140, -30, 2.87, 103, -128, 155, -30, 150,
-                                              2.87, 103, -128, 140, -30, 150)),
-    "protonated C=N NH2": ("upsilon_tau", 4, (3.17, 90, -146, 140, -30, 3.17, 90, -146, 140, -22.5, 150,
-                                              3.17, 113, -161, 125, None, 140)),
-    "protonated primary amine": ("upsilon_tau", 6, (3.17, 90, -136, 140, 20, 3.17, 90, -132, 150, 25, 130,
-                                                    3.17, 90, -124, 155, 15, 150)),
-    "hydroxyl": ("upsilon_tau", 6, (3.17, 90, -141, 130, None, 3.03, 90, -141, 135, None, 140,
-                                    3.03, 100, -132, 145, None, 150)),
-    "amide NH2": ("upsilon_tau", 4, (3.30, 103, -153, 135, -45, 3.30, 109, -141, 140, -30, 140,
-                                     3.30, 113, -161, 125, -30, 145)),
-    "aniline NH2": ("upsilon_tau", 4, (3.30, 100, -146, 145, -37.5, 3.30, 103, -146, 140, -37.5, 130,
-                                       3.42, 90, 161, 125, None, 140)),
-    "phenol OH": ("upsilon_tau", 4, (3.03, 103, -136, 145, -37.5, 3.03, 103, -136, 150, -45.0, 140,
-                                     2.87, 109, -128, 145, -52.5, 150)),
-    "primary amine": ("upsilon_tau", 6, (3.30, 90, -128, 150, 30, 3.42, 90, -124, 155, 25, 130,
-                                         3.42, 90, -132, 155, 20, 140)),
+    "carboxylic acid OH": (
+        "upsilon_tau",
+        2,
+        (2.87, 103, -128, 140, -30, 2.87, 103, -128, 155, -30, 150, 2.87, 103, -128, 140, -30, 150),
+    ),
+    "protonated C=N NH2": (
+        "upsilon_tau",
+        4,
+        (
+            3.17,
+            90,
+            -146,
+            140,
+            -30,
+            3.17,
+            90,
+            -146,
+            140,
+            -22.5,
+            150,
+            3.17,
+            113,
+            -161,
+            125,
+            None,
+            140,
+        ),
+    ),
+    "protonated primary amine": (
+        "upsilon_tau",
+        6,
+        (3.17, 90, -136, 140, 20, 3.17, 90, -132, 150, 25, 130, 3.17, 90, -124, 155, 15, 150),
+    ),
+    "hydroxyl": (
+        "upsilon_tau",
+        6,
+        (
+            3.17,
+            90,
+            -141,
+            130,
+            None,
+            3.03,
+            90,
+            -141,
+            135,
+            None,
+            140,
+            3.03,
+            100,
+            -132,
+            145,
+            None,
+            150,
+        ),
+    ),
+    "amide NH2": (
+        "upsilon_tau",
+        4,
+        (3.30, 103, -153, 135, -45, 3.30, 109, -141, 140, -30, 140, 3.30, 113, -161, 125, -30, 145),
+    ),
+    "aniline NH2": (
+        "upsilon_tau",
+        4,
+        (
+            3.30,
+            100,
+            -146,
+            145,
+            -37.5,
+            3.30,
+            103,
+            -146,
+            140,
+            -37.5,
+            130,
+            3.42,
+            90,
+            161,
+            125,
+            None,
+            140,
+        ),
+    ),
+    "phenol OH": (
+        "upsilon_tau",
+        4,
+        (
+            3.03,
+            103,
+            -136,
+            145,
+            -37.5,
+            3.03,
+            103,
+            -136,
+            150,
+            -45.0,
+            140,
+            2.87,
+            109,
+            -128,
+            145,
+            -52.5,
+            150,
+        ),
+    ),
+    "primary amine": (
+        "upsilon_tau",
+        6,
+        (3.30, 90, -128, 150, 30, 3.42, 90, -124, 155, 25, 130, 3.42, 90, -132, 155, 20, 140),
+    ),
     "planar charged NH": ("theta_tau", 4, (1.92, 146, 1.92, 153, 150, 2.48, 141, 145)),
     "secondary ammonium": ("theta_tau", 2, (2.09, 141, 2.09, 141, 155, 2.48, 141, 145)),
     "amide NH": ("theta_tau", 2, (2.23, 146, 2.23, 146, 140, 2.36, 141, 145)),
@@ -67,8 +164,11 @@ DONOR_CLASSES: dict[str, tuple[str, int, tuple]] = {
     "aromatic 6-ring NH": ("theta_tau", 2, (2.23, 136, 2.23, 141, 150, 2.48, 141, 145)),
     # generic donors (ChimeraX's fallbacks for atoms of no class)
     "generic planar NH": ("theta_tau", 0, (2.23, 136, 2.23, 141, 140, 2.46, 136, 140)),
-    "generic planar NH2": ("upsilon_tau", 4, (3.30, 90, -153, 135, -45, 3.30, 90, -146, 140, -37.5, 130,
-                                              3.40, 108, -166, 125, -35, 140)),
+    "generic planar NH2": (
+        "upsilon_tau",
+        4,
+        (3.30, 90, -153, 135, -45, 3.30, 90, -146, 140, -37.5, 130, 3.40, 108, -166, 125, -35, 140),
+    ),
     "generic O": ("generic", 0, (2.41, 2.28, 2.28, 3.27, 3.14, 3.14)),
     "generic N": ("generic", 0, (2.36, 2.48, 2.48, 3.30, 3.42, 3.42)),
     "generic S": ("generic", 0, (2.42, 2.42, 2.42, 3.65, 3.65, 3.65)),
@@ -76,8 +176,11 @@ DONOR_CLASSES: dict[str, tuple[str, int, tuple]] = {
 #: Limits every donor test applies to an acceptor of no known geometry (ChimeraX's generic
 #: acceptor columns): theta_tau (H...A, theta); upsilon_tau (D...A, upsilon min, -upsilon max,
 #: theta); generic (H...A, D...A, D-H...A min, neighbour-D...A min).
-GENERIC_ACCEPTOR_LIMITS = {"theta_tau": (2.48, 132), "upsilon_tau": (3.42, 90, -161, 125),
-                           "generic": (2.48, 3.42, 130, 90)}
+GENERIC_ACCEPTOR_LIMITS = {
+    "theta_tau": (2.48, 132),
+    "upsilon_tau": (3.42, 90, -161, 125),
+    "generic": (2.48, 3.42, 130, 90),
+}
 
 #: acceptor classes: name -> (test, limits). ``syn_anti``: (syn D...A, phi, theta, anti D...A,
 #: phi, theta); ``phi_psi``: (D...A, phi, theta); ``theta_tau``: (D...A, upsilon min,

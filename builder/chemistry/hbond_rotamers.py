@@ -2,6 +2,7 @@
 such donor's hydrogens are turned about the bond to its heavy neighbour and the bonds of both
 H-bond modes recomputed (``rotamer_sensitive``; the audit reports them).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +28,14 @@ def rotatable_donors(cx: Complex, h_parent: np.ndarray) -> list[int]:
     """Donors whose hydrogens turn about a single bond: O or S with one heavy neighbour (OH, SH,
     phenol OH) and N with one heavy neighbour and three hydrogens (NH3+), that carry explicit
     hydrogens in ``h_parent``."""
-    heavy_deg = np.bincount(cx.bonds.ravel(), minlength=cx.n_atoms) if len(cx.bonds) else np.zeros(cx.n_atoms, int)
-    h_deg = np.bincount(h_parent, minlength=cx.n_atoms) if len(h_parent) else np.zeros(cx.n_atoms, int)
+    heavy_deg = (
+        np.bincount(cx.bonds.ravel(), minlength=cx.n_atoms)
+        if len(cx.bonds)
+        else np.zeros(cx.n_atoms, int)
+    )
+    h_deg = (
+        np.bincount(h_parent, minlength=cx.n_atoms) if len(h_parent) else np.zeros(cx.n_atoms, int)
+    )
     out = []
     for k in np.flatnonzero(h_deg > 0):
         el = cx.elements[k]
@@ -49,8 +56,7 @@ def rotamer_sensitive(cx: Complex, mode: str = DEFAULT_HBOND_MODE) -> tuple[set,
         h_coords, h_parent = chimerax_hydrogens(cx)
     else:
         h_coords, h_parent = cx.h_coords, cx.h_parent
-    rotors = [d for d in rotatable_donors(cx, h_parent)
-              if mode == "chimerax" or cx.is_donor[d]]
+    rotors = [d for d in rotatable_donors(cx, h_parent) if mode == "chimerax" or cx.is_donor[d]]
     if not rotors:
         return set(), set()
     nbr = {int(a): int(b) for a, b in cx.bonds} | {int(b): int(a) for a, b in cx.bonds}
@@ -89,7 +95,9 @@ def _rotate(points: np.ndarray, a: np.ndarray, b: np.ndarray, degrees: float) ->
     return rot + b
 
 
-def _bonds_with_hydrogens(cx: Complex, mode: str, h_coords: np.ndarray, h_parent: np.ndarray) -> tuple[HBond, ...]:
+def _bonds_with_hydrogens(
+    cx: Complex, mode: str, h_coords: np.ndarray, h_parent: np.ndarray
+) -> tuple[HBond, ...]:
     if mode == "chimerax":
         return detect_chimerax_hbonds(cx, chimerax_graph(cx, h_coords, h_parent))
     return detect_plip_hbonds(dataclasses.replace(cx, h_coords=h_coords, h_parent=h_parent))

@@ -23,6 +23,7 @@ fluorine acceptor is left out. Chemical rules on top (``ionisable_groups``):
 * when the ligand file carries no hydrogens at all (crystal entries typed from the CCD, drawn
   neutral), carboxylic, sulfonic and phosphoric acid OH are taken as deprotonated (acceptor only).
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,7 +65,9 @@ _PROTEIN_POLAR: dict[tuple[str, str], tuple[bool, bool]] = {
 _HIS_RING_N = frozenset({"ND1", "NE2"})
 
 
-def protein_polarity(res_name: str, atom_name: str, n_input_h: int | None = None) -> tuple[bool, bool]:
+def protein_polarity(
+    res_name: str, atom_name: str, n_input_h: int | None = None
+) -> tuple[bool, bool]:
     """(is_donor, is_acceptor) of a protein heavy atom from the per-residue table.
 
     ``n_input_h``: hydrogens the input puts on this atom, or None when the input has no hydrogens
@@ -78,8 +81,20 @@ def protein_polarity(res_name: str, atom_name: str, n_input_h: int | None = None
 
 
 #: Hydrogens on protein donor atoms when the input has none (HIS ring N: one, either tautomer).
-_PROTEIN_DONOR_H = {"N": 1, "ND2": 2, "NH1": 2, "NH2": 2, "NE": 1, "NZ": 3, "NE1": 1, "ND1": 1,
-                    "OG": 1, "OG1": 1, "OH": 1, "SG": 1}
+_PROTEIN_DONOR_H = {
+    "N": 1,
+    "ND2": 2,
+    "NH1": 2,
+    "NH2": 2,
+    "NE": 1,
+    "NZ": 3,
+    "NE1": 1,
+    "ND1": 1,
+    "OG": 1,
+    "OG1": 1,
+    "OH": 1,
+    "SG": 1,
+}
 
 
 def protein_donor_h(res_name: str, atom_name: str, n_input_h: int | None) -> int:
@@ -107,7 +122,9 @@ def _feature_factory():
     from rdkit import RDConfig  # noqa: PLC0415 (heavy import kept out of import time)
     from rdkit.Chem import ChemicalFeatures  # noqa: PLC0415
 
-    return ChemicalFeatures.BuildFeatureFactory(os.path.join(RDConfig.RDDataDir, "BaseFeatures.fdef"))
+    return ChemicalFeatures.BuildFeatureFactory(
+        os.path.join(RDConfig.RDDataDir, "BaseFeatures.fdef")
+    )
 
 
 def _typing_mol(lig: LigandData):
@@ -122,7 +139,12 @@ def _typing_mol(lig: LigandData):
         atom.SetNoImplicit(True)
         atom.SetIsAromatic(bool(arom))
         rw.AddAtom(atom)
-    kinds = {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE, 4: Chem.BondType.AROMATIC}
+    kinds = {
+        1: Chem.BondType.SINGLE,
+        2: Chem.BondType.DOUBLE,
+        3: Chem.BondType.TRIPLE,
+        4: Chem.BondType.AROMATIC,
+    }
     for (a, b), order in zip(lig.bonds, lig.orders):
         rw.AddBond(int(a), int(b), kinds.get(int(order), Chem.BondType.SINGLE))
         if int(order) == 4:
@@ -147,8 +169,11 @@ def ionisable_groups(lig: LigandData, mol=None) -> tuple[set[int], set[int]]:
     acyl = {m[0] for m in mol.GetSubstructMatches(Chem.MolFromSmarts(_ACYL_N))}
     amidine_n: set[int] = set()
     for (c,) in mol.GetSubstructMatches(Chem.MolFromSmarts(_AMIDINE_CENTRE)):
-        group = [nb.GetIdx() for nb in mol.GetAtomWithIdx(c).GetNeighbors()
-                 if nb.GetAtomicNum() == 7 and not nb.GetIsAromatic()]
+        group = [
+            nb.GetIdx()
+            for nb in mol.GetAtomWithIdx(c).GetNeighbors()
+            if nb.GetAtomicNum() == 7 and not nb.GetIsAromatic()
+        ]
         if len(group) >= 2 and not acyl & set(group):
             amidine_n.update(group)
     acid_o = {m[0] for m in mol.GetSubstructMatches(Chem.MolFromSmarts(_ACID_OH))}
@@ -184,8 +209,14 @@ def ligand_polarity(lig: LigandData) -> tuple[np.ndarray, np.ndarray]:
         i = atom.GetIdx()
         if lig.elements[i] not in ("N", "O", "S"):
             donor[i] = acceptor[i] = False
-        elif lig.elements[i] == "O" and (atom.GetIsAromatic() and atom.GetFormalCharge() == 0 or (
-                atom.GetFormalCharge() < 0 and not any(nb.GetAtomicNum() == 7 for nb in atom.GetNeighbors()))):
+        elif lig.elements[i] == "O" and (
+            atom.GetIsAromatic()
+            and atom.GetFormalCharge() == 0
+            or (
+                atom.GetFormalCharge() < 0
+                and not any(nb.GetAtomicNum() == 7 for nb in atom.GetNeighbors())
+            )
+        ):
             acceptor[i] = True
     # protonation follows the input: a donor carries a hydrogen (the file's two tautomer rules for
     # azole n next to an nH are not used); only without input hydrogens are aliphatic amines
@@ -196,7 +227,9 @@ def ligand_polarity(lig: LigandData) -> tuple[np.ndarray, np.ndarray]:
             donor[i] = False
     amidine_n, acid_o = ionisable_groups(lig, mol)
     for i in amidine_n:
-        donor[i] = sum(1 for nb in mol.GetAtomWithIdx(i).GetNeighbors() if nb.GetAtomicNum() > 1) < 3
+        donor[i] = (
+            sum(1 for nb in mol.GetAtomWithIdx(i).GetNeighbors() if nb.GetAtomicNum() > 1) < 3
+        )
         acceptor[i] = False
     if not len(lig.h_coords):
         for i in acid_o:

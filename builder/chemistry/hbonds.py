@@ -45,6 +45,7 @@ angle and distance tables and adds hydrogens itself; we use one distance and the
 ``builder.scripts.hbond_report`` measures the agreement with PLIP (an independent
 implementation) on the samples and on a held-out set.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ def check_mode(mode: str) -> str:
     if mode not in HBOND_MODES:
         raise ValueError(f"unknown H-bond mode {mode!r}: expected one of {', '.join(HBOND_MODES)}")
     return mode
+
 
 MAX_DISTANCE = 4.1
 MIN_DHA_ANGLE = 120.0 - 20.0
@@ -173,7 +175,7 @@ def _placed_hydrogens(cx: Complex, donor: int, nbrs: list[list[int]]) -> list[np
     p /= np.linalg.norm(p)
     count = int(cx.donor_h[donor]) if len(cx.donor_h) else 2
     hs = [n_pos + N_H_LENGTH * (-0.5 * b + sign * 0.8660254 * p) for sign in (1.0, -1.0)]
-    return hs[:max(count, 1)] if count < 2 else hs
+    return hs[: max(count, 1)] if count < 2 else hs
 
 
 def _metal_partners(cx: Complex) -> list[set[int]]:
@@ -201,29 +203,47 @@ def detect_hbonds(cx: Complex, mode: str = DEFAULT_HBOND_MODE, **plip_options) -
     return detect_chimerax_hbonds(cx)
 
 
-def chimerax_graph(cx: Complex, h_coords: np.ndarray | None = None,
-                   h_parent: np.ndarray | None = None) -> mills_dean.Graph:
+def chimerax_graph(
+    cx: Complex, h_coords: np.ndarray | None = None, h_parent: np.ndarray | None = None
+) -> mills_dean.Graph:
     """The ``mills_dean.Graph`` of ``cx``: its IDATM-style types and hydrogen counts, protein
     hydrogens of the pocket file, ligand hydrogens of the MOL2 (of the SDF where the MOL2 has
     none). Raises ``InputError`` naming the complex for an atom without a type template."""
     if len(cx.atom_types) != cx.n_atoms:
-        raise InputError(cx.source, "complex carries no atom types (needed by the chimerax H-bond mode)")
+        raise InputError(
+            cx.source, "complex carries no atom types (needed by the chimerax H-bond mode)"
+        )
     untyped = np.flatnonzero(cx.atom_types == "?")
     if len(untyped):
         k = int(untyped[0])
-        raise InputError(cx.source, f"residue {cx.res_names[k]} {cx.res_numbers[k]}{cx.ins_codes[k]} "
-                                    f"{cx.chain_ids[k]} atom {cx.atom_names[k]} has no atom-type template "
-                                    "(chimerax H-bond mode)")
+        raise InputError(
+            cx.source,
+            f"residue {cx.res_names[k]} {cx.res_numbers[k]}{cx.ins_codes[k]} "
+            f"{cx.chain_ids[k]} atom {cx.atom_names[k]} has no atom-type template "
+            "(chimerax H-bond mode)",
+        )
     if h_coords is None:
         h_coords, h_parent = chimerax_hydrogens(cx)
     # protein atoms are typed by template, so a neighbour the pocket cut removed (the peptide C
     # of a segment's first N, e.g. a proline N) is no free valence; histidine ring N without input
     # hydrogens stay open (either may carry the H, as ChimeraX treats an H-less ring N)
-    open_his = (cx.res_names == "HIS") & np.isin(cx.atom_names, ("ND1", "NE2")) & (cx.atom_types == "Npl") \
+    open_his = (
+        (cx.res_names == "HIS")
+        & np.isin(cx.atom_names, ("ND1", "NE2"))
+        & (cx.atom_types == "Npl")
         & (cx.h_count == 0)
+    )
     saturated = ~cx.is_ligand & ~open_his
-    return mills_dean.Graph(cx.coords, cx.elements, cx.atom_types, cx.bonds, cx.h_count, h_coords, h_parent,
-                            saturated=saturated)
+    return mills_dean.Graph(
+        cx.coords,
+        cx.elements,
+        cx.atom_types,
+        cx.bonds,
+        cx.h_count,
+        h_coords,
+        h_parent,
+        saturated=saturated,
+    )
 
 
 def chimerax_hydrogens(cx: Complex) -> tuple[np.ndarray, np.ndarray]:
@@ -276,13 +296,28 @@ def _near_other_side(cx: Complex, radius: float) -> np.ndarray:
 def _make_bond(cx: Complex, prot: int, ligand_atom: int, side: str) -> HBond:
     res = cx.residues[int(cx.residue_index[prot])]
     dist = round(float(np.linalg.norm(cx.coords[prot] - cx.coords[ligand_atom])), 3)
-    return HBond(res.chain, res.number, res.ins_code, str(cx.atom_names[prot]),
-                 str(cx.atom_names[ligand_atom]), res.name, prot, ligand_atom, side, dist)
+    return HBond(
+        res.chain,
+        res.number,
+        res.ins_code,
+        str(cx.atom_names[prot]),
+        str(cx.atom_names[ligand_atom]),
+        res.name,
+        prot,
+        ligand_atom,
+        side,
+        dist,
+    )
 
 
-def detect_plip_hbonds(cx: Complex, max_distance: float = MAX_DISTANCE, min_dha: float = MIN_DHA_ANGLE,
-                       min_neighbour_angle: float = MIN_NEIGHBOUR_ANGLE, rotatable_h: bool = True,
-                       one_per_hydrogen: str = "unknown") -> tuple[HBond, ...]:
+def detect_plip_hbonds(
+    cx: Complex,
+    max_distance: float = MAX_DISTANCE,
+    min_dha: float = MIN_DHA_ANGLE,
+    min_neighbour_angle: float = MIN_NEIGHBOUR_ANGLE,
+    rotatable_h: bool = True,
+    one_per_hydrogen: str = "unknown",
+) -> tuple[HBond, ...]:
     """All pocket-ligand hydrogen bonds of ``cx`` by the ``plip`` mode's rule (module docstring).
 
     ``rotatable_h=False`` ignores input hydrogens on rotatable donors (OH, SH, NH3+) and judges
@@ -292,7 +327,9 @@ def detect_plip_hbonds(cx: Complex, max_distance: float = MAX_DISTANCE, min_dha:
     known hydrogen to its nearest acceptor (the 0.2 rule); ``"none"`` limits nothing. The other
     values are kept for the agreement report."""
     if one_per_hydrogen not in ONE_PER_HYDROGEN:
-        raise ValueError(f"one_per_hydrogen must be one of {ONE_PER_HYDROGEN}, not {one_per_hydrogen!r}")
+        raise ValueError(
+            f"one_per_hydrogen must be one of {ONE_PER_HYDROGEN}, not {one_per_hydrogen!r}"
+        )
     lig = cx.ligand_indices
     pocket = cx.pocket_indices
     if not len(lig) or not len(pocket):
@@ -307,8 +344,10 @@ def detect_plip_hbonds(cx: Complex, max_distance: float = MAX_DISTANCE, min_dha:
     bridged = _metal_partners(cx)
     # donor -> [(slot, rank, bond)]: slot is the donor hydrogen used (None when unknown)
     by_donor: dict[int, list[tuple[int | None, float, HBond]]] = {}
-    for side, donors, acceptors in (("protein", pocket[cx.is_donor[pocket]], lig[cx.is_acceptor[lig]]),
-                                    ("ligand", lig[cx.is_donor[lig]], pocket[cx.is_acceptor[pocket]])):
+    for side, donors, acceptors in (
+        ("protein", pocket[cx.is_donor[pocket]], lig[cx.is_acceptor[lig]]),
+        ("ligand", lig[cx.is_donor[lig]], pocket[cx.is_acceptor[pocket]]),
+    ):
         if not len(donors) or not len(acceptors):
             continue
         d = np.linalg.norm(cx.coords[donors][:, None] - cx.coords[acceptors][None], axis=2)
@@ -316,26 +355,48 @@ def detect_plip_hbonds(cx: Complex, max_distance: float = MAX_DISTANCE, min_dha:
             don, acc = int(donors[i]), int(acceptors[j])
             if any(don in group and acc in group for group in bridged):
                 continue  # both coordinate the same metal ion: a metal bridge, not an H-bond
-            slot = _geometry(cx, don, acc, nbrs, sp2, h_of, min_dha, min_neighbour_angle, rotatable_h)
+            slot = _geometry(
+                cx, don, acc, nbrs, sp2, h_of, min_dha, min_neighbour_angle, rotatable_h
+            )
             if slot is False:
                 continue
             prot, ligand_atom = (don, acc) if side == "protein" else (acc, don)
             res = cx.residues[int(cx.residue_index[prot])]
-            bond = HBond(res.chain, res.number, res.ins_code, str(cx.atom_names[prot]),
-                         str(cx.atom_names[ligand_atom]), res.name, prot, ligand_atom, side,
-                         round(float(d[i, j]), 3))
-            rank = float(np.linalg.norm(h_of[don][slot] - cx.coords[acc])) if slot is not None else float(d[i, j])
+            bond = HBond(
+                res.chain,
+                res.number,
+                res.ins_code,
+                str(cx.atom_names[prot]),
+                str(cx.atom_names[ligand_atom]),
+                res.name,
+                prot,
+                ligand_atom,
+                side,
+                round(float(d[i, j]), 3),
+            )
+            rank = (
+                float(np.linalg.norm(h_of[don][slot] - cx.coords[acc]))
+                if slot is not None
+                else float(d[i, j])
+            )
             by_donor.setdefault(don, []).append((slot, rank, bond))
     found: list[HBond] = []
     for don, pairs in by_donor.items():
-        limited = one_per_hydrogen == "all" or (one_per_hydrogen == "unknown" and pairs[0][0] is None)
+        limited = one_per_hydrogen == "all" or (
+            one_per_hydrogen == "unknown" and pairs[0][0] is None
+        )
         found.extend(_one_per_hydrogen(cx, don, pairs) if limited else [b for _, _, b in pairs])
     # an atom pair can be both donor->acceptor and acceptor->donor (e.g. SER OG with a ligand OH)
-    unique = {(b.protein_atom, b.ligand_atom): b for b in sorted(found, key=lambda b: b.distance, reverse=True)}
+    unique = {
+        (b.protein_atom, b.ligand_atom): b
+        for b in sorted(found, key=lambda b: b.distance, reverse=True)
+    }
     return tuple(sorted(unique.values()))
 
 
-def _one_per_hydrogen(cx: Complex, don: int, pairs: list[tuple[int | None, float, HBond]]) -> list[HBond]:
+def _one_per_hydrogen(
+    cx: Complex, don: int, pairs: list[tuple[int | None, float, HBond]]
+) -> list[HBond]:
     """Each donor hydrogen makes one H-bond: with known hydrogens, the acceptor nearest each H;
     otherwise the donor's ``donor_h`` nearest acceptors (all of them when the count is unknown)."""
     pairs = sorted(pairs, key=lambda p: (p[1], p[2]))
@@ -345,12 +406,20 @@ def _one_per_hydrogen(cx: Complex, don: int, pairs: list[tuple[int | None, float
             best.setdefault(slot, bond)
         return list(best.values())
     capacity = int(cx.donor_h[don]) if len(cx.donor_h) else len(pairs)
-    return [b for _, _, b in pairs[:max(capacity, 1)]]
+    return [b for _, _, b in pairs[: max(capacity, 1)]]
 
 
-def _geometry(cx: Complex, don: int, acc: int, nbrs: list[list[int]], sp2: np.ndarray,
-              h_of: dict[int, list[np.ndarray]], min_dha: float, min_neighbour_angle: float,
-              rotatable_h: bool = True) -> int | None | bool:
+def _geometry(
+    cx: Complex,
+    don: int,
+    acc: int,
+    nbrs: list[list[int]],
+    sp2: np.ndarray,
+    h_of: dict[int, list[np.ndarray]],
+    min_dha: float,
+    min_neighbour_angle: float,
+    rotatable_h: bool = True,
+) -> int | None | bool:
     """False when the pair fails the angle tests; else the index of the donor hydrogen used
     (in ``h_of[don]``), or None when the hydrogens are unknown or not used. Planar N donors
     without input hydrogens get theirs placed (``_placed_hydrogens``) first."""

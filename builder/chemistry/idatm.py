@@ -17,6 +17,7 @@ from geometry and connectivity when a residue has no template; we use the ligand
 which the SDF/MOL2 state. Sulfonamide and phosphoramide N bonded only to tetrahedral atoms are
 ``N3`` (ChimeraX may call a flat one ``Npl``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,13 +28,39 @@ TETRAHEDRAL, PLANAR, LINEAR, SINGLE = 4, 3, 2, 1
 
 #: type -> (geometry, substituents), as in ChimeraX's IDATM type table.
 TYPE_INFO: dict[str, tuple[int, int]] = {
-    "C3": (4, 4), "C2": (3, 3), "Car": (3, 3), "Cac": (3, 3), "C1": (2, 2),
-    "N3": (4, 3), "N3+": (4, 4), "Npl": (3, 3), "N2": (3, 2), "N2+": (3, 3), "Ng+": (3, 3),
-    "Ntr": (3, 3), "N1": (2, 1),
-    "O3": (4, 2), "O2": (3, 1), "O3-": (4, 1), "O2-": (3, 1), "Oar": (3, 2),
-    "S3": (4, 2), "S2": (3, 1), "S3-": (4, 1), "Sar": (3, 2), "Sac": (4, 4), "Son": (4, 4),
-    "Sxd": (4, 3), "Pac": (4, 4), "Pox": (4, 4), "P": (4, 4),
-    "F": (1, 1), "Cl": (1, 1), "Br": (1, 1), "I": (1, 1), "H": (1, 1),
+    "C3": (4, 4),
+    "C2": (3, 3),
+    "Car": (3, 3),
+    "Cac": (3, 3),
+    "C1": (2, 2),
+    "N3": (4, 3),
+    "N3+": (4, 4),
+    "Npl": (3, 3),
+    "N2": (3, 2),
+    "N2+": (3, 3),
+    "Ng+": (3, 3),
+    "Ntr": (3, 3),
+    "N1": (2, 1),
+    "O3": (4, 2),
+    "O2": (3, 1),
+    "O3-": (4, 1),
+    "O2-": (3, 1),
+    "Oar": (3, 2),
+    "S3": (4, 2),
+    "S2": (3, 1),
+    "S3-": (4, 1),
+    "Sar": (3, 2),
+    "Sac": (4, 4),
+    "Son": (4, 4),
+    "Sxd": (4, 3),
+    "Pac": (4, 4),
+    "Pox": (4, 4),
+    "P": (4, 4),
+    "F": (1, 1),
+    "Cl": (1, 1),
+    "Br": (1, 1),
+    "I": (1, 1),
+    "H": (1, 1),
 }
 
 
@@ -52,8 +79,15 @@ _CAR = ("Car", 0)
 #: residue -> atom -> (type, hydrogens the atom carries when the input has none).
 PROTEIN_TYPES: dict[str, dict[str, tuple[str, int]]] = {
     "ALA": {"CB": _C3},
-    "ARG": {"CB": _C3, "CG": _C3, "CD": _C3, "NE": ("Ng+", 1), "CZ": ("C2", 0),
-            "NH1": ("Ng+", 2), "NH2": ("Ng+", 2)},
+    "ARG": {
+        "CB": _C3,
+        "CG": _C3,
+        "CD": _C3,
+        "NE": ("Ng+", 1),
+        "CZ": ("C2", 0),
+        "NH1": ("Ng+", 2),
+        "NH2": ("Ng+", 2),
+    },
     "ASN": {"CB": _C3, "CG": ("C2", 0), "OD1": ("O2", 0), "ND2": ("Npl", 2)},
     "ASP": {"CB": _C3, "CG": ("Cac", 0), "OD1": ("O2-", 0), "OD2": ("O2-", 0)},
     "CYS": {"CB": _C3, "SG": ("S3", 1)},
@@ -69,16 +103,39 @@ PROTEIN_TYPES: dict[str, dict[str, tuple[str, int]]] = {
     "PRO": {"CB": _C3, "CG": _C3, "CD": _C3},
     "SER": {"CB": _C3, "OG": ("O3", 1)},
     "THR": {"CB": _C3, "OG1": ("O3", 1), "CG2": _C3},
-    "TRP": {"CB": _C3, "CG": _CAR, "CD1": _CAR, "CD2": _CAR, "NE1": ("Npl", 1), "CE2": _CAR,
-            "CE3": _CAR, "CZ2": _CAR, "CZ3": _CAR, "CH2": _CAR},
-    "TYR": {"CB": _C3, "CG": _CAR, "CD1": _CAR, "CD2": _CAR, "CE1": _CAR, "CE2": _CAR, "CZ": _CAR,
-            "OH": ("O3", 1)},
+    "TRP": {
+        "CB": _C3,
+        "CG": _CAR,
+        "CD1": _CAR,
+        "CD2": _CAR,
+        "NE1": ("Npl", 1),
+        "CE2": _CAR,
+        "CE3": _CAR,
+        "CZ2": _CAR,
+        "CZ3": _CAR,
+        "CH2": _CAR,
+    },
+    "TYR": {
+        "CB": _C3,
+        "CG": _CAR,
+        "CD1": _CAR,
+        "CD2": _CAR,
+        "CE1": _CAR,
+        "CE2": _CAR,
+        "CZ": _CAR,
+        "OH": ("O3", 1),
+    },
     "VAL": {"CB": _C3, "CG1": _C3, "CG2": _C3},
 }
 
 
-def protein_type(res_name: str, atom_name: str, n_input_h: int | None, has_oxt: bool = False,
-                 source: object = "protein") -> tuple[str, int]:
+def protein_type(
+    res_name: str,
+    atom_name: str,
+    n_input_h: int | None,
+    has_oxt: bool = False,
+    source: object = "protein",
+) -> tuple[str, int]:
     """(IDATM type, hydrogen count) of a protein heavy atom from the residue templates.
 
     ``n_input_h``: hydrogens the input puts on this atom, or None when the input has none on the
@@ -86,7 +143,9 @@ def protein_type(res_name: str, atom_name: str, n_input_h: int | None, has_oxt: 
     residue or atom without a template."""
     table = PROTEIN_TYPES.get(res_name)
     if table is None:
-        raise InputError(source, f"residue {res_name} has no atom-type template (chimerax H-bond mode)")
+        raise InputError(
+            source, f"residue {res_name} has no atom-type template (chimerax H-bond mode)"
+        )
     if atom_name in _BACKBONE:
         kind, n_h = _BACKBONE[atom_name]
         if res_name == "PRO" and atom_name == "N":
@@ -98,14 +157,23 @@ def protein_type(res_name: str, atom_name: str, n_input_h: int | None, has_oxt: 
     elif atom_name in table:
         kind, n_h = table[atom_name]
     else:
-        raise InputError(source, f"atom {atom_name} of residue {res_name} is not in its atom-type template")
+        raise InputError(
+            source, f"atom {atom_name} of residue {res_name} is not in its atom-type template"
+        )
     if res_name == "HIS" and atom_name in ("ND1", "NE2") and n_input_h is not None:
         kind = "Npl" if n_input_h > 0 else "N2"
     return kind, (n_input_h if n_input_h is not None else n_h)
 
 
-def ligand_types(elements, charges, bonds, orders, n_hydrogens, aromatic,
-                 amidine_n: set[int] | frozenset = frozenset()) -> list[str]:
+def ligand_types(
+    elements,
+    charges,
+    bonds,
+    orders,
+    n_hydrogens,
+    aromatic,
+    amidine_n: set[int] | frozenset = frozenset(),
+) -> list[str]:
     """IDATM-style types of ligand heavy atoms from their chemistry (see the module docstring).
 
     ``bonds``/``orders``: heavy-atom bonds with orders 1-3, 4 aromatic. ``amidine_n``: N atoms of
@@ -202,8 +270,12 @@ def _oxygen_type(i, elements, nbrs, n_hydrogens, arom, q, terminal_o) -> str:
         return "O2"
     if partner == "N" and n_o >= 2:
         return "O2-"
-    if partner == "C" and n_o == 2 and not n_hydrogens[i] and not any(
-            n_hydrogens[k] for k in terminal_o(j)):
+    if (
+        partner == "C"
+        and n_o == 2
+        and not n_hydrogens[i]
+        and not any(n_hydrogens[k] for k in terminal_o(j))
+    ):
         return "O2-"  # carboxylate
     if order == 2:
         return "O2"

@@ -2,6 +2,7 @@
 (heavy atoms with bond orders, charges, hydrogen counts and the input's hydrogens), atom names
 from the MOL2 matched by coordinates.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,8 +21,21 @@ class LigandData:
     """Ligand heavy atoms with chemistry (internal to reading). Bond orders 1-3, 4 aromatic;
     ``h_coords``/``h_parent``: the input's hydrogens and the heavy atom each is bonded to."""
 
-    def __init__(self, coords, elements, names, charges, bonds, orders, n_hydrogens, aromatic,
-                 h_coords, h_parent, residue_name, source):
+    def __init__(
+        self,
+        coords,
+        elements,
+        names,
+        charges,
+        bonds,
+        orders,
+        n_hydrogens,
+        aromatic,
+        h_coords,
+        h_parent,
+        residue_name,
+        source,
+    ):
         self.coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
         self.elements = list(elements)
         self.names = list(names)
@@ -90,12 +104,15 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
         names, residue = _names_by_coordinates(lig.coords, heavy, mol2)
         lig.names = names
         lig.residue_name = residue or lig.residue_name
-        lig.mol2_h_coords, lig.mol2_h_parent = _mol2_hydrogens(lig.coords, mol2_atoms, mol2_bonds, mol2)
+        lig.mol2_h_coords, lig.mol2_h_parent = _mol2_hydrogens(
+            lig.coords, mol2_atoms, mol2_bonds, mol2
+        )
     return lig
 
 
-def _mol2_hydrogens(coords: np.ndarray, atoms: list[dict], bonds: list[tuple[int, int, str]],
-                    mol2_path: Path) -> tuple[np.ndarray, np.ndarray]:
+def _mol2_hydrogens(
+    coords: np.ndarray, atoms: list[dict], bonds: list[tuple[int, int, str]], mol2_path: Path
+) -> tuple[np.ndarray, np.ndarray]:
     """The MOL2's hydrogens and the ligand heavy atom (index into ``coords``) each is bonded to
     (by the MOL2's bond table; heavy atoms matched by position as for the names)."""
     heavy_of: dict[int, int] = {}
@@ -114,12 +131,17 @@ def _mol2_hydrogens(coords: np.ndarray, atoms: list[dict], bonds: list[tuple[int
                 parents.append(heavy_of[other])
     n_h = sum(1 for a in atoms if a["element"] in ("H", "D"))
     if len(parents) != n_h:  # not fatal: the plip mode does not read them
-        logger.warning("%s: %d MOL2 hydrogen(s) not bonded to a ligand heavy atom are ignored",
-                       mol2_path, n_h - len(parents))
+        logger.warning(
+            "%s: %d MOL2 hydrogen(s) not bonded to a ligand heavy atom are ignored",
+            mol2_path,
+            n_h - len(parents),
+        )
     return np.asarray(h_xyz, dtype=np.float64).reshape(-1, 3), np.asarray(parents, dtype=np.int64)
 
 
-def _names_by_coordinates(coords: np.ndarray, mol2_heavy: list[dict], mol2_path: Path) -> tuple[list[str], str]:
+def _names_by_coordinates(
+    coords: np.ndarray, mol2_heavy: list[dict], mol2_path: Path
+) -> tuple[list[str], str]:
     """Atom names of ``coords`` from MOL2 records matched by position; repeated names get the
     MOL2 substructure number (``N:2``)."""
     ref = np.array([a["xyz"] for a in mol2_heavy], dtype=np.float64).reshape(-1, 3)
@@ -127,7 +149,9 @@ def _names_by_coordinates(coords: np.ndarray, mol2_heavy: list[dict], mol2_path:
         raise InputError(mol2_path, "MOL2 has no heavy atoms")
     dist = np.linalg.norm(coords[:, None, :] - ref[None, :, :], axis=2)
     nearest = dist.argmin(axis=1)
-    if (dist[np.arange(len(coords)), nearest] > 0.05).any() or len(set(nearest.tolist())) != len(coords):
+    if (dist[np.arange(len(coords)), nearest] > 0.05).any() or len(set(nearest.tolist())) != len(
+        coords
+    ):
         raise InputError(mol2_path, "ligand atoms of the SDF and MOL2 do not match by coordinates")
     chosen = [mol2_heavy[i] for i in nearest]
     names = [a["name"] for a in chosen]
@@ -181,8 +205,20 @@ def ligand_from_rdkit(mol, source: Path) -> LigandData:
         title = mol.GetProp("_Name").strip()
         m = re.match(r"^([A-Z0-9]{1,3})$", title)
         resname = m.group(1) if m else ""
-    return LigandData(coords, elements, names, charges, bonds, orders, n_h, aromatic,
-                      h_coords, h_parent, resname, str(source))
+    return LigandData(
+        coords,
+        elements,
+        names,
+        charges,
+        bonds,
+        orders,
+        n_h,
+        aromatic,
+        h_coords,
+        h_parent,
+        resname,
+        str(source),
+    )
 
 
 def rdkit_order(bond) -> int:

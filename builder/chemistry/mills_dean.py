@@ -29,6 +29,7 @@ Atom classes come from IDATM-style types (``idatm``) and the neighbour patterns 
 tables (``donor_class`` / ``acceptor_class``); atoms matching no class are generic donors or
 acceptors with ChimeraX's generic limits. Every class's limits are listed in docs/hbonds.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,6 +40,7 @@ from .hbond_classes import (
     acceptor_site,
     donor_class,
 )
+from .hbond_graph import XH_LENGTH, Graph, Site, bond_positions, find_rings
 from .hbond_limits import (
     ACCEPTOR_CLASSES,
     ANGLE_SLOP,
@@ -52,12 +54,29 @@ from .hbond_limits import (
     SULFUR_COMP,
     relax,
 )
-from .hbond_graph import XH_LENGTH, Graph, Site, bond_positions, find_rings
 from .idatm import PLANAR, TETRAHEDRAL
 
-__all__ = ["ACCEPTOR_CLASSES", "ANGLE_SLOP", "DIST_SLOP", "DONOR_CLASSES", "GENERIC_ACCEPTOR_LIMITS",
-           "SEARCH_RADIUS", "SULFUR_COMP", "XH_LENGTH", "Graph", "Site", "acceptor_ok", "acceptor_site",
-           "bond_positions", "donor_class", "donor_ok", "explain_pair", "find_pairs", "find_rings", "relax"]
+__all__ = [
+    "ACCEPTOR_CLASSES",
+    "ANGLE_SLOP",
+    "DIST_SLOP",
+    "DONOR_CLASSES",
+    "GENERIC_ACCEPTOR_LIMITS",
+    "SEARCH_RADIUS",
+    "SULFUR_COMP",
+    "XH_LENGTH",
+    "Graph",
+    "Site",
+    "acceptor_ok",
+    "acceptor_site",
+    "bond_positions",
+    "donor_class",
+    "donor_ok",
+    "explain_pair",
+    "find_pairs",
+    "find_rings",
+    "relax",
+]
 
 # ------------------------------------------------------------------------------------------
 # geometry
@@ -131,7 +150,9 @@ def _tau_ok(g: Graph, tau, tau_sym: int, da: int, other) -> bool:
         return True
     subs = g.hydrogen_positions(da) if tau_sym == 4 else []
     if 2 * len(subs) != tau_sym:
-        subs = g.substituent_positions(heavy[0]) + [g.coords[k] for k in g.nbrs[heavy[0]] if k != da]
+        subs = g.substituent_positions(heavy[0]) + [
+            g.coords[k] for k in g.nbrs[heavy[0]] if k != da
+        ]
         if not subs:
             return True
     if 2 * len(subs) != tau_sym:
@@ -195,7 +216,9 @@ def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
             plane, base = _phi_plane(g, acc, b1, b2)
         except ValueError:
             return False  # ChimeraX skips the pair (bad connectivity)
-        return (base is None or _phi_ok(dp, ap, base, plane, phi)) and _theta_ok(dp, hyds, ap, theta)
+        return (base is None or _phi_ok(dp, ap, base, plane, phi)) and _theta_ok(
+            dp, hyds, ap, theta
+        )
     if test == "theta_tau":
         r, up_low, up_high, theta = lim
         if dist > r + comp:
@@ -206,8 +229,11 @@ def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
         tau, tau_sym = ANILINE_ACCEPTOR_TAU if site.name == "aniline N" else (None, None)
         for pp in candidates:
             ups = _angle(pp, ap, dp)
-            if up_low <= ups <= up_high and _theta_ok(dp, hyds, ap, theta) and \
-                    _tau_ok(g, tau, tau_sym or 0, acc, dp):
+            if (
+                up_low <= ups <= up_high
+                and _theta_ok(dp, hyds, ap, theta)
+                and _tau_ok(g, tau, tau_sym or 0, acc, dp)
+            ):
                 return True
         return not candidates and _theta_ok(dp, hyds, ap, theta)
     r, min_angle = lim  # generic
@@ -293,7 +319,9 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
     return not hyds or any(_angle(dp, h, ap) >= min_h_angle for h in hyds)
 
 
-def metal_partners(g: Graph, metals: list[int], atoms: list[int], cutoff: float) -> dict[int, list[int]]:
+def metal_partners(
+    g: Graph, metals: list[int], atoms: list[int], cutoff: float
+) -> dict[int, list[int]]:
     """For each of ``atoms``, the metal atoms within ``cutoff`` Å."""
     out: dict[int, list[int]] = {}
     for a in atoms:
@@ -303,13 +331,17 @@ def metal_partners(g: Graph, metals: list[int], atoms: list[int], cutoff: float)
     return out
 
 
-def find_pairs(g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = ()) -> list[tuple[int, int]]:
+def find_pairs(
+    g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = ()
+) -> list[tuple[int, int]]:
     """(donor, acceptor) pairs among ``donors`` x ``acceptors`` that pass both class tests and
     ChimeraX's metal rules."""
     sites = {a: acceptor_site(g, a) for a in acceptors}
     sites = {a: s for a, s in sites.items() if s is not None}
     classes = {d: donor_class(g, d) for d in donors}
-    near_metal = metal_partners(g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE)
+    near_metal = metal_partners(
+        g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE
+    )
     pairs = []
     acc_idx = np.array(sorted(sites), dtype=np.int64)
     if not len(acc_idx):
@@ -324,7 +356,10 @@ def find_pairs(g: Graph, donors: list[int], acceptors: list[int], metals: list[i
             a = int(a)
             if a == d or not acceptor_ok(g, sites[a], d) or not donor_ok(g, d, name, a):
                 continue
-            if any(_angle(g.coords[d], g.coords[a], g.coords[m]) < METAL_MIN_ANGLE for m in near_metal.get(a, ())):
+            if any(
+                _angle(g.coords[d], g.coords[a], g.coords[m]) < METAL_MIN_ANGLE
+                for m in near_metal.get(a, ())
+            ):
                 continue
             pairs.append((d, a))
     return pairs
@@ -351,6 +386,7 @@ def explain_pair(g: Graph, don: int, acc: int) -> str:
         what = "H...A distance or D-H...A angle" if test == "theta_tau" else "distance or angle"
         if not g.hydrogen_positions(don) and test == "theta_tau":
             what = "no hydrogen position (the class needs one)"
-        return f"{what} of the {name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor"
+        return (
+            f"{what} of the {name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor"
+        )
     return f"{name} -> {site.name}"
-

@@ -6,6 +6,7 @@ and the hydrogens the input carries.
 * The pocket is every standard amino-acid residue with any heavy atom within the cutoff
   (default ``DEFAULT_POCKET_CUTOFF`` = 10 Å) of any ligand heavy atom; whole residues are kept.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,7 +30,9 @@ STANDARD_AMINO_ACIDS = frozenset(
 )
 WATER_NAMES = frozenset({"HOH", "WAT", "H2O", "DOD", "D2O", "SOL", "TIP", "TIP3"})
 #: Elements kept as metal ions when they form a single-atom hetero residue.
-METAL_ELEMENTS = frozenset("Li Na K Rb Cs Mg Ca Sr Ba Mn Fe Co Ni Cu Zn Cd Hg Pt Au Ag Mo W V Cr Al Ga".split())
+METAL_ELEMENTS = frozenset(
+    "Li Na K Rb Cs Mg Ca Sr Ba Mn Fe Co Ni Cu Zn Cd Hg Pt Au Ag Mo W V Cr Al Ga".split()
+)
 
 
 class ProteinAtoms:
@@ -66,10 +69,15 @@ def _legacy_pdb_fix(text: str, force: bool = False) -> str:
     if not records:
         return text
     sample = records[: min(len(records), 200)]
-    bad = sum(1 for ln in sample if len(ln) > 72 and ln[72:76].strip() and not ln[76:78].strip().isalpha())
+    bad = sum(
+        1 for ln in sample if len(ln) > 72 and ln[72:76].strip() and not ln[76:78].strip().isalpha()
+    )
     if bad < len(sample) // 2:
         return text
-    return "\n".join(ln[:72] if ln.startswith(("ATOM  ", "HETATM", "ANISOU")) else ln for ln in lines) + "\n"
+    return (
+        "\n".join(ln[:72] if ln.startswith(("ATOM  ", "HETATM", "ANISOU")) else ln for ln in lines)
+        + "\n"
+    )
 
 
 def read_structure(path: Path, legacy72: bool = False):
@@ -106,16 +114,32 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
             if name in WATER_NAMES:
                 continue
             if keep_hetero and name == keep_hetero:
-                atoms = [(a.name, normalise_element(a.element.name), (a.pos.x, a.pos.y, a.pos.z)) for a in res]
-                out.het_residues.append({"name": name, "chain": chain.name, "number": res.seqid.num,
-                                         "icode": res.seqid.icode.strip(), "atoms": atoms})
+                atoms = [
+                    (a.name, normalise_element(a.element.name), (a.pos.x, a.pos.y, a.pos.z))
+                    for a in res
+                ]
+                out.het_residues.append(
+                    {
+                        "name": name,
+                        "chain": chain.name,
+                        "number": res.seqid.num,
+                        "icode": res.seqid.icode.strip(),
+                        "atoms": atoms,
+                    }
+                )
                 continue
             heavy = [a for a in res if normalise_element(a.element.name) not in ("H", "D")]
             if len(heavy) == 1 and normalise_element(heavy[0].element.name) in METAL_ELEMENTS:
                 atom = heavy[0]
-                out.metals.append({"element": normalise_element(atom.element.name), "res_name": name,
-                                   "chain": chain.name.strip() or "_", "number": int(res.seqid.num),
-                                   "xyz": (atom.pos.x, atom.pos.y, atom.pos.z)})
+                out.metals.append(
+                    {
+                        "element": normalise_element(atom.element.name),
+                        "res_name": name,
+                        "chain": chain.name.strip() or "_",
+                        "number": int(res.seqid.num),
+                        "xyz": (atom.pos.x, atom.pos.y, atom.pos.z),
+                    }
+                )
                 continue
             if name not in STANDARD_AMINO_ACIDS:
                 skipped.add(name)
@@ -123,8 +147,11 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                     out.het_names.add(name)
                 continue
             key = len(out.residues)
-            out.residues.append(Residue(chain.name.strip() or "_", name, int(res.seqid.num),
-                                        res.seqid.icode.strip()))
+            out.residues.append(
+                Residue(
+                    chain.name.strip() or "_", name, int(res.seqid.num), res.seqid.icode.strip()
+                )
+            )
             for atom in res:
                 element = normalise_element(atom.element.name)
                 pos = (atom.pos.x, atom.pos.y, atom.pos.z)
@@ -138,22 +165,32 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                 out.names.append(atom.name)
                 out.res_key.append(key)
     if skipped:
-        log.debug("%s: non-standard residues left out of the pocket: %s", path, ", ".join(sorted(skipped)))
+        log.debug(
+            "%s: non-standard residues left out of the pocket: %s", path, ", ".join(sorted(skipped))
+        )
     if not out.coords and not out.het_residues:
-        raise InputError(path, "no standard amino-acid heavy atoms found (only hydrogens, waters or hetero groups?)")
+        raise InputError(
+            path,
+            "no standard amino-acid heavy atoms found (only hydrogens, waters or hetero groups?)",
+        )
     return out
 
 
-def pocket_residue_keys(p_coords: np.ndarray, res_key: np.ndarray, lig_coords: np.ndarray,
-                        cutoff: float) -> list[int]:
+def pocket_residue_keys(
+    p_coords: np.ndarray, res_key: np.ndarray, lig_coords: np.ndarray, cutoff: float
+) -> list[int]:
     """Sorted residue keys with any atom of ``p_coords`` within ``cutoff`` Å of any ligand atom."""
     p_coords = np.asarray(p_coords, dtype=np.float64).reshape(-1, 3)
     res_key = np.asarray(res_key, dtype=np.int64)
     lo, hi = lig_coords.min(axis=0) - cutoff, lig_coords.max(axis=0) + cutoff
-    near_box = np.flatnonzero(((p_coords >= lo) & (p_coords <= hi)).all(axis=1)) if len(p_coords) else np.zeros(0, int)
+    near_box = (
+        np.flatnonzero(((p_coords >= lo) & (p_coords <= hi)).all(axis=1))
+        if len(p_coords)
+        else np.zeros(0, int)
+    )
     close = np.zeros(len(p_coords), dtype=bool)
     for start in range(0, len(near_box), 4096):
-        idx = near_box[start:start + 4096]
+        idx = near_box[start : start + 4096]
         d2 = ((p_coords[idx, None, :] - lig_coords[None, :, :]) ** 2).sum(axis=2)
         close[idx] = (d2 <= cutoff * cutoff).any(axis=1)
     return sorted(set(res_key[close].tolist()))
@@ -161,11 +198,16 @@ def pocket_residue_keys(p_coords: np.ndarray, res_key: np.ndarray, lig_coords: n
 
 def metals_near(protein: ProteinAtoms, lig_coords: np.ndarray, cutoff: float) -> list[dict]:
     """The metal ions (``ProteinAtoms.metals`` records) within ``cutoff`` Å of a ligand atom."""
-    return [m for m in protein.metals
-            if np.linalg.norm(lig_coords - np.asarray(m["xyz"]), axis=1).min() <= cutoff]
+    return [
+        m
+        for m in protein.metals
+        if np.linalg.norm(lig_coords - np.asarray(m["xyz"]), axis=1).min() <= cutoff
+    ]
 
 
-def protein_bonds(coords: np.ndarray, elements: list[str], names: list[str], res_of_atom: np.ndarray) -> np.ndarray:
+def protein_bonds(
+    coords: np.ndarray, elements: list[str], names: list[str], res_of_atom: np.ndarray
+) -> np.ndarray:
     """Covalent bonds of pocket residues from distances: within a residue, peptide C-N between
     residues, and disulfides."""
     out: list[tuple[int, int]] = []
@@ -192,8 +234,13 @@ def protein_bonds(coords: np.ndarray, elements: list[str], names: list[str], res
     return np.array(sorted(set(out)), dtype=np.int64).reshape(-1, 2)
 
 
-def protein_hydrogens(protein: ProteinAtoms, pocket_res: list[int], res_new: dict[int, int],
-                      heavy: np.ndarray, res_of_atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def protein_hydrogens(
+    protein: ProteinAtoms,
+    pocket_res: list[int],
+    res_new: dict[int, int],
+    heavy: np.ndarray,
+    res_of_atom: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Hydrogens of pocket residues attached to their nearest heavy atom of the same residue
     (within 1.3 Å)."""
     if not protein.h_coords:

@@ -6,6 +6,7 @@ mmCIF entries (gzipped) listed in its own ``index.csv``. Both are rebuilt from t
 registries by ``python -m misi_bench.builder.scripts.make_samples`` (provenance in
 ``builder/data/samples/PROVENANCE.md``; PDB coordinates are CC0).
 """
+
 from __future__ import annotations
 
 import csv
@@ -13,7 +14,15 @@ from pathlib import Path
 
 from ..core.records import ComplexRef
 
-__all__ = ["data_root", "sample_root", "raw_root", "sample_index", "raw_index", "sample_refs", "raw_refs"]
+__all__ = [
+    "data_root",
+    "sample_root",
+    "raw_root",
+    "sample_index",
+    "raw_index",
+    "sample_refs",
+    "raw_refs",
+]
 
 
 def data_root() -> Path:
@@ -58,14 +67,16 @@ def sample_refs() -> list[ComplexRef]:
     refs = []
     for row in sample_index():
         pdb_id = row["pdb_id"].strip().lower()
-        refs.append(ComplexRef(
-            pdb_id=pdb_id,
-            path=root / pdb_id,
-            kind="pdbbind",
-            ligand_code=row.get("ligand_code") or None,
-            ligand_chain=row.get("ligand_chain") or None,
-            ligand_resnum=_opt_int(row.get("ligand_resnum")),
-        ))
+        refs.append(
+            ComplexRef(
+                pdb_id=pdb_id,
+                path=root / pdb_id,
+                kind="pdbbind",
+                ligand_code=row.get("ligand_code") or None,
+                ligand_chain=row.get("ligand_chain") or None,
+                ligand_resnum=_opt_int(row.get("ligand_resnum")),
+            )
+        )
     return refs
 
 
@@ -76,12 +87,14 @@ def raw_refs() -> list[ComplexRef]:
     root = raw_root()
     refs = []
     for row in raw_index():
-        refs.append(ComplexRef(
-            pdb_id=row["pdb_id"].strip().lower(),
-            path=root / row["file"].strip(),
-            kind="raw",
-            ligand_code=row["ligand_code"].strip(),
-            ligand_chain=row.get("ligand_chain") or None,
-            ligand_resnum=_opt_int(row.get("ligand_resnum")),
-        ))
+        refs.append(
+            ComplexRef(
+                pdb_id=row["pdb_id"].strip().lower(),
+                path=root / row["file"].strip(),
+                kind="raw",
+                ligand_code=row["ligand_code"].strip(),
+                ligand_chain=row.get("ligand_chain") or None,
+                ligand_resnum=_opt_int(row.get("ligand_resnum")),
+            )
+        )
     return refs

@@ -14,6 +14,7 @@ The public entry points of the chemistry layer's reading side. The work is split
 
 Every failure raises :class:`~.errors.InputError` naming the input and the reason.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,12 +27,28 @@ from ..core.errors import InputError, InputTooLarge
 from ..core.records import Complex, ComplexRef, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
 from .files import MAX_FILE_BYTES, normalise_element
-from .hbond_typing import (ionisable_groups, tertiary_amines, ligand_donor_h, ligand_polarity, protein_donor_h,
-                           protein_polarity)
+from .hbond_typing import (
+    ionisable_groups,
+    ligand_donor_h,
+    ligand_polarity,
+    protein_donor_h,
+    protein_polarity,
+    tertiary_amines,
+)
 from .idatm import ligand_types, protein_type
 from .ligand import LigandData, read_ligand_files
-from .protein import (DEFAULT_POCKET_CUTOFF, MAX_POCKET_ATOMS, STANDARD_AMINO_ACIDS, WATER_NAMES, ProteinAtoms,
-                      metals_near, pocket_residue_keys, protein_bonds, protein_hydrogens, read_protein)
+from .protein import (
+    DEFAULT_POCKET_CUTOFF,
+    MAX_POCKET_ATOMS,
+    STANDARD_AMINO_ACIDS,
+    WATER_NAMES,
+    ProteinAtoms,
+    metals_near,
+    pocket_residue_keys,
+    protein_bonds,
+    protein_hydrogens,
+    read_protein,
+)
 
 # ----------------------------------------------------------------------------------------
 # entry points
@@ -42,26 +59,47 @@ def load_complex(ref: ComplexRef, pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) 
     if ref.kind == "pdbbind":
         return read_pdbbind_dir(ref.path, pdb_id=ref.pdb_id, pocket_cutoff=pocket_cutoff)
     if not ref.ligand_code:
-        raise InputError(ref.path, "a raw PDB/mmCIF entry needs the ligand's residue name (e.g. --ligand STR)")
-    return read_raw_entry(ref.path, ref.ligand_code, chain=ref.ligand_chain, resnum=ref.ligand_resnum,
-                          pdb_id=ref.pdb_id, pocket_cutoff=pocket_cutoff)
+        raise InputError(
+            ref.path, "a raw PDB/mmCIF entry needs the ligand's residue name (e.g. --ligand STR)"
+        )
+    return read_raw_entry(
+        ref.path,
+        ref.ligand_code,
+        chain=ref.ligand_chain,
+        resnum=ref.ligand_resnum,
+        pdb_id=ref.pdb_id,
+        pocket_cutoff=pocket_cutoff,
+    )
 
 
-def ref_for_path(path: str | os.PathLike, ligand_code: str | None = None, chain: str | None = None,
-                 resnum: int | None = None) -> ComplexRef:
+def ref_for_path(
+    path: str | os.PathLike,
+    ligand_code: str | None = None,
+    chain: str | None = None,
+    resnum: int | None = None,
+) -> ComplexRef:
     """A ``ComplexRef`` for a user-given path: a PDBbind directory, or a PDB/mmCIF file."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "no such file or directory")
     if path.is_dir():
-        return ComplexRef(pdb_id=path.name.lower(), path=path, kind="pdbbind", ligand_code=ligand_code)
+        return ComplexRef(
+            pdb_id=path.name.lower(), path=path, kind="pdbbind", ligand_code=ligand_code
+        )
     stem = path.name.split(".")[0]
-    return ComplexRef(pdb_id=stem.lower()[:4] if len(stem) >= 4 else stem.lower(), path=path, kind="raw",
-                      ligand_code=ligand_code, ligand_chain=chain, ligand_resnum=resnum)
+    return ComplexRef(
+        pdb_id=stem.lower()[:4] if len(stem) >= 4 else stem.lower(),
+        path=path,
+        kind="raw",
+        ligand_code=ligand_code,
+        ligand_chain=chain,
+        ligand_resnum=resnum,
+    )
 
 
-def read_pdbbind_dir(path: str | os.PathLike, pdb_id: str | None = None,
-                     pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) -> Complex:
+def read_pdbbind_dir(
+    path: str | os.PathLike, pdb_id: str | None = None, pocket_cutoff: float = DEFAULT_POCKET_CUTOFF
+) -> Complex:
     """Read ``<root>/<pdbid>/`` with ``<pdbid>_pocket.pdb`` (or ``_protein.pdb``), ``_ligand.sdf``
     and/or ``_ligand.mol2``."""
     path = Path(path)
@@ -72,7 +110,8 @@ def read_pdbbind_dir(path: str | os.PathLike, pdb_id: str | None = None,
 
     def find(suffix: str) -> Path | None:
         return files.get(f"{pdb_id}_{suffix}") or next(
-            (p for name, p in sorted(files.items()) if name.endswith(f"_{suffix}")), None)
+            (p for name, p in sorted(files.items()) if name.endswith(f"_{suffix}")), None
+        )
 
     pocket_file = find("pocket.pdb") or find("protein.pdb")
     sdf_file, mol2_file = find("ligand.sdf"), find("ligand.mol2")
@@ -83,12 +122,19 @@ def read_pdbbind_dir(path: str | os.PathLike, pdb_id: str | None = None,
     ligand = read_ligand_files(sdf_file, mol2_file)
     protein = read_protein(pocket_file)
     lig_code = ligand.residue_name or "LIG"
-    return _assemble(pdb_id, lig_code, str(path), protein, ligand, pocket_cutoff, source=pocket_file)
+    return _assemble(
+        pdb_id, lig_code, str(path), protein, ligand, pocket_cutoff, source=pocket_file
+    )
 
 
-def read_raw_entry(path: str | os.PathLike, ligand_code: str, chain: str | None = None,
-                   resnum: int | None = None, pdb_id: str | None = None,
-                   pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) -> Complex:
+def read_raw_entry(
+    path: str | os.PathLike,
+    ligand_code: str,
+    chain: str | None = None,
+    resnum: int | None = None,
+    pdb_id: str | None = None,
+    pocket_cutoff: float = DEFAULT_POCKET_CUTOFF,
+) -> Complex:
     """Read a PDB or mmCIF file (optionally gzipped) with the ligand named by its residue name.
 
     With several copies of the ligand, ``chain``/``resnum`` pick one; otherwise the first copy
@@ -97,13 +143,21 @@ def read_raw_entry(path: str | os.PathLike, ligand_code: str, chain: str | None 
     path = Path(path)
     code = ligand_code.strip().upper()
     protein = read_protein(path, keep_hetero=code)
-    copies = [r for r in protein.het_residues if r["name"] == code
-              and (chain is None or r["chain"] == chain) and (resnum is None or r["number"] == resnum)]
+    copies = [
+        r
+        for r in protein.het_residues
+        if r["name"] == code
+        and (chain is None or r["chain"] == chain)
+        and (resnum is None or r["number"] == resnum)
+    ]
     if not copies:
         names = sorted({r["name"] for r in protein.het_residues} | protein.het_names)
         where = f" in chain {chain!r}" if chain is not None else ""
         where += f" with number {resnum}" if resnum is not None else ""
-        raise InputError(path, f"no ligand {code}{where} found (hetero residues present: {', '.join(names) or 'none'})")
+        raise InputError(
+            path,
+            f"no ligand {code}{where} found (hetero residues present: {', '.join(names) or 'none'})",
+        )
     ligand = ligand_from_ccd(path, copies[0])
     pdb_id = (pdb_id or protein.entry_id or path.name.split(".")[0]).lower()
     return _assemble(pdb_id, code, str(path), protein, ligand, pocket_cutoff, source=path)
@@ -113,8 +167,15 @@ def read_raw_entry(path: str | os.PathLike, ligand_code: str, chain: str | None 
 # assembling the record
 
 
-def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, lig: LigandData,
-              cutoff: float, source: Path) -> Complex:
+def _assemble(
+    pdb_id: str,
+    lig_code: str,
+    location: str,
+    protein: ProteinAtoms,
+    lig: LigandData,
+    cutoff: float,
+    source: Path,
+) -> Complex:
     if not (isinstance(cutoff, (int, float)) and math.isfinite(cutoff) and cutoff > 0):
         raise InputError(location, f"pocket cutoff must be a positive number of Å, got {cutoff!r}")
     p_coords = np.asarray(protein.coords, dtype=np.float64).reshape(-1, 3)
@@ -123,10 +184,15 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, 
     # whole residues with any heavy atom within the cutoff of any ligand heavy atom
     pocket_res = pocket_residue_keys(p_coords, res_key, lig_coords, cutoff)
     if not pocket_res:
-        raise InputError(location, f"no protein residue within {cutoff:g} Å of ligand {lig_code}: ligand is far from any protein")
+        raise InputError(
+            location,
+            f"no protein residue within {cutoff:g} Å of ligand {lig_code}: ligand is far from any protein",
+        )
     keep = np.isin(res_key, pocket_res)
     if keep.sum() > MAX_POCKET_ATOMS:
-        raise InputTooLarge(location, f"pocket has {int(keep.sum())} heavy atoms (> {MAX_POCKET_ATOMS})")
+        raise InputTooLarge(
+            location, f"pocket has {int(keep.sum())} heavy atoms (> {MAX_POCKET_ATOMS})"
+        )
     res_new = {old: new for new, old in enumerate(pocket_res)}
     residues = tuple(protein.residues[k] for k in pocket_res)
     p_idx = np.flatnonzero(keep)
@@ -138,36 +204,56 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, 
     p_names = [protein.names[k] for k in p_idx] + [m["element"] for m in ions]
     p_elements = [protein.elements[k] for k in p_idx] + [m["element"] for m in ions]
     p_resnames = [residues[r].name for r in res_of_atom] + [m["res_name"] for m in ions]
-    p_xyz = np.vstack([p_coords[p_idx], np.array([m["xyz"] for m in ions], dtype=np.float64).reshape(-1, 3)])
+    p_xyz = np.vstack(
+        [p_coords[p_idx], np.array([m["xyz"] for m in ions], dtype=np.float64).reshape(-1, 3)]
+    )
     coords = np.vstack([p_xyz, lig_coords])
     elements = np.array(p_elements + lig.elements, dtype="<U2")
     atom_names = np.array(p_names + lig.names)
     res_names = np.array(p_resnames + [lig_code] * n_l)
-    res_numbers = np.array([residues[r].number for r in res_of_atom] + [m["number"] for m in ions] + [0] * n_l,
-                           dtype=np.int64)
+    res_numbers = np.array(
+        [residues[r].number for r in res_of_atom] + [m["number"] for m in ions] + [0] * n_l,
+        dtype=np.int64,
+    )
     ins_codes = np.array([residues[r].ins_code for r in res_of_atom] + [""] * (len(ions) + n_l))
-    chain_ids = np.array([residues[r].chain for r in res_of_atom] + [m["chain"] for m in ions] + [""] * n_l)
+    chain_ids = np.array(
+        [residues[r].chain for r in res_of_atom] + [m["chain"] for m in ions] + [""] * n_l
+    )
     is_ligand = np.array([False] * n_p + [True] * n_l)
     residue_index = np.concatenate([res_of_atom, -np.ones(len(ions) + n_l, dtype=np.int64)])
 
     h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
     n_h_on = np.bincount(h_parent, minlength=n_r)
     res_with_h = set(res_of_atom[h_parent].tolist())
-    input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [None] * len(ions)
-    polar = [protein_polarity(rn, an, nh) if k < n_r else (False, False)
-             for k, (rn, an, nh) in enumerate(zip(p_resnames, p_names, input_h))]
+    input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [
+        None
+    ] * len(ions)
+    polar = [
+        protein_polarity(rn, an, nh) if k < n_r else (False, False)
+        for k, (rn, an, nh) in enumerate(zip(p_resnames, p_names, input_h))
+    ]
     l_donor, l_acceptor = ligand_polarity(lig)
-    donor_h = np.concatenate([
-        np.array([protein_donor_h(rn, an, nh) if d else 0
-                  for (rn, an, nh), (d, _) in zip(zip(p_resnames, p_names, input_h), polar)], dtype=np.int64),
-        ligand_donor_h(lig, l_donor)])
+    donor_h = np.concatenate(
+        [
+            np.array(
+                [
+                    protein_donor_h(rn, an, nh) if d else 0
+                    for (rn, an, nh), (d, _) in zip(zip(p_resnames, p_names, input_h), polar)
+                ],
+                dtype=np.int64,
+            ),
+            ligand_donor_h(lig, l_donor),
+        ]
+    )
     is_donor = np.array([d for d, _ in polar] + l_donor.tolist(), dtype=bool)
     is_acceptor = np.array([a for _, a in polar] + l_acceptor.tolist(), dtype=bool)
     charges = np.concatenate([np.zeros(n_p, dtype=np.int64), lig.charges])
 
     p_bonds = protein_bonds(coords[:n_r], p_elements[:n_r], p_names[:n_r], res_of_atom)
     l_bonds = lig.bonds + n_p
-    bonds = np.vstack([p_bonds, l_bonds]).astype(np.int64) if len(l_bonds) else p_bonds.astype(np.int64)
+    bonds = (
+        np.vstack([p_bonds, l_bonds]).astype(np.int64) if len(l_bonds) else p_bonds.astype(np.int64)
+    )
     orders = np.concatenate([np.ones(len(p_bonds), dtype=np.int64), lig.orders]).astype(np.int8)
 
     amidine_n, acid_o = ionisable_groups(lig)
@@ -177,22 +263,57 @@ def _assemble(pdb_id: str, lig_code: str, location: str, protein: ProteinAtoms, 
         h_coords = np.vstack([h_coords, lig.h_coords[kept]])
         h_parent = np.concatenate([h_parent, lig.h_parent[kept] + n_p])
     mol2_kept = ~np.isin(lig.mol2_h_parent, sorted(amidine_n))
-    atom_types, h_count = _chimerax_typing(p_resnames[:n_r], p_names[:n_r], input_h[:n_r], res_of_atom,
-                                           p_elements[n_r:], lig, amidine_n, acid_o, location)
+    atom_types, h_count = _chimerax_typing(
+        p_resnames[:n_r],
+        p_names[:n_r],
+        input_h[:n_r],
+        res_of_atom,
+        p_elements[n_r:],
+        lig,
+        amidine_n,
+        acid_o,
+        location,
+    )
     return Complex(
-        pdb_id=pdb_id, ligand_code=lig_code, source=location, coords=coords, elements=elements,
-        atom_names=atom_names, res_names=res_names, res_numbers=res_numbers, ins_codes=ins_codes,
-        chain_ids=chain_ids, is_ligand=is_ligand, residue_index=residue_index, residues=residues,
-        bonds=bonds.reshape(-1, 2), bond_orders=orders, is_donor=is_donor, is_acceptor=is_acceptor,
-        formal_charges=charges, h_coords=h_coords.reshape(-1, 3), h_parent=h_parent.astype(np.int64),
-        donor_h=donor_h, atom_types=atom_types, h_count=h_count,
+        pdb_id=pdb_id,
+        ligand_code=lig_code,
+        source=location,
+        coords=coords,
+        elements=elements,
+        atom_names=atom_names,
+        res_names=res_names,
+        res_numbers=res_numbers,
+        ins_codes=ins_codes,
+        chain_ids=chain_ids,
+        is_ligand=is_ligand,
+        residue_index=residue_index,
+        residues=residues,
+        bonds=bonds.reshape(-1, 2),
+        bond_orders=orders,
+        is_donor=is_donor,
+        is_acceptor=is_acceptor,
+        formal_charges=charges,
+        h_coords=h_coords.reshape(-1, 3),
+        h_parent=h_parent.astype(np.int64),
+        donor_h=donor_h,
+        atom_types=atom_types,
+        h_count=h_count,
         mol2_h_coords=lig.mol2_h_coords[mol2_kept].reshape(-1, 3),
         mol2_h_parent=(lig.mol2_h_parent[mol2_kept] + n_p).astype(np.int64),
     )
 
 
-def _chimerax_typing(res_names, atom_names, input_h, res_of_atom, ion_elements, lig: LigandData,
-                     amidine_n: set[int], acid_o: set[int], location: str) -> tuple[np.ndarray, np.ndarray]:
+def _chimerax_typing(
+    res_names,
+    atom_names,
+    input_h,
+    res_of_atom,
+    ion_elements,
+    lig: LigandData,
+    amidine_n: set[int],
+    acid_o: set[int],
+    location: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """IDATM-style types and hydrogen counts of every heavy atom (the ``chimerax`` H-bond mode).
 
     Protein: residue templates, hydrogen counts from the input where it has hydrogens on the
@@ -228,11 +349,29 @@ def _chimerax_typing(res_names, atom_names, input_h, res_of_atom, ion_elements, 
     if not len(lig.h_coords) and not len(lig.mol2_h_parent):
         for i in acid_o:
             charges[i] = -1
-    types += ligand_types(lig.elements, charges, lig.bonds, lig.orders, n_h, lig.aromatic, amidine_n)
+    types += ligand_types(
+        lig.elements, charges, lig.bonds, lig.orders, n_h, lig.aromatic, amidine_n
+    )
     counts += n_h.tolist()
     return np.array(types, dtype="<U4"), np.array(counts, dtype=np.int64)
 
 
-__all__ = ["ComplexRef", "Complex", "Residue", "LigandData", "load_complex", "read_pdbbind_dir", "read_raw_entry",
-           "ref_for_path", "protein_polarity", "ligand_polarity", "normalise_element", "DEFAULT_POCKET_CUTOFF",
-           "MAX_FILE_BYTES", "MAX_POCKET_ATOMS", "MAX_LIGAND_ATOMS", "STANDARD_AMINO_ACIDS", "WATER_NAMES"]
+__all__ = [
+    "ComplexRef",
+    "Complex",
+    "Residue",
+    "LigandData",
+    "load_complex",
+    "read_pdbbind_dir",
+    "read_raw_entry",
+    "ref_for_path",
+    "protein_polarity",
+    "ligand_polarity",
+    "normalise_element",
+    "DEFAULT_POCKET_CUTOFF",
+    "MAX_FILE_BYTES",
+    "MAX_POCKET_ATOMS",
+    "MAX_LIGAND_ATOMS",
+    "STANDARD_AMINO_ACIDS",
+    "WATER_NAMES",
+]

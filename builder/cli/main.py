@@ -5,13 +5,14 @@ they never print a traceback (set MISI_BENCH_DEBUG=1 to see one). Commands come 
 an ``add_commands(subparsers)`` function; a command whose parser sets ``passthrough=True``
 receives its remaining arguments untouched in ``args.passthrough``.
 """
+
 from __future__ import annotations
 
 import argparse
 import logging
 import os
 import sys
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..core.constants import PACKAGE_VERSION
 from ..core.errors import MisiError
@@ -41,7 +42,9 @@ def build_parser(extra_commands: Iterable[CommandGroup] = ()) -> argparse.Argume
     return parser
 
 
-def _split_passthrough(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str]]:
+def _split_passthrough(
+    parser: argparse.ArgumentParser, argv: list[str]
+) -> tuple[list[str], list[str]]:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     if argv and argv[0] in sub.choices and sub.choices[argv[0]].get_default("passthrough"):
         return argv[:1], argv[1:]
@@ -54,8 +57,10 @@ def main(argv: list[str] | None = None, extra_commands: Iterable[CommandGroup] =
     argv, passthrough = _split_passthrough(parser, list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     args.passthrough = passthrough
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     for noisy in ("numexpr", "urllib3", "httpx", "filelock", "fsspec"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -73,5 +78,3 @@ def main(argv: list[str] | None = None, extra_commands: Iterable[CommandGroup] =
             raise
         print(f"misi-bench: error: {exc}", file=sys.stderr)
         return 2
-
-

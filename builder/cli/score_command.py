@@ -1,4 +1,5 @@
 """``misi-bench score``: score a predictions file against a build folder or a Hub repo."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,14 +23,20 @@ def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
         if path.is_dir() and (path / "manifest.json").exists():
             from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
 
-            rows.extend({k: r[k] for k in ("id", "task", "answer", "metadata", "options")}
-                        for r in iter_config_rows(path, config, split, ["id", "task", "answer", "metadata", "options"]))
+            rows.extend(
+                {k: r[k] for k in ("id", "task", "answer", "metadata", "options")}
+                for r in iter_config_rows(
+                    path, config, split, ["id", "task", "answer", "metadata", "options"]
+                )
+            )
         else:
             import datasets  # noqa: PLC0415
 
             ds = datasets.load_dataset(dataset, config, split=split)
             ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
-            rows.extend({k: r[k] for k in ("id", "task", "answer", "metadata", "options")} for r in ds)
+            rows.extend(
+                {k: r[k] for k in ("id", "task", "answer", "metadata", "options")} for r in ds
+            )
     return rows
 
 
@@ -61,7 +68,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     file = scoring.read_predictions(args.predictions)
     config = args.config or file.config
     if file.positions and not config:
-        raise MisiError(f"{args.predictions}: lmms-eval samples need --config (the file name does not name one)")
+        raise MisiError(
+            f"{args.predictions}: lmms-eval samples need --config (the file name does not name one)"
+        )
     rows = load_rows(args.dataset, [config] if config else [], args.split)
     if not rows:
         raise MisiError(f"{args.dataset}: no rows for config {config or 'all'} split {args.split}")
@@ -73,31 +82,46 @@ def cmd_score(args: argparse.Namespace) -> int:
         made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
         raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
     if not given & ids:
-        raise MisiError(f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
-                        f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}")
+        raise MisiError(
+            f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
+            f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}"
+        )
     result = scoring.score_records(rows, file.predictions)
     print(f"profile: {profile}")
     print(scoring.format_report_markdown(result["report"]))
     print(scoring.format_paper_rows_markdown(result["report"], profile))
-    print(f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
-          f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
-          f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
-          f"{len(file.bad_entries)} unreadable entries ({file.shape} file)")
+    print(
+        f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
+        f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
+        f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
+        f"{len(file.bad_entries)} unreadable entries ({file.shape} file)"
+    )
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     baselines = {} if args.no_baselines else _baselines(args.dataset, config, args.split, rows)
     if baselines:
-        print(f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
-              "at the pictures; a score shows use of the pictures only where it beats them, "
-              "docs/decoys.md):\n")
+        print(
+            f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
+            "at the pictures; a score shows use of the pictures only where it beats them, "
+            "docs/decoys.md):\n"
+        )
         present = {r["task"] for r in rows}
-        print(scoring.format_blind_markdown({args.split: baselines},
-                                            [t for t in TASKS if t in present],
-                                            scoring.BASELINE_NAMES))
-    summary = {"profile": profile, "report": result["report"], "missing": result["missing"], "unknown": result["unknown"],
-               "baselines": baselines,
-               "unreadable_lines": list(file.bad_entries), "duplicate_ids": list(file.duplicate_ids),
-               "no_prediction": list(file.no_prediction), "prediction_file_shape": file.shape}
+        print(
+            scoring.format_blind_markdown(
+                {args.split: baselines}, [t for t in TASKS if t in present], scoring.BASELINE_NAMES
+            )
+        )
+    summary = {
+        "profile": profile,
+        "report": result["report"],
+        "missing": result["missing"],
+        "unknown": result["unknown"],
+        "baselines": baselines,
+        "unreadable_lines": list(file.bad_entries),
+        "duplicate_ids": list(file.duplicate_ids),
+        "no_prediction": list(file.no_prediction),
+        "prediction_file_shape": file.shape,
+    }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
@@ -108,15 +132,25 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     """Add ``score`` to the subparsers ``sub``."""
-    p = sub.add_parser("score", help="score a predictions file against a dataset",
-                       description="Score model outputs with the one MiSI-Bench scorer. Accepted predictions: "
-                                   "JSONL of {\"id\", \"prediction\"} objects, a JSON list of them, a JSON "
-                                   "{id: prediction} object, lmms-eval --log_samples files, VLMEvalKit .xlsx/.tsv.")
+    p = sub.add_parser(
+        "score",
+        help="score a predictions file against a dataset",
+        description="Score model outputs with the one MiSI-Bench scorer. Accepted predictions: "
+        'JSONL of {"id", "prediction"} objects, a JSON list of them, a JSON '
+        "{id: prediction} object, lmms-eval --log_samples files, VLMEvalKit .xlsx/.tsv.",
+    )
     p.add_argument("--dataset", required=True, help="a build folder or a Hub dataset repo id")
-    p.add_argument("--predictions", required=True, help='a predictions file (JSONL with one {"id": ..., "prediction": ...} per line, or see above)')
+    p.add_argument(
+        "--predictions",
+        required=True,
+        help='a predictions file (JSONL with one {"id": ..., "prediction": ...} per line, or see above)',
+    )
     p.add_argument("--config", help="one task config (default: all nine)")
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")
-    p.add_argument("--no-baselines", action="store_true",
-                   help="leave out the chance and blind baselines on the same questions")
+    p.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="leave out the chance and blind baselines on the same questions",
+    )
     p.set_defaults(func=cmd_score)

@@ -1,4 +1,5 @@
 """Commands on one complex: ``inspect``, ``render``, ``preview``."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,13 +11,26 @@ from ..core.errors import MisiError
 
 
 def add_complex_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="a PDBbind complex folder <pdbid>/, a PDB/mmCIF file, or 'sample:<pdbid>'")
+    p.add_argument(
+        "path", help="a PDBbind complex folder <pdbid>/, a PDB/mmCIF file, or 'sample:<pdbid>'"
+    )
     p.add_argument("--ligand", help="ligand residue name (CCD code) for a PDB/mmCIF file")
     p.add_argument("--chain", help="chain of the ligand copy to use (PDB/mmCIF)")
-    p.add_argument("--resnum", type=int, help="residue number of the ligand copy to use (PDB/mmCIF)")
-    p.add_argument("--pocket-cutoff", type=float, default=10.0, help="pocket radius around the ligand, Å (default 10)")
-    p.add_argument("--hbonds", default="chimerax", metavar="MODE",
-                   help="H-bond criteria: chimerax (default) or plip (see `build --hbonds`)")
+    p.add_argument(
+        "--resnum", type=int, help="residue number of the ligand copy to use (PDB/mmCIF)"
+    )
+    p.add_argument(
+        "--pocket-cutoff",
+        type=float,
+        default=10.0,
+        help="pocket radius around the ligand, Å (default 10)",
+    )
+    p.add_argument(
+        "--hbonds",
+        default="chimerax",
+        metavar="MODE",
+        help="H-bond criteria: chimerax (default) or plip (see `build --hbonds`)",
+    )
 
 
 def load_from_args(args: argparse.Namespace):
@@ -36,9 +50,10 @@ def load_from_args(args: argparse.Namespace):
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ..chemistry.hbonds import detect_hbonds  # noqa: PLC0415
-
-    from ..chemistry.hbonds import check_mode  # noqa: PLC0415
+    from ..chemistry.hbonds import (
+        check_mode,  # noqa: PLC0415
+        detect_hbonds,  # noqa: PLC0415
+    )
 
     try:
         check_mode(args.hbonds)
@@ -56,8 +71,15 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "n_ligand_atoms": int(len(lig)),
         "n_hydrogens_known": int(len(cx.h_coords)),
         "pocket_residues": [f"{r.label} {r.chain}" for r in cx.residues],
-        "ligand_atoms": [{"name": str(cx.atom_names[i]), "element": str(cx.elements[i]),
-                          "donor": bool(cx.is_donor[i]), "acceptor": bool(cx.is_acceptor[i])} for i in lig],
+        "ligand_atoms": [
+            {
+                "name": str(cx.atom_names[i]),
+                "element": str(cx.elements[i]),
+                "donor": bool(cx.is_donor[i]),
+                "acceptor": bool(cx.is_acceptor[i]),
+            }
+            for i in lig
+        ],
         "hbond_mode": args.hbonds,
         "hbonds": [b.pocket_text() for b in bonds],
     }
@@ -65,11 +87,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"{cx.pdb_id}  ligand {cx.ligand_code}  ({cx.source})")
-    print(f"atoms: {info['n_atoms']} heavy ({info['n_pocket_atoms']} pocket, {info['n_ligand_atoms']} ligand), "
-          f"{info['n_hydrogens_known']} hydrogens known")
+    print(
+        f"atoms: {info['n_atoms']} heavy ({info['n_pocket_atoms']} pocket, {info['n_ligand_atoms']} ligand), "
+        f"{info['n_hydrogens_known']} hydrogens known"
+    )
     print(f"pocket residues ({len(cx.residues)}): " + ", ".join(info["pocket_residues"]))
-    print("ligand atoms: " + ", ".join(
-        a["name"] + ("[D]" if a["donor"] else "") + ("[A]" if a["acceptor"] else "") for a in info["ligand_atoms"]))
+    print(
+        "ligand atoms: "
+        + ", ".join(
+            a["name"] + ("[D]" if a["donor"] else "") + ("[A]" if a["acceptor"] else "")
+            for a in info["ligand_atoms"]
+        )
+    )
     print(f"hydrogen bonds ({len(bonds)}, --hbonds {args.hbonds}):")
     for text in info["hbonds"]:
         print(f"  {text}")
@@ -86,7 +115,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     ann = annotate(cx, args.size, getattr(args, "hbonds", "chimerax"))
     ops = parse_operations(args.ops) if args.ops else ()
     atoms = tuple(range(cx.n_atoms))
-    req = RenderRequest(atoms=atoms, groups=((atoms, ops),) if ops else (), view=args.view, camera=ann.camera)
+    req = RenderRequest(
+        atoms=atoms, groups=((atoms, ops),) if ops else (), view=args.view, camera=ann.camera
+    )
     Path(args.out).write_bytes(render_png(cx, req))
     print(f"wrote {args.out} ({cx.pdb_id}, view {args.view}{', ' + args.ops if args.ops else ''})")
     return 0
@@ -107,8 +138,14 @@ def _render_parsers(sub) -> None:
     p = sub.add_parser("render", help="render one view of a complex to PNG")
     add_complex_args(p)
     p.add_argument("--view", default="front", choices=VIEW_NAMES)
-    p.add_argument("--ops", default="", help="operations applied to the whole model, e.g. 'roll y 30, move x 2'")
-    p.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE, help="image size in pixels (square)")
+    p.add_argument(
+        "--ops",
+        default="",
+        help="operations applied to the whole model, e.g. 'roll y 30, move x 2'",
+    )
+    p.add_argument(
+        "--size", type=int, default=DEFAULT_IMAGE_SIZE, help="image size in pixels (square)"
+    )
     p.add_argument("--out", required=True, help="output PNG file")
     p.set_defaults(func=cmd_render)
     p = sub.add_parser("preview", help="contact sheet of the six views of a complex")
@@ -120,8 +157,12 @@ def _render_parsers(sub) -> None:
 
 def add_commands(sub) -> None:
     """Add ``inspect``, ``render`` and ``preview`` to the subparsers ``sub``."""
-    p = sub.add_parser("inspect", help="atoms, pocket residues, ligand atoms and hydrogen bonds of one complex")
+    p = sub.add_parser(
+        "inspect", help="atoms, pocket residues, ligand atoms and hydrogen bonds of one complex"
+    )
     add_complex_args(p)
-    p.add_argument("--json", action="store_true", help="print JSON (hydrogen bonds under the key 'hbonds')")
+    p.add_argument(
+        "--json", action="store_true", help="print JSON (hydrogen bonds under the key 'hbonds')"
+    )
     p.set_defaults(func=cmd_inspect)
     _render_parsers(sub)

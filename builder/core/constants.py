@@ -12,6 +12,7 @@
   which pixel quantities (label font size, option image-difference thresholds) are given; they
   scale with ``size / REFERENCE_IMAGE_SIZE``.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Typed errors. Every error about an input names the input and the reason."""
+
 from __future__ import annotations
 
 

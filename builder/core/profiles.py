@@ -15,6 +15,7 @@ A built row names its profile in its metadata JSON (``"profile"``); a row withou
 byte-identical). The scorer, the harnesses and the report read the profile from there.
 Pure data and helpers; standard library only.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,12 +48,22 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    PAPER: Profile(PAPER, "prompts give what the paper's prompts give (Appendix C), no more and no less; "
-                          "paper's sampling, counts, tiny split and answer formats",
-                   strict_bond_items=True, paper_comparable=True, id_suffix="p"),
-    EXPLICIT: Profile(EXPLICIT, "prompts state everything a careful solver needs (camera distance, field of "
-                                "view, answer ranges, the H-bond rule); not comparable with the paper's rows",
-                      strict_bond_items=False, paper_comparable=False, id_suffix=""),
+    PAPER: Profile(
+        PAPER,
+        "prompts give what the paper's prompts give (Appendix C), no more and no less; "
+        "paper's sampling, counts, tiny split and answer formats",
+        strict_bond_items=True,
+        paper_comparable=True,
+        id_suffix="p",
+    ),
+    EXPLICIT: Profile(
+        EXPLICIT,
+        "prompts state everything a careful solver needs (camera distance, field of "
+        "view, answer ranges, the H-bond rule); not comparable with the paper's rows",
+        strict_bond_items=False,
+        paper_comparable=False,
+        id_suffix="",
+    ),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
@@ -88,9 +99,13 @@ def profile_of_rows(rows: Iterable[Mapping], where: str = "dataset") -> str:
     seen = {profile_of_metadata(r.get("metadata")) for r in rows}
     for name in seen:
         if name not in PROFILES:
-            raise MisiError(f"{where}: rows of unknown profile {name!r}; expected one of {', '.join(PROFILE_NAMES)}")
+            raise MisiError(
+                f"{where}: rows of unknown profile {name!r}; expected one of {', '.join(PROFILE_NAMES)}"
+            )
     if len(seen) > 1:
-        raise MisiError(f"{where}: rows of several profiles ({', '.join(sorted(seen))}); score one build at a time")
+        raise MisiError(
+            f"{where}: rows of several profiles ({', '.join(sorted(seen))}); score one build at a time"
+        )
     return seen.pop() if seen else LEGACY_PROFILE
 
 
@@ -104,7 +119,11 @@ def profile_of_id(qid: str) -> str:
     """The profile a question id was made for (by its suffix; see :func:`question_id`)."""
     tail = str(qid).rsplit("-", 1)[-1]
     for profile in PROFILES.values():
-        if profile.id_suffix and tail.endswith(profile.id_suffix) and tail[: -len(profile.id_suffix)].isdigit():
+        if (
+            profile.id_suffix
+            and tail.endswith(profile.id_suffix)
+            and tail[: -len(profile.id_suffix)].isdigit()
+        ):
             return profile.name
     return LEGACY_PROFILE
 
@@ -118,8 +137,12 @@ def id_for_profile(qid: str, profile: str) -> str:
     return base + get_profile(profile).id_suffix
 
 
-def mismatch_message(predictions_profile: str, dataset_profile: str, what: str, dataset: str) -> str:
+def mismatch_message(
+    predictions_profile: str, dataset_profile: str, what: str, dataset: str
+) -> str:
     """The one line that refuses to score predictions of one profile against the other's build."""
-    return (f"{what}: the predictions were made for a {predictions_profile!r} build, but {dataset} is a "
-            f"{dataset_profile!r} build; score them against a build of the same profile "
-            f"(misi-bench build --profile {predictions_profile})")
+    return (
+        f"{what}: the predictions were made for a {predictions_profile!r} build, but {dataset} is a "
+        f"{dataset_profile!r} build; score them against a build of the same profile "
+        f"(misi-bench build --profile {predictions_profile})"
+    )

@@ -3,6 +3,7 @@
 ``ComplexRef`` (where the files are) -> ``Complex`` (atoms, masks, labels, bonds, donors and
 acceptors; the only contract between geometry and question generation).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -105,16 +106,40 @@ class Complex:
 
     def __post_init__(self) -> None:
         n = len(self.coords)
-        for name in ("elements", "atom_names", "res_names", "res_numbers", "ins_codes", "chain_ids",
-                     "is_ligand", "residue_index", "is_donor", "is_acceptor", "formal_charges"):
+        for name in (
+            "elements",
+            "atom_names",
+            "res_names",
+            "res_numbers",
+            "ins_codes",
+            "chain_ids",
+            "is_ligand",
+            "residue_index",
+            "is_donor",
+            "is_acceptor",
+            "formal_charges",
+        ):
             if len(getattr(self, name)) != n:
-                raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}")
+                raise ValueError(
+                    f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n}"
+                )
         for name in ("donor_h", "atom_types", "h_count"):
             if len(getattr(self, name)) not in (0, n):
-                raise ValueError(f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n} (or none)")
+                raise ValueError(
+                    f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n} (or none)"
+                )
         if len(self.donor_h) not in (0, n):
-            raise ValueError(f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)")
-        for arr in (self.coords, self.elements, self.atom_names, self.is_ligand, self.bonds, self.h_coords):
+            raise ValueError(
+                f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)"
+            )
+        for arr in (
+            self.coords,
+            self.elements,
+            self.atom_names,
+            self.is_ligand,
+            self.bonds,
+            self.h_coords,
+        ):
             arr.setflags(write=False)
 
     @property

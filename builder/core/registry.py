@@ -8,6 +8,7 @@ name. Pure data plus :func:`canonical_task`; imports only the standard library. 
 generator, prompt, audit replay and validator check live in its own module ``builder/tasks/<name>.py``
 (see ``docs/extending.md``).
 """
+
 from __future__ import annotations
 
 import re
@@ -104,50 +105,128 @@ _ANGLES = _nonzero(-90, 90, 15)
 
 TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
-        "translation", 1, FILL_IN, "operation", SINGLE_OPERATION, "translation", "translation",
-        score_radius=8.0, commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
+        "translation",
+        1,
+        FILL_IN,
+        "operation",
+        SINGLE_OPERATION,
+        "translation",
+        "translation",
+        score_radius=8.0,
+        commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
         form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
-        aliases=("trans", "translate", "move")),
+        aliases=("trans", "translate", "move"),
+    ),
     TaskSpec(
-        "rotation", 2, FILL_IN, "operation", SINGLE_OPERATION, "rotation", "rotation",
-        score_radius=180.0, commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
+        "rotation",
+        2,
+        FILL_IN,
+        "operation",
+        SINGLE_OPERATION,
+        "rotation",
+        "rotation",
+        score_radius=180.0,
+        commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
         form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
-        aliases=("rot", "roll")),
+        aliases=("rot", "roll"),
+    ),
     TaskSpec(
-        "zooming", 3, FILL_IN, "operation", SINGLE_OPERATION, "zooming", "zooming",
+        "zooming",
+        3,
+        FILL_IN,
+        "operation",
+        SINGLE_OPERATION,
+        "zooming",
+        "zooming",
         commands=(CommandRange("move", ("z",), tuple(range(40, 61))),),
         form_hint="one command: move z D, D in whole Å (e.g. move z 50)",
-        aliases=("zoom", "zoom_in", "scale", "scaling")),
+        aliases=("zoom", "zoom_in", "scale", "scaling"),
+    ),
     TaskSpec(
-        "residue_ligand", 4, FILL_IN, "bonds", RESIDUE_BONDS, "residue-ligand", "res.-lig.",
-        constant_answer="No", halves="polarity",
+        "residue_ligand",
+        4,
+        FILL_IN,
+        "bonds",
+        RESIDUE_BONDS,
+        "residue-ligand",
+        "res.-lig.",
+        constant_answer="No",
+        halves="polarity",
         form_hint="No, or Yes: RESIDUE ATOM, LIGAND_ATOM with bonds separated by ; (e.g. Yes: ASN OD1, O1B)",
-        aliases=("residue_ligand_interaction", "residue_ligand_hbond", "res_lig")),
+        aliases=("residue_ligand_interaction", "residue_ligand_hbond", "res_lig"),
+    ),
     TaskSpec(
-        "translation_rotation", 5, MULTIPLE_CHOICE, "choice", LETTER, "transl.+rot.", "transl.+rot.",
-        in_headline=False, constant_answer="A", form=CHOICE_FORM,
-        aliases=("translation_and_rotation", "trans_rot")),
+        "translation_rotation",
+        5,
+        MULTIPLE_CHOICE,
+        "choice",
+        LETTER,
+        "transl.+rot.",
+        "transl.+rot.",
+        in_headline=False,
+        constant_answer="A",
+        form=CHOICE_FORM,
+        aliases=("translation_and_rotation", "trans_rot"),
+    ),
     TaskSpec(
-        "rotation_rotation", 6, MULTIPLE_CHOICE, "choice", LETTER, "rot.+rot.", "rot.+rot.",
-        in_headline=False, constant_answer="A", form=CHOICE_FORM,
-        aliases=("rotation_and_rotation", "rot_rot", "double_rotation")),
+        "rotation_rotation",
+        6,
+        MULTIPLE_CHOICE,
+        "choice",
+        LETTER,
+        "rot.+rot.",
+        "rot.+rot.",
+        in_headline=False,
+        constant_answer="A",
+        form=CHOICE_FORM,
+        aliases=("rotation_and_rotation", "rot_rot", "double_rotation"),
+    ),
     TaskSpec(
-        "docking", 7, FILL_IN, "operation", OPERATION_PAIR, "docking", "docking",
+        "docking",
+        7,
+        FILL_IN,
+        "operation",
+        OPERATION_PAIR,
+        "docking",
+        "docking",
         score_radius=180.0,
-        commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES), CommandRange("move", ("x",), _nonzero(-30, 30))),
+        commands=(
+            CommandRange("roll", ("x", "y", "z"), _ANGLES),
+            CommandRange("move", ("x",), _nonzero(-30, 30)),
+        ),
         form_hint="two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
-        aliases=("ligand_docking", "dock")),
+        aliases=("ligand_docking", "dock"),
+    ),
     TaskSpec(
-        "interaction_location", 8, MULTIPLE_CHOICE, "choice", LETTER, "interaction loc.", "interaction loc.",
-        constant_answer="A", form=CHOICE_FORM,
-        aliases=("interaction_localization", "interaction_localisation", "interaction_locating",
-                 "hbond_location")),
+        "interaction_location",
+        8,
+        MULTIPLE_CHOICE,
+        "choice",
+        LETTER,
+        "interaction loc.",
+        "interaction loc.",
+        constant_answer="A",
+        form=CHOICE_FORM,
+        aliases=(
+            "interaction_localization",
+            "interaction_localisation",
+            "interaction_locating",
+            "hbond_location",
+        ),
+    ),
     TaskSpec(
-        "pocket_ligand", 9, FILL_IN, "bonds", POCKET_BONDS, "pocket-ligand", "pocket-ligand",
+        "pocket_ligand",
+        9,
+        FILL_IN,
+        "bonds",
+        POCKET_BONDS,
+        "pocket-ligand",
+        "pocket-ligand",
         constant_answer="None",
         form_hint="None, or RESIDUE NUMBER ATOM CHAIN, LIGAND_ATOM with bonds separated by ; "
-                  "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",
-        aliases=("pocket_ligand_interaction", "pocket_ligand_hbond", "pocket_lig")),
+        "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",
+        aliases=("pocket_ligand_interaction", "pocket_ligand_hbond", "pocket_lig"),
+    ),
 )
 TASK_BY_NAME: dict[str, TaskSpec] = {spec.name: spec for spec in TASK_SPECS}
 
@@ -198,8 +277,6 @@ def canonical_task(name: str) -> str:
     if key in TASK_ALIASES:
         return TASK_ALIASES[key]
     for prefix in _ALIAS_PREFIXES:
-        if key.startswith(prefix) and key[len(prefix):] in TASK_ALIASES:
-            return TASK_ALIASES[key[len(prefix):]]
+        if key.startswith(prefix) and key[len(prefix) :] in TASK_ALIASES:
+            return TASK_ALIASES[key[len(prefix) :]]
     raise ValueError(f"unknown MiSI-Bench task {name!r}; expected one of {', '.join(TASK_NAMES)}")
-
-

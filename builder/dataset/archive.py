@@ -13,6 +13,7 @@
 Each outcome is a :class:`FetchResult`; failures are returned, never raised, so a build records
 them as skip reasons and goes on.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -24,10 +25,10 @@ import time
 import urllib.error
 import urllib.request
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ..core.constants import PACKAGE_VERSION
 from .id_list import expected_structure, find_structure
@@ -112,7 +113,9 @@ def _download(url: str, policy: FetchPolicy) -> bytes:
     return data
 
 
-def fetch_entry(pdb_id: str, folder: Path, mirror: str | None = None, policy: FetchPolicy = FetchPolicy()) -> FetchResult:
+def fetch_entry(
+    pdb_id: str, folder: Path, mirror: str | None = None, policy: FetchPolicy = FetchPolicy()
+) -> FetchResult:
     """Make ``<folder>/<id>.cif.gz`` exist (download it unless an entry is cached); never raises."""
     folder = Path(folder)
     cached = find_structure(folder, pdb_id)
@@ -129,7 +132,11 @@ def fetch_entry(pdb_id: str, folder: Path, mirror: str | None = None, policy: Fe
             last = exc.reason
             if attempt > policy.retries:
                 break
-            wait = exc.wait if exc.wait is not None else min(policy.max_backoff, policy.backoff * 2 ** (attempt - 1))
+            wait = (
+                exc.wait
+                if exc.wait is not None
+                else min(policy.max_backoff, policy.backoff * 2 ** (attempt - 1))
+            )
             wait *= 1.0 + 0.25 * random.random()  # jitter: many builders do not retry in step
             log.info("%s: %s, retry %d in %.1f s", url, exc.reason, attempt, wait)
             time.sleep(wait)
@@ -139,13 +146,25 @@ def fetch_entry(pdb_id: str, folder: Path, mirror: str | None = None, policy: Fe
         tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
         tmp.write_bytes(data)
         os.replace(tmp, target)
-        return FetchResult(pdb_id, str(target), _sha256(data), fetched=True, url=url, attempts=attempt)
-    return FetchResult(pdb_id, None, error=f"{url}: gave up after {policy.retries + 1} attempts ({last})", url=url,
-                       attempts=policy.retries + 1)
+        return FetchResult(
+            pdb_id, str(target), _sha256(data), fetched=True, url=url, attempts=attempt
+        )
+    return FetchResult(
+        pdb_id,
+        None,
+        error=f"{url}: gave up after {policy.retries + 1} attempts ({last})",
+        url=url,
+        attempts=policy.retries + 1,
+    )
 
 
-def fetch_entries(pdb_ids: Iterable[str], folder: str | Path, mirror: str | None = None,
-                  policy: FetchPolicy = FetchPolicy(), progress: bool = False) -> dict[str, FetchResult]:
+def fetch_entries(
+    pdb_ids: Iterable[str],
+    folder: str | Path,
+    mirror: str | None = None,
+    policy: FetchPolicy = FetchPolicy(),
+    progress: bool = False,
+) -> dict[str, FetchResult]:
     """Fetch every missing entry of ``pdb_ids`` into ``folder`` with at most
     ``policy.concurrency`` downloads at once; ``{pdb_id: FetchResult}`` in id order."""
     from tqdm.auto import tqdm  # noqa: PLC0415 (only when fetching)
@@ -158,8 +177,10 @@ def fetch_entries(pdb_ids: Iterable[str], folder: str | Path, mirror: str | None
             results[p] = fetch_entry(p, Path(folder), mirror, policy)
     if todo:
         log.info("fetching %d entries from %s into %s", len(todo), mirror_url(mirror), folder)
-        with ThreadPoolExecutor(max_workers=max(1, int(policy.concurrency))) as pool, \
-                tqdm(total=len(todo), desc="fetch", unit="entry", disable=not progress) as bar:
+        with (
+            ThreadPoolExecutor(max_workers=max(1, int(policy.concurrency))) as pool,
+            tqdm(total=len(todo), desc="fetch", unit="entry", disable=not progress) as bar,
+        ):
             for result in pool.map(lambda p: fetch_entry(p, Path(folder), mirror, policy), todo):
                 results[result.pdb_id] = result
                 if result.error:

@@ -18,16 +18,17 @@ checks, per task:
 ``misi-bench audit`` prints the report; ``misi-bench build`` runs checks 1-2 on a sample of
 questions and records the summary in the manifest.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import time
 from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -86,18 +87,33 @@ class TaskAudit:
     errors: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        out: dict = {"questions": self.questions, "reproduced": self.reproduced, "mismatched": self.mismatched,
-                     "errors": self.errors}
+        out: dict = {
+            "questions": self.questions,
+            "reproduced": self.reproduced,
+            "mismatched": self.mismatched,
+            "errors": self.errors,
+        }
         if self.checked_unique:
-            out.update(unique=self.unique, checked_unique=self.checked_unique,
-                       unique_share=round(self.unique / self.checked_unique, 4), ambiguous=self.ambiguous,
-                       margin_blocks=margin_summary(self.margins))
+            out.update(
+                unique=self.unique,
+                checked_unique=self.checked_unique,
+                unique_share=round(self.unique / self.checked_unique, 4),
+                ambiguous=self.ambiguous,
+                margin_blocks=margin_summary(self.margins),
+            )
         if self.answers_with_labels:
-            out.update(answers_with_labels=self.answers_with_labels, legible=self.legible,
-                       legible_share=round(self.legible / self.answers_with_labels, 4), illegible=self.illegible)
+            out.update(
+                answers_with_labels=self.answers_with_labels,
+                legible=self.legible,
+                legible_share=round(self.legible / self.answers_with_labels, 4),
+                illegible=self.illegible,
+            )
         if self.hbond_answers:
-            out.update(hbond_answers=self.hbond_answers, rotamer_dependent=self.rotamer_dependent,
-                       rotamer_dependent_share=round(len(self.rotamer_dependent) / self.hbond_answers, 4))
+            out.update(
+                hbond_answers=self.hbond_answers,
+                rotamer_dependent=self.rotamer_dependent,
+                rotamer_dependent_share=round(len(self.rotamer_dependent) / self.hbond_answers, 4),
+            )
         return out
 
 
@@ -156,50 +172,91 @@ class AuditReport:
     @property
     def ok(self) -> bool:
         """No reproduction defect, no ambiguous question, no illegible answer, no error."""
-        return not self.problems and all(not (t.mismatched or t.ambiguous or t.illegible or t.errors)
-                                         for t in self.tasks.values())
+        return not self.problems and all(
+            not (t.mismatched or t.ambiguous or t.illegible or t.errors)
+            for t in self.tasks.values()
+        )
 
     def summary(self) -> dict:
-        return {"ok": self.ok, "split": self.split, "checks": list(self.checks), "seconds": round(self.seconds, 1),
-                "margin_blocks": MARGIN_BLOCKS, "problems": self.problems,
-                "tasks": {t: a.summary() for t, a in self.tasks.items()}}
+        return {
+            "ok": self.ok,
+            "split": self.split,
+            "checks": list(self.checks),
+            "seconds": round(self.seconds, 1),
+            "margin_blocks": MARGIN_BLOCKS,
+            "problems": self.problems,
+            "tasks": {t: a.summary() for t, a in self.tasks.items()},
+        }
 
     def format_text(self) -> str:
-        lines = [f"audit of {self.folder} ({self.split} split; {', '.join(self.checks)}): "
-                 f"{'ok' if self.ok else 'PROBLEMS'} in {self.seconds:.1f} s"]
+        lines = [
+            f"audit of {self.folder} ({self.split} split; {', '.join(self.checks)}): "
+            f"{'ok' if self.ok else 'PROBLEMS'} in {self.seconds:.1f} s"
+        ]
         lines += [f"problem: {p}" for p in self.problems]
         for task, a in self.tasks.items():
-            parts = [f"{a.reproduced}/{a.questions} reproduced" if "reproduction" in self.checks
-                     else f"{a.questions} questions"]
+            parts = [
+                f"{a.reproduced}/{a.questions} reproduced"
+                if "reproduction" in self.checks
+                else f"{a.questions} questions"
+            ]
             if a.checked_unique:
                 m = margin_summary(a.margins)
-                parts.append(f"{a.unique}/{a.checked_unique} unique ({100 * a.unique / a.checked_unique:.1f}%), "
-                             f"runner-up margin min {m['min']} / p5 {m['p5']:.0f} / median {m['median']:.0f} blocks")
+                parts.append(
+                    f"{a.unique}/{a.checked_unique} unique ({100 * a.unique / a.checked_unique:.1f}%), "
+                    f"runner-up margin min {m['min']} / p5 {m['p5']:.0f} / median {m['median']:.0f} blocks"
+                )
             if a.answers_with_labels:
-                parts.append(f"{a.legible}/{a.answers_with_labels} answers legible "
-                             f"({100 * a.legible / a.answers_with_labels:.1f}%)")
+                parts.append(
+                    f"{a.legible}/{a.answers_with_labels} answers legible "
+                    f"({100 * a.legible / a.answers_with_labels:.1f}%)"
+                )
             if a.hbond_answers:
-                parts.append(f"{len(a.rotamer_dependent)}/{a.hbond_answers} answers depend on a modelled "
-                             f"rotatable H ({100 * len(a.rotamer_dependent) / a.hbond_answers:.1f}%)")
+                parts.append(
+                    f"{len(a.rotamer_dependent)}/{a.hbond_answers} answers depend on a modelled "
+                    f"rotatable H ({100 * len(a.rotamer_dependent) / a.hbond_answers:.1f}%)"
+                )
             lines.append(f"  {task:22s} " + "; ".join(parts))
-            for label, ids in (("mismatch", a.mismatched), ("ambiguous", a.ambiguous), ("illegible", a.illegible),
-                               ("error", a.errors)):
+            for label, ids in (
+                ("mismatch", a.mismatched),
+                ("ambiguous", a.ambiguous),
+                ("illegible", a.illegible),
+                ("error", a.errors),
+            ):
                 if ids:
-                    lines.append(f"    {label}: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}")
+                    lines.append(
+                        f"    {label}: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}"
+                    )
         return "\n".join(lines)
 
 
 class _Auditor:
     """Shared state of one audit: structures, rendered pixels (LRU), block means."""
 
-    def __init__(self, manifest: dict, source: str | None, structures: str | None = None,
-                 cache_bytes: int = CACHE_BYTES):
+    def __init__(
+        self,
+        manifest: dict,
+        source: str | None,
+        structures: str | None = None,
+        cache_bytes: int = CACHE_BYTES,
+    ):
         cfg = manifest["config"]
-        refs = {r.pdb_id: r for r in discover(source or manifest.get("source") or cfg.get("source"),
-                                               structures or manifest.get("structures"))}
-        self.annotations = AnnotationCache(refs, float(cfg.get("pocket_cutoff", 10.0)), int(cfg["image_size"]),
-                                           cfg.get("hbonds", "plip"))
-        self.pixels = RenderCache(cache_bytes, render=lambda cx, req: np.asarray(render_image(cx, req)))
+        refs = {
+            r.pdb_id: r
+            for r in discover(
+                source or manifest.get("source") or cfg.get("source"),
+                structures or manifest.get("structures"),
+            )
+        }
+        self.annotations = AnnotationCache(
+            refs,
+            float(cfg.get("pocket_cutoff", 10.0)),
+            int(cfg["image_size"]),
+            cfg.get("hbonds", "plip"),
+        )
+        self.pixels = RenderCache(
+            cache_bytes, render=lambda cx, req: np.asarray(render_image(cx, req))
+        )
         self.means = RenderCache(cache_bytes // 8, render=self._means)
         self.rotamer_cache: dict[str, tuple[set, set]] = {}
 
@@ -246,14 +303,17 @@ class _Auditor:
         out.counted = True
         if "reproduction" in checks:
             out.reproduced = len(specs) == len(stored) and all(
-                np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored))
+                np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored)
+            )
         if "uniqueness" in checks and task in UNIQUENESS_TASKS:
             space = replay.answer_space(row, specs, self.load)
             if space.stored_index is not None:
                 gold = block_means(stored[space.stored_index])
             else:
                 gold = self.render_means(space.gold.pdb_id, space.gold.request)
-            out.margin = min(image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others)
+            out.margin = min(
+                image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others
+            )
         if "legibility" in checks and task in LEGIBILITY_TASKS:
             needed = self.needed_labels(row)
             if needed:
@@ -265,25 +325,35 @@ class _Auditor:
 
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            out.rotamer_dependent = bool(room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear))
+            out.rotamer_dependent = bool(
+                room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+            )
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
         names of each bond; T9 the residue label and the ligand atom name of each bond)."""
-        return room_of(row["task"]).needed_labels(row, json.loads(row["metadata"]), self.load(row["pdb_id"]))
+        return room_of(row["task"]).needed_labels(
+            row, json.loads(row["metadata"]), self.load(row["pdb_id"])
+        )
 
 
 def _version_problems(manifest: dict) -> list[str]:
     cfg = manifest.get("config", {})
     out = []
     if str(cfg.get("render_version")) != RENDER_VERSION:
-        out.append(f"built with render version {cfg.get('render_version')}, this code renders version {RENDER_VERSION}")
+        out.append(
+            f"built with render version {cfg.get('render_version')}, this code renders version {RENDER_VERSION}"
+        )
     if str(cfg.get("builder_version", manifest.get("builder_version"))) != BUILDER_VERSION:
-        out.append(f"built with builder version {cfg.get('builder_version')}, this code is {BUILDER_VERSION}")
+        out.append(
+            f"built with builder version {cfg.get('builder_version')}, this code is {BUILDER_VERSION}"
+        )
     return out
 
 
-def select_rows(folder: Path, task: str, split: str, limit: int | None, sample: int | None) -> Iterable[dict]:
+def select_rows(
+    folder: Path, task: str, split: str, limit: int | None, sample: int | None
+) -> Iterable[dict]:
     """Rows of one config/split: all, the first ``limit``, or ``sample`` spread over the ids."""
     rows: Iterable[dict] = iter_config_rows(folder, task, split)
     if sample is not None:
@@ -295,10 +365,18 @@ def select_rows(folder: Path, task: str, split: str, limit: int | None, sample: 
     return rows
 
 
-def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, split: str = "test",
-                  limit: int | None = None, checks: Sequence[str] = CHECKS, sample: int | None = None,
-                  source: str | None = None, progress: bool = False, structures: str | None = None,
-                  workers: int | None = None) -> AuditReport:
+def audit_dataset(
+    folder: str | Path,
+    configs: Sequence[str] | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    checks: Sequence[str] = CHECKS,
+    sample: int | None = None,
+    source: str | None = None,
+    progress: bool = False,
+    structures: str | None = None,
+    workers: int | None = None,
+) -> AuditReport:
     """Audit a built folder (see the module docstring). ``limit``: at most N questions per config;
     ``sample``: N questions spread evenly over each config's ids; ``source``: where to read the
     structures (default: the manifest's source); ``structures``: the entries folder of an ``ids:``
@@ -317,13 +395,23 @@ def audit_dataset(folder: str | Path, configs: Sequence[str] | None = None, spli
     tasks = [t for t in TASK_NAMES if t in manifest["counts"] and (not configs or t in configs)]
     bad = [c for c in configs or () if c not in manifest["counts"]]
     if bad:
-        raise MisiError(f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}")
+        raise MisiError(
+            f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}"
+        )
     report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
     report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
-    bar = tqdm(total=total if sample is None and limit is None else None, desc="audit", unit="q", disable=not progress)
-    jobs = ((task, chunk) for task in tasks
-            for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample)))
+    bar = tqdm(
+        total=total if sample is None and limit is None else None,
+        desc="audit",
+        unit="q",
+        disable=not progress,
+    )
+    jobs = (
+        (task, chunk)
+        for task in tasks
+        for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample))
+    )
     for task, found in _run_jobs(jobs, (manifest, source, structures), tuple(checks), workers):
         for row in found:
             add_row(report.tasks[task], row)
@@ -364,8 +452,9 @@ def _audit_chunk(job: tuple[str, list[dict]]) -> tuple[str, list[RowAudit]]:
     return task, [auditor.audit_row(row, checks) for row in rows]
 
 
-def _run_jobs(jobs: Iterable[tuple[str, list[dict]]], setup: tuple, checks: tuple[str, ...],
-              workers: int) -> Iterator[tuple[str, list[RowAudit]]]:
+def _run_jobs(
+    jobs: Iterable[tuple[str, list[dict]]], setup: tuple, checks: tuple[str, ...], workers: int
+) -> Iterator[tuple[str, list[RowAudit]]]:
     """Findings of each job, in job order, from ``workers`` processes (1: this process). At
     most ``2 * workers`` jobs are in flight, so memory stays bounded whatever the split's size."""
     if workers <= 1:
@@ -376,8 +465,9 @@ def _run_jobs(jobs: Iterable[tuple[str, list[dict]]], setup: tuple, checks: tupl
             _WORKER.clear()
         return
     cache_bytes = max(CACHE_BYTES // workers, 192 * 1024 * 1024)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker,
-                             initargs=(setup, checks, cache_bytes)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=_init_worker, initargs=(setup, checks, cache_bytes)
+    ) as pool:
         pending: deque = deque()
         for job in jobs:
             pending.append(pool.submit(_audit_chunk, job))

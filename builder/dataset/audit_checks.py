@@ -18,10 +18,11 @@ pixels (full coverage in the label's glyph mask) show exactly the label colour: 
 image and not covered by anything drawn after it. Labels are drawn after every atom and stick,
 so only other labels can cover them.
 """
+
 from __future__ import annotations
 
 import io
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from PIL import Image
@@ -54,8 +55,10 @@ def block_means(pixels: np.ndarray, side: int | None = None) -> np.ndarray:
     b = block_side(h) if side is None else int(side)
     hb, wb = h // b, w // b
     channels = pixels.shape[2] if pixels.ndim == 3 else 1
-    view = np.ascontiguousarray(pixels[:hb * b, :wb * b]).reshape(hb, b, wb * b * channels)
-    sums = view.sum(axis=1, dtype=np.uint32).reshape(hb, wb, b, channels).sum(axis=2, dtype=np.uint32)
+    view = np.ascontiguousarray(pixels[: hb * b, : wb * b]).reshape(hb, b, wb * b * channels)
+    sums = (
+        view.sum(axis=1, dtype=np.uint32).reshape(hb, wb, b, channels).sum(axis=2, dtype=np.uint32)
+    )
     return (sums / float(b * b)).astype(np.float32)
 
 
@@ -80,7 +83,7 @@ def image_block_means(image: Image.Image, top: int = 0, height: int | None = Non
     r0, r1 = max(by0 * b - top, 0), min(by1 * b - top, image.size[1])
     if r1 > r0:
         part = np.asarray(image.crop((bx0 * b, r0, bx1 * b, r1)).convert("RGB"))
-        rows[r0 + top - by0 * b:r1 + top - by0 * b] = part
+        rows[r0 + top - by0 * b : r1 + top - by0 * b] = part
     out[by0:by1, bx0:bx1] = block_means(rows, b)
     return out
 
@@ -112,7 +115,7 @@ def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple
         if x1 <= x0 or y1 <= y0:
             continue
         window = pixels[y0:y1, x0:x1]
-        inside = mask[y0 - label.y:y1 - label.y, x0 - label.x:x1 - label.x]
+        inside = mask[y0 - label.y : y1 - label.y, x0 - label.x : x1 - label.x]
         shows = (window == np.asarray(label.colour, dtype=np.uint8)).all(axis=2) & inside
         if shows.sum() >= LEGIBLE_SHARE * total:
             out.add(label.key)
@@ -124,5 +127,9 @@ def margin_summary(margins: list[int]) -> dict:
     if not margins:
         return {}
     values = np.asarray(margins, dtype=np.float64)
-    return {"min": int(values.min()), "p5": float(np.percentile(values, 5)), "median": float(np.median(values)),
-            "max": int(values.max())}
+    return {
+        "min": int(values.min()),
+        "p5": float(np.percentile(values, 5)),
+        "median": float(np.median(values)),
+        "max": int(values.max()),
+    }

@@ -11,14 +11,15 @@ Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machin
 complexes whose position modulo K is I), then ``build --merge-only`` once; under Slurm see
 ``cluster`` (shard from the array task) and ``slurm`` (the job script).
 """
+
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
 
 from tqdm.auto import tqdm
 
@@ -27,8 +28,8 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..core.records import ComplexRef
-from .archive import FetchPolicy, fetch_entries
 from . import blind
+from .archive import FetchPolicy, fetch_entries
 from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
@@ -64,7 +65,9 @@ def _finished(work: Path, ref: ComplexRef) -> bool:
     if not status.exists():
         return False
     if ref.kind == "raw" and ref.path.exists():
-        return MISSING_STRUCTURE not in json.loads(status.read_text(encoding="utf-8")).get("error", "")
+        return MISSING_STRUCTURE not in json.loads(status.read_text(encoding="utf-8")).get(
+            "error", ""
+        )
     return True
 
 
@@ -73,18 +76,32 @@ def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
     if ref.kind != "raw" or ref.path.exists():
         return False
     status = work / f"{ref.pdb_id}.status.json"
-    return not status.exists() or MISSING_STRUCTURE in json.loads(status.read_text(encoding="utf-8")).get("error", "")
+    return not status.exists() or MISSING_STRUCTURE in json.loads(
+        status.read_text(encoding="utf-8")
+    ).get("error", "")
 
 
-def _fetch_missing(cfg: BuildConfig, refs: dict[str, ComplexRef], splits: dict[str, str], pending: list[str],
-                   work: Path, mirror: str | None, policy: FetchPolicy, progress: bool) -> None:
+def _fetch_missing(
+    cfg: BuildConfig,
+    refs: dict[str, ComplexRef],
+    splits: dict[str, str],
+    pending: list[str],
+    work: Path,
+    mirror: str | None,
+    policy: FetchPolicy,
+    progress: bool,
+) -> None:
     """Download the pending entries that the structures folder lacks; an entry that cannot be had
     is recorded as a skipped complex (with the reason) without stopping the build."""
     folder = Path(cfg.structures).expanduser() if cfg.structures else default_structures_dir()
     for pdb_id, result in fetch_entries(pending, folder, mirror, policy, progress).items():
         if result.error:
-            failed = UnitResult(pdb_id, splits[pdb_id], False,
-                                error=f"{refs[pdb_id].describe()}: {MISSING_STRUCTURE}; fetch failed: {result.error}")
+            failed = UnitResult(
+                pdb_id,
+                splits[pdb_id],
+                False,
+                error=f"{refs[pdb_id].describe()}: {MISSING_STRUCTURE}; fetch failed: {result.error}",
+            )
             write_json_atomic(work / f"{pdb_id}.status.json", asdict(failed))
 
 
@@ -104,7 +121,9 @@ def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
     manifest = out / "manifest.json"
     if manifest.exists():
         try:
-            found[str(manifest)] = json.loads(manifest.read_text(encoding="utf-8")).get("profile", LEGACY_PROFILE)
+            found[str(manifest)] = json.loads(manifest.read_text(encoding="utf-8")).get(
+                "profile", LEGACY_PROFILE
+            )
         except (OSError, ValueError):
             pass
     for marker in sorted((out / ".work").glob(f"*/{PROFILE_MARKER}")):
@@ -112,19 +131,39 @@ def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
             found[str(marker.parent)] = marker.read_text(encoding="utf-8").strip()
     for where, profile in found.items():
         if profile != cfg.profile:
-            raise MisiError(f"{out}: holds a build of profile {profile!r} ({where}); this build is {cfg.profile!r}: "
-                            f"build with --profile {profile} to resume it, or into another --out folder")
+            raise MisiError(
+                f"{out}: holds a build of profile {profile!r} ({where}); this build is {cfg.profile!r}: "
+                f"build with --profile {profile} to resume it, or into another --out folder"
+            )
 
 
-def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT, tasks: Sequence[str] = (),
-                  seed: int = 0, limit: int | None = None, split_file: str | Path | None = None,
-                  workers: int = 1, image_size: int = DEFAULT_IMAGE_SIZE, pocket_cutoff: float = 10.0,
-                  num_shards: int = 1, shard_index: int = 0, merge: bool = True, merge_only: bool = False,
-                  validate: bool = True, tiny_per_task: int = 50, progress: bool = True,
-                  structures: str | Path | None = None, fetch: bool = False, mirror: str | None = None,
-                  fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY, audit: bool = True,
-                  audit_sample: int = AUDIT_SAMPLE, hbonds: str = DEFAULT_HBOND_MODE,
-                  decoys: str = "paper", profile: str = DEFAULT_PROFILE) -> dict:
+def build_dataset(
+    source: str | Path = "samples",
+    out: str | Path = DEFAULT_OUT,
+    tasks: Sequence[str] = (),
+    seed: int = 0,
+    limit: int | None = None,
+    split_file: str | Path | None = None,
+    workers: int = 1,
+    image_size: int = DEFAULT_IMAGE_SIZE,
+    pocket_cutoff: float = 10.0,
+    num_shards: int = 1,
+    shard_index: int = 0,
+    merge: bool = True,
+    merge_only: bool = False,
+    validate: bool = True,
+    tiny_per_task: int = 50,
+    progress: bool = True,
+    structures: str | Path | None = None,
+    fetch: bool = False,
+    mirror: str | None = None,
+    fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY,
+    audit: bool = True,
+    audit_sample: int = AUDIT_SAMPLE,
+    hbonds: str = DEFAULT_HBOND_MODE,
+    decoys: str = "paper",
+    profile: str = DEFAULT_PROFILE,
+) -> dict:
     """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
@@ -143,11 +182,20 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     ``tasks.decoys``); a ``balanced`` build fails when an options-only rule beats chance by more
     than :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
     """
-    cfg = BuildConfig(source=str(source), tasks=tuple(tasks), seed=int(seed), limit=limit,
-                      split_file=str(split_file) if split_file else None, image_size=int(image_size),
-                      pocket_cutoff=float(pocket_cutoff), tiny_per_task=int(tiny_per_task),
-                      structures=str(structures) if structures else None, hbonds=str(hbonds),
-                      decoys=str(decoys), profile=check_profile(profile))
+    cfg = BuildConfig(
+        source=str(source),
+        tasks=tuple(tasks),
+        seed=int(seed),
+        limit=limit,
+        split_file=str(split_file) if split_file else None,
+        image_size=int(image_size),
+        pocket_cutoff=float(pocket_cutoff),
+        tiny_per_task=int(tiny_per_task),
+        structures=str(structures) if structures else None,
+        hbonds=str(hbonds),
+        decoys=str(decoys),
+        profile=check_profile(profile),
+    )
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
@@ -159,11 +207,24 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     if not merge_only:
         mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
         if fetch and is_id_source(cfg.source):
-            _fetch_missing(cfg, refs, splits, [p for p in mine if _lacks_structure(work, refs[p])], work, mirror,
-                           fetch_policy, progress)
+            _fetch_missing(
+                cfg,
+                refs,
+                splits,
+                [p for p in mine if _lacks_structure(work, refs[p])],
+                work,
+                mirror,
+                fetch_policy,
+                progress,
+            )
         todo = [p for p in mine if not _finished(work, refs[p])]
-        log.info("build %s: %d complexes in this shard, %d already done, %d workers",
-                 cfg.config_hash, len(mine), len(mine) - len(todo), workers)
+        log.info(
+            "build %s: %d complexes in this shard, %d already done, %d workers",
+            cfg.config_hash,
+            len(mine),
+            len(mine) - len(todo),
+            workers,
+        )
         _run_units(todo, refs, splits, cfg, work, workers, progress)
     if not merge and not merge_only:
         return {}
@@ -174,16 +235,24 @@ def build_dataset(source: str | Path = "samples", out: str | Path = DEFAULT_OUT,
     (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
     if validate:
         report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
-        manifest["validation"] = {"ok": report.ok, "checked": report.checked, "problems": report.problems[:50]}
+        manifest["validation"] = {
+            "ok": report.ok,
+            "checked": report.checked,
+            "problems": report.problems[:50],
+        }
         write_manifest(out, manifest)
         if not report.ok:
             raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
     if audit:
         manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
         write_manifest(out, manifest)
-        broken = [i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]]
+        broken = [
+            i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]
+        ]
         if broken:
-            raise MisiError(f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)")
+            raise MisiError(
+                f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)"
+            )
         _options_only_check(out, manifest, cfg)
     return manifest
 
@@ -197,43 +266,74 @@ def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
         return
     gate = blind.options_only_gate(data)
     for task, worst in gate["worst"].items():
-        log.info("options only, %s: best rule %s scores %.1f%% on %s (chance 25%%)", task, worst["rule"],
-                 100 * worst["score"], worst["split"])
+        log.info(
+            "options only, %s: best rule %s scores %.1f%% on %s (chance 25%%)",
+            task,
+            worst["rule"],
+            100 * worst["score"],
+            worst["split"],
+        )
     if cfg.decoys == "paper":
         return
     manifest["audit"]["options_only"] = gate
     manifest["audit"]["ok"] = manifest["audit"]["ok"] and gate["ok"]
     write_manifest(out, manifest)
     if not gate["ok"]:
-        raise MisiError(f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}")
+        raise MisiError(
+            f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}"
+        )
 
 
-def _audit_sample(out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1) -> dict:
+def _audit_sample(
+    out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1
+) -> dict:
     """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
     timings, so that the manifest stays byte-identical between runs)."""
     summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
     seconds = 0.0
     for split in ("test", "train"):
-        configs = [t for t in cfg.tasks if manifest["counts"][t].get(split) and t not in summary["tasks"]
-                   and (split == "test" or not manifest["counts"][t].get("test"))]
+        configs = [
+            t
+            for t in cfg.tasks
+            if manifest["counts"][t].get(split)
+            and t not in summary["tasks"]
+            and (split == "test" or not manifest["counts"][t].get("test"))
+        ]
         if not configs:
             continue
-        report = audit_dataset(out, configs=configs, split=split, checks=("reproduction", "uniqueness"),
-                               sample=sample, source=cfg.source, workers=max(1, int(workers)))
+        report = audit_dataset(
+            out,
+            configs=configs,
+            split=split,
+            checks=("reproduction", "uniqueness"),
+            sample=sample,
+            source=cfg.source,
+            workers=max(1, int(workers)),
+        )
         part = report.summary()
         for task, value in part["tasks"].items():
             summary["tasks"][task] = {"split": split, **value}
         summary["problems"] += part["problems"]
         summary["ok"] = summary["ok"] and part["ok"]
         seconds += report.seconds
-    log.info("audit of %d sampled questions: %.1f s", sum(t["questions"] for t in summary["tasks"].values()), seconds)
+    log.info(
+        "audit of %d sampled questions: %.1f s",
+        sum(t["questions"] for t in summary["tasks"].values()),
+        seconds,
+    )
     ambiguous = [i for t in summary["tasks"].values() for i in t.get("ambiguous", [])]
     if ambiguous:
-        log.warning("audit: %d sampled questions are ambiguous: %s", len(ambiguous), ", ".join(ambiguous[:10]))
+        log.warning(
+            "audit: %d sampled questions are ambiguous: %s",
+            len(ambiguous),
+            ", ".join(ambiguous[:10]),
+        )
     return summary
 
 
-def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool) -> None:
+def _run_units(
+    todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool
+) -> None:
     jobs = [(p, refs, splits, cfg, work) for p in todo]
     bar = tqdm(total=len(jobs), desc="complexes", unit="cx", disable=not progress or not jobs)
     try:
@@ -255,5 +355,3 @@ def _report(result: UnitResult) -> None:
         log.warning("skipped %s: %s", result.pdb_id, result.error)
     for task, reason in result.skipped_tasks.items():
         log.info("%s: no %s questions: %s", result.pdb_id, task, reason)
-
-

@@ -1,4 +1,5 @@
 """The dataset card (README.md with Hub YAML metadata), generated from ``dataset_card/``."""
+
 from __future__ import annotations
 
 import io
@@ -29,8 +30,12 @@ def _card_file(name: str) -> str:
 
 
 def _size_category(n: int) -> str:
-    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                         (1_000_000, "100K<n<1M")):
+    for limit, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if n < limit:
             return label
     return "1M<n<10M"
@@ -39,7 +44,9 @@ def _size_category(n: int) -> str:
 def ordered_tasks(manifest: dict) -> list[str]:
     """The manifest's task configs in T1..T9 order (a manifest read back from JSON is sorted)."""
 
-    return [t for t in TASK_NAMES if t in manifest["counts"]] + sorted(set(manifest["counts"]) - set(TASK_NAMES))
+    return [t for t in TASK_NAMES if t in manifest["counts"]] + sorted(
+        set(manifest["counts"]) - set(TASK_NAMES)
+    )
 
 
 def card_metadata(manifest: dict) -> dict:
@@ -49,29 +56,57 @@ def card_metadata(manifest: dict) -> dict:
     tasks = ordered_tasks(manifest)
     configs = []
     for task in tasks:
-        files = [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLIT_ORDER if counts[task].get(s)]
+        files = [
+            {"split": s, "path": f"{task}/{s}-*.parquet"}
+            for s in SPLIT_ORDER
+            if counts[task].get(s)
+        ]
         configs.append({"config_name": task, "data_files": files})
-    all_files = [{"split": s, "path": [f"{t}/{s}-*.parquet" for t in tasks if counts[t].get(s)]}
-                 for s in SPLIT_ORDER if any(counts[t].get(s) for t in tasks)]
+    all_files = [
+        {"split": s, "path": [f"{t}/{s}-*.parquet" for t in tasks if counts[t].get(s)]}
+        for s in SPLIT_ORDER
+        if any(counts[t].get(s) for t in tasks)
+    ]
     configs.append({"config_name": ALL_CONFIG, "data_files": all_files})
     feats = features()._to_yaml_list()
+
     def split_bytes(task: str, split: str) -> int:
-        return sum(v["bytes"] for k, v in manifest["shards"].items() if k.startswith(f"{task}/{split}-"))
+        return sum(
+            v["bytes"] for k, v in manifest["shards"].items() if k.startswith(f"{task}/{split}-")
+        )
 
     info = []
     for task in [*tasks, ALL_CONFIG]:
         members = tasks if task == ALL_CONFIG else [task]
-        splits = [{"name": s, "num_bytes": sum(split_bytes(t, s) for t in members),
-                   "num_examples": sum(counts[t].get(s, 0) for t in members)} for s in SPLIT_ORDER]
-        info.append({"config_name": task, "features": feats,
-                     "splits": [s for s in splits if s["num_examples"]]})
+        splits = [
+            {
+                "name": s,
+                "num_bytes": sum(split_bytes(t, s) for t in members),
+                "num_examples": sum(counts[t].get(s, 0) for t in members),
+            }
+            for s in SPLIT_ORDER
+        ]
+        info.append(
+            {
+                "config_name": task,
+                "features": feats,
+                "splits": [s for s in splits if s["num_examples"]],
+            }
+        )
     total = sum(manifest["totals"]["questions"].get(s, 0) for s in ("train", "test"))
     return {
         "license": "cc-by-4.0",
         "language": ["en"],
         "pretty_name": "MiSI-Bench",
         "task_categories": ["visual-question-answering", "image-text-to-text"],
-        "tags": ["chemistry", "biology", "protein-ligand", "spatial-reasoning", "molecules", "benchmark"],
+        "tags": [
+            "chemistry",
+            "biology",
+            "protein-ligand",
+            "spatial-reasoning",
+            "molecules",
+            "benchmark",
+        ],
         "size_categories": [_size_category(total)],
         "configs": configs,
         "dataset_info": info,
@@ -82,7 +117,9 @@ def _counts_table(manifest: dict) -> str:
     lines = ["| config | train | test | tiny |", "|---|---:|---:|---:|"]
     for task in ordered_tasks(manifest):
         c = manifest["counts"][task]
-        lines.append(f"| `{task}` | {c.get('train', 0)} | {c.get('test', 0)} | {c.get('tiny', 0)} |")
+        lines.append(
+            f"| `{task}` | {c.get('train', 0)} | {c.get('test', 0)} | {c.get('tiny', 0)} |"
+        )
     t = manifest["totals"]["questions"]
     lines.append(f"| **total** | {t.get('train', 0)} | {t.get('test', 0)} | {t.get('tiny', 0)} |")
     return "\n".join(lines)
@@ -93,7 +130,9 @@ def _example_strip(out: Path, task: str) -> str | None:
     prompt order, four to a row."""
     from PIL import Image  # noqa: PLC0415
 
-    row = next(iter_config_rows(out, task, "test"), None) or next(iter_config_rows(out, task, "train"), None)
+    row = next(iter_config_rows(out, task, "test"), None) or next(
+        iter_config_rows(out, task, "train"), None
+    )
     if row is None:
         return None
     tiles = [Image.open(io.BytesIO(img["bytes"])).convert("RGB") for img in row["images"]]
@@ -101,15 +140,19 @@ def _example_strip(out: Path, task: str) -> str | None:
     rows = -(-len(tiles) // columns)
     strip = Image.new("RGB", (size * columns, size * rows), (40, 40, 40))
     for k, tile in enumerate(tiles):
-        strip.paste(tile.resize((size - 2, size - 2), Image.Resampling.LANCZOS),
-                    ((k % columns) * size + 1, (k // columns) * size + 1))
+        strip.paste(
+            tile.resize((size - 2, size - 2), Image.Resampling.LANCZOS),
+            ((k % columns) * size + 1, (k // columns) * size + 1),
+        )
     (out / "examples").mkdir(exist_ok=True)
     path = out / "examples" / f"{task}.png"
     strip.save(path, format="PNG", optimize=False, compress_level=6)
     views = ", ".join(row["image_views"])
     answer = row["answer"].replace("|", "\\|")
-    return (f"**{task}** ({row['pdb_id'].upper()}; images: {views}; answer `{answer}`)\n\n"
-            f"![{task} example](examples/{task}.png)")
+    return (
+        f"**{task}** ({row['pdb_id'].upper()}; images: {views}; answer `{answer}`)\n\n"
+        f"![{task} example](examples/{task}.png)"
+    )
 
 
 def _pct(value, digits: int = 1) -> str:
@@ -129,19 +172,32 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
             at = [c for c, _ in columns].index(spec.name) + 1
             columns[at:at] = [(sub, "subsets") for sub in spec.half_names()]
     averages = list(scoring.AVERAGE_DEFINITIONS)
-    rows_md = ["| baseline | " + " | ".join([c for c, _ in columns] + averages) + " |",
-               "|---|" + "---:|" * (len(columns) + len(averages))]
-    names = {"random": "random answer in range / random letter",
-             "always_no": "constant (`No`, `None`, `A`)"}
+    rows_md = [
+        "| baseline | " + " | ".join([c for c, _ in columns] + averages) + " |",
+        "|---|" + "---:|" * (len(columns) + len(averages)),
+    ]
+    names = {
+        "random": "random answer in range / random letter",
+        "always_no": "constant (`No`, `None`, `A`)",
+    }
     for kind in ("random", "always_no"):
         rng = np.random.default_rng(seed)
         scored = []
         for task in tasks:
             for split in ("train", "test"):
-                for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
+                for row in iter_config_rows(
+                    out, task, split, ["id", "task", "answer", "metadata", "options"]
+                ):
                     for _ in range(RANDOM_DRAWS if kind == "random" else 1):
                         pred = scoring.baseline_prediction(kind, task, row, rng)
-                        scored.append((task, scoring.score_prediction(task, pred, row["answer"], row["metadata"])))
+                        scored.append(
+                            (
+                                task,
+                                scoring.score_prediction(
+                                    task, pred, row["answer"], row["metadata"]
+                                ),
+                            )
+                        )
         report = scoring.aggregate(scored)
         cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
         cells += [_pct(report[name]) for name in averages]
@@ -161,7 +217,8 @@ BLIND_NOTE = (
     "median of the move components; T5/T6: the option image nearest to the other three), *text "
     "only* answers every question of a task with the train split's most frequent answer. A score "
     "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
-    "**{decoys}**.")
+    "**{decoys}**."
+)
 
 
 def _blind_rows(out: Path, columns: list[tuple[str, str]], averages: list[str]) -> list[str]:
@@ -176,9 +233,21 @@ def _blind_rows(out: Path, columns: list[tuple[str, str]], averages: list[str]) 
         if task not in model:
             continue
         for split in ("train", "test"):
-            for row in iter_config_rows(out, task, split, ["id", "task", "answer", "metadata", "options"]):
-                scored.append((task, scoring.score_prediction(task, model[task], row["answer"], row["metadata"],
-                                                              options=list(row["options"] or []) or None)))
+            for row in iter_config_rows(
+                out, task, split, ["id", "task", "answer", "metadata", "options"]
+            ):
+                scored.append(
+                    (
+                        task,
+                        scoring.score_prediction(
+                            task,
+                            model[task],
+                            row["answer"],
+                            row["metadata"],
+                            options=list(row["options"] or []) or None,
+                        ),
+                    )
+                )
     if scored:
         report = scoring.aggregate(scored)
         cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
@@ -203,7 +272,10 @@ def paper_reference_table(profile: str = LEGACY_PROFILE) -> str:
     Rows are labelled "not comparable" unless the build's profile asks the paper's questions."""
     keys = scoring.COLUMN_KEYS
     tag = "" if PROFILES[profile].paper_comparable else f" ({scoring.NOT_COMPARABLE})"
-    lines = ["| system | " + " | ".join(keys) + " | paper_average |", "|---|" + "---:|" * (len(keys) + 1)]
+    lines = [
+        "| system | " + " | ".join(keys) + " | paper_average |",
+        "|---|" + "---:|" * (len(keys) + 1),
+    ]
     for row in scoring.paper_reference_rows():
         cells = [_pct(row.score(k), 2) for k in keys] + [_pct(row.paper_average, 2)]
         lines.append(f"| {row.name}{tag} | " + " | ".join(cells) + " |")
@@ -214,18 +286,20 @@ def paper_title(profile: str) -> str:
     source = scoring.paper_reference_rows()[0].source
     if PROFILES[profile].paper_comparable:
         return f"Published results ({source}; %, – where a figure is not recorded here), comparable with this build:"
-    return (f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
-            "questions state more than the paper's (see the table below); shown for orientation only:")
+    return (
+        f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
+        "questions state more than the paper's (see the table below); shown for orientation only:"
+    )
 
 
 PROFILE_TEXT = {
     "paper": "The questions give what the paper's prompts give (its Appendix C), no more and no less, in our "
-             "own words; sampling, counts per complex, the `tiny` split (T4: 50 positives and 50 "
-             "negatives) and the answer formats follow the paper. The paper's rows below are comparable.",
+    "own words; sampling, counts per complex, the `tiny` split (T4: 50 positives and 50 "
+    "negatives) and the answer formats follow the paper. The paper's rows below are comparable.",
     "explicit": "The questions state everything a careful solver needs: the camera distance and field of view "
-                "(T1, T3), answer ranges, the H-bond rule, view definitions. Easier than the paper's "
-                "questions, and **not comparable** with the paper's rows. Build the paper's questions with "
-                "`misi-bench build --profile paper` (the default).",
+    "(T1, T3), answer ranges, the H-bond rule, view definitions. Easier than the paper's "
+    "questions, and **not comparable** with the paper's rows. Build the paper's questions with "
+    "`misi-bench build --profile paper` (the default).",
 }
 
 
@@ -236,7 +310,8 @@ HBOND_CARD_TEXT = {
         "  classes (IDATM-style atom types: residue templates for the protein, RDKit chemistry for the\n"
         "  ligand) with their distance and angle limits relaxed by 0.4 Å and 20°; explicit hydrogens\n"
         "  where the input has them (ligand: the MOL2's, protein: the pocket file's), positions inferred\n"
-        "  where the heavy atoms fix them, generic limits for atoms of no class (docs/hbonds.md)."),
+        "  where the heavy atoms fix them, generic limits for atoms of no class (docs/hbonds.md)."
+    ),
     "plip": (
         "donors/acceptors from a per-residue table (protein; His tautomer from input\n"
         "  hydrogens) and RDKit's BaseFeatures definitions on the ligand's bond orders, charges and\n"
@@ -244,7 +319,8 @@ HBOND_CARD_TEXT = {
         "  limit, chosen against PLIP on held-out complexes); D-H…A ≥ 100° with input hydrogens or\n"
         "  hydrogens placed on planar N donors (a hydrogen may bond two acceptors), else every\n"
         "  neighbour-donor-acceptor and neighbour-acceptor-donor angle ≥ 70° and at most one bond per\n"
-        "  hydrogen the donor carries."),
+        "  hydrogen the donor carries."
+    ),
 }
 
 
@@ -256,20 +332,33 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
     skipped = manifest.get("skipped_complexes", {})
     profile = manifest.get("profile", LEGACY_PROFILE)
     body = _card_file("template.md").format(
-        profile=profile, profile_text=PROFILE_TEXT[profile], paper_title=paper_title(profile),
+        profile=profile,
+        profile_text=PROFILE_TEXT[profile],
+        paper_title=paper_title(profile),
         fidelity_table=_card_file("fidelity.md").strip(),
-        builder_version=manifest["builder_version"], config_hash=manifest["config_hash"], seed=manifest["seed"],
+        builder_version=manifest["builder_version"],
+        config_hash=manifest["config_hash"],
+        seed=manifest["seed"],
         version_line=f"Dataset version: **{version}**." if version else "",
-        tiny_per_task=cfg["tiny_per_task"], examples="\n\n".join(examples),
-        counts_table=_counts_table(manifest), n_train=manifest["complexes"]["train"],
-        n_test=manifest["complexes"]["test"], images_train=manifest["totals"]["images"]["train"],
+        tiny_per_task=cfg["tiny_per_task"],
+        examples="\n\n".join(examples),
+        counts_table=_counts_table(manifest),
+        n_train=manifest["complexes"]["train"],
+        n_test=manifest["complexes"]["test"],
+        images_train=manifest["totals"]["images"]["train"],
         images_test=manifest["totals"]["images"]["test"],
-        skipped_line=(f"Complexes skipped: {len(skipped)} (reasons in `manifest.json`)." if skipped else ""),
-        image_size=cfg["image_size"], pocket_cutoff=cfg["pocket_cutoff"],
-        hbonds=cfg.get("hbonds", "plip"), hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
-        repo_or_folder=repo_or_folder or _default_repo(), baselines_table=baseline_table(out, manifest),
+        skipped_line=(
+            f"Complexes skipped: {len(skipped)} (reasons in `manifest.json`)." if skipped else ""
+        ),
+        image_size=cfg["image_size"],
+        pocket_cutoff=cfg["pocket_cutoff"],
+        hbonds=cfg.get("hbonds", "plip"),
+        hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
+        repo_or_folder=repo_or_folder or _default_repo(),
+        baselines_table=baseline_table(out, manifest),
         paper_table=paper_reference_table(profile),
-        licence=_card_file("licence.md").strip(), citation=_card_file("citation.bib").strip(),
+        licence=_card_file("licence.md").strip(),
+        citation=_card_file("citation.bib").strip(),
     )
     header = yaml.dump(meta, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{header}---\n\n{body}"

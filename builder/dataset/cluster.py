@@ -14,12 +14,13 @@ Slurm sets for each array task, so one job script serves every task:
 
 The worker count defaults to ``SLURM_CPUS_PER_TASK`` (the CPUs Slurm gave the task), else 1.
 """
+
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..core.errors import MisiError
 
@@ -49,16 +50,22 @@ def _env_int(env: Mapping[str, str], name: str) -> int | None:
         raise MisiError(f"environment variable {name}={value!r} is not an integer") from None
 
 
-def choose_shard(num_shards: int | None = None, shard_index: int | None = None,
-                 env: Mapping[str, str] | None = None) -> ShardChoice:
+def choose_shard(
+    num_shards: int | None = None,
+    shard_index: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ShardChoice:
     """The shard to build from the ``--num-shards``/``--shard-index`` flags (None when not given)
     and, inside a Slurm array task, the ``SLURM_ARRAY_TASK_*`` variables of ``env``."""
     env = os.environ if env is None else env
     task_id = _env_int(env, "SLURM_ARRAY_TASK_ID")
     if shard_index is not None or task_id is None:
         count = 1 if num_shards is None else int(num_shards)
-        choice = ShardChoice(count, 0 if shard_index is None else int(shard_index),
-                             "default" if num_shards is None and shard_index is None else "flags")
+        choice = ShardChoice(
+            count,
+            0 if shard_index is None else int(shard_index),
+            "default" if num_shards is None and shard_index is None else "flags",
+        )
     elif num_shards is not None:
         choice = ShardChoice(int(num_shards), task_id, "slurm")
     else:
@@ -66,16 +73,23 @@ def choose_shard(num_shards: int | None = None, shard_index: int | None = None,
         high = _env_int(env, "SLURM_ARRAY_TASK_MAX")
         count = _env_int(env, "SLURM_ARRAY_TASK_COUNT")
         if high is None or count is None or count != high - low + 1:
-            raise MisiError(f"Slurm array task {task_id}: the array is not a contiguous range "
-                            f"(SLURM_ARRAY_TASK_MIN={low}, MAX={high}, COUNT={count}); pass --num-shards K "
-                            "and use array indices 0..K-1")
+            raise MisiError(
+                f"Slurm array task {task_id}: the array is not a contiguous range "
+                f"(SLURM_ARRAY_TASK_MIN={low}, MAX={high}, COUNT={count}); pass --num-shards K "
+                "and use array indices 0..K-1"
+            )
         choice = ShardChoice(count, task_id - low, "slurm")
     if not (choice.count >= 1 and 0 <= choice.index < choice.count):
         where = " (from SLURM_ARRAY_TASK_ID)" if choice.from_slurm else ""
         raise MisiError(f"shard index {choice.index}{where} is not in 0..{choice.count - 1}")
     if choice.from_slurm:
-        log.info("Slurm array task %s of job %s: building shard %d of %d", task_id,
-                 env.get("SLURM_ARRAY_JOB_ID", "?"), choice.index, choice.count)
+        log.info(
+            "Slurm array task %s of job %s: building shard %d of %d",
+            task_id,
+            env.get("SLURM_ARRAY_JOB_ID", "?"),
+            choice.index,
+            choice.count,
+        )
     return choice
 
 
@@ -121,14 +135,23 @@ def missing_units_message(all_ids: Sequence[str], missing: Sequence[str], num_sh
     gone = set(missing)
     lines = [f"cannot merge: {len(gone)} of {len(all_ids)} complexes are not generated yet"]
     if num_shards > 1:
-        bad = {s: [p for p in ids if p in gone] for s, ids in shard_members(all_ids, num_shards).items()}
+        bad = {
+            s: [p for p in ids if p in gone]
+            for s, ids in shard_members(all_ids, num_shards).items()
+        }
         bad = {s: ids for s, ids in bad.items() if ids}
-        lines.append(f"; missing shard(s) {','.join(str(s) for s in sorted(bad))} of {num_shards}: ")
+        lines.append(
+            f"; missing shard(s) {','.join(str(s) for s in sorted(bad))} of {num_shards}: "
+        )
         lines.append("; ".join(f"shard {s}: {_some(ids)}" for s, ids in sorted(bad.items())))
-        lines.append(f". Re-run those shards (with a `misi-bench slurm-script` script: bash SCRIPT "
-                     f"{','.join(str(s) for s in sorted(bad))}); finished complexes are kept")
+        lines.append(
+            f". Re-run those shards (with a `misi-bench slurm-script` script: bash SCRIPT "
+            f"{','.join(str(s) for s in sorted(bad))}); finished complexes are kept"
+        )
     else:
-        lines.append(f": {_some(sorted(gone))}. Run the remaining shards first; finished complexes are kept")
+        lines.append(
+            f": {_some(sorted(gone))}. Run the remaining shards first; finished complexes are kept"
+        )
     return "".join(lines)
 
 

@@ -1,4 +1,5 @@
 """The build configuration: everything that determines a build's output."""
+
 from __future__ import annotations
 
 import hashlib
@@ -6,8 +7,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
+from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.requests import RENDER_VERSION
@@ -48,13 +49,19 @@ class BuildConfig:
         tasks = tuple(self.tasks) or TASKS
         unknown = [t for t in tasks if t not in TASKS]
         if unknown:
-            raise MisiError(f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}")
+            raise MisiError(
+                f"unknown task(s): {', '.join(unknown)}; expected some of {', '.join(TASKS)}"
+            )
         object.__setattr__(self, "tasks", tuple(t for t in TASKS if t in tasks))
         object.__setattr__(self, "profile", check_profile(self.profile))
         if self.hbonds not in HBOND_MODES:
-            raise MisiError(f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}")
+            raise MisiError(
+                f"unknown H-bond mode {self.hbonds!r}: expected one of {', '.join(HBOND_MODES)}"
+            )
         if self.decoys not in DECOY_MODES:
-            raise MisiError(f"unknown decoy mode {self.decoys!r}; expected one of {', '.join(DECOY_MODES)}")
+            raise MisiError(
+                f"unknown decoy mode {self.decoys!r}; expected one of {', '.join(DECOY_MODES)}"
+            )
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         try:
@@ -75,7 +82,9 @@ class BuildConfig:
             data["id_list"] = sha256_file(id_list_path(self.source))
         else:
             data["source"] = "samples" if self.source == "samples" else "folder"
-        if self.profile == LEGACY_PROFILE:  # explicit builds keep the config (and hash) of before profiles
+        if (
+            self.profile == LEGACY_PROFILE
+        ):  # explicit builds keep the config (and hash) of before profiles
             data.pop("profile")
         data["template_version"] = load_templates(self.profile)["version"]
         data["params_version"] = load_params(self.profile)["version"]

@@ -1,5 +1,6 @@
 """Measures of the published bytes (``scripts/bench_bytes``): shards written again with other
 writer settings, and images encoded with other lossless codecs."""
+
 from __future__ import annotations
 
 import io
@@ -24,12 +25,18 @@ CODECS: dict[str, dict] = {
 
 def image_references(path: Path) -> int:
     """Image references (images of all rows) of one shard."""
-    return sum(len(r["image_views"]) for r in pq.read_table(path, columns=["image_views"]).to_pylist())
+    return sum(
+        len(r["image_views"]) for r in pq.read_table(path, columns=["image_views"]).to_pylist()
+    )
 
 
 def stored_images(path: Path) -> list[bytes]:
     """The image bytes of every row of one shard, in order."""
-    return [img["bytes"] for r in pq.read_table(path, columns=["images"]).to_pylist() for img in r["images"]]
+    return [
+        img["bytes"]
+        for r in pq.read_table(path, columns=["images"]).to_pylist()
+        for img in r["images"]
+    ]
 
 
 def rewritten_bytes(path: Path, dictionary_limit: int | None) -> tuple[int, bool]:
@@ -64,7 +71,9 @@ def codec_sizes(pngs: list[bytes]) -> list[tuple[float, float, bool]]:
             image.save(buf, **kwargs)
             encoded.append(buf.getvalue())
         ms = 1000 * (time.process_time() - start) / max(1, len(images))
-        same = all(np.array_equal(np.asarray(Image.open(io.BytesIO(e)).convert("RGB")), np.asarray(i))
-                   for e, i in zip(encoded, images))
+        same = all(
+            np.array_equal(np.asarray(Image.open(io.BytesIO(e)).convert("RGB")), np.asarray(i))
+            for e, i in zip(encoded, images)
+        )
         out.append((sum(map(len, encoded)) / base, ms, same))
     return out

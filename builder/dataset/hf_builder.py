@@ -18,6 +18,7 @@ Configs: one per task (the nine names of ``misi_bench.builder.tasks.TASKS``) and
 (keyword arguments of the builder): ``source`` ("samples" or a PDBbind-style folder), ``seed``,
 ``limit`` (first N complexes), ``image_size`` (px) and ``workers`` (build processes).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,18 +30,20 @@ from pathlib import Path
 import datasets
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
+from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
+from ..tasks import TASKS
 from .build import build_dataset
 from .card import ALL_CONFIG, _card_file
-from ..core.errors import MisiError
-from ..tasks import TASKS
 from .manifest import read_manifest
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
 
-_DESCRIPTION = ("MiSI-Bench: microscopic spatial intelligence questions on rendered protein-ligand complexes "
-                "(nine tasks; one schema for every config).")
+_DESCRIPTION = (
+    "MiSI-Bench: microscopic spatial intelligence questions on rendered protein-ligand complexes "
+    "(nine tasks; one schema for every config)."
+)
 
 
 @dataclass
@@ -61,11 +64,22 @@ class MisiBenchConfig(datasets.BuilderConfig):
 
     def build_key(self) -> str:
         """Hash of everything that determines the build folder's content."""
-        source = "samples" if str(self.source) == "samples" else str(Path(self.source).expanduser().resolve())
-        fields = {"source": source, "tasks": list(self.tasks), "seed": int(self.seed),
-                  "limit": None if self.limit is None else int(self.limit), "image_size": int(self.image_size),
-                  "builder_version": BUILDER_VERSION}
-        if check_profile(self.profile) != LEGACY_PROFILE:  # cached builds made before profiles are explicit
+        source = (
+            "samples"
+            if str(self.source) == "samples"
+            else str(Path(self.source).expanduser().resolve())
+        )
+        fields = {
+            "source": source,
+            "tasks": list(self.tasks),
+            "seed": int(self.seed),
+            "limit": None if self.limit is None else int(self.limit),
+            "image_size": int(self.image_size),
+            "builder_version": BUILDER_VERSION,
+        }
+        if (
+            check_profile(self.profile) != LEGACY_PROFILE
+        ):  # cached builds made before profiles are explicit
             fields["profile"] = self.profile
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -75,9 +89,12 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
 
     VERSION = datasets.Version(BUILDER_VERSION)
     BUILDER_CONFIG_CLASS = MisiBenchConfig
-    BUILDER_CONFIGS = [MisiBenchConfig(  # noqa: RUF012  (the datasets API names a class-level list)
-        name=name, version=datasets.Version(BUILDER_VERSION), description=f"MiSI-Bench {name}")
-        for name in (*TASKS, ALL_CONFIG)]
+    BUILDER_CONFIGS = [
+        MisiBenchConfig(  # noqa: RUF012  (the datasets API names a class-level list)
+            name=name, version=datasets.Version(BUILDER_VERSION), description=f"MiSI-Bench {name}"
+        )
+        for name in (*TASKS, ALL_CONFIG)
+    ]
     DEFAULT_CONFIG_NAME = ALL_CONFIG
 
     def __init__(self, *args, **kwargs):
@@ -85,8 +102,12 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
 
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(description=_DESCRIPTION, features=features(), license="cc-by-4.0",
-                                    citation=_card_file("citation.bib").strip())
+        return datasets.DatasetInfo(
+            description=_DESCRIPTION,
+            features=features(),
+            license="cc-by-4.0",
+            citation=_card_file("citation.bib").strip(),
+        )
 
     def _build_folder(self) -> Path:
         return Path(self._cache_downloaded_dir) / "misi_bench_builds" / self.config.build_key()
@@ -95,14 +116,27 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
         cfg = self.config
         folder = self._build_folder()
         log.info("generating MiSI-Bench %s into %s", cfg.name, folder)
-        build_dataset(source=cfg.source, out=folder, tasks=cfg.tasks, seed=int(cfg.seed), limit=cfg.limit,
-                      image_size=int(cfg.image_size), workers=int(cfg.workers), progress=False,
-                      profile=cfg.profile)
+        build_dataset(
+            source=cfg.source,
+            out=folder,
+            tasks=cfg.tasks,
+            seed=int(cfg.seed),
+            limit=cfg.limit,
+            image_size=int(cfg.image_size),
+            workers=int(cfg.workers),
+            progress=False,
+            profile=cfg.profile,
+        )
         counts = read_manifest(folder)["counts"]
         splits = [s for s in SPLIT_ORDER if any(counts.get(t, {}).get(s, 0) for t in cfg.tasks)]
         if not splits:
-            raise MisiError(f"{cfg.source}: the build produced no {cfg.name} questions (see {folder / 'manifest.json'})")
-        return [datasets.SplitGenerator(name=s, gen_kwargs={"folder": str(folder), "split": s}) for s in splits]
+            raise MisiError(
+                f"{cfg.source}: the build produced no {cfg.name} questions (see {folder / 'manifest.json'})"
+            )
+        return [
+            datasets.SplitGenerator(name=s, gen_kwargs={"folder": str(folder), "split": s})
+            for s in splits
+        ]
 
     def _generate_examples(self, folder: str, split: str):
         for task in self.config.tasks:

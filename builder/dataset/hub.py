@@ -14,6 +14,7 @@ revision name their own version. A push without a tag records ``version: null`` 
 
 The token is handed to ``huggingface_hub`` only; it is never printed, logged or written to the folder.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,7 +34,13 @@ DEFAULT_REVISION = "main"
 TAG_RE = re.compile(r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 #: Files of a dataset folder that go to the Hub (fnmatch patterns on POSIX paths relative to the folder).
-ALLOW_PATTERNS = ["README.md", "manifest.json", "baselines.json", "*/*-*-of-*.parquet", "examples/*.png"]
+ALLOW_PATTERNS = [
+    "README.md",
+    "manifest.json",
+    "baselines.json",
+    "*/*-*-of-*.parquet",
+    "examples/*.png",
+]
 #: Never uploaded. fnmatch's ``*`` crosses ``/``, so ``*/*.parquet`` alone would also match the build's
 #: work units under ``.work/``; these patterns take them (and every other hidden path) out again.
 IGNORE_PATTERNS = [".work/*", ".cache/*", ".*", "*/.*"]
@@ -65,7 +72,9 @@ def validate_tag(tag: str | None) -> str | None:
     if tag is None:
         return None
     if not isinstance(tag, str) or not TAG_RE.match(tag):
-        raise MisiError(f"tag {tag!r} is not a release version of the form vMAJOR.MINOR.PATCH (e.g. v1.2.0)")
+        raise MisiError(
+            f"tag {tag!r} is not a release version of the form vMAJOR.MINOR.PATCH (e.g. v1.2.0)"
+        )
     return tag
 
 
@@ -90,26 +99,38 @@ def upload_files(folder: Path) -> list[tuple[str, int]]:
 
     folder = Path(folder)
     candidates = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    chosen = list(filter_repo_objects(candidates, allow_patterns=ALLOW_PATTERNS, ignore_patterns=IGNORE_PATTERNS))
+    chosen = list(
+        filter_repo_objects(
+            candidates, allow_patterns=ALLOW_PATTERNS, ignore_patterns=IGNORE_PATTERNS
+        )
+    )
     return [(rel, (folder / rel).stat().st_size) for rel in chosen]
 
 
 def _check_folder(folder: Path) -> dict:
 
     if not folder.is_dir():
-        raise MisiError(f"{folder}: not a folder (expected a dataset folder written by 'misi-bench build')")
+        raise MisiError(
+            f"{folder}: not a folder (expected a dataset folder written by 'misi-bench build')"
+        )
     if not (folder / "manifest.json").is_file():
-        raise MisiError(f"{folder}: no manifest.json (expected a dataset folder written by 'misi-bench build')")
+        raise MisiError(
+            f"{folder}: no manifest.json (expected a dataset folder written by 'misi-bench build')"
+        )
     try:
         manifest = read_manifest(folder)
     except ValueError as exc:
         raise MisiError(f"{folder / 'manifest.json'}: not valid JSON ({exc})") from None
     shards = [rel for rel, _ in upload_files(folder) if rel.endswith(".parquet")]
     if not shards:
-        raise MisiError(f"{folder}: no Parquet shards <config>/<split>-NNNNN-of-NNNNN.parquet to push")
+        raise MisiError(
+            f"{folder}: no Parquet shards <config>/<split>-NNNNN-of-NNNNN.parquet to push"
+        )
     missing = sorted(set(manifest.get("shards", {})) - set(shards))
     if missing:
-        raise MisiError(f"{folder}: shards listed in manifest.json are missing: {', '.join(missing[:5])}")
+        raise MisiError(
+            f"{folder}: shards listed in manifest.json are missing: {', '.join(missing[:5])}"
+        )
     return manifest
 
 
@@ -121,9 +142,16 @@ def _record_version(folder: Path, manifest: dict, tag: str | None, repo_id: str)
     write_card(folder, manifest, repo_id)
 
 
-def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = None, revision: str | None = None,
-                 private: bool = False, dry_run: bool = False, token: str | None = None,
-                 endpoint: str | None = None) -> PushResult:
+def push_dataset(
+    folder: Path,
+    repo_id: str | None = None,
+    tag: str | None = None,
+    revision: str | None = None,
+    private: bool = False,
+    dry_run: bool = False,
+    token: str | None = None,
+    endpoint: str | None = None,
+) -> PushResult:
     """Publish the dataset folder ``folder`` to the Hub dataset repo ``repo_id``.
 
     ``repo_id`` defaults to ``misi_bench.hub_repo_id()`` ($MISI_BENCH_REPO or the canonical repo).
@@ -142,8 +170,14 @@ def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = Non
 
     if dry_run:
         files = upload_files(folder)
-        log.info("dry run: %d files (%d bytes) would be pushed to %s@%s%s", len(files),
-                 sum(s for _, s in files), repo_id, revision, f" and tagged {tag}" if tag else "")
+        log.info(
+            "dry run: %d files (%d bytes) would be pushed to %s@%s%s",
+            len(files),
+            sum(s for _, s in files),
+            repo_id,
+            revision,
+            f" and tagged {tag}" if tag else "",
+        )
         return PushResult(repo_id, revision, tag, files, dry_run=True)
 
     from huggingface_hub import HfApi  # noqa: PLC0415
@@ -156,8 +190,10 @@ def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = Non
         if tag is not None:
             existing = {t.name: t.target_commit for t in refs.tags}
             if tag in existing:
-                raise MisiError(f"{repo_id}: tag {tag} already exists (at commit {existing[tag][:12]}); "
-                                "a published version is never moved: push a new version tag")
+                raise MisiError(
+                    f"{repo_id}: tag {tag} already exists (at commit {existing[tag][:12]}); "
+                    "a published version is never moved: push a new version tag"
+                )
         if revision not in {b.name for b in refs.branches}:
             log.info("creating branch %s of %s", revision, repo_id)
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
@@ -165,33 +201,61 @@ def push_dataset(folder: Path, repo_id: str | None = None, tag: str | None = Non
         _record_version(folder, manifest, tag, repo_id)
         files = upload_files(folder)
         total = sum(s for _, s in files)
-        message = (f"MiSI-Bench {tag or 'development build'} (builder {manifest.get('builder_version')}, "
-                   f"config {manifest.get('config_hash')})")
+        message = (
+            f"MiSI-Bench {tag or 'development build'} (builder {manifest.get('builder_version')}, "
+            f"config {manifest.get('config_hash')})"
+        )
         log.info("pushing %d files (%d bytes) to %s@%s", len(files), total, repo_id, revision)
         commit_oid = commit_url = None
-        large_uploader = getattr(api, "upload_large_folder", None) if total > LARGE_FOLDER_BYTES else None
+        large_uploader = (
+            getattr(api, "upload_large_folder", None) if total > LARGE_FOLDER_BYTES else None
+        )
         if large_uploader is not None:
-            large_uploader(repo_id=repo_id, folder_path=folder, repo_type=REPO_TYPE, revision=revision,
-                           private=private, allow_patterns=ALLOW_PATTERNS, ignore_patterns=IGNORE_PATTERNS)
+            large_uploader(
+                repo_id=repo_id,
+                folder_path=folder,
+                repo_type=REPO_TYPE,
+                revision=revision,
+                private=private,
+                allow_patterns=ALLOW_PATTERNS,
+                ignore_patterns=IGNORE_PATTERNS,
+            )
         else:
-            info = api.upload_folder(repo_id=repo_id, folder_path=folder, repo_type=REPO_TYPE, revision=revision,
-                                     commit_message=message, allow_patterns=list(ALLOW_PATTERNS),
-                                     ignore_patterns=list(IGNORE_PATTERNS))
+            info = api.upload_folder(
+                repo_id=repo_id,
+                folder_path=folder,
+                repo_type=REPO_TYPE,
+                revision=revision,
+                commit_message=message,
+                allow_patterns=list(ALLOW_PATTERNS),
+                ignore_patterns=list(IGNORE_PATTERNS),
+            )
             commit_oid, commit_url = getattr(info, "oid", None), getattr(info, "commit_url", None)
         if tag is not None:
             try:
-                api.create_tag(repo_id, tag=tag, revision=commit_oid or revision, repo_type=REPO_TYPE,
-                               tag_message=message)
+                api.create_tag(
+                    repo_id,
+                    tag=tag,
+                    revision=commit_oid or revision,
+                    repo_type=REPO_TYPE,
+                    tag_message=message,
+                )
             except HfHubHTTPError as exc:
                 if exc.response is not None and exc.response.status_code == 409:
-                    raise MisiError(f"{repo_id}: tag {tag} was created by someone else during the upload; "
-                                    "the files are on the branch but not tagged") from None
+                    raise MisiError(
+                        f"{repo_id}: tag {tag} was created by someone else during the upload; "
+                        "the files are on the branch but not tagged"
+                    ) from None
                 raise
             log.info("tagged %s of %s as %s", (commit_oid or revision)[:12], repo_id, tag)
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise MisiError(f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}") from None
-    return PushResult(repo_id, revision, tag, files, dry_run=False, commit_oid=commit_oid, commit_url=commit_url)
+        raise MisiError(
+            f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}"
+        ) from None
+    return PushResult(
+        repo_id, revision, tag, files, dry_run=False, commit_oid=commit_oid, commit_url=commit_url
+    )
 
 
 def _first_line(exc: BaseException) -> str:
@@ -205,16 +269,25 @@ def cli_push(args) -> int:
     ``args`` is an argparse namespace with fields folder, repo, tag, revision, private, dry_run.
     The token comes from huggingface_hub (``HF_TOKEN`` or ``hf auth login``), never from the command line.
     """
-    result = push_dataset(Path(args.folder), repo_id=getattr(args, "repo", None), tag=getattr(args, "tag", None),
-                          revision=getattr(args, "revision", None), private=bool(getattr(args, "private", False)),
-                          dry_run=bool(getattr(args, "dry_run", False)))
+    result = push_dataset(
+        Path(args.folder),
+        repo_id=getattr(args, "repo", None),
+        tag=getattr(args, "tag", None),
+        revision=getattr(args, "revision", None),
+        private=bool(getattr(args, "private", False)),
+        dry_run=bool(getattr(args, "dry_run", False)),
+    )
     target = f"{result.repo_id}@{result.revision}" + (f" (tag {result.tag})" if result.tag else "")
     if result.dry_run:
         for rel, size in result.files:
             print(f"{size:>12,d}  {rel}")
-        print(f"dry run: {len(result.files)} files, {result.total_bytes:,d} bytes would be pushed to {target}; "
-              "nothing was sent")
+        print(
+            f"dry run: {len(result.files)} files, {result.total_bytes:,d} bytes would be pushed to {target}; "
+            "nothing was sent"
+        )
     else:
-        print(f"pushed {len(result.files)} files, {result.total_bytes:,d} bytes to {target}"
-              + (f": {result.commit_url}" if result.commit_url else ""))
+        print(
+            f"pushed {len(result.files)} files, {result.total_bytes:,d} bytes to {target}"
+            + (f": {result.commit_url}" if result.commit_url else "")
+        )
     return 0

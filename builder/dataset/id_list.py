@@ -7,6 +7,7 @@ comment line. Each entry's structure is looked up in the structures folder as ``
 ``<id>.cif``, ``<id>.pdb.gz``, ``<id>.pdb`` or ``<id>.ent.gz`` (any letter case), in that order;
 ``misi-bench build --fetch`` downloads the missing ones first (see :mod:`.archive`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,7 +42,7 @@ def is_id_source(source: object) -> bool:
 
 
 def id_list_path(source: str) -> Path:
-    return Path(str(source)[len(ID_SOURCE_PREFIX):]).expanduser()
+    return Path(str(source)[len(ID_SOURCE_PREFIX) :]).expanduser()
 
 
 def default_structures_dir() -> Path:
@@ -68,19 +69,28 @@ def read_id_list(path: str | Path) -> list[IdRow]:
         where = f"line {line_no}"
         pdb_id = fields[0].lower()
         if not _PDB_ID.match(pdb_id):
-            raise InputError(path, f"{where}: {fields[0]!r} is not a PDB id (four characters, a digit first)")
+            raise InputError(
+                path, f"{where}: {fields[0]!r} is not a PDB id (four characters, a digit first)"
+            )
         if len(fields) < 2 or not _CCD.match(fields[1].upper()):
-            raise InputError(path, f"{where}: expected 'pdb_id,ligand[,chain,resnum]' with a CCD ligand code")
+            raise InputError(
+                path, f"{where}: expected 'pdb_id,ligand[,chain,resnum]' with a CCD ligand code"
+            )
         chain = fields[2] if len(fields) > 2 and fields[2] else None
         resnum = None
         if len(fields) > 3 and fields[3]:
             try:
                 resnum = int(fields[3])
             except ValueError:
-                raise InputError(path, f"{where}: residue number {fields[3]!r} is not an integer") from None
+                raise InputError(
+                    path, f"{where}: residue number {fields[3]!r} is not an integer"
+                ) from None
         if pdb_id in seen:
-            raise InputError(path, f"{where}: {pdb_id} already listed on line {seen[pdb_id]} "
-                                   "(one ligand per entry: a complex is named by its PDB id)")
+            raise InputError(
+                path,
+                f"{where}: {pdb_id} already listed on line {seen[pdb_id]} "
+                "(one ligand per entry: a complex is named by its PDB id)",
+            )
         seen[pdb_id] = line_no
         rows.append(IdRow(pdb_id, fields[1].upper(), chain, resnum))
     if not rows:
@@ -111,6 +121,14 @@ def id_list_refs(source: str, structures: str | Path | None = None) -> list[Comp
     refs = []
     for row in read_id_list(id_list_path(source)):
         path = find_structure(folder, row.pdb_id) or expected_structure(folder, row.pdb_id)
-        refs.append(ComplexRef(pdb_id=row.pdb_id, path=path, kind="raw", ligand_code=row.ligand,
-                               ligand_chain=row.chain, ligand_resnum=row.resnum))
+        refs.append(
+            ComplexRef(
+                pdb_id=row.pdb_id,
+                path=path,
+                kind="raw",
+                ligand_code=row.ligand,
+                ligand_chain=row.chain,
+                ligand_resnum=row.resnum,
+            )
+        )
     return sorted(refs, key=lambda r: r.pdb_id)

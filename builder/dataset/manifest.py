@@ -1,4 +1,5 @@
 """The build manifest (``manifest.json``) and file checksums."""
+
 from __future__ import annotations
 
 import hashlib

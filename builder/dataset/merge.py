@@ -1,5 +1,6 @@
 """Merge per-complex units into the final shards (with the deterministic ``tiny`` split), the
 manifest and the dataset card."""
+
 from __future__ import annotations
 
 import bisect
@@ -7,9 +8,9 @@ import hashlib
 import itertools
 import json
 import shutil
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow.parquet as pq
 
@@ -40,7 +41,11 @@ def tiny_ids_by_stratum(rows: Iterable[dict], per_task: int, seed: int) -> set[s
     strata: dict[str | None, list[str]] = {}
     for row in rows:
         strata.setdefault(tiny_stratum(row), []).append(row["id"])
-    return set().union(*(tiny_ids(ids, per_task, seed) for ids in strata.values())) if strata else set()
+    return (
+        set().union(*(tiny_ids(ids, per_task, seed) for ids in strata.values()))
+        if strata
+        else set()
+    )
 
 
 def _read_positions(path: Path, positions: list[int]) -> list[dict]:
@@ -66,7 +71,10 @@ def _merge_task(job: tuple) -> tuple[str, dict[str, int], dict[str, dict]]:
     for unit, where in zip(units, positions):
         if not where:
             continue
-        for row in sorted((r for r in _read_positions(Path(unit), where) if r["task"] == task), key=lambda r: r["id"]):
+        for row in sorted(
+            (r for r in _read_positions(Path(unit), where) if r["task"] == task),
+            key=lambda r: r["id"],
+        ):
             writers[row["split"]].add(row)
             if row["id"] in tiny:
                 writers["tiny"].add({**row, "split": "tiny"})
@@ -75,11 +83,16 @@ def _merge_task(job: tuple) -> tuple[str, dict[str, int], dict[str, dict]]:
     for split, writer in writers.items():
         counts[split] = writer.count
         for path in writer.close():
-            shards[str(path.relative_to(out))] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+            shards[str(path.relative_to(out))] = {
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+            }
     return task, counts, shards
 
 
-def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], workers: int = 1) -> dict:
+def merge_units(
+    out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], workers: int = 1
+) -> dict:
     """Merge per-complex units into the final shards, card and manifest; returns the manifest.
 
     Streams: one complex's rows are in memory at a time (plus one shard being filled), so the
@@ -88,10 +101,14 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
     bytes do not depend on the count).
     """
     out = Path(out)
-    statuses = [json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)]
+    statuses = [
+        json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)
+    ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
     # light first pass: ids, tasks and splits (and image counts) only
-    index = [read_rows(u, columns=["id", "task", "split", "image_views", "metadata"]) for u in units]
+    index = [
+        read_rows(u, columns=["id", "task", "split", "image_views", "metadata"]) for u in units
+    ]
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     shards: dict[str, dict] = {}
@@ -100,11 +117,26 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
     for rows in index:
         for r in rows:
             images[r["task"]][r["split"]] += len(r["image_views"])
-    jobs = [(task, out, [str(u) for u in units],
-             [[{"id": r["id"], "metadata": r["metadata"]} for r in rows if r["task"] == task and r["split"] == "test"]
-              for rows in index],
-             [[k for k, r in enumerate(rows) if r["task"] == task] for rows in index], cfg.tiny_per_task, cfg.seed,
-             cfg.max_shard_bytes) for task in cfg.tasks]
+    jobs = [
+        (
+            task,
+            out,
+            [str(u) for u in units],
+            [
+                [
+                    {"id": r["id"], "metadata": r["metadata"]}
+                    for r in rows
+                    if r["task"] == task and r["split"] == "test"
+                ]
+                for rows in index
+            ],
+            [[k for k, r in enumerate(rows) if r["task"] == task] for rows in index],
+            cfg.tiny_per_task,
+            cfg.seed,
+            cfg.max_shard_bytes,
+        )
+        for task in cfg.tasks
+    ]
     if workers <= 1 or len(jobs) <= 1:
         done = [_merge_task(job) for job in jobs]
     else:  # the configs' shards are independent files: one config per process
@@ -121,18 +153,27 @@ def merge_units(out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], 
         "source": cfg.source,
         "seed": cfg.seed,
         "inputs": {s["pdb_id"]: {"split": s["split"], "files": s["inputs"]} for s in statuses},
-        "complexes": {"total": len(statuses), "train": sum(1 for s in statuses if s["ok"] and s["split"] == "train"),
-                      "test": sum(1 for s in statuses if s["ok"] and s["split"] == "test")},
+        "complexes": {
+            "total": len(statuses),
+            "train": sum(1 for s in statuses if s["ok"] and s["split"] == "train"),
+            "test": sum(1 for s in statuses if s["ok"] and s["split"] == "test"),
+        },
         "counts": counts,
         "images": images,
-        "totals": {"questions": {s: sum(counts[t][s] for t in cfg.tasks) for s in SPLIT_ORDER},
-                   "images": {s: sum(images[t][s] for t in cfg.tasks) for s in ("train", "test")}},
+        "totals": {
+            "questions": {s: sum(counts[t][s] for t in cfg.tasks) for s in SPLIT_ORDER},
+            "images": {s: sum(images[t][s] for t in cfg.tasks) for s in ("train", "test")},
+        },
         "shards": dict(sorted(shards.items())),
         "skipped_complexes": {s["pdb_id"]: s["error"] for s in statuses if not s["ok"]},
-        "skipped_tasks": {s["pdb_id"]: s["skipped_tasks"] for s in statuses if s["ok"] and s["skipped_tasks"]},
+        "skipped_tasks": {
+            s["pdb_id"]: s["skipped_tasks"] for s in statuses if s["ok"] and s["skipped_tasks"]
+        },
         "version": None,
     }
-    if cfg.structures is not None:  # where an ids: source's entries are (their checksums are under inputs)
+    if (
+        cfg.structures is not None
+    ):  # where an ids: source's entries are (their checksums are under inputs)
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
     write_blind(out, cfg.tasks, cfg.seed)

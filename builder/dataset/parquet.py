@@ -1,9 +1,10 @@
 """Parquet shards with declared features: the one schema, writing shards in bounded memory, reading them."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,19 +25,21 @@ def features():
     """The one schema of every config, as ``datasets.Features`` (declared, not inferred)."""
     import datasets  # noqa: PLC0415
 
-    return datasets.Features({
-        "id": datasets.Value("string"),
-        "task": datasets.Value("string"),
-        "split": datasets.Value("string"),
-        "pdb_id": datasets.Value("string"),
-        "images": datasets.List(datasets.Image()),
-        "image_views": datasets.List(datasets.Value("string")),
-        "question": datasets.Value("string"),
-        "options": datasets.List(datasets.Value("string")),
-        "answer": datasets.Value("string"),
-        "answer_format": datasets.Value("string"),
-        "metadata": datasets.Value("string"),
-    })
+    return datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "task": datasets.Value("string"),
+            "split": datasets.Value("string"),
+            "pdb_id": datasets.Value("string"),
+            "images": datasets.List(datasets.Image()),
+            "image_views": datasets.List(datasets.Value("string")),
+            "question": datasets.Value("string"),
+            "options": datasets.List(datasets.Value("string")),
+            "answer": datasets.Value("string"),
+            "answer_format": datasets.Value("string"),
+            "metadata": datasets.Value("string"),
+        }
+    )
 
 
 def arrow_schema() -> pa.Schema:
@@ -46,7 +49,9 @@ def arrow_schema() -> pa.Schema:
 
 def write_rows(rows: list[dict], path: Path) -> None:
     table = pa.Table.from_pylist(rows, schema=arrow_schema())
-    pq.write_table(table, path, compression="zstd", row_group_size=ROW_GROUP_ROWS, write_statistics=False)
+    pq.write_table(
+        table, path, compression="zstd", row_group_size=ROW_GROUP_ROWS, write_statistics=False
+    )
 
 
 def write_rows_atomic(rows: list[dict], path: Path) -> None:
@@ -100,9 +105,16 @@ class ShardWriter:
             self.folder.mkdir(parents=True, exist_ok=True)
             part = self.folder / f".{self.split}-part{len(self.parts):05d}.parquet"
             self.parts.append(part)
-            self.writer = pq.ParquetWriter(part, arrow_schema(), compression="zstd", write_statistics=False,
-                                           dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES)
-        self.writer.write_table(pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=ROW_GROUP_ROWS)
+            self.writer = pq.ParquetWriter(
+                part,
+                arrow_schema(),
+                compression="zstd",
+                write_statistics=False,
+                dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES,
+            )
+        self.writer.write_table(
+            pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=ROW_GROUP_ROWS
+        )
         self.group = []
         self.group_bytes = 0
 
@@ -132,10 +144,10 @@ def write_split(rows: Iterable[dict], folder: Path, split: str, max_bytes: int) 
     return writer.close()
 
 
-def iter_config_rows(folder: Path, task: str, split: str, columns: list[str] | None = None) -> Iterable[dict]:
+def iter_config_rows(
+    folder: Path, task: str, split: str, columns: list[str] | None = None
+) -> Iterable[dict]:
     """Rows of one config/split of a built folder, straight from its shards (no ``datasets``),
     one shard in memory at a time; ``columns`` limits what is read."""
     for path in sorted((Path(folder) / task).glob(f"{split}-*.parquet")):
         yield from read_rows(path, columns)
-
-

@@ -42,6 +42,7 @@ distance nor the field of view, as the paper's do not): nothing above that needs
   prompt does not give and the pictures give only through perspective within the scene (about
   +-10 % over its depth, far too weak for 1 Å bins); a bond ruler gives Å per pixel, not t.
 """
+
 from __future__ import annotations
 
 import math
@@ -78,7 +79,11 @@ MAX_QUESTIONS = 300
 def _mode(spec: TaskSpec) -> str | None:
     """``shift`` for a single ``move`` along x or y (T1), ``depth`` for one along z (T3), None
     for every other answer (read from the task's registry entry)."""
-    if spec.answer_kind != SINGLE_OPERATION or len(spec.commands) != 1 or spec.commands[0].verb != "move":
+    if (
+        spec.answer_kind != SINGLE_OPERATION
+        or len(spec.commands) != 1
+        or spec.commands[0].verb != "move"
+    ):
         return None
     return "depth" if spec.commands[0].axes == ("z",) else "shift"
 
@@ -91,7 +96,9 @@ FOV_DEG = 30.0
 RULER_SEGMENT_A = 1.0
 RULER_PERCENTILE = 90.0
 _DISTANCE_RE = re.compile(r"camera\s+stands\s+([0-9]+(?:\.[0-9]+)?)\s+Å")
-_RANGE_RE = re.compile(r"`move\s+z\s+D`,\s+with\s+D\s+a\s+whole\s+number\s+of\s+Å\s+from\s+(-?\d+)\s+to\s+(-?\d+)")
+_RANGE_RE = re.compile(
+    r"`move\s+z\s+D`,\s+with\s+D\s+a\s+whole\s+number\s+of\s+Å\s+from\s+(-?\d+)\s+to\s+(-?\d+)"
+)
 
 
 def _box(mask: np.ndarray, k: int) -> np.ndarray:
@@ -101,8 +108,10 @@ def _box(mask: np.ndarray, k: int) -> np.ndarray:
         pad = [(0, 0), (0, 0)]
         pad[axis] = (k + 1, k)
         c = np.cumsum(np.pad(out, pad), axis=axis)
-        out = (np.take(c, np.arange(2 * k + 1, c.shape[axis]), axis=axis)
-               - np.take(c, np.arange(0, c.shape[axis] - 2 * k - 1), axis=axis)) / (2 * k + 1)
+        out = (
+            np.take(c, np.arange(2 * k + 1, c.shape[axis]), axis=axis)
+            - np.take(c, np.arange(0, c.shape[axis] - 2 * k - 1), axis=axis)
+        ) / (2 * k + 1)
     return out
 
 
@@ -154,8 +163,6 @@ def _blur(mask: np.ndarray, k: int = 2) -> np.ndarray:
     return _box(mask, k)
 
 
-
-
 def _ligand_depth(top: np.ndarray, distance: float, focal: float) -> float:
     """The ligand's z (Å, toward the viewer) from the top view, where the front z axis runs down
     the image (top = front after ``roll x 90``); the left view would serve too, but labels sit
@@ -194,17 +201,26 @@ def _stick_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     style = Style()
     inks = band_table(int(style.stick_bands), float(style.fog))[1]  # (fog level, band)
     bases = [LIGAND_CARBON, *POCKET_CARBONS, UNKNOWN_COLOUR] + [
-        c for k, c in ELEMENT_COLOURS.items() if k not in ("C", "H")]
+        c for k, c in ELEMENT_COLOURS.items() if k not in ("C", "H")
+    ]
     seen: dict[int, tuple[int, int] | None] = {}
     for i, base in enumerate(bases):
-        rgb = np.clip(np.rint(np.asarray(base, dtype=np.float64)[None, None, :] * inks[..., None]), 0, 255).astype(np.int64)
+        rgb = np.clip(
+            np.rint(np.asarray(base, dtype=np.float64)[None, None, :] * inks[..., None]), 0, 255
+        ).astype(np.int64)
         for level in range(inks.shape[0]):
             for band in range(inks.shape[1]):
-                key = int((rgb[level, band, 0] << 16) | (rgb[level, band, 1] << 8) | rgb[level, band, 2])
+                key = int(
+                    (rgb[level, band, 0] << 16) | (rgb[level, band, 1] << 8) | rgb[level, band, 2]
+                )
                 reading = (i * 8 + band, level)
                 seen[key] = reading if seen.get(key, reading) == reading else None
     keys = np.array(sorted(k for k, v in seen.items() if v is not None and k), dtype=np.int64)
-    return keys, np.array([seen[k][0] for k in keys.tolist()]), np.array([seen[k][1] for k in keys.tolist()])
+    return (
+        keys,
+        np.array([seen[k][0] for k in keys.tolist()]),
+        np.array([seen[k][1] for k in keys.tolist()]),
+    )
 
 
 def stick_pixels(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -231,14 +247,24 @@ def _solve_zoom(question: str, distance: float, front: np.ndarray, after: np.nda
     if ys.size < 20:
         return ""
     sphere_r = distance * math.sin(math.radians(FOV_DEG) / 2.0) / FIT_MARGIN
-    depth = distance - sphere_r + (level1[ys, xs] + LEVEL_OFFSET + LEVEL_OFFSET_PER_PX * max(w - 512, 0)) * 2.0 * sphere_r / (FOG_LEVELS - 1)
+    depth = (
+        distance
+        - sphere_r
+        + (level1[ys, xs] + LEVEL_OFFSET + LEVEL_OFFSET_PER_PX * max(w - 512, 0))
+        * 2.0
+        * sphere_r
+        / (FOG_LEVELS - 1)
+    )
     ident, du, dv = ident1[ys, xs], xs + 0.5 - w / 2.0, ys + 0.5 - h / 2.0
     candidates = np.arange(lo - 0.5, hi + 0.5 + 1e-6, DEPTH_STEP)
     score = np.zeros(candidates.size)
     for k, move in enumerate(candidates):
         ahead = depth - move
         ratio = depth / np.maximum(ahead, 1e-3)
-        u4, v4 = np.floor(du * ratio + w / 2.0).astype(np.int64), np.floor(dv * ratio + h / 2.0).astype(np.int64)
+        u4, v4 = (
+            np.floor(du * ratio + w / 2.0).astype(np.int64),
+            np.floor(dv * ratio + h / 2.0).astype(np.int64),
+        )
         ok = (ahead > 1.0) & (u4 >= 0) & (u4 < w) & (v4 >= 0) & (v4 < h)
         there = ident4[v4[ok], u4[ok]]
         shown = there >= 0
@@ -262,7 +288,14 @@ def _thin(mask: np.ndarray) -> np.ndarray:
             filled = sum(x.astype(np.int16) for x in ring[:8])
             rises = sum(((ring[i] == 0) & (ring[i + 1] == 1)).astype(np.int16) for i in range(8))
             a, b = (p2 & p4 & p6, p4 & p6 & p8) if step == 0 else (p2 & p4 & p8, p2 & p6 & p8)
-            drop = (p[1:-1, 1:-1] == 1) & (filled >= 2) & (filled <= 6) & (rises == 1) & (a == 0) & (b == 0)
+            drop = (
+                (p[1:-1, 1:-1] == 1)
+                & (filled >= 2)
+                & (filled <= 6)
+                & (rises == 1)
+                & (a == 0)
+                & (b == 0)
+            )
             if drop.any():
                 img[1:-1, 1:-1][drop] = 0
                 changed = True
@@ -274,7 +307,12 @@ def _chain_lengths(skeleton: np.ndarray) -> np.ndarray:
     pixels with exactly two neighbours, labelled by min-label propagation."""
     h, w = skeleton.shape
     pad = np.pad(skeleton.astype(np.int16), 1)
-    count = sum(pad[1 + dy:h + 1 + dy, 1 + dx:w + 1 + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx)
+    count = sum(
+        pad[1 + dy : h + 1 + dy, 1 + dx : w + 1 + dx]
+        for dy in (-1, 0, 1)
+        for dx in (-1, 0, 1)
+        if dy or dx
+    )
     chain = skeleton & (count == 2)
     big = h * w
     label = np.where(chain, np.arange(big).reshape(h, w), big)
@@ -283,7 +321,7 @@ def _chain_lengths(skeleton: np.ndarray) -> np.ndarray:
         low = label.copy()
         for dy in (-1, 0, 1):
             for dx in (-1, 0, 1):
-                low = np.minimum(low, grown[1 + dy:h + 1 + dy, 1 + dx:w + 1 + dx])
+                low = np.minimum(low, grown[1 + dy : h + 1 + dy, 1 + dx : w + 1 + dx])
         low = np.where(chain, low, big)
         if (low == label).all():
             break
@@ -345,10 +383,16 @@ def scores(out, task: str, splits=("test", "train"), limit: int = MAX_QUESTIONS)
     (in that order, at most ``limit``)."""
     values: list[float] = []
     for split in splits:
-        for row in iter_config_rows(out, task, split, ["task", "question", "images", "answer", "metadata"]):
+        for row in iter_config_rows(
+            out, task, split, ["task", "question", "images", "answer", "metadata"]
+        ):
             if len(values) >= limit:
                 return values
-            values.append(scoring.score_prediction(task, predict(row), row["answer"], row["metadata"])["score"])
+            values.append(
+                scoring.score_prediction(task, predict(row), row["answer"], row["metadata"])[
+                    "score"
+                ]
+            )
     return values
 
 
@@ -358,4 +402,8 @@ def baseline_row(out, tasks) -> str:
     for task in tasks:
         values = scores(out, task) if task in TASKS else []
         cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
-    return "| pixel-only registration (images + prompt; T1, T3 where the prompt states the camera) | " + " | ".join(cells) + " |"
+    return (
+        "| pixel-only registration (images + prompt; T1, T3 where the prompt states the camera) | "
+        + " | ".join(cells)
+        + " |"
+    )

@@ -15,6 +15,7 @@ The jobs call the ``misi-bench`` of the Python that wrote the script (absolute p
 the same installation; the submitting environment is exported to them (``--export=ALL``).
 Logs go to ``OUT/.slurm/`` (a hidden folder: never pushed to the Hub).
 """
+
 from __future__ import annotations
 
 import re
@@ -32,10 +33,20 @@ from .hub import _validate_repo_id, validate_tag
 TEMPLATE_VERSION = 1
 LOG_FOLDER = ".slurm"
 #: Slurm time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS.
-_TIME_RE = re.compile(r"^(\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$")
+_TIME_RE = re.compile(
+    r"^(\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$"
+)
 #: Options the script sets itself; they may not be among the extra build options.
-RESERVED_BUILD_OPTIONS = ("--source", "--out", "--num-shards", "--shard-index", "--no-merge", "--merge-only",
-                          "--workers", "--quiet")
+RESERVED_BUILD_OPTIONS = (
+    "--source",
+    "--out",
+    "--num-shards",
+    "--shard-index",
+    "--no-merge",
+    "--merge-only",
+    "--workers",
+    "--quiet",
+)
 
 
 @dataclass(frozen=True)
@@ -61,21 +72,31 @@ class SlurmJob:
 
     def __post_init__(self) -> None:
         if int(self.shards) < 1 or int(self.cpus) < 1:
-            raise MisiError(f"--array must be >= 1 shards and --cpus >= 1 (got {self.shards}, {self.cpus})")
+            raise MisiError(
+                f"--array must be >= 1 shards and --cpus >= 1 (got {self.shards}, {self.cpus})"
+            )
         for name in ("time", "merge_time"):
             value = getattr(self, name)
             if value is not None and not _TIME_RE.match(str(value)):
-                raise MisiError(f"--{name.replace('_', '-')} {value!r} is not a Slurm time limit "
-                                "(e.g. 90, 4:00:00 or 1-12:00:00)")
+                raise MisiError(
+                    f"--{name.replace('_', '-')} {value!r} is not a Slurm time limit "
+                    "(e.g. 90, 4:00:00 or 1-12:00:00)"
+                )
         for name in ("partition", "account", "mem", "job_name"):
             value = getattr(self, name)
             if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._,:+-]*", str(value)):
-                raise MisiError(f"--{name.replace('_', '-')} {value!r}: only letters, digits and ._,:+- are allowed")
+                raise MisiError(
+                    f"--{name.replace('_', '-')} {value!r}: only letters, digits and ._,:+- are allowed"
+                )
         if any(c.isspace() or c == "%" for c in str(self.out)):
-            raise MisiError(f"--out {self.out!r}: Slurm log paths cannot hold spaces or '%'; choose another folder")
+            raise MisiError(
+                f"--out {self.out!r}: Slurm log paths cannot hold spaces or '%'; choose another folder"
+            )
         reserved = [a for a in self.build_args if a.split("=")[0] in RESERVED_BUILD_OPTIONS]
         if reserved:
-            raise MisiError(f"build option(s) {', '.join(reserved)} are set by the script itself; leave them out")
+            raise MisiError(
+                f"build option(s) {', '.join(reserved)} are set by the script itself; leave them out"
+            )
         if (self.push_repo is None) != (self.push_tag is None):
             raise MisiError("--then-push REPO and --tag vX.Y.Z go together")
         if self.push_repo is not None:
@@ -94,7 +115,11 @@ def misi_command() -> list[str]:
 
 def load_template() -> str:
     """The versioned script template (``@NAME@`` placeholders)."""
-    return resources.files(__package__).joinpath("templates/slurm_build.sh").read_text(encoding="utf-8")
+    return (
+        resources.files(__package__)
+        .joinpath("templates/slurm_build.sh")
+        .read_text(encoding="utf-8")
+    )
 
 
 def slurm_script(job: SlurmJob, command: list[str] | None = None) -> str:
@@ -102,21 +127,34 @@ def slurm_script(job: SlurmJob, command: list[str] | None = None) -> str:
     source = job.source if job.source == "samples" else str(Path(job.source).absolute())
     out = Path(job.out).absolute()
     logs = out / LOG_FOLDER
-    options = [f"--{k}={v}" for k, v in (("partition", job.partition), ("account", job.account), ("mem", job.mem))
-               if v is not None]
+    options = [
+        f"--{k}={v}"
+        for k, v in (("partition", job.partition), ("account", job.account), ("mem", job.mem))
+        if v is not None
+    ]
     push = ""
     if job.push_repo is not None:
         push = f'    "${{MISI[@]}}" push "$OUT" --repo {job.push_repo} --tag {job.push_tag}'  # both validated
     values = {
-        "JOB_NAME": job.job_name, "LAST_SHARD": str(int(job.shards) - 1), "CPUS": str(int(job.cpus)),
-        "TIME": job.time, "MERGE_TIME": job.merge_time or job.time, "LOG_DIR": str(logs),
-        "LOG_DIR_Q": shlex.quote(str(logs)), "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
-        "PACKAGE_VERSION": PACKAGE_VERSION, "SOURCE_TEXT": source, "OUT_TEXT": str(out), "SHARDS": str(int(job.shards)),
+        "JOB_NAME": job.job_name,
+        "LAST_SHARD": str(int(job.shards) - 1),
+        "CPUS": str(int(job.cpus)),
+        "TIME": job.time,
+        "MERGE_TIME": job.merge_time or job.time,
+        "LOG_DIR": str(logs),
+        "LOG_DIR_Q": shlex.quote(str(logs)),
+        "TEMPLATE_VERSION": str(TEMPLATE_VERSION),
+        "PACKAGE_VERSION": PACKAGE_VERSION,
+        "SOURCE_TEXT": source,
+        "OUT_TEXT": str(out),
+        "SHARDS": str(int(job.shards)),
         "EXTRA_SBATCH": "".join(f"#SBATCH {o}\n" for o in options).rstrip("\n") or "#",
         "MERGE_SBATCH": "".join(f"{o} " for o in options),
         "PUSH_NOTE": f", then the push to {job.push_repo} as {job.push_tag}" if push else "",
         "PUSH_COMMAND": push or "    :",
-        "MISI": shlex.join(command or misi_command()), "SOURCE": shlex.quote(source), "OUT": shlex.quote(str(out)),
+        "MISI": shlex.join(command or misi_command()),
+        "SOURCE": shlex.quote(source),
+        "OUT": shlex.quote(str(out)),
         "BUILD_ARGS": shlex.join(job.build_args),
     }
     text = load_template()

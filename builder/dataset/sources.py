@@ -1,4 +1,5 @@
 """Which complexes a build reads, and which split each belongs to."""
+
 from __future__ import annotations
 
 import csv
@@ -25,10 +26,14 @@ def discover(source: str | Path, structures: str | Path | None = None) -> list[C
         return sorted(sample_refs(), key=lambda r: r.pdb_id)
     root = Path(source)
     if not root.is_dir():
-        raise InputError(root, "build source is not a folder (expected a PDBbind-style root or 'samples')")
+        raise InputError(
+            root, "build source is not a folder (expected a PDBbind-style root or 'samples')"
+        )
     refs = []
     for sub in sorted(root.iterdir()):
-        if sub.is_dir() and any(p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()):
+        if sub.is_dir() and any(
+            p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()
+        ):
             refs.append(ComplexRef(pdb_id=sub.name.lower(), path=sub, kind="pdbbind"))
     if not refs:
         raise InputError(root, "no complex folders (<pdbid>/<pdbid>_ligand.sdf or .mol2) found")
@@ -57,8 +62,12 @@ def _unit_hash(seed: int, pdb_id: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def assign_splits(pdb_ids: list[str], seed: int, split_file: str | Path | None = None,
-                  test_fraction: float = DEFAULT_TEST_FRACTION) -> dict[str, str]:
+def assign_splits(
+    pdb_ids: list[str],
+    seed: int,
+    split_file: str | Path | None = None,
+    test_fraction: float = DEFAULT_TEST_FRACTION,
+) -> dict[str, str]:
     """Split by complex. With a split file its assignment wins (complexes it does not list go
     to train). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
     ``test_fraction`` (stable when complexes are added); if that leaves fewer than two test

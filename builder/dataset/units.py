@@ -1,5 +1,6 @@
 """One unit of build work: the questions and images of one complex, written atomically with a
 status file that marks it complete (so a rerun skips it). Never raises for bad input."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,13 @@ class UnitResult:
 class AnnotationCache:
     """Annotations of complexes read in this process (a unit's own and T5 targets; the audit's)."""
 
-    def __init__(self, refs: dict[str, ComplexRef], pocket_cutoff: float, image_size: int,
-                 hbonds: str = DEFAULT_HBOND_MODE):
+    def __init__(
+        self,
+        refs: dict[str, ComplexRef],
+        pocket_cutoff: float,
+        image_size: int,
+        hbonds: str = DEFAULT_HBOND_MODE,
+    ):
         self.refs, self.cache, self.failures = refs, {}, {}
         self.pocket_cutoff, self.image_size = float(pocket_cutoff), int(image_size)
         self.hbonds = hbonds
@@ -65,19 +71,28 @@ class AnnotationCache:
         return self.cache[pdb_id]
 
 
-def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, str], cfg: BuildConfig):
+def generate_unit(
+    pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, str], cfg: BuildConfig
+):
     """Questions and images of one complex: (rows, UnitResult). Never raises for bad input."""
     start = time.perf_counter()
     split = splits[pdb_id]
     inputs = {}
     ref = refs[pdb_id]
     if ref.kind == "raw" and not ref.path.exists():
-        return [], UnitResult(pdb_id, split, False, error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
-                              f"{ref.path.parent} (put the entry there, or build with --fetch)")
+        return [], UnitResult(
+            pdb_id,
+            split,
+            False,
+            error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
+            f"{ref.path.parent} (put the entry there, or build with --fetch)",
+        )
     try:
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
-        return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})")
+        return [], UnitResult(
+            pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})"
+        )
     annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size, cfg.hbonds)
     try:
         ann = annotations.get(pdb_id)
@@ -85,8 +100,13 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
         return [], UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs)
     except Exception as exc:  # a bug or an unforeseen input problem: recorded, never fatal
         log.exception("unexpected failure reading %s", pdb_id)
-        return [], UnitResult(pdb_id, split, False, error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
-                              inputs=inputs)
+        return [], UnitResult(
+            pdb_id,
+            split,
+            False,
+            error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
+            inputs=inputs,
+        )
     params = load_params(cfg.profile)
     templates_version = load_templates(cfg.profile)["version"]
 
@@ -94,10 +114,19 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
     cache = RenderCache()
     rows, counts, skipped = [], {}, {}
     for task in cfg.tasks:
-        ctx = TaskContext(ann=ann, split=split, seed=int(cfg.seed), params=params["tasks"][task],
-                          choice=params["choice"], template_version=templates_version,
-                          params_version=params["version"], partners=partners, load_partner=annotations.get,
-                          decoys=cfg.decoys, profile=cfg.profile)
+        ctx = TaskContext(
+            ann=ann,
+            split=split,
+            seed=int(cfg.seed),
+            params=params["tasks"][task],
+            choice=params["choice"],
+            template_version=templates_version,
+            params_version=params["version"],
+            partners=partners,
+            load_partner=annotations.get,
+            decoys=cfg.decoys,
+            profile=cfg.profile,
+        )
         try:
             instances = generator(task)(ctx)
             task_rows = [_row(inst, split, annotations, cache) for inst in instances]
@@ -112,8 +141,16 @@ def generate_unit(pdb_id: str, refs: dict[str, ComplexRef], splits: dict[str, st
             skipped.setdefault(task, "no question could be sampled (e.g. no hydrogen bond)")
         rows.extend(task_rows)
         counts[task] = len(task_rows)
-    return rows, UnitResult(pdb_id, split, True, counts=counts, skipped_tasks=skipped, inputs=inputs,
-                            n_images_rendered=cache.misses, seconds=round(time.perf_counter() - start, 3))
+    return rows, UnitResult(
+        pdb_id,
+        split,
+        True,
+        counts=counts,
+        skipped_tasks=skipped,
+        inputs=inputs,
+        n_images_rendered=cache.misses,
+        seconds=round(time.perf_counter() - start, 3),
+    )
 
 
 def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
@@ -122,9 +159,16 @@ def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
         cx = annotations.get(spec.pdb_id).complex
         images.append({"bytes": cache.get(cx, spec.request), "path": None})
     return {
-        "id": inst.qid, "task": inst.task, "split": split, "pdb_id": inst.pdb_id, "images": images,
-        "image_views": [s.view_name for s in inst.images], "question": inst.question,
-        "options": list(inst.options), "answer": inst.answer, "answer_format": inst.answer_format,
+        "id": inst.qid,
+        "task": inst.task,
+        "split": split,
+        "pdb_id": inst.pdb_id,
+        "images": images,
+        "image_views": [s.view_name for s in inst.images],
+        "question": inst.question,
+        "options": list(inst.options),
+        "answer": inst.answer,
+        "answer_format": inst.answer_format,
         "metadata": inst.metadata_json,
     }
 

@@ -10,6 +10,7 @@ detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
 schema, option distinctness, letter and axis balance, and that no complex is in two splits.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,19 @@ from .sources import discover
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ("id", "task", "split", "pdb_id", "images", "image_views", "question", "options", "answer",
-           "answer_format", "metadata")
+COLUMNS = (
+    "id",
+    "task",
+    "split",
+    "pdb_id",
+    "images",
+    "image_views",
+    "question",
+    "options",
+    "answer",
+    "answer_format",
+    "metadata",
+)
 
 
 @dataclass
@@ -69,8 +81,9 @@ class _Structures:
     hbonds = "plip"
 
 
-def validate_dataset(folder: str | Path, source: str | None = None, structures: str | None = None,
-                     workers: int = 1) -> ValidationReport:
+def validate_dataset(
+    folder: str | Path, source: str | None = None, structures: str | None = None, workers: int = 1
+) -> ValidationReport:
     """Check every row of a built folder; ``source`` (``samples`` or a PDBbind root) lets the
     validator re-read the structures (default: the source recorded in the manifest).
 
@@ -85,22 +98,29 @@ def validate_dataset(folder: str | Path, source: str | None = None, structures: 
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
-    setup = (source or manifest.get("source") or manifest["config"].get("source"),
-             structures or manifest.get("structures"), float(manifest["config"].get("pocket_cutoff", 10.0)),
-             manifest["config"].get("hbonds", "plip"))
+    setup = (
+        source or manifest.get("source") or manifest["config"].get("source"),
+        structures or manifest.get("structures"),
+        float(manifest["config"].get("pocket_cutoff", 10.0)),
+        manifest["config"].get("hbonds", "plip"),
+    )
     # light pass: ids, complexes, answers and axes of every row, and where each row group is
     light: dict[tuple[str, str], list[dict]] = {}
     groups: list[tuple[str, str, str, int, int, frozenset]] = []
     for task in manifest["counts"]:
         balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
-        columns = ["id", "pdb_id", "answer", "answer_format"] + (["metadata"] if balanced_axes else [])
+        columns = ["id", "pdb_id", "answer", "answer_format"] + (
+            ["metadata"] if balanced_axes else []
+        )
         for split in SPLIT_ORDER:
             rows = light.setdefault((task, split), [])
             for path in sorted((folder / task).glob(f"{split}-*.parquet")):
                 shard = pq.ParquetFile(path)
                 for g in range(shard.num_row_groups):
                     part = shard.read_row_group(g, columns=columns).to_pylist()
-                    groups.append((task, split, str(path), g, len(rows), frozenset(r["pdb_id"] for r in part)))
+                    groups.append(
+                        (task, split, str(path), g, len(rows), frozenset(r["pdb_id"] for r in part))
+                    )
                     rows.extend(part)
     found = _check_all(groups, setup, workers)
     split_of: dict[str, set[str]] = defaultdict(set)
@@ -161,7 +181,9 @@ def _init_worker(setup: tuple) -> None:
     _WORKER["structures"].hbonds = hbonds
 
 
-def _check_job(job: tuple[frozenset, list[tuple[str, str, str, int, int]]]) -> list[tuple[tuple, list[str]]]:
+def _check_job(
+    job: tuple[frozenset, list[tuple[str, str, str, int, int]]],
+) -> list[tuple[tuple, list[str]]]:
     """Problems of the rows of one run of complexes, read from the row groups that hold them."""
     complexes, groups = job
     structures = _WORKER["structures"]
@@ -182,7 +204,7 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
     size = max(1, -(-len(ids) // (2 * workers))) if workers > 1 else max(1, len(ids))
     jobs = []
     for start in range(0, len(ids), size):
-        chunk = frozenset(ids[start:start + size])
+        chunk = frozenset(ids[start : start + size])
         jobs.append((chunk, [g[:5] for g in groups if g[5] & chunk]))
     found: dict[tuple, list[str]] = {}
     if workers <= 1 or len(jobs) <= 1:
@@ -192,7 +214,9 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
         finally:
             _WORKER.clear()
     else:
-        with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(setup,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_init_worker, initargs=(setup,)
+        ) as pool:
             results = list(pool.map(_check_job, jobs))
     for result in results:
         found.update(result)

@@ -9,11 +9,13 @@
 Pure Python: this module is what the scorer needs, so it imports nothing but numpy (for integer
 checks) and the error types.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -22,7 +24,6 @@ from ..core.errors import OperationSyntaxError
 Axis = Literal["x", "y", "z"]
 AXES: tuple[str, str, str] = ("x", "y", "z")
 AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
-
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Move:
     def magnitude(self) -> int:
         return self.distance
 
-    def inverse(self) -> "Move":
+    def inverse(self) -> Move:
         return Move(self.axis, -self.distance)
 
     def __str__(self) -> str:
@@ -70,7 +71,7 @@ class Roll:
     def magnitude(self) -> int:
         return self.angle
 
-    def inverse(self) -> "Roll":
+    def inverse(self) -> Roll:
         return Roll(self.axis, -self.angle)
 
     def __str__(self) -> str:
@@ -92,7 +93,9 @@ def parse_operation(text: str) -> Operation:
     """Parse one operation, e.g. ``"roll y -30"`` (strict: lower-case, integer magnitude)."""
     match = _OP_RE.match(text)
     if match is None:
-        raise OperationSyntaxError(f"not an operation: {text!r} (expected e.g. 'move x 4' or 'roll y -30')")
+        raise OperationSyntaxError(
+            f"not an operation: {text!r} (expected e.g. 'move x 4' or 'roll y -30')"
+        )
     verb, axis, value = match.groups()
     return Move(axis, int(value)) if verb == "move" else Roll(axis, int(value))
 

@@ -11,11 +11,12 @@
   after the operations: front = identity, left = roll y +90, right = roll y -90,
   top = roll x +90, bottom = roll x -90, back = roll y 180.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -54,14 +55,14 @@ class Pose:
     centre: np.ndarray
 
     @staticmethod
-    def identity(centre: np.ndarray) -> "Pose":
+    def identity(centre: np.ndarray) -> Pose:
         return Pose(np.eye(3), np.zeros(3), np.asarray(centre, dtype=np.float64).copy())
 
     @property
     def current_centre(self) -> np.ndarray:
         return self.rotation @ self.centre + self.translation
 
-    def then(self, op: Operation) -> "Pose":
+    def then(self, op: Operation) -> Pose:
         """The pose after also applying ``op`` (in the screen frame)."""
         if isinstance(op, Move):
             step = np.zeros(3)
@@ -71,7 +72,7 @@ class Pose:
         pivot = self.current_centre
         return Pose(rot @ self.rotation, rot @ (self.translation - pivot) + pivot, self.centre)
 
-    def then_all(self, ops: Iterable[Operation]) -> "Pose":
+    def then_all(self, ops: Iterable[Operation]) -> Pose:
         pose = self
         for op in ops:
             pose = pose.then(op)
@@ -90,7 +91,9 @@ def bbox_centre(coords: np.ndarray) -> np.ndarray:
     return (coords.min(axis=0) + coords.max(axis=0)) / 2.0
 
 
-def apply_operations(coords: np.ndarray, ops: Sequence[Operation], centre: np.ndarray | None = None) -> np.ndarray:
+def apply_operations(
+    coords: np.ndarray, ops: Sequence[Operation], centre: np.ndarray | None = None
+) -> np.ndarray:
     """Apply ``ops`` in order to (N, 3) screen coordinates of one rigid model.
 
     ``centre`` is the model's body-fixed roll pivot; by default the centre of its bounding box.

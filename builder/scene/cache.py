@@ -3,11 +3,12 @@
 The encoder settings are fixed (:data:`PNG_COMPRESS_LEVEL`), so the same request gives the same
 bytes.
 """
+
 from __future__ import annotations
 
 import io
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 from PIL import Image
 
@@ -46,8 +47,11 @@ class RenderCache:
     decoded pixel arrays instead of PNG bytes.
     """
 
-    def __init__(self, max_bytes: int = 512 * 1024 * 1024,
-                 render: Callable[[Complex, RenderRequest], object] | None = None):
+    def __init__(
+        self,
+        max_bytes: int = 512 * 1024 * 1024,
+        render: Callable[[Complex, RenderRequest], object] | None = None,
+    ):
         self.max_bytes = int(max_bytes)
         self._render = render_png if render is None else render
         self.hits = 0

@@ -5,6 +5,7 @@ square image. A point at screen (x, y, z) has depth ``distance - z`` and pixel c
 ``u = W/2 + f x / depth``, ``v = H/2 - f y / depth`` with ``f = (W/2) / tan(fov/2)`` (pixel
 centres at half-integers, origin top-left).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,7 +76,12 @@ FIT_PADDING = 2.0
 FIT_MARGIN = 1.05
 
 
-def fit_camera(coords: np.ndarray, fov_deg: float = 30.0, size: int = DEFAULT_IMAGE_SIZE, padding: float = FIT_PADDING) -> Camera:
+def fit_camera(
+    coords: np.ndarray,
+    fov_deg: float = 30.0,
+    size: int = DEFAULT_IMAGE_SIZE,
+    padding: float = FIT_PADDING,
+) -> Camera:
     """Camera whose field of view just holds the bounding sphere of ``coords`` (screen frame,
     centred on the bounding-box centre, i.e. the screen origin), with a small margin.
 

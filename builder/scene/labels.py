@@ -8,6 +8,7 @@ atom when its default slot is taken, so that labels near the ligand stay readabl
 pockets (the audit measures this as the legibility of H-bond answer labels).
 The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled with the image.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -78,10 +79,26 @@ def _label_images(text: str, px: int) -> tuple[Image.Image, Image.Image, int, in
 #: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
 #: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
 #: Atom names start right of the atom; residue labels start centred above the residue.
-_ATOM_SLOTS = ((0, 0, 0, 0), (-1, 0, -2, 0), (-0.5, -0.5, -1, -1), (-0.5, 0.5, -1, 1),
-               (0, -0.6, 0, -1), (0, 0.6, 0, 1), (-1, -0.6, -2, -1), (-1, 0.6, -2, 1))
-_RESIDUE_SLOTS = ((0, 0, 0, 0), (0, 1, 0, 1), (0.5, 0.5, 1, 1), (-0.5, 0.5, -1, 1),
-                  (0, -1, 0, 0), (0, 2, 0, 1), (0.55, 0, 1, 0), (-0.55, 0, -1, 0))
+_ATOM_SLOTS = (
+    (0, 0, 0, 0),
+    (-1, 0, -2, 0),
+    (-0.5, -0.5, -1, -1),
+    (-0.5, 0.5, -1, 1),
+    (0, -0.6, 0, -1),
+    (0, 0.6, 0, 1),
+    (-1, -0.6, -2, -1),
+    (-1, 0.6, -2, 1),
+)
+_RESIDUE_SLOTS = (
+    (0, 0, 0, 0),
+    (0, 1, 0, 1),
+    (0.5, 0.5, 1, 1),
+    (-0.5, 0.5, -1, 1),
+    (0, -1, 0, 0),
+    (0, 2, 0, 1),
+    (0.55, 0, 1, 0),
+    (-0.55, 0, -1, 0),
+)
 _POLAR = frozenset({"N", "O", "S"})
 
 
@@ -120,8 +137,17 @@ def _atom_entry(complex_, atoms, k, layer, rank, u, v, depth, radius_px, colour)
     text = str(complex_.atom_names[atom])
     polar = str(complex_.elements[atom]).strip().upper() in _POLAR
     x, y = float(u[k]) + float(radius_px[k]), float(v[k])
-    return [(layer, 0 if polar else 1, rank, atom), (1 - layer, -float(depth[k]), text, x, y), float(u[k]), y,
-            float(radius_px[k]), text, colour, False, ("atom", atom)]
+    return [
+        (layer, 0 if polar else 1, rank, atom),
+        (1 - layer, -float(depth[k]), text, x, y),
+        float(u[k]),
+        y,
+        float(radius_px[k]),
+        text,
+        colour,
+        False,
+        ("atom", atom),
+    ]
 
 
 def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -> list[list]:
@@ -150,14 +176,34 @@ def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -
                 where = np.searchsorted(residues, ca_res)
                 lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
             keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
-            for r, x, y, z, d in zip(residues[keep].tolist(), lu[keep].tolist(), lv[keep].tolist(),
-                                     ld[keep].tolist(), near[keep].tolist()):
+            for r, x, y, z, d in zip(
+                residues[keep].tolist(),
+                lu[keep].tolist(),
+                lv[keep].tolist(),
+                ld[keep].tolist(),
+                near[keep].tolist(),
+            ):
                 text = complex_.residues[r].label
-                entries.append([(1, d, 0.0, r), (0, -z, text, x, y), x, y, 0.0, text,
-                                RESIDUE_LABEL_COLOURS[r % 2], True, ("residue", int(r))])
-        ions = np.flatnonzero(~ligand & inside & (res_idx < 0))  # metal ions: labelled with their element
+                entries.append(
+                    [
+                        (1, d, 0.0, r),
+                        (0, -z, text, x, y),
+                        x,
+                        y,
+                        0.0,
+                        text,
+                        RESIDUE_LABEL_COLOURS[r % 2],
+                        True,
+                        ("residue", int(r)),
+                    ]
+                )
+        ions = np.flatnonzero(
+            ~ligand & inside & (res_idx < 0)
+        )  # metal ions: labelled with their element
         for k, d in zip(ions.tolist(), _ligand_distance(complex_, atoms, ions).tolist()):
-            entries.append(_atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, LIGAND_LABEL_COLOUR))
+            entries.append(
+                _atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, LIGAND_LABEL_COLOUR)
+            )
     elif style.label_mode == "residue_atoms":
         rows = np.flatnonzero(~ligand & inside)
         for k, d in zip(rows.tolist(), _ligand_distance(complex_, atoms, rows).tolist()):
@@ -165,11 +211,17 @@ def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -
             colour = RESIDUE_LABEL_COLOURS[r % 2] if r >= 0 else LIGAND_LABEL_COLOUR
             entries.append(_atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, colour))
     for k in np.flatnonzero(ligand & inside).tolist():
-        entries.append(_atom_entry(complex_, atoms, k, 0, float(depth[k]), u, v, depth, radius_px, LIGAND_LABEL_COLOUR))
+        entries.append(
+            _atom_entry(
+                complex_, atoms, k, 0, float(depth[k]), u, v, depth, radius_px, LIGAND_LABEL_COLOUR
+            )
+        )
     return entries
 
 
-def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -> list[PlacedLabel]:
+def layout_labels(
+    complex_, atoms, u, v, alive, depth, radius_px, style, size: int
+) -> list[PlacedLabel]:
     """The labels of a picture in drawing order (later ones on top), placed collision-aware.
 
     Every label of the paper's style is kept. Labels are placed one by one, ligand atom names
@@ -207,17 +259,25 @@ def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: i
                 continue
             if few:
                 ax0, ay0, ax1, ay1 = x + 1, y + 1, x + w - 1, y + h - 1
-                hit = ax0 < ax1 and ay0 < ay1 and any(
-                    ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1 for bx0, by0, bx1, by1 in rects)
+                hit = (
+                    ax0 < ax1
+                    and ay0 < ay1
+                    and any(
+                        ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
+                        for bx0, by0, bx1, by1 in rects
+                    )
+                )
             else:
-                hit = taken[y + 1:y + h - 1, x + 1:x + w - 1].any()
+                hit = taken[y + 1 : y + h - 1, x + 1 : x + w - 1].any()
             if not hit:
                 placed = (x, y)
                 break
         if placed is None:
-            stuck.append(PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False))
+            stuck.append(
+                PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False)
+            )
         else:
-            taken[placed[1] + 1:placed[1] + h - 1, placed[0] + 1:placed[0] + w - 1] = True
+            taken[placed[1] + 1 : placed[1] + h - 1, placed[0] + 1 : placed[0] + w - 1] = True
             if w > 2 and h > 2:
                 rects.append((placed[0] + 1, placed[1] + 1, placed[0] + w - 1, placed[1] + h - 1))
             free.append(PlacedLabel(key, text, colour, px, placed[0], placed[1], w, h, True))
@@ -226,7 +286,9 @@ def layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size: i
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:
     """Paste the labels of :func:`layout_labels` onto ``image`` (RGB, final size)."""
-    paste_labels(image, layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0]))
+    paste_labels(
+        image, layout_labels(complex_, atoms, u, v, alive, depth, radius_px, style, image.size[0])
+    )
 
 
 def paste_labels(image, labels, top: int = 0) -> None:

@@ -8,9 +8,10 @@
 3. The view rotation turns the whole scene about the screen origin (``transforms.view_matrix``).
 4. ``request.camera.project`` gives pixel coordinates (the camera carries the image size).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,7 +64,9 @@ def scene_coordinates(complex_: Complex, request: RenderRequest) -> np.ndarray:
     return coords
 
 
-def projected_atoms(complex_: Complex, request: RenderRequest) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def projected_atoms(
+    complex_: Complex, request: RenderRequest
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(uv, depth, visible)`` of the shown atoms in ``request.atoms`` order: pixel
     coordinates (NaN when clipped), depth in Å, and whether the atom centre is in front of the
     near plane and inside the image. Samplers use it to reject invisible scenes."""

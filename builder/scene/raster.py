@@ -37,6 +37,7 @@ labels, shading, fog or antialiasing, drawn at supersample 1 through the same pr
 ordering and sprite-pasting code as the real picture. Tests use it to check that the picture
 matches the geometry to the pixel.
 """
+
 from __future__ import annotations
 
 import math
@@ -92,7 +93,11 @@ class _Canvas:
         try:
             core = self.image.im
             draw_core = public.draw
-            if not (hasattr(core, "paste") and hasattr(draw_core, "draw_polygon") and hasattr(draw_core, "draw_ink")):
+            if not (
+                hasattr(core, "paste")
+                and hasattr(draw_core, "draw_polygon")
+                and hasattr(draw_core, "draw_ink")
+            ):
                 raise AttributeError("Pillow core drawing API not available")
             self._core, self._draw_core = core, draw_core
         except AttributeError:  # pragma: no cover - depends on the Pillow build
@@ -118,6 +123,7 @@ class _Canvas:
 
             def paste(sprite: Sprite, x: int, y: int) -> None:
                 image.paste(sprite.image, (x, y), sprite.image)
+
         return paste
 
     def polygon_filler(self):
@@ -132,6 +138,7 @@ class _Canvas:
 
             def fill(points: list[float], ink: object) -> None:
                 public.polygon(points, fill=ink)
+
         return fill
 
 
@@ -157,7 +164,12 @@ _STATIC_ENTRIES = 16
 def _static(complex_: Complex, request: RenderRequest) -> _Static:
     """The :class:`_Static` part of a request (validated as ``projection.scene_coordinates``
     does; errors are raised, never kept). Entries hold their complex, so ``id`` stays unique."""
-    key = (id(complex_), request.atoms, tuple(subset for subset, _ in request.groups), request.origin)
+    key = (
+        id(complex_),
+        request.atoms,
+        tuple(subset for subset, _ in request.groups),
+        request.origin,
+    )
     found = _STATIC.get(key)
     if found is not None and found.complex is complex_:
         _STATIC.move_to_end(key)
@@ -183,8 +195,14 @@ def _static(complex_: Complex, request: RenderRequest) -> _Static:
             seen[members] = True
             rows = position[members]
             groups.append((rows[rows >= 0], bbox_centre(screen[members])))
-    found = _Static(complex_, atoms, screen[atoms].astype(np.float64, copy=True), tuple(groups),
-                    atom_colours(complex_, atoms), shown_bonds(complex_, atoms))
+    found = _Static(
+        complex_,
+        atoms,
+        screen[atoms].astype(np.float64, copy=True),
+        tuple(groups),
+        atom_colours(complex_, atoms),
+        shown_bonds(complex_, atoms),
+    )
     _STATIC[key] = found
     while len(_STATIC) > _STATIC_ENTRIES:
         _STATIC.popitem(last=False)
@@ -262,8 +280,17 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
     if request.style.label_mode == "none" or request.style.debug_ids:
         return []
     _, radius_q = _bonds_and_radii(complex_, f, request.style)
-    return layout_labels(complex_, f.atoms, f.u / f.ss, f.v / f.ss, f.alive, f.depth, radius_q / (4.0 * f.ss),
-                         request.style, f.size)
+    return layout_labels(
+        complex_,
+        f.atoms,
+        f.u / f.ss,
+        f.v / f.ss,
+        f.alive,
+        f.depth,
+        radius_q / (4.0 * f.ss),
+        request.style,
+        f.size,
+    )
 
 
 def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
@@ -314,7 +341,11 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     # (phase 0), the sphere (phase 1), the half-sticks leading toward the viewer (phase 2).
     rank = np.full(atoms.size, -1, dtype=np.int64)
     rank[order] = np.arange(order.size)
-    sticks = stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, ss) if bonds.size else None
+    sticks = (
+        stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, ss)
+        if bonds.size
+        else None
+    )
     n_sph = order.size
     if sticks is not None:
         owner, phase, polys, rgb = sticks
@@ -337,7 +368,8 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     distinct, which = np.unique(sprite_key, return_inverse=True)
     distinct_sprites = [
         sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, fog_amount, False)
-        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())]
+        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())
+    ]
     sprites = [distinct_sprites[i] for i in which.reshape(-1).tolist()]
     half = np.ceil(radius_q[order] / 4.0 + 1.0)
     xs = np.floor(u[order] - half + 0.5).astype(np.int64).tolist()
@@ -346,8 +378,13 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     # Draw only the rows that hold primitives or labels (a ligand-only view fills a fraction of
     # the picture): same pixels (see ``_content_rows``).
     y0, y1 = _content_rows(ys, sprites, polys, size * ss, ss)
-    placed = [] if style.label_mode == "none" else layout_labels(
-        complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style, size)
+    placed = (
+        []
+        if style.label_mode == "none"
+        else layout_labels(
+            complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style, size
+        )
+    )
     if placed:
         y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
         y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
@@ -358,7 +395,10 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     polys_l = polys.tolist()
     inks_l: list = []
     if canvas is not None and sticks is not None:
-        ink_table = [canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255)) for c in uniq.tolist()]
+        ink_table = [
+            canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255))
+            for c in uniq.tolist()
+        ]
         inks_l = [ink_table[i] for i in ink_index.reshape(-1).tolist()]
     if canvas is None:
         pass
@@ -413,7 +453,9 @@ def _content_rows(ys, sprites, polys: np.ndarray, limit: int, ss: int) -> tuple[
 THIN_STICK_PX = 3.0
 
 
-def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, supersample):
+def stick_polygons(
+    bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, supersample
+):
     """Band polygons of all half-sticks: ``(owner, phase, polys, rgb)`` with one row per band
     polygon, bands of one stick consecutive. ``owner`` is the atom at whose turn the polygon is
     drawn, ``phase`` 0 (before its sphere: leads away from the viewer) or 2 (after it),
@@ -435,7 +477,11 @@ def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog
     # Both halves in one pass: the half at a (rows 0..M-1), then the half at b (rows M..2M-1).
     first, second = np.concatenate([a, b]), np.concatenate([b, a])
     same = np.concatenate([same, same])
-    mu, mv, mdepth = np.concatenate([mu, mu]), np.concatenate([mv, mv]), np.concatenate([mdepth, mdepth])
+    mu, mv, mdepth = (
+        np.concatenate([mu, mu]),
+        np.concatenate([mv, mv]),
+        np.concatenate([mdepth, mdepth]),
+    )
     # Half at `first`: from first to the midpoint, or to `second` when merged.
     ex = np.where(same, u[second], mu)
     ey = np.where(same, v[second], mv)
@@ -443,7 +489,9 @@ def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog
     dx, dy = ex - u[first], ey - v[first]
     length = np.hypot(dx, dy)
     ok = length > 1e-6
-    farther_first = (depth[first] > depth[second]) | ((depth[first] == depth[second]) & (first < second))
+    farther_first = (depth[first] > depth[second]) | (
+        (depth[first] == depth[second]) & (first < second)
+    )
     ok &= ~same | farther_first  # merged sticks only once, at the farther atom
     rows = np.flatnonzero(ok)
     if rows.size == 0:
@@ -479,8 +527,15 @@ def stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog
         thin = np.maximum(w0, w1) / float(supersample) < THIN_STICK_PX
         if thin.any():
             _, single_inks = band_table(1, float(style.fog))
-            rgb[thin, 0] = np.clip(np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255)
+            rgb[thin, 0] = np.clip(
+                np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255
+            )
             keep[thin, 1:] = False
     phase_rows = np.where(ed[rows] < depth[f], 2, 0)
     kept = keep.reshape(-1)
-    return np.repeat(f, nb)[kept], np.repeat(phase_rows, nb)[kept], polys.reshape(-1, 8)[kept], rgb.reshape(-1, 3)[kept]
+    return (
+        np.repeat(f, nb)[kept],
+        np.repeat(phase_rows, nb)[kept],
+        polys.reshape(-1, 8)[kept],
+        rgb.reshape(-1, 3)[kept],
+    )

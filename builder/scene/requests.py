@@ -10,6 +10,7 @@ other elements CPK (unknown symbols: :data:`UNKNOWN_COLOUR`); ligand carbons gre
 carbons alternate purple ``#BF99F2`` / orange ``#F2B366`` by the parity of the residue's
 position in ``Complex.residues``.
 """
+
 from __future__ import annotations
 
 import math
@@ -85,6 +86,7 @@ ELEMENT_COLOURS: dict[str, tuple[int, int, int]] = {
 
 LIGAND_LABEL_COLOUR = (0xF2, 0xF2, 0xF2)
 
+
 def element_colour(symbol: str) -> tuple[int, int, int]:
     """CPK colour of an element symbol (case-insensitive); :data:`UNKNOWN_COLOUR` otherwise."""
     return ELEMENT_COLOURS.get(str(symbol).strip().upper(), UNKNOWN_COLOUR)
@@ -116,9 +118,13 @@ class Style:
 
     def validate(self) -> None:
         if self.label_mode not in LABEL_MODES:
-            raise RenderError(f"unknown label_mode {self.label_mode!r}; expected one of {', '.join(LABEL_MODES)}")
+            raise RenderError(
+                f"unknown label_mode {self.label_mode!r}; expected one of {', '.join(LABEL_MODES)}"
+            )
         if self.label_placement not in LABEL_PLACEMENTS:
-            raise RenderError(f"unknown label_placement {self.label_placement!r}; expected one of {', '.join(LABEL_PLACEMENTS)}")
+            raise RenderError(
+                f"unknown label_placement {self.label_placement!r}; expected one of {', '.join(LABEL_PLACEMENTS)}"
+            )
         if self.supersample not in (1, 2, 3, 4):
             raise RenderError(f"supersample must be 1..4, got {self.supersample!r}")
         if self.stick_bands not in (1, 2, 3):
@@ -165,13 +171,19 @@ class RenderRequest:
             except (TypeError, ValueError):
                 origin = ()
             if len(origin) != 3 or not all(np.isfinite(origin)):
-                raise RenderError(f"render request: origin must be three finite numbers, got {self.origin!r}")
+                raise RenderError(
+                    f"render request: origin must be three finite numbers, got {self.origin!r}"
+                )
             object.__setattr__(self, "origin", origin)
         try:
             atoms = tuple(int(i) for i in self.atoms)
-            groups = tuple((tuple(int(i) for i in subset), tuple(ops)) for subset, ops in self.groups)
+            groups = tuple(
+                (tuple(int(i) for i in subset), tuple(ops)) for subset, ops in self.groups
+            )
         except (TypeError, ValueError) as exc:
-            raise RenderError(f"render request: atoms and groups must be integer indices ({exc})") from None
+            raise RenderError(
+                f"render request: atoms and groups must be integer indices ({exc})"
+            ) from None
         object.__setattr__(self, "atoms", atoms)
         object.__setattr__(self, "groups", groups)
         for _, ops in groups:
@@ -179,8 +191,14 @@ class RenderRequest:
                 if not isinstance(op, (Move, Roll)):
                     raise RenderError(f"render request: not an operation: {op!r}")
         if self.view not in VIEW_ROTATIONS:
-            raise RenderError(f"unknown view {self.view!r}; expected one of {', '.join(VIEW_NAMES)}")
+            raise RenderError(
+                f"unknown view {self.view!r}; expected one of {', '.join(VIEW_NAMES)}"
+            )
         if not isinstance(self.camera, Camera):
-            raise RenderError(f"render request: camera must be a geometry.Camera, got {type(self.camera).__name__}")
+            raise RenderError(
+                f"render request: camera must be a geometry.Camera, got {type(self.camera).__name__}"
+            )
         if not isinstance(self.style, Style):
-            raise RenderError(f"render request: style must be a scene.requests.Style, got {type(self.style).__name__}")
+            raise RenderError(
+                f"render request: style must be a scene.requests.Style, got {type(self.style).__name__}"
+            )

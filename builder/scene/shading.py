@@ -7,6 +7,7 @@ pixel radius, fog level). Sticks are drawn in ``Style.stick_bands`` bands (:func
 that imitate a shaded cylinder. Debug colours (:func:`id_colour` / :func:`decode_id`) encode an
 atom's position in ``request.atoms``.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,9 +37,13 @@ def atom_colours(complex_: Complex, atoms: np.ndarray) -> np.ndarray:
     carbons purple/orange by residue parity."""
     atoms = np.asarray(atoms, dtype=np.int64)
     symbols, inverse = np.unique(complex_.elements[atoms], return_inverse=True)
-    table = np.array([element_colour(sym) for sym in symbols.tolist()], dtype=np.uint8).reshape(-1, 3)
+    table = np.array([element_colour(sym) for sym in symbols.tolist()], dtype=np.uint8).reshape(
+        -1, 3
+    )
     out = table[inverse.reshape(-1)]
-    carbon = np.array([str(sym).strip().upper() == "C" for sym in symbols.tolist()], dtype=bool)[inverse.reshape(-1)]
+    carbon = np.array([str(sym).strip().upper() == "C" for sym in symbols.tolist()], dtype=bool)[
+        inverse.reshape(-1)
+    ]
     ligand = complex_.is_ligand[atoms]
     parity = complex_.residue_index[atoms] % 2
     out[carbon & ligand] = LIGAND_CARBON
@@ -65,7 +70,9 @@ def fog_factor(level: int, style_fog: float) -> float:
 
 
 @lru_cache(maxsize=32768)
-def sphere_sprite(rgb: tuple[int, int, int], radius_q: int, fog_level: int, style_fog: float, flat: bool) -> "Sprite":
+def sphere_sprite(
+    rgb: tuple[int, int, int], radius_q: int, fog_level: int, style_fog: float, flat: bool
+) -> Sprite:
     """Shaded, antialiased sphere of radius ``radius_q / 4`` px as an RGBA sprite (``flat``: a
     hard-edged disc of one colour, for the debug mode)."""
     radius = radius_q / 4.0
@@ -86,20 +93,24 @@ def sphere_sprite(rgb: tuple[int, int, int], radius_q: int, fog_level: int, styl
     nx = np.clip(dx / radius, -1, 1)
     ny = np.clip(-dy / radius, -1, 1)
     r2 = np.minimum(nx * nx + ny * ny, 1.0)
-    scale = np.where(r2 > 0, np.sqrt(np.minimum(dist * dist / (radius * radius), 1.0) / np.maximum(r2, 1e-12)), 0)
+    scale = np.where(
+        r2 > 0, np.sqrt(np.minimum(dist * dist / (radius * radius), 1.0) / np.maximum(r2, 1e-12)), 0
+    )
     nx, ny = nx * scale, ny * scale
     nz = np.sqrt(np.clip(1.0 - nx * nx - ny * ny, 0.0, 1.0))
     diffuse = np.clip(nx * LIGHT[0] + ny * LIGHT[1] + nz * LIGHT[2], 0.0, 1.0)
     spec = np.clip(nx * HALF[0] + ny * HALF[1] + nz * HALF[2], 0.0, 1.0) ** SHININESS * SPECULAR
     fog = fog_factor(fog_level, style_fog)
     base = np.asarray(rgb, dtype=np.float64) / 255.0
-    colour = (base[None, None, :] * (AMBIENT + DIFFUSE * diffuse)[..., None] + spec[..., None]) * fog
+    colour = (
+        base[None, None, :] * (AMBIENT + DIFFUSE * diffuse)[..., None] + spec[..., None]
+    ) * fog
     rgba[..., :3] = np.clip(np.rint(colour * 255.0), 0, 255).astype(np.uint8)
     rgba[..., 3] = np.rint(alpha * 255.0).astype(np.uint8)
     return make_sprite(rgba, centre)
 
 
-def make_sprite(rgba: np.ndarray, centre: float) -> "Sprite":
+def make_sprite(rgba: np.ndarray, centre: float) -> Sprite:
     image = Image.fromarray(rgba, "RGBA")
     image.load()
     return Sprite(image, image.im, image.width, image.height, float(centre))
@@ -124,7 +135,11 @@ def band_layout(bands: int) -> tuple[tuple[float, float, float], ...]:
         return ((-1.0, 1.0, shade(0.1)),)
     if bands == 2:
         return ((-1.0, 1.0, shade(-0.7)), (-0.55, 0.85, shade(0.2)))
-    return ((-1.0, 1.0, shade(-0.75)), (-0.6, 0.9, shade(0.05)), (0.05, 0.55, shade(0.3, spec=True)))
+    return (
+        (-1.0, 1.0, shade(-0.75)),
+        (-0.6, 0.9, shade(0.05)),
+        (0.05, 0.55, shade(0.3, spec=True)),
+    )
 
 
 @lru_cache(maxsize=8)

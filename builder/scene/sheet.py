@@ -1,8 +1,9 @@
 """Contact sheets: a grid of views of one complex with captions (``misi-bench preview``)."""
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -19,7 +20,9 @@ from .raster import render_image
 from .requests import Group, RenderRequest, Style
 
 
-def scene_camera(complex_: Complex, atoms: Iterable[int] | None = None, size: int = DEFAULT_IMAGE_SIZE) -> Camera:
+def scene_camera(
+    complex_: Complex, atoms: Iterable[int] | None = None, size: int = DEFAULT_IMAGE_SIZE
+) -> Camera:
     """The fitted camera of a scene (``camera.fit_camera`` of the shown atoms' screen coords)."""
     idx = np.arange(complex_.n_atoms) if atoms is None else check_atoms(complex_, list(atoms))
     if idx.size == 0:
@@ -45,7 +48,11 @@ def contact_sheet(
     style.validate()
     if not views:
         raise RenderError("contact sheet: no views given")
-    camera = scene_camera(complex_, idx, size) if camera is None else dataclasses.replace(camera, size=size)
+    camera = (
+        scene_camera(complex_, idx, size)
+        if camera is None
+        else dataclasses.replace(camera, size=size)
+    )
     columns = max(1, min(int(columns), len(views)))
     rows = (len(views) + columns - 1) // columns
     caption = max(14, size // 16)
@@ -57,7 +64,13 @@ def contact_sheet(
         tile = render_image(complex_, request)
         x, y = (n % columns) * size, (n // columns) * (size + caption)
         draw.rectangle((x, y, x + size - 1, y + caption - 1), fill=(40, 40, 40))
-        draw.text((x + size / 2.0, y + caption / 2.0), view, font=caption_font, fill=(255, 255, 255), anchor="mm")
+        draw.text(
+            (x + size / 2.0, y + caption / 2.0),
+            view,
+            font=caption_font,
+            fill=(255, 255, 255),
+            anchor="mm",
+        )
         sheet.paste(tile, (x, y + caption))
         draw.rectangle((x, y + caption, x + size - 1, y + caption + size - 1), outline=(60, 60, 60))
     return encode_png(sheet)

@@ -62,57 +62,105 @@ How answers are read (the rules a model author can rely on; docs/answer-reading.
   at most :data:`MAX_INPUT_CHARS` characters (cost linear in the length; a 1 MB output takes tens
   of milliseconds, see ``builder/scripts/bench_scoring.py``).
 """
+
 from __future__ import annotations
 
 from ..core.registry import (
-                             BOND_TASKS,
-                             CHOICE_TASKS,
-                             HEADLINE_EXCLUDED,
-                             OPERATION_TASKS,
-                             TASK_ALIASES,
-                             TASK_NAMES,
-                             canonical_task,
+    BOND_TASKS,
+    CHOICE_TASKS,
+    HEADLINE_EXCLUDED,
+    OPERATION_TASKS,
+    TASK_ALIASES,
+    TASK_NAMES,
+    canonical_task,
 )
-from .baselines import BASELINE_KINDS, BASELINE_NAMES, BLIND_BASELINES, baseline_prediction, reference_scores
+from .baselines import (
+    BASELINE_KINDS,
+    BASELINE_NAMES,
+    BLIND_BASELINES,
+    baseline_prediction,
+    reference_scores,
+)
 from .blind import (
-                             BLIND_NAMES,
-                             blind_baselines,
-                             fit_text_only,
-                             format_blind_markdown,
-                             options_only_prediction,
-                             wilson,
+    BLIND_NAMES,
+    blind_baselines,
+    fit_text_only,
+    format_blind_markdown,
+    options_only_prediction,
+    wilson,
 )
 from .bonds import BondAnswer
 from .metrics import score_prediction
-from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, format_paper_rows_markdown, paper_reference_rows
+from .paper_reference import (
+    NOT_COMPARABLE,
+    PaperReferenceRow,
+    format_paper_rows_markdown,
+    paper_reference_rows,
+)
 from .parsing import format_parsed, parse_prediction
 from .predictions import (
-                             PredictionFile,
-                             PredictionFileError,
-                             parse_predictions,
-                             read_predictions,
-                             resolve_positions,
+    PredictionFile,
+    PredictionFileError,
+    parse_predictions,
+    read_predictions,
+    resolve_positions,
 )
 from .report import (
-                             AVERAGE_DEFINITIONS,
-                             COLUMN_KEYS,
-                             PAPER_AVERAGE_COLUMNS,
-                             PAPER_COLUMNS,
-                             aggregate,
-                             format_report_markdown,
-                             paper_average, paper_columns,
-                             score_records,
+    AVERAGE_DEFINITIONS,
+    COLUMN_KEYS,
+    PAPER_AVERAGE_COLUMNS,
+    PAPER_COLUMNS,
+    aggregate,
+    format_report_markdown,
+    paper_average,
+    paper_columns,
+    score_records,
 )
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_DEFINITIONS", "BASELINE_KINDS", "BASELINE_NAMES", "BLIND_BASELINES", "reference_scores", "BLIND_NAMES", "blind_baselines", "fit_text_only",
-    "format_blind_markdown", "options_only_prediction", "wilson", "BOND_TASKS", "CHOICE_TASKS", "COLUMN_KEYS", "HEADLINE_EXCLUDED",
-    "MAX_CHARS", "MAX_INPUT_CHARS", "NOT_COMPARABLE", "format_paper_rows_markdown", "OPERATION_TASKS", "PAPER_AVERAGE_COLUMNS", "PAPER_COLUMNS", "TASK_ALIASES",
-    "TASK_NAMES", "BondAnswer", "PaperReferenceRow", "PredictionFile", "PredictionFileError", "aggregate",
-    "baseline_prediction", "canonical_task", "format_parsed", "format_report_markdown", "paper_average", "paper_columns",
-    "paper_reference_rows", "parse_prediction", "parse_predictions", "read_predictions", "resolve_positions",
-    "score_prediction", "score_records",
+    "AVERAGE_DEFINITIONS",
+    "BASELINE_KINDS",
+    "BASELINE_NAMES",
+    "BLIND_BASELINES",
+    "reference_scores",
+    "BLIND_NAMES",
+    "blind_baselines",
+    "fit_text_only",
+    "format_blind_markdown",
+    "options_only_prediction",
+    "wilson",
+    "BOND_TASKS",
+    "CHOICE_TASKS",
+    "COLUMN_KEYS",
+    "HEADLINE_EXCLUDED",
+    "MAX_CHARS",
+    "MAX_INPUT_CHARS",
+    "NOT_COMPARABLE",
+    "format_paper_rows_markdown",
+    "OPERATION_TASKS",
+    "PAPER_AVERAGE_COLUMNS",
+    "PAPER_COLUMNS",
+    "TASK_ALIASES",
+    "TASK_NAMES",
+    "BondAnswer",
+    "PaperReferenceRow",
+    "PredictionFile",
+    "PredictionFileError",
+    "aggregate",
+    "baseline_prediction",
+    "canonical_task",
+    "format_parsed",
+    "format_report_markdown",
+    "paper_average",
+    "paper_columns",
+    "paper_reference_rows",
+    "parse_prediction",
+    "parse_predictions",
+    "read_predictions",
+    "resolve_positions",
+    "score_prediction",
+    "score_records",
 ]
 
 #: Baselines that read images, and so live outside the scorer (which loads no image code):

@@ -1,5 +1,6 @@
 """Chance-level baselines (random and constant answers) for every task; the blind baselines
 (options only, text only) are in :mod:`.blind` and listed here in :data:`BLIND_BASELINES`."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -8,8 +9,16 @@ import numpy as np
 
 from ..core.registry import LETTER, RESIDUE_BONDS, TASK_BY_NAME, CommandRange, canonical_task
 from ..operations.language import Move, Roll, format_operations
-from .blind import (BEST_RULE, BLIND_NAMES, IMAGE_RULE, OPTION_RULES, TEXT_ONLY, blind_baselines, fit_text_only,
-                    interval)
+from .blind import (
+    BEST_RULE,
+    BLIND_NAMES,
+    IMAGE_RULE,
+    OPTION_RULES,
+    TEXT_ONLY,
+    blind_baselines,
+    fit_text_only,
+    interval,
+)
 from .metrics import score_prediction
 
 #: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
@@ -50,7 +59,9 @@ def baseline_prediction(kind: str, task: str, record: Mapping, rng: np.random.Ge
     """
     spec = TASK_BY_NAME[canonical_task(task)]
     if kind not in BASELINE_KINDS:
-        raise ValueError(f"unknown baseline kind {kind!r}; expected one of {', '.join(BASELINE_KINDS)}")
+        raise ValueError(
+            f"unknown baseline kind {kind!r}; expected one of {', '.join(BASELINE_KINDS)}"
+        )
     if kind == "always_no":
         return spec.constant_answer
     if spec.answer_kind == LETTER:
@@ -64,14 +75,21 @@ def baseline_prediction(kind: str, task: str, record: Mapping, rng: np.random.Ge
     return spec.constant_answer
 
 
-
 #: Display names of every baseline, chance first (card, ``misi-bench score``).
-BASELINE_NAMES = {"random": "random answer in range / random letter", "always_no": "constant (`No`, `None`, `A`)",
-                  **BLIND_NAMES}
+BASELINE_NAMES = {
+    "random": "random answer in range / random letter",
+    "always_no": "constant (`No`, `None`, `A`)",
+    **BLIND_NAMES,
+}
 
 
-def reference_scores(rows: Sequence[Mapping], train_rows: Sequence[Mapping] | None = None,
-                     image_answers: Mapping[str, str] | None = None, seed: int = 0, draws: int = 20) -> dict:
+def reference_scores(
+    rows: Sequence[Mapping],
+    train_rows: Sequence[Mapping] | None = None,
+    image_answers: Mapping[str, str] | None = None,
+    seed: int = 0,
+    draws: int = 20,
+) -> dict:
     """Every baseline on ``rows`` (id, task, answer, metadata, options): ``{baseline: {task:
     {"n", "score", "ci95"}}}`` (0-1 scale). The chance baselines (``random`` averaged over
     ``draws`` draws per question, ``always_no``) and the blind ones (:func:`blind.blind_baselines`;
@@ -84,11 +102,21 @@ def reference_scores(rows: Sequence[Mapping], train_rows: Sequence[Mapping] | No
             task = canonical_task(row["task"])
             options = list(row.get("options") or []) or None
             n = draws if kind == "random" else 1
-            total = sum(score_prediction(task, baseline_prediction(kind, task, row, rng), row["answer"],
-                                         row.get("metadata"), options=options)["score"] for _ in range(n))
+            total = sum(
+                score_prediction(
+                    task,
+                    baseline_prediction(kind, task, row, rng),
+                    row["answer"],
+                    row.get("metadata"),
+                    options=options,
+                )["score"]
+                for _ in range(n)
+            )
             per_task.setdefault(task, []).append(total / n)
-        out[kind] = {t: {"n": len(v), "score": sum(v) / len(v), "ci95": [round(x, 4) for x in interval(v)]}
-                     for t, v in per_task.items()}
+        out[kind] = {
+            t: {"n": len(v), "score": sum(v) / len(v), "ci95": [round(x, 4) for x in interval(v)]}
+            for t, v in per_task.items()
+        }
     text_model = fit_text_only(train_rows) if train_rows else None
     out.update(blind_baselines(rows, text_model, image_answers, seed))
     return out

@@ -1,5 +1,6 @@
 """Hydrogen-bond answers (T4, T9): the lenient parser of model output, the strict parser of gold
 answers, the SPEC section 7 set rule and the canonical text form."""
+
 from __future__ import annotations
 
 import bisect
@@ -32,13 +33,57 @@ class BondAnswer:
 # --------------------------------------------------------------------------------------------
 
 #: Residue names the lenient bond parser recognises (plus, when scoring, those of the gold answer).
-KNOWN_RESIDUES = frozenset({
-    "ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE",
-    "LEU", "LYS", "MET", "PHE", "PRO", "SER", "THR", "TRP", "TYR", "VAL",
-    "MSE", "SEC", "PYL", "ASX", "GLX", "UNK", "HID", "HIE", "HIP", "HSD", "HSE", "HSP",
-    "CYX", "ASH", "GLH", "LYN", "CSO", "SEP", "TPO", "PTR", "MLY", "KCX", "LLP", "CME",
-    "CSD", "OCS", "HYP",
-})
+KNOWN_RESIDUES = frozenset(
+    {
+        "ALA",
+        "ARG",
+        "ASN",
+        "ASP",
+        "CYS",
+        "GLN",
+        "GLU",
+        "GLY",
+        "HIS",
+        "ILE",
+        "LEU",
+        "LYS",
+        "MET",
+        "PHE",
+        "PRO",
+        "SER",
+        "THR",
+        "TRP",
+        "TYR",
+        "VAL",
+        "MSE",
+        "SEC",
+        "PYL",
+        "ASX",
+        "GLX",
+        "UNK",
+        "HID",
+        "HIE",
+        "HIP",
+        "HSD",
+        "HSE",
+        "HSP",
+        "CYX",
+        "ASH",
+        "GLH",
+        "LYN",
+        "CSO",
+        "SEP",
+        "TPO",
+        "PTR",
+        "MLY",
+        "KCX",
+        "LLP",
+        "CME",
+        "CSD",
+        "OCS",
+        "HYP",
+    }
+)
 _ATOM = r"[A-Za-z][A-Za-z0-9'\"*]{0,3}"
 _LIG = r"[A-Za-z0-9'\"*]{1,8}(?::\d{1,4})?"
 _BOND_SEP = r"\s*(?:,|<?-{1,2}>?|\.{2,3}|\u2194|\u2192|/|:)\s*"
@@ -74,9 +119,16 @@ _REMARK_RE = re.compile(
 
 def _is_remark(text: str, m: re.Match) -> bool:
     """True when the sentence around the negation ``m`` qualifies it (see _REMARK_RE)."""
-    start = max(text.rfind(".", max(0, m.start() - 300), m.start()), text.rfind("\n", max(0, m.start() - 300), m.start()))
+    start = max(
+        text.rfind(".", max(0, m.start() - 300), m.start()),
+        text.rfind("\n", max(0, m.start() - 300), m.start()),
+    )
     start = start + 1 if start >= 0 else max(0, m.start() - 300)
-    ends = [i for i in (text.find(".", m.end(), m.end() + 300), text.find("\n", m.end(), m.end() + 300)) if i >= 0]
+    ends = [
+        i
+        for i in (text.find(".", m.end(), m.end() + 300), text.find("\n", m.end(), m.end() + 300))
+        if i >= 0
+    ]
     end = min(ends) if ends else min(len(text), m.end() + 300)
     return _REMARK_RE.search(text, start, end) is not None
 
@@ -105,8 +157,11 @@ def parse_bonds(text: str, kind: str, residues: frozenset) -> BondAnswer | None:
 
     first_bond = spans[0][0] if spans else len(text)
     events: list[tuple[int, str]] = [(m.start(), "bond") for m in matches]
-    events += [(m.start(), "no") for m in _NO_RE.finditer(text)
-               if outside(m) and not (m.start() > first_bond and _is_remark(text, m))]
+    events += [
+        (m.start(), "no")
+        for m in _NO_RE.finditer(text)
+        if outside(m) and not (m.start() > first_bond and _is_remark(text, m))
+    ]
     if kind == RESIDUE_BONDS:
         events += [(m.start(), "yes") for m in _YES_RE.finditer(text) if outside(m)]
     if not events:
@@ -187,7 +242,9 @@ def format_bond_answer(value: BondAnswer, kind: str) -> str:
     if kind == RESIDUE_BONDS:
         if not value.present:
             return "No"
-        body = "; ".join(f"{k[0]} {k[1]}, {k[2]}" for k in sorted(value.bonds, key=lambda k: [str(f) for f in k]))
+        body = "; ".join(
+            f"{k[0]} {k[1]}, {k[2]}" for k in sorted(value.bonds, key=lambda k: [str(f) for f in k])
+        )
         return f"Yes: {body}" if body else "Yes"
     if not value.present:
         return "None"
@@ -200,5 +257,3 @@ def format_bond_answer(value: BondAnswer, kind: str) -> str:
         return f"{prot}, {lig}"
 
     return "; ".join(one(k) for k in sorted(value.bonds, key=lambda k: [str(f) for f in k]))
-
-

@@ -1,4 +1,5 @@
 """Per-question metrics of SPEC section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
+
 from __future__ import annotations
 
 import json
@@ -6,7 +7,14 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from ..core.profiles import PROFILE_NAMES, get_profile, profile_of_metadata
-from ..core.registry import LETTER, OPERATION_PAIR, SINGLE_OPERATION, TASK_BY_NAME, TaskSpec, canonical_task
+from ..core.registry import (
+    LETTER,
+    OPERATION_PAIR,
+    SINGLE_OPERATION,
+    TASK_BY_NAME,
+    TaskSpec,
+    canonical_task,
+)
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
 from .parsing import parse
@@ -90,7 +98,11 @@ def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, 
     mov = 0.0
     if gold_move is not None and moves:
         pm = moves[-1]
-        if pm.axis == gold_move.axis == "x" and pm.distance != 0 and (pm.distance > 0) == (gold_move.distance > 0):
+        if (
+            pm.axis == gold_move.axis == "x"
+            and pm.distance != 0
+            and (pm.distance > 0) == (gold_move.distance > 0)
+        ):
             mov = max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / abs(gold_move.distance))
         elif pm.axis == gold_move.axis and pm.distance == gold_move.distance:
             mov = 1.0  # a gold move that is not a non-zero `move x` (not produced by the builder)
@@ -131,8 +143,14 @@ def _zero_metrics(spec: TaskSpec, gold) -> dict[str, float]:
     return out
 
 
-def score_prediction(task: str, prediction, answer: str, metadata: str | dict | None = None,
-                     *, options: Sequence[str] | None = None) -> dict[str, float]:
+def score_prediction(
+    task: str,
+    prediction,
+    answer: str,
+    metadata: str | dict | None = None,
+    *,
+    options: Sequence[str] | None = None,
+) -> dict[str, float]:
     """Score one model output against the gold ``answer`` of one question (all values 0-1).
 
     ``metadata`` (the row's JSON text or a dict) may carry ``options`` (the choice list); the
@@ -148,8 +166,10 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
     gold = _gold(spec, answer)
     profile_name = profile_of_metadata(metadata)
     if profile_name not in PROFILE_NAMES:
-        raise ValueError(f"unknown profile {profile_name!r} in the row's metadata; expected one of "
-                         f"{', '.join(PROFILE_NAMES)}")
+        raise ValueError(
+            f"unknown profile {profile_name!r} in the row's metadata; expected one of "
+            f"{', '.join(PROFILE_NAMES)}"
+        )
     strict = get_profile(profile_name).strict_bond_items
     if options is None:
         meta_options = _metadata_dict(metadata).get("options")
@@ -179,5 +199,3 @@ def score_prediction(task: str, prediction, answer: str, metadata: str | dict | 
     except Exception:
         logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
         return _zero_metrics(spec, gold)
-
-

@@ -2,6 +2,7 @@
 show a model beside them. The figures live in ``paper_reference.yaml`` next to this module
 (versioned with the package; its header names the source); unknown figures are None.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,13 @@ from pathlib import Path
 from ..core.profiles import PROFILES
 from .report import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS
 
-__all__ = ["NOT_COMPARABLE", "PAPER_REFERENCE_FILE", "PaperReferenceRow", "format_paper_rows_markdown",
-           "paper_reference_rows"]
+__all__ = [
+    "NOT_COMPARABLE",
+    "PAPER_REFERENCE_FILE",
+    "PaperReferenceRow",
+    "format_paper_rows_markdown",
+    "paper_reference_rows",
+]
 
 PAPER_REFERENCE_FILE = Path(__file__).with_name("paper_reference.yaml")
 
@@ -44,7 +50,9 @@ def _fraction(value, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
-        raise ValueError(f"{PAPER_REFERENCE_FILE.name}: {where} must be a percentage 0-100 or null, got {value!r}")
+        raise ValueError(
+            f"{PAPER_REFERENCE_FILE.name}: {where} must be a percentage 0-100 or null, got {value!r}"
+        )
     return round(float(value) / 100.0, 6)
 
 
@@ -68,16 +76,30 @@ def paper_reference_rows() -> tuple[PaperReferenceRow, ...]:
         raw = item["scores"]
         # every row lists the same columns: the paper's, all known to the registry and covering the
         # paper's average; a task the paper does not have (a newer task) has no column there (None)
-        if set(raw) != listed or not listed <= set(COLUMN_KEYS) or not set(PAPER_AVERAGE_COLUMNS) <= listed:
-            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r} must list the same columns as the "
-                             f"first row, among {', '.join(COLUMN_KEYS)} and with {', '.join(PAPER_AVERAGE_COLUMNS)}")
+        if (
+            set(raw) != listed
+            or not listed <= set(COLUMN_KEYS)
+            or not set(PAPER_AVERAGE_COLUMNS) <= listed
+        ):
+            raise ValueError(
+                f"{PAPER_REFERENCE_FILE.name}: row {name!r} must list the same columns as the "
+                f"first row, among {', '.join(COLUMN_KEYS)} and with {', '.join(PAPER_AVERAGE_COLUMNS)}"
+            )
         scores = tuple((col, _fraction(raw.get(col), f"{name}.{col}")) for col in COLUMN_KEYS)
         average = _fraction(item.get("paper_average"), f"{name}.paper_average")
         known = [dict(scores)[c] for c in PAPER_AVERAGE_COLUMNS]
-        if average is not None and None not in known and not math.isclose(math.fsum(known) / 8, average, abs_tol=1e-4):
-            raise ValueError(f"{PAPER_REFERENCE_FILE.name}: row {name!r}: its columns average "
-                             f"{math.fsum(known) / 8:.4f}, not its paper_average {average}")
-        rows.append(PaperReferenceRow(name, str(item.get("description", "")), source, scores, average))
+        if (
+            average is not None
+            and None not in known
+            and not math.isclose(math.fsum(known) / 8, average, abs_tol=1e-4)
+        ):
+            raise ValueError(
+                f"{PAPER_REFERENCE_FILE.name}: row {name!r}: its columns average "
+                f"{math.fsum(known) / 8:.4f}, not its paper_average {average}"
+            )
+        rows.append(
+            PaperReferenceRow(name, str(item.get("description", "")), source, scores, average)
+        )
     return tuple(rows)
 
 
@@ -98,18 +120,30 @@ def format_paper_rows_markdown(report: dict, profile: str | None) -> str:
 
     head = "| row | " + " | ".join(COLUMN_KEYS) + " | paper avg (8 col) |"
     lines = [head, "|---|" + "---:|" * (len(COLUMN_KEYS) + 1)]
-    lines.append("| this result | " + " | ".join(pct(columns.get(k)) for k in COLUMN_KEYS)
-                 + f" | {pct(report.get('paper_average'))} |")
+    lines.append(
+        "| this result | "
+        + " | ".join(pct(columns.get(k)) for k in COLUMN_KEYS)
+        + f" | {pct(report.get('paper_average'))} |"
+    )
     tag = "" if comparable else f" ({NOT_COMPARABLE})"
     for row in paper_reference_rows():
-        lines.append(f"| {row.name}{tag} | " + " | ".join(pct(row.score(k)) for k in COLUMN_KEYS)
-                     + f" | {pct(row.paper_average)} |")
+        lines.append(
+            f"| {row.name}{tag} | "
+            + " | ".join(pct(row.score(k)) for k in COLUMN_KEYS)
+            + f" | {pct(row.paper_average)} |"
+        )
     if comparable:
-        title = f"The paper's published rows (arXiv 2512.10867 Table 1) beside this {profile!r} build:"
+        title = (
+            f"The paper's published rows (arXiv 2512.10867 Table 1) beside this {profile!r} build:"
+        )
     elif profile in PROFILES:
-        title = (f"The paper's published rows are {NOT_COMPARABLE} with this {profile!r} build: its questions "
-                 "differ from the paper's (see docs/fidelity.md); shown for orientation only:")
+        title = (
+            f"The paper's published rows are {NOT_COMPARABLE} with this {profile!r} build: its questions "
+            "differ from the paper's (see docs/fidelity.md); shown for orientation only:"
+        )
     else:
-        title = (f"The paper's published rows are {NOT_COMPARABLE} here: the questions' build profile is not "
-                 "known (only a 'paper' build asks the paper's questions; see docs/fidelity.md):")
+        title = (
+            f"The paper's published rows are {NOT_COMPARABLE} here: the questions' build profile is not "
+            "known (only a 'paper' build asks the paper's questions; see docs/fidelity.md):"
+        )
     return title + "\n\n" + "\n".join(lines) + "\n"

@@ -1,13 +1,20 @@
 """Parsing of model output into answer values: operations (T1, T2, T3, T7), letters (T5, T6, T8)
 and, through :mod:`.bonds`, bond lists (T4, T9). :func:`parse_prediction` is the public entry."""
+
 from __future__ import annotations
 
 import logging
 import re
 from collections.abc import Sequence
 
-from ..core.registry import (BOND_ANSWER_KINDS, LETTER, OPERATION_PAIR, SINGLE_OPERATION, TASK_BY_NAME,
-                             canonical_task)
+from ..core.registry import (
+    BOND_ANSWER_KINDS,
+    LETTER,
+    OPERATION_PAIR,
+    SINGLE_OPERATION,
+    TASK_BY_NAME,
+    canonical_task,
+)
 from ..operations.language import Move, Operation, Roll, format_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, format_bond_answer, parse_bonds
 from .text import clean, group_runs, sections
@@ -60,7 +67,10 @@ def _op_runs(text: str) -> list[tuple[int, list[Operation | None]]]:
     """Lists of commands in ``text``: (start position, operations) per list (None: invalid)."""
     found = _find_ops(text, keep_invalid=True)
     by_id = {id(m): op for m, op in found}
-    return [(run[0].start(), [by_id[id(m)] for m in run]) for run in group_runs([m for m, _ in found], text)]
+    return [
+        (run[0].start(), [by_id[id(m)] for m in run])
+        for run in group_runs([m for m, _ in found], text)
+    ]
 
 
 def _pick_run(runs: list, immediate: bool) -> int:
@@ -91,10 +101,18 @@ def _parse_docking(text: str, immediate: bool = False):
     run = [op for op in runs[i][1] if op.magnitude != 0] or list(runs[i][1])
     # a missing roll or move is taken from the nearest other list (earlier ones for the last
     # list, later ones for an answer right after a marker)
-    others = runs[i + 1:] if i == 0 and immediate and len(runs) > 1 else list(reversed(runs[:i]))
+    others = runs[i + 1 :] if i == 0 and immediate and len(runs) > 1 else list(reversed(runs[:i]))
     for kind in (Roll, Move):
         if not any(isinstance(op, kind) for op in run):
-            extra = next((op for _, r in others for op in reversed(r) if isinstance(op, kind) and op.magnitude), None)
+            extra = next(
+                (
+                    op
+                    for _, r in others
+                    for op in reversed(r)
+                    if isinstance(op, kind) and op.magnitude
+                ),
+                None,
+            )
             if extra is not None:
                 run = [extra, *run] if kind is Roll else [*run, extra]
     return tuple(run)
@@ -105,7 +123,9 @@ def _parse_docking(text: str, immediate: bool = False):
 # --------------------------------------------------------------------------------------------
 
 #: Words after a letter that show it is the chosen option, not the article "A" / "a".
-_LETTER_FOLLOWERS = r"(?:because|since|as|is|was|seems|looks|would|should|and|or|for|due|given|then)\b"
+_LETTER_FOLLOWERS = (
+    r"(?:because|since|as|is|was|seems|looks|would|should|and|or|for|due|given|then)\b"
+)
 _LETTER = (
     r"(?:\(\s*([A-Da-d])\s*\)|\[\s*([A-Da-d])\s*\]"
     rf"|([A-D])(?![A-Za-z0-9'])(?!(?<=A)\s+(?!{_LETTER_FOLLOWERS})[a-z])"
@@ -125,7 +145,9 @@ _LETTER_STRONG_RES = [
         r"(?:(?i:option|choice)\s*)?" + _LETTER
     ),
     re.compile(
-        r"(?:(?i:option|choice)\s*)?" + _LETTER + r"\s*(?i:is\s+(?:the\s+)?(?:correct|right|answer|best))"
+        r"(?:(?i:option|choice)\s*)?"
+        + _LETTER
+        + r"\s*(?i:is\s+(?:the\s+)?(?:correct|right|answer|best))"
     ),
 ]
 _LETTER_WEAK_RE = re.compile(
@@ -133,7 +155,8 @@ _LETTER_WEAK_RE = re.compile(
     r"|(?<![A-Za-z0-9'])([A-D])(?![A-Za-z0-9'])(?!\s+[a-z])"
 )
 _IMMEDIATE_LETTER_RE = re.compile(
-    r"^[^A-Za-z0-9(\[]{0,6}(?:(?i:is|would\s+be|should\s+be|will\s+be)\s*)?[:=]?\s*(?:(?i:option|choice)\s*)?" + _LETTER
+    r"^[^A-Za-z0-9(\[]{0,6}(?:(?i:is|would\s+be|should\s+be|will\s+be)\s*)?[:=]?\s*(?:(?i:option|choice)\s*)?"
+    + _LETTER
 )
 _LONE_LETTER_RE = re.compile(r"^\W*(?:(?i:option|choice)\s*)?[(\[]?\s*([A-Da-d])\s*[)\]]?\W*$")
 
@@ -142,7 +165,9 @@ def _first_group(m: re.Match) -> str:
     return next(g for g in m.groups() if g).upper()
 
 
-def _parse_letter(text: str, options: Sequence[str] | None = None, immediate: bool = False) -> str | None:
+def _parse_letter(
+    text: str, options: Sequence[str] | None = None, immediate: bool = False
+) -> str | None:
     if immediate:
         first = _IMMEDIATE_LETTER_RE.match(text[:200])
         if first:
@@ -177,9 +202,15 @@ def _options_in_text(text: str, options: Sequence[str] | None) -> list[tuple[int
             wanted.setdefault(tuple(op for _, op in ops), chr(ord("A") + i))
         elif 2 < len(opt.strip()) <= 200:
             texts.setdefault(_norm_option(opt), chr(ord("A") + i))
-    found = [(start, wanted[tuple(run)]) for start, run in _op_runs(text) if tuple(run) in wanted] if wanted else []
+    found = (
+        [(start, wanted[tuple(run)]) for start, run in _op_runs(text) if tuple(run) in wanted]
+        if wanted
+        else []
+    )
     if texts:
-        alternatives = "|".join(r"\s+".join(map(re.escape, t.split())) for t in sorted(texts, key=len, reverse=True))
+        alternatives = "|".join(
+            r"\s+".join(map(re.escape, t.split())) for t in sorted(texts, key=len, reverse=True)
+        )
         regex = re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.IGNORECASE)
         found += [(m.start(), texts[_norm_option(m.group())]) for m in regex.finditer(text)]
     return found
@@ -194,7 +225,13 @@ def _norm_option(text: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def parse(task: str, text: object, *, residues: frozenset = KNOWN_RESIDUES, options: Sequence[str] | None = None):
+def parse(
+    task: str,
+    text: object,
+    *,
+    residues: frozenset = KNOWN_RESIDUES,
+    options: Sequence[str] | None = None,
+):
     kind = TASK_BY_NAME[task].answer_kind
     cleaned = clean(text, tables=kind in BOND_ANSWER_KINDS)
     if cleaned is None or not cleaned.strip():
@@ -235,7 +272,9 @@ def parse_prediction(task: str, text: object, options: Sequence[str] | None = No
     try:
         return parse(task, text, options=options)
     except Exception:
-        logger.exception("unexpected error while parsing a %s prediction; scored as unparseable", task)
+        logger.exception(
+            "unexpected error while parsing a %s prediction; scored as unparseable", task
+        )
         return None
 
 
@@ -249,5 +288,3 @@ def format_parsed(task: str, value) -> str | None:
     if isinstance(value, (Move, Roll, tuple)):
         return format_operations(value)
     return str(value)
-
-

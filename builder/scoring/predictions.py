@@ -19,6 +19,7 @@ that is not text are skipped and reported in ``bad_entries``. A file with no usa
 in none of the shapes above, raises :class:`PredictionFileError` with one line saying why.
 Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,7 +34,13 @@ from typing import Any
 from ..core.errors import MisiError
 from .xlsx import read_xlsx_rows
 
-__all__ = ["PredictionFile", "PredictionFileError", "parse_predictions", "read_predictions", "resolve_positions"]
+__all__ = [
+    "PredictionFile",
+    "PredictionFileError",
+    "parse_predictions",
+    "read_predictions",
+    "resolve_positions",
+]
 
 _LMMS_NAME_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
 _TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv")
@@ -116,11 +123,14 @@ class _Collector:
         if self.positions:
             shape = "lmms-eval-samples"
         return PredictionFile(
-            path=path, shape=shape,
+            path=path,
+            shape=shape,
             predictions={k: v for k, v in self.preds.items() if v is not None},
             no_prediction=tuple(k for k, v in self.preds.items() if v is None),
-            duplicate_ids=tuple(self.duplicates), bad_entries=tuple(self.bad),
-            positions=dict(self.positions), config=config,
+            duplicate_ids=tuple(self.duplicates),
+            bad_entries=tuple(self.bad),
+            positions=dict(self.positions),
+            config=config,
         )
 
 
@@ -174,8 +184,10 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
 
 def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
     if "results" in whole and isinstance(whole.get("results"), dict):
-        raise PredictionFileError(f"{path}: this is a harness results summary, not predictions (for lmms-eval, "
-                                  "pass the *_samples_<task>.jsonl file written with --log_samples)")
+        raise PredictionFileError(
+            f"{path}: this is a harness results summary, not predictions (for lmms-eval, "
+            "pass the *_samples_<task>.jsonl file written with --log_samples)"
+        )
     for rid, value in whole.items():
         out.put(f"key {rid!r}", str(rid), value)
     return out.result(path, "json-object")
@@ -195,7 +207,9 @@ def _read_table(path: Path) -> PredictionFile:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
     if "id" not in header or "prediction" not in header:
-        raise PredictionFileError(f"{path}: a predictions table needs 'id' and 'prediction' columns, found {header[:8]}")
+        raise PredictionFileError(
+            f"{path}: a predictions table needs 'id' and 'prediction' columns, found {header[:8]}"
+        )
     i_id, i_pred = header.index("id"), header.index("prediction")
     out = _Collector()
     for n, row in enumerate(rows[1:], 2):
@@ -216,7 +230,9 @@ def read_predictions(path: str | Path) -> PredictionFile:
             return _read_table(p)
         data = p.read_bytes()
     except OSError as exc:
-        raise PredictionFileError(f"{path}: cannot read predictions ({exc.strerror or exc})") from None
+        raise PredictionFileError(
+            f"{path}: cannot read predictions ({exc.strerror or exc})"
+        ) from None
     return parse_predictions(data.decode("utf-8-sig", errors="replace"), str(path))
 
 
@@ -231,14 +247,25 @@ def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> Predicti
     missing = list(file.no_prediction)
     for pos, (target, text) in sorted(file.positions.items()):
         if pos < 0 or pos >= len(rows):
-            raise PredictionFileError(f"{file.path}: doc_id {pos} is beyond the {len(rows)} rows of this config")
+            raise PredictionFileError(
+                f"{file.path}: doc_id {pos} is beyond the {len(rows)} rows of this config"
+            )
         row = rows[pos]
         if target and target != str(row["answer"]):
-            raise PredictionFileError(f"{file.path}: doc_id {pos} has target {target!r} but row {row['id']} "
-                                      f"has answer {row['answer']!r}: wrong config, split or build")
+            raise PredictionFileError(
+                f"{file.path}: doc_id {pos} has target {target!r} but row {row['id']} "
+                f"has answer {row['answer']!r}: wrong config, split or build"
+            )
         if text is None:
             missing.append(str(row["id"]))
         else:
             preds[str(row["id"])] = text
-    return PredictionFile(path=file.path, shape=file.shape, predictions=preds, no_prediction=tuple(missing),
-                          duplicate_ids=file.duplicate_ids, bad_entries=file.bad_entries, config=file.config)
+    return PredictionFile(
+        path=file.path,
+        shape=file.shape,
+        predictions=preds,
+        no_prediction=tuple(missing),
+        duplicate_ids=file.duplicate_ids,
+        bad_entries=file.bad_entries,
+        config=file.config,
+    )

@@ -1,6 +1,7 @@
 """Aggregation of per-question metrics into reports (:func:`aggregate`), the paper's columns and
 average (:data:`PAPER_COLUMNS`, :func:`paper_columns`), record scoring (:func:`score_records`) and
 the markdown table (:func:`format_report_markdown`)."""
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,10 @@ def _paper_columns() -> tuple[tuple[str, str, str, bool], ...]:
     out = []
     for spec in TASK_SPECS:
         if spec.halves is not None:  # the paper reports T4 as its two halves
-            out += [(f"T{spec.number}_{suffix}", "subsets", sub, spec.in_headline)
-                    for suffix, sub in zip(HALF_SUFFIXES, spec.half_names())]
+            out += [
+                (f"T{spec.number}_{suffix}", "subsets", sub, spec.in_headline)
+                for suffix, sub in zip(HALF_SUFFIXES, spec.half_names())
+            ]
         else:
             out.append((f"T{spec.number}", "tasks", spec.name, spec.in_headline))
     return tuple(out)
@@ -47,7 +50,7 @@ PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS if c[
 #: What each average of a report is (names used in reports, the card and the harness outputs).
 AVERAGE_DEFINITIONS = {
     "paper_average": "the paper's Table 1 average: mean of the eight columns T1, T2, T3, T4 positive, "
-                     "T4 negative, T7, T8, T9 (T5 and T6 left out; None unless all eight have questions)",
+    "T4 negative, T7, T8, T9 (T5 and T6 left out; None unless all eight have questions)",
     "average_9_tasks": "macro mean of the nine task scores (T4 once, positives and negatives pooled)",
     "average_7_tasks": "macro mean of the seven task scores without T5 and T6 (T4 once, pooled)",
 }
@@ -76,7 +79,11 @@ def paper_columns(report: Mapping, metric: str = "score") -> dict[str, float | N
     for key, section, name, _ in PAPER_COLUMNS:
         row = (report.get(section) or {}).get(name)
         value = row.get(metric) if row else None
-        out[key] = None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+        out[key] = (
+            None
+            if value is None or (isinstance(value, float) and math.isnan(value))
+            else float(value)
+        )
     return out
 
 
@@ -102,7 +109,8 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     """
     by_task: dict[str, list[dict[str, float]]] = {}
     subsets: dict[str, list[dict[str, float]]] = {
-        name: [] for spec in TASK_SPECS if spec.halves is not None for name in spec.half_names()}
+        name: [] for spec in TASK_SPECS if spec.halves is not None for name in spec.half_names()
+    }
     n = 0
     for task, metrics in rows:
         try:
@@ -117,7 +125,9 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             positive, negative = spec.half_names()
             subsets[positive if metrics[spec.halves] >= 0.5 else negative].append(metrics)
         n += 1
-    order = [t for t in TASK_NAMES if t in by_task] + sorted(t for t in by_task if t not in TASK_NAMES)
+    order = [t for t in TASK_NAMES if t in by_task] + sorted(
+        t for t in by_task if t not in TASK_NAMES
+    )
     tasks = {t: _means(by_task[t]) for t in order}
     present = [t for t in TASK_NAMES if t in tasks]
     report = {
@@ -127,15 +137,19 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
         "subsets": {k: _means(v) for k, v in subsets.items() if v},
     }
     columns = paper_columns(report)
-    report.update({
-        "columns": columns,
-        "paper_average": paper_average(columns),
-        "paper_average_missing": [k for k in PAPER_AVERAGE_COLUMNS if columns[k] is None],
-        "average_9_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
-        "average_7_tasks": _mean_or_none([tasks[t]["score"] for t in present if t not in HEADLINE_EXCLUDED]),
-        "headline_excluded": list(HEADLINE_EXCLUDED),
-        "averages": dict(AVERAGE_DEFINITIONS),
-    })
+    report.update(
+        {
+            "columns": columns,
+            "paper_average": paper_average(columns),
+            "paper_average_missing": [k for k in PAPER_AVERAGE_COLUMNS if columns[k] is None],
+            "average_9_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
+            "average_7_tasks": _mean_or_none(
+                [tasks[t]["score"] for t in present if t not in HEADLINE_EXCLUDED]
+            ),
+            "headline_excluded": list(HEADLINE_EXCLUDED),
+            "averages": dict(AVERAGE_DEFINITIONS),
+        }
+    )
     return report
 
 
@@ -153,13 +167,17 @@ def format_report_markdown(report: Mapping) -> str:
     tasks = report.get("tasks", {}) or {}
     subsets = report.get("subsets", {}) or {}
     for name, row in tasks.items():
-        lines.append(f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} |")
+        lines.append(
+            f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} |"
+        )
         spec = TASK_BY_NAME.get(name)
         if spec is not None and spec.halves is not None:
             for sub in spec.half_names():
                 if sub in subsets:
                     r = subsets[sub]
-                    lines.append(f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |")
+                    lines.append(
+                        f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |"
+                    )
     present = [t for t in TASK_NAMES if t in tasks]
     seven = [t for t in present if t not in HEADLINE_EXCLUDED]
     exact_columns = paper_columns(report, "exact")
@@ -167,10 +185,18 @@ def format_report_markdown(report: Mapping) -> str:
     paper_exact = paper_average(exact_columns)
     rows = [
         ("paper_average", paper_n, report.get("paper_average"), paper_exact),
-        ("average_9_tasks", sum(tasks[t].get("n", 0) for t in present), report.get("average_9_tasks"),
-         _mean_or_none([tasks[t]["exact"] for t in present if "exact" in tasks[t]])),
-        ("average_7_tasks", paper_n, report.get("average_7_tasks"),
-         _mean_or_none([tasks[t]["exact"] for t in seven if "exact" in tasks[t]])),
+        (
+            "average_9_tasks",
+            sum(tasks[t].get("n", 0) for t in present),
+            report.get("average_9_tasks"),
+            _mean_or_none([tasks[t]["exact"] for t in present if "exact" in tasks[t]]),
+        ),
+        (
+            "average_7_tasks",
+            paper_n,
+            report.get("average_7_tasks"),
+            _mean_or_none([tasks[t]["exact"] for t in seven if "exact" in tasks[t]]),
+        ),
     ]
     lines += [f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} |" for name, n, score, exact in rows]
     lines.append("")
@@ -202,30 +228,38 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
         task = canonical_task(record["task"])
         seen.add(rid)
         options = record.get("options")
-        options = list(options) if isinstance(options, (list, tuple, np.ndarray)) and len(options) else None
+        options = (
+            list(options)
+            if isinstance(options, (list, tuple, np.ndarray)) and len(options)
+            else None
+        )
         has = rid in preds
         if not has:
             missing.append(rid)
         prediction = preds.get(rid)
-        metrics = score_prediction(task, prediction, record["answer"], record.get("metadata"), options=options)
+        metrics = score_prediction(
+            task, prediction, record["answer"], record.get("metadata"), options=options
+        )
         parsed = parse_prediction(task, prediction, options=options) if has else None
-        per_item.append({
-            "id": rid,
-            "task": task,
-            "answer": record["answer"],
-            "prediction": prediction,
-            "parsed": format_parsed(task, parsed),
-            "missing": not has,
-            "metrics": metrics,
-        })
+        per_item.append(
+            {
+                "id": rid,
+                "task": task,
+                "answer": record["answer"],
+                "prediction": prediction,
+                "parsed": format_parsed(task, parsed),
+                "missing": not has,
+                "metrics": metrics,
+            }
+        )
         rows.append((task, metrics))
     unknown = sorted(k for k in preds if k not in seen)
     if missing:
-        logger.warning("%d of %d questions have no prediction (scored 0)", len(missing), len(per_item))
+        logger.warning(
+            "%d of %d questions have no prediction (scored 0)", len(missing), len(per_item)
+        )
     if unknown:
         logger.warning("%d predictions do not match any question id", len(unknown))
     report = aggregate(rows)
     report["profile"] = profiles.pop() if len(profiles) == 1 else None
     return {"report": report, "missing": missing, "unknown": unknown, "per_item": per_item}
-
-

@@ -1,6 +1,7 @@
 """Clean-up of model output before parsing: text coercion and the :data:`MAX_CHARS` cap, unicode
 (dashes, quotes, zero-width), reasoning blocks, ``<answer>`` tags, LaTeX, markdown; where the answer
 is looked for (:func:`sections`) and how list items are grouped (:func:`group_runs`)."""
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,9 @@ MAX_INPUT_CHARS = 2_000_000
 # Text clean-up
 # --------------------------------------------------------------------------------------------
 
-_DASHES = dict.fromkeys(map(ord, "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d\u2796"), "-")
+_DASHES = dict.fromkeys(
+    map(ord, "\u2212\u2010\u2011\u2012\u2013\u2014\u2015\ufe63\uff0d\u2796"), "-"
+)
 _QUOTES = dict.fromkeys(map(ord, "\u2032\u2019\u2018\u02bc"), "'")
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _TRANSLATE = {**_DASHES, **_QUOTES, **_ZERO_WIDTH}
@@ -37,7 +40,9 @@ _EMPHASIS_RE = re.compile(r"\*\*|__|\*")
 _STAR_RUN_RE = re.compile(r"\*{3,}")
 _WORDISH = re.compile(r"[\w'*]")
 _WORD_OR_STAR = re.compile(r"[\w*]")
-_LINE_PREFIX_RE = re.compile(r"(?m)^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+\u2022\u25cf\u25aa][ \t]+|\d{1,3}[.)][ \t]+)+")
+_LINE_PREFIX_RE = re.compile(
+    r"(?m)^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+\u2022\u25cf\u25aa][ \t]+|\d{1,3}[.)][ \t]+)+"
+)
 _HSPACE_RE = re.compile(r"[^\S\n]+")
 _NEWLINES_RE = re.compile(r" ?\n[\s]*")
 _MARKER_RE = re.compile(
@@ -55,7 +60,7 @@ def _coerce_text(text: object) -> str | None:
     if text is None:
         return None
     if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text[-4 * MAX_INPUT_CHARS:]).decode("utf-8", errors="replace")
+        text = bytes(text[-4 * MAX_INPUT_CHARS :]).decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         try:
             text = str(text)
@@ -70,7 +75,7 @@ def _strip_reasoning(text: str) -> str:
     """Drop ``<think>...</think>`` (and similar) blocks when an answer follows them."""
     closes = list(_THINK_CLOSE_RE.finditer(text))
     if closes:
-        after = text[closes[-1].end():]
+        after = text[closes[-1].end() :]
         if after.strip():
             return after
     return _THINK_ANY_RE.sub(" ", text)
@@ -80,15 +85,17 @@ def _answer_block(text: str) -> str:
     """The inside of the last non-empty ``<answer>...</answer>`` block, else ``text``."""
     opens = list(_ANSWER_OPEN_RE.finditer(text))
     if opens:
-        rest = text[opens[-1].end():]
+        rest = text[opens[-1].end() :]
         close = _ANSWER_CLOSE_RE.search(rest)
-        inner = rest[:close.start()] if close else rest
+        inner = rest[: close.start()] if close else rest
         if inner.strip():
             return inner
     return text
 
 
-def _last_match(regex: re.Pattern, text: str, low: str, needles: tuple[str, ...]) -> re.Match | None:
+def _last_match(
+    regex: re.Pattern, text: str, low: str, needles: tuple[str, ...]
+) -> re.Match | None:
     """The match of ``regex`` that starts last in ``text``, found from the end: candidates are
     the places of ``needles`` in ``low`` (``text`` in lower case, same length); at most
     _MAX_CANDIDATES tried per needle, so the cost stays linear in the text's length."""
@@ -117,8 +124,8 @@ def _long_text(raw: str) -> str:
     reasoning tag (when text follows it) and inside the last ``<answer>`` block, the text after
     the last answer marker (when that marker is not within the tail) joined to the tail."""
     close = _last_match(_THINK_CLOSE_RE, raw, _lower(raw), ("</", "\u25c1/think"))
-    if close is not None and raw[close.end():].strip():
-        raw = raw[close.end():]
+    if close is not None and raw[close.end() :].strip():
+        raw = raw[close.end() :]
     raw = _answer_block(raw)
     if len(raw) <= MAX_CHARS:
         return raw
@@ -126,7 +133,7 @@ def _long_text(raw: str) -> str:
     tail_start = len(raw) - MAX_CHARS
     if marker is None or marker.start() >= tail_start:
         return raw[tail_start:]
-    head = raw[marker.start():min(marker.start() + MAX_CHARS, tail_start)]
+    head = raw[marker.start() : min(marker.start() + MAX_CHARS, tail_start)]
     return head + _WINDOW_GAP + raw[tail_start:]
 
 
@@ -149,7 +156,9 @@ def _strip_emphasis(text: str) -> str:
         after = text[b] if b < n else " "
         inner_stop = "*_" if kind != "*" else "*"
         can_open = not _WORDISH.match(before) and not after.isspace() and after not in inner_stop
-        can_close = not before.isspace() and before not in inner_stop and not _WORD_OR_STAR.match(after)
+        can_close = (
+            not before.isspace() and before not in inner_stop and not _WORD_OR_STAR.match(after)
+        )
         opener = pending.get(kind)
         if can_close and opener is not None and opener[2] == line and opener[1] < a:
             drop += [(opener[0], opener[1]), (a, b)]
@@ -227,7 +236,7 @@ def sections(text: str) -> list[tuple[str, bool]]:
     True: an answer right after the marker wins over later text), then the whole text."""
     markers = list(_MARKER_RE.finditer(text))
     if markers:
-        tail = text[markers[-1].end():]
+        tail = text[markers[-1].end() :]
         if tail.strip():
             return [(tail, True), (text, False)]
     return [(text, False)]
@@ -252,10 +261,8 @@ def group_runs(matches: list[re.Match], text: str) -> list[list[re.Match]]:
     """Group consecutive matches separated only by list separators."""
     runs: list[list[re.Match]] = []
     for m in matches:
-        if runs and is_separator(text[runs[-1][-1].end():m.start()]):
+        if runs and is_separator(text[runs[-1][-1].end() : m.start()]):
             runs[-1].append(m)
         else:
             runs.append([m])
     return runs
-
-

@@ -2,6 +2,7 @@
 ``.xlsx`` file is a zip of XML parts), so that the scorer reads VLMEvalKit's prediction tables
 without openpyxl. Cell values as openpyxl gives them: text, ``int`` or ``float`` for numbers,
 ``bool`` for booleans, None for an empty cell; formulas give their cached value."""
+
 from __future__ import annotations
 
 import posixpath
@@ -42,8 +43,14 @@ def _active_sheet_path(book: zipfile.ZipFile) -> str:
     active = int(view.get("activeTab", "0")) if view is not None else 0
     rel_id = sheets[min(active, len(sheets) - 1)].get(f"{_DOC_REL}id")
     rels = ElementTree.fromstring(book.read("xl/_rels/workbook.xml.rels"))
-    target = next(r.get("Target") for r in rels.iter(f"{_PKG_REL}Relationship") if r.get("Id") == rel_id)
-    return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join("xl", target))
+    target = next(
+        r.get("Target") for r in rels.iter(f"{_PKG_REL}Relationship") if r.get("Id") == rel_id
+    )
+    return (
+        target.lstrip("/")
+        if target.startswith("/")
+        else posixpath.normpath(posixpath.join("xl", target))
+    )
 
 
 def read_xlsx_rows(path: str | Path) -> list[list]:
@@ -54,7 +61,12 @@ def read_xlsx_rows(path: str | Path) -> list[list]:
         names = set(book.namelist())
         shared = []
         if "xl/sharedStrings.xml" in names:
-            shared = [_text(si) for si in ElementTree.fromstring(book.read("xl/sharedStrings.xml")).iter(f"{_MAIN}si")]
+            shared = [
+                _text(si)
+                for si in ElementTree.fromstring(book.read("xl/sharedStrings.xml")).iter(
+                    f"{_MAIN}si"
+                )
+            ]
         sheet = ElementTree.fromstring(book.read(_active_sheet_path(book)))
     rows: list[list] = []
     for row in sheet.iter(f"{_MAIN}row"):

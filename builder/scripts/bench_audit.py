@@ -16,6 +16,7 @@ measures that build's CPU time, all processes). Prints, all measured in this one
   whether both give the same runner-up margins; and the whole split's audit with REV's code;
 * the pixel solver's T1/T3 scores over train and test (``--no-solver`` skips them).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _cpu() -> float:
     """CPU seconds of this process and of its finished children (pool workers)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -89,12 +93,18 @@ class _Baseline:
     def __init__(self, rev: str, into: Path, folder: Path, split: str):
         name = "misi_baseline"
         archive = into / "baseline.tar"
-        subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
+        )
         with tarfile.open(archive) as tar:
             tar.extractall(into / "tree", filter="data")
         (into / "tree" / "builder").rename(into / "tree" / name)
-        self.child = subprocess.Popen([sys.executable, "-c", _CHILD.format(pkg=name), str(into / "tree"), str(folder),
-                                       split], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD.format(pkg=name), str(into / "tree"), str(folder), split],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.rows = self._ask(None)["rows"]
 
     def _ask(self, command: str | None) -> dict:
@@ -114,7 +124,9 @@ class _Baseline:
         self.child.wait(60)
 
 
-def _docking_per_question(folder: Path, split: str, base: _Baseline) -> tuple[list[float], list[float], bool]:
+def _docking_per_question(
+    folder: Path, split: str, base: _Baseline
+) -> tuple[list[float], list[float], bool]:
     """CPU seconds of the T7 uniqueness check per question, REV's and ours alternately, and
     whether the runner-up margins agree."""
     ours = _Auditor(read_manifest(folder), None)
@@ -132,55 +144,73 @@ def _docking_per_question(folder: Path, split: str, base: _Baseline) -> tuple[li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--folder", help="a built dataset folder (default: build the samples first)")
+    parser.add_argument(
+        "--folder", help="a built dataset folder (default: build the samples first)"
+    )
     parser.add_argument("--split", default="test")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--baseline", help="git revision to compare with (e.g. main)")
     parser.add_argument("--no-solver", action="store_true", help="skip the pixel solver's scores")
     args = parser.parse_args(argv)
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
-          f"on {os.cpu_count()} CPUs")
+    print(
+        f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.folder) if args.folder else Path(tmp) / "samples"
         build_cpu = None
         if not args.folder:
-            _, wall, build_cpu = _timed(build_dataset, source="samples", out=folder, workers=args.workers,
-                                        progress=False)
-            print(f"build of the samples ({args.workers} workers, with validation and sampled audit): "
-                  f"{wall:.1f} s wall, {build_cpu:.1f} s CPU")
+            _, wall, build_cpu = _timed(
+                build_dataset, source="samples", out=folder, workers=args.workers, progress=False
+            )
+            print(
+                f"build of the samples ({args.workers} workers, with validation and sampled audit): "
+                f"{wall:.1f} s wall, {build_cpu:.1f} s CPU"
+            )
         results = {}
         for workers in sorted({1, args.workers}):
             report, wall, cpu = _timed(audit_dataset, folder, split=args.split, workers=workers)
             results[workers] = (report, wall, cpu)
-            print(f"audit of the {args.split} split, {workers} worker(s): {wall:.1f} s wall, {cpu:.1f} s CPU")
+            print(
+                f"audit of the {args.split} split, {workers} worker(s): {wall:.1f} s wall, {cpu:.1f} s CPU"
+            )
         report, wall1, cpu1 = results[1]
         print(report.format_text())
         if args.workers > 1:
             other = results[args.workers][0].summary()
-            same = {k: v for k, v in other.items() if k != "seconds"} == \
-                {k: v for k, v in report.summary().items() if k != "seconds"}
-            print(f"speed-up 1 -> {args.workers} workers: {wall1 / results[args.workers][1]:.2f}x wall "
-                  f"(same report: {same})")
+            same = {k: v for k, v in other.items() if k != "seconds"} == {
+                k: v for k, v in report.summary().items() if k != "seconds"
+            }
+            print(
+                f"speed-up 1 -> {args.workers} workers: {wall1 / results[args.workers][1]:.2f}x wall "
+                f"(same report: {same})"
+            )
         if build_cpu:
             print(f"audit CPU / build CPU: {cpu1 / build_cpu:.1%} (goal <= 15%)")
         if args.baseline:
             base = _Baseline(args.baseline, Path(tmp), folder, args.split)
             t_base, t_ours, same = _docking_per_question(folder, args.split, base)
             if t_ours:
-                print(f"T7 uniqueness per question ({len(t_ours)} questions, CPU): {args.baseline} "
-                      f"{np.mean(t_base):.3f} s, this code {np.mean(t_ours):.3f} s: "
-                      f"{sum(t_base) / sum(t_ours):.1f}x faster (goal >= 10x); same margins: {same}")
+                print(
+                    f"T7 uniqueness per question ({len(t_ours)} questions, CPU): {args.baseline} "
+                    f"{np.mean(t_base):.3f} s, this code {np.mean(t_ours):.3f} s: "
+                    f"{sum(t_base) / sum(t_ours):.1f}x faster (goal >= 10x); same margins: {same}"
+                )
             found = base.audit()
             base.close()
             wall_b, cpu_b = found["wall"], found["cpu"]
-            print(f"audit of the {args.split} split with {args.baseline}'s code: {wall_b:.1f} s wall, "
-                  f"{cpu_b:.1f} s CPU; this code {cpu_b / cpu1:.1f}x less CPU (1 worker)")
+            print(
+                f"audit of the {args.split} split with {args.baseline}'s code: {wall_b:.1f} s wall, "
+                f"{cpu_b:.1f} s CPU; this code {cpu_b / cpu1:.1f}x less CPU (1 worker)"
+            )
         if not args.no_solver:
             for task in pixel_solver.TASKS:
                 values = pixel_solver.scores(folder, task)
                 exact = float(np.mean([v == 1.0 for v in values])) if values else float("nan")
-                print(f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} "
-                      f"over {len(values)} questions")
+                print(
+                    f"pixel solver {task}: score {np.mean(values):.3f}, exact {exact:.3f} "
+                    f"over {len(values)} questions"
+                )
     return 0 if report.ok else 1
 
 

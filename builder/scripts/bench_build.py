@@ -8,6 +8,7 @@ Projection: the paper's 3,993 complexes at the measured seconds per complex, div
 16 cores (complex units are independent, so the generation scales with cores; the merge is
 I/O-bound and measured separately).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,12 @@ print(json.dumps({"peak_mb": peak_mb, "seconds": dt, "questions": q, "images": i
 
 def run(limit: int, workers: int, audit: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, "-c", _CHILD, f"{tmp}/out", str(limit), str(workers), str(int(audit))],
-                             check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, f"{tmp}/out", str(limit), str(workers), str(int(audit))],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -47,27 +52,36 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--sizes", default="5,10,19")
-    parser.add_argument("--no-audit", action="store_true",
-                        help="leave out the build's sampled audit (a fixed cost per build, not per complex)")
+    parser.add_argument(
+        "--no-audit",
+        action="store_true",
+        help="leave out the build's sampled audit (a fixed cost per build, not per complex)",
+    )
     args = parser.parse_args(argv)
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         r = run(n, args.workers, audit=not args.no_audit)
         rows.append(r)
-        print(f"{r['complexes']:3d} complexes: {r['seconds']:7.1f} s, {r['seconds'] / r['complexes']:.2f} s/complex, "
-              f"{r['questions']} questions, {r['images']} images ({r['images'] / r['seconds']:.1f} images/s), "
-              f"peak RSS of the build process {r['peak_mb']:.0f} MB")
+        print(
+            f"{r['complexes']:3d} complexes: {r['seconds']:7.1f} s, {r['seconds'] / r['complexes']:.2f} s/complex, "
+            f"{r['questions']} questions, {r['images']} images ({r['images'] / r['seconds']:.1f} images/s), "
+            f"peak RSS of the build process {r['peak_mb']:.0f} MB"
+        )
     if len(rows) >= 2:
         a, b = rows[0], rows[-1]
         ratio = (b["seconds"] / b["complexes"]) / (a["seconds"] / a["complexes"])
-        print(f"scaling: time per complex at {b['complexes']} vs {a['complexes']} complexes = {ratio:.2f}x "
-              f"(1.0 = linear)")
+        print(
+            f"scaling: time per complex at {b['complexes']} vs {a['complexes']} complexes = {ratio:.2f}x "
+            f"(1.0 = linear)"
+        )
     last = rows[-1]
     per_image = last["seconds"] * args.workers / last["images"]
     for cores in (2, 16):
         hours = PAPER_IMAGES * per_image / cores / 3600
-        print(f"projected paper-size build ({PAPER_COMPLEXES} complexes, ~{PAPER_QUESTIONS} questions, "
-              f"{PAPER_IMAGES} images) on {cores} cores: {hours:.2f} h (at {per_image * 1000:.1f} ms per image per core)")
+        print(
+            f"projected paper-size build ({PAPER_COMPLEXES} complexes, ~{PAPER_QUESTIONS} questions, "
+            f"{PAPER_IMAGES} images) on {cores} cores: {hours:.2f} h (at {per_image * 1000:.1f} ms per image per core)"
+        )
     return 0
 
 

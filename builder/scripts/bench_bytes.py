@@ -13,6 +13,7 @@ per complex). Then re-encodes ``--codec-sample`` distinct images with other loss
 (PNG zlib levels, WebP lossless) and prints their size against the stored PNGs, their encoding
 time and whether the decoded pixels are identical.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,19 +48,29 @@ def main(argv: list[str] | None = None) -> int:
     dictionary, dict_same = zip(*(rewritten_bytes(p, DICTIONARY_PAGE_BYTES) for p in shards))
     complexes = manifest["complexes"]["total"] - len(manifest.get("skipped_complexes", {}))
     print(f"{folder}: {len(shards)} shards, {refs} image references, {complexes} complexes")
-    for name, size, same in (("as stored", stored, True),
-                             ("Parquet default dictionary limit", sum(plain), all(plain_same)),
-                             (f"dictionary limit {DICTIONARY_PAGE_BYTES >> 20} MB", sum(dictionary), all(dict_same))):
+    for name, size, same in (
+        ("as stored", stored, True),
+        ("Parquet default dictionary limit", sum(plain), all(plain_same)),
+        (f"dictionary limit {DICTIONARY_PAGE_BYTES >> 20} MB", sum(dictionary), all(dict_same)),
+    ):
         paper = size / complexes * PAPER_COMPLEXES
-        print(f"  {name:34s} {size / 1e6:8.1f} MB, {size / refs / 1e3:5.1f} KB per image reference, "
-              f"same rows: {same}; paper size ({PAPER_COMPLEXES} complexes): {paper / 1e9:5.1f} GB")
-    print(f"  saving of the dictionary limit: {1 - sum(dictionary) / sum(plain):.1%} fewer bytes per image reference")
+        print(
+            f"  {name:34s} {size / 1e6:8.1f} MB, {size / refs / 1e3:5.1f} KB per image reference, "
+            f"same rows: {same}; paper size ({PAPER_COMPLEXES} complexes): {paper / 1e9:5.1f} GB"
+        )
+    print(
+        f"  saving of the dictionary limit: {1 - sum(dictionary) / sum(plain):.1%} fewer bytes per image reference"
+    )
     pngs = [png for path in shards for png in stored_images(path)]
     distinct = list(dict.fromkeys(pngs))
     sample = distinct[:: max(1, len(distinct) // max(1, args.codec_sample))][: args.codec_sample]
-    print(f"lossless codecs on {len(sample)} distinct images ({len(distinct)} distinct of {len(pngs)} references):")
+    print(
+        f"lossless codecs on {len(sample)} distinct images ({len(distinct)} distinct of {len(pngs)} references):"
+    )
     for name, (share, ms, same) in zip(CODECS, codec_sizes(sample)):
-        print(f"  {name:36s} {share:6.1%} of the stored bytes, {ms:6.1f} ms/image, pixels identical: {same}")
+        print(
+            f"  {name:36s} {share:6.1%} of the stored bytes, {ms:6.1f} ms/image, pixels identical: {same}"
+        )
     return 0
 
 

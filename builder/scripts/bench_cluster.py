@@ -8,6 +8,7 @@ validation (the merge job). Prints CPU seconds per complex (the sizing figure: o
 wall time is about the same) and wall seconds, the peak resident memory of the
 process (one worker), and for a few array sizes the wall time of one shard and of the merge.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,17 +29,27 @@ def measure(source: str, limit: int, seed: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         start, cpu = time.perf_counter(), _cpu()
-        build_dataset(source=source, out=out, limit=limit, seed=seed, workers=1, merge=False, progress=False)
+        build_dataset(
+            source=source, out=out, limit=limit, seed=seed, workers=1, merge=False, progress=False
+        )
         generation, generation_cpu = time.perf_counter() - start, _cpu() - cpu
         statuses = [json.loads(p.read_text()) for p in out.glob(".work/*/complexes/*.status.json")]
         start, cpu = time.perf_counter(), _cpu()
-        manifest = build_dataset(source=source, out=out, limit=limit, seed=seed, merge_only=True, progress=False)
+        manifest = build_dataset(
+            source=source, out=out, limit=limit, seed=seed, merge_only=True, progress=False
+        )
         merge, merge_cpu = time.perf_counter() - start, _cpu() - cpu
     seconds = [s["seconds"] for s in statuses if s["ok"]]
-    return {"complexes": len(seconds), "per_complex": seconds, "generation_s": generation, "merge_s": merge,
-            "generation_cpu_s": generation_cpu, "merge_cpu_s": merge_cpu,
-            "images": sum(manifest["totals"]["images"].values()),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "complexes": len(seconds),
+        "per_complex": seconds,
+        "generation_s": generation,
+        "merge_s": merge,
+        "generation_cpu_s": generation_cpu,
+        "merge_cpu_s": merge_cpu,
+        "images": sum(manifest["totals"]["images"].values()),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def _cpu() -> float:
@@ -55,17 +66,27 @@ def main(argv: list[str] | None = None) -> int:
     r = measure(args.source, args.limit)
     n = r["complexes"]
     cpu, merge_cpu = r["generation_cpu_s"] / n, r["merge_cpu_s"] / n
-    print(f"{n} complexes, one worker: {cpu:.2f} CPU-s per complex; wall {statistics.mean(r['per_complex']):.2f} s "
-          f"per complex (max {max(r['per_complex']):.2f}; above the CPU time when the machine is shared), "
-          f"{r['images'] / n:.0f} images per complex; peak RSS {r['peak_mb']:.0f} MB")
-    print(f"merge + validation: {merge_cpu:.2f} CPU-s per complex (wall {r['merge_s']:.1f} s in all)")
-    print(f"paper-size build, {PAPER_COMPLEXES} complexes = {PAPER_COMPLEXES * cpu / 3600:.1f} CPU-hours of shards; "
-          f"array tasks with --cpus {args.cpus} (dedicated cores):")
+    print(
+        f"{n} complexes, one worker: {cpu:.2f} CPU-s per complex; wall {statistics.mean(r['per_complex']):.2f} s "
+        f"per complex (max {max(r['per_complex']):.2f}; above the CPU time when the machine is shared), "
+        f"{r['images'] / n:.0f} images per complex; peak RSS {r['peak_mb']:.0f} MB"
+    )
+    print(
+        f"merge + validation: {merge_cpu:.2f} CPU-s per complex (wall {r['merge_s']:.1f} s in all)"
+    )
+    print(
+        f"paper-size build, {PAPER_COMPLEXES} complexes = {PAPER_COMPLEXES * cpu / 3600:.1f} CPU-hours of shards; "
+        f"array tasks with --cpus {args.cpus} (dedicated cores):"
+    )
     for shards in (4, 8, 16, 32, 64):
         per_shard = math.ceil(PAPER_COMPLEXES / shards)
         hours = per_shard * cpu / args.cpus / 3600
-        print(f"  --array {shards:3d}: {per_shard:4d} complexes per shard, ~{hours:5.2f} h per shard")
-    print(f"  merge job (one CPU, validation included): ~{PAPER_COMPLEXES * merge_cpu / 3600:.2f} h")
+        print(
+            f"  --array {shards:3d}: {per_shard:4d} complexes per shard, ~{hours:5.2f} h per shard"
+        )
+    print(
+        f"  merge job (one CPU, validation included): ~{PAPER_COMPLEXES * merge_cpu / 3600:.2f} h"
+    )
     return 0
 
 

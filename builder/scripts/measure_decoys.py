@@ -183,8 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
     )
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
-    parser.add_argument("--add", nargs="*", default=[],
-                        help="JSON results of earlier runs (other seeds) to add to this run's")
+    parser.add_argument(
+        "--add",
+        nargs="*",
+        default=[],
+        help="JSON results of earlier runs (other seeds) to add to this run's",
+    )
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

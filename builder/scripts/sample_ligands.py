@@ -4,6 +4,7 @@ dictionary template and rebuilt as an RDKit molecule (bond orders, charges, trus
 Readers and the CCD template come from the chemistry layer (``chemistry.files``,
 ``chemistry.ccd``); used by ``make_samples``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,15 +15,15 @@ import numpy as np
 from ..chemistry.ccd import ccd_template as _ccd_template
 from ..chemistry.files import distance_bonds, open_text, parse_mol2
 
-
 # --------------------------------------------------------------------------------------------
 # Reading structures
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Atom:
     name: str
-    element: str      # capitalised symbol, e.g. "C", "Br"
+    element: str  # capitalised symbol, e.g. "C", "Br"
     xyz: np.ndarray
     charge: int = 0
 
@@ -43,6 +44,7 @@ def atom_element(atom) -> str:
     el = atom.element.name
     if el in ("X", ""):
         import gemmi
+
         el = gemmi.Element(atom.name.strip()[:1]).name
     return el[:1].upper() + el[1:].lower()
 
@@ -61,8 +63,9 @@ def find_ligand(st, code: str, chain: str | None, resnum: int | None) -> LigandS
             for a in res:
                 at = Atom(a.name.strip(), atom_element(a), np.array(a.pos.tolist()), int(a.charge))
                 (hyd if at.element in ("H", "D") else heavy).append(at)
-            return LigandSource(heavy, hyd, code, ch.name.strip(), res.seqid.num,
-                                res.seqid.icode.strip())
+            return LigandSource(
+                heavy, hyd, code, ch.name.strip(), res.seqid.num, res.seqid.icode.strip()
+            )
     raise LookupError(f"ligand {code} chain={chain} resnum={resnum} not found")
 
 
@@ -76,12 +79,15 @@ def read_sdf_atoms(path: Path) -> list[Atom]:
 
     mol = Chem.MolFromMolBlock(open_text(path).split("$$$$")[0], sanitize=False, removeHs=False)
     pos = mol.GetConformer().GetPositions()
-    return [Atom("", a.GetSymbol(), pos[a.GetIdx()].copy(), a.GetFormalCharge()) for a in mol.GetAtoms()]
+    return [
+        Atom("", a.GetSymbol(), pos[a.GetIdx()].copy(), a.GetFormalCharge()) for a in mol.GetAtoms()
+    ]
 
 
 # --------------------------------------------------------------------------------------------
 # CCD chemistry and matching
 # --------------------------------------------------------------------------------------------
+
 
 def ccd_template(code: str) -> dict:
     """The chemistry layer's CCD template of ``code`` (names, elements, charges, bonds, H counts,
@@ -92,7 +98,7 @@ def ccd_template(code: str) -> dict:
     return tmpl
 
 
-def _skeleton(elements: list[str], bonds) -> "object":
+def _skeleton(elements: list[str], bonds) -> object:
     from rdkit import Chem
 
     m = Chem.RWMol()
@@ -119,7 +125,11 @@ def match_to_template(lig: list[Atom], tmpl: dict) -> tuple[list[int], str]:
         mapping = [idx[n] for n in names]
         inv = {t: c for c, t in enumerate(mapping)}
         ok = len(set(mapping)) == len(mapping)
-        tb = {(min(inv[i], inv[j]), max(inv[i], inv[j])) for i, j, _ in tmpl["bonds"] if i in inv and j in inv}
+        tb = {
+            (min(inv[i], inv[j]), max(inv[i], inv[j]))
+            for i, j, _ in tmpl["bonds"]
+            if i in inv and j in inv
+        }
         db = set(distance_bonds(coords, elements))
         if ok and tb == db:
             return mapping, "name"
@@ -137,6 +147,7 @@ def match_to_template(lig: list[Atom], tmpl: dict) -> tuple[list[int], str]:
 # Building the ligand molecule
 # --------------------------------------------------------------------------------------------
 
+
 def assign_hydrogens(src: LigandSource) -> list[int]:
     heavy = np.array([a.xyz for a in src.heavy])
     parents = []
@@ -147,7 +158,9 @@ def assign_hydrogens(src: LigandSource) -> list[int]:
     return parents
 
 
-def build_ligand(src: LigandSource, tmpl: dict, mapping: list[int]) -> tuple[object, list[str], list[str]]:
+def build_ligand(
+    src: LigandSource, tmpl: dict, mapping: list[int]
+) -> tuple[object, list[str], list[str]]:
     """RDKit molecule (heavy atoms in source order, then kept H), atom names, notes."""
     from rdkit import Chem
     from rdkit.Geometry import Point3D
@@ -176,7 +189,9 @@ def build_ligand(src: LigandSource, tmpl: dict, mapping: list[int]) -> tuple[obj
                     charges[c] += counts[c] - want
                     continue
                 keep_h = False
-                notes.append(f"ligand H dropped ({el} {src.heavy[c].name}: {counts[c]} H, CCD {want})")
+                notes.append(
+                    f"ligand H dropped ({el} {src.heavy[c].name}: {counts[c]} H, CCD {want})"
+                )
                 break
         if not keep_h:
             charges = [tmpl["charges"][mapping[c]] for c in range(n)]
@@ -234,7 +249,9 @@ def _template_mol(tmpl: dict):
         a.SetFormalCharge(q)
         m.AddAtom(a)
     for i, j, o in tmpl["bonds"]:
-        m.AddBond(i, j, {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE}[o])
+        m.AddBond(
+            i, j, {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE}[o]
+        )
     conf = Chem.Conformer(m.GetNumAtoms())
     for k, p in enumerate(tmpl["coords"]):
         conf.SetAtomPosition(k, Point3D(*map(float, p)))

@@ -1,6 +1,7 @@
 """Sample builder, writers: the PDBbind-layout pocket PDB, ligand SDF and ligand MOL2 (SYBYL
 types) of one complex, and the pocket cut (the chemistry layer's, on gemmi residues).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,10 +12,10 @@ from ..chemistry.protein import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
 from ..chemistry.protein import METAL_ELEMENTS, STANDARD_AMINO_ACIDS, pocket_residue_keys
 from .sample_ligands import atom_element
 
-
 # --------------------------------------------------------------------------------------------
 # Writers
 # --------------------------------------------------------------------------------------------
+
 
 def sybyl_type(atom) -> str:
     from rdkit import Chem
@@ -28,8 +29,11 @@ def sybyl_type(atom) -> str:
         if atom.GetIsAromatic():
             return "C.ar"
         n_nbrs = [n for n in heavy_nbrs if n.GetSymbol() == "N"]
-        if len(n_nbrs) == 3 and hyb == Chem.HybridizationType.SP2 and \
-                (atom.GetFormalCharge() > 0 or any(n.GetFormalCharge() > 0 for n in n_nbrs)):
+        if (
+            len(n_nbrs) == 3
+            and hyb == Chem.HybridizationType.SP2
+            and (atom.GetFormalCharge() > 0 or any(n.GetFormalCharge() > 0 for n in n_nbrs))
+        ):
             return "C.cat"
         if hyb == Chem.HybridizationType.SP:
             return "C.1"
@@ -37,7 +41,11 @@ def sybyl_type(atom) -> str:
             return "C.2"
         return "C.3"
     if el == "N":
-        if atom.GetFormalCharge() > 0 and hyb == Chem.HybridizationType.SP3 and atom.GetDegree() + atom.GetTotalNumHs() == 4:
+        if (
+            atom.GetFormalCharge() > 0
+            and hyb == Chem.HybridizationType.SP3
+            and atom.GetDegree() + atom.GetTotalNumHs() == 4
+        ):
             return "N.4"
         if atom.GetIsAromatic():
             return "N.ar"
@@ -47,14 +55,19 @@ def sybyl_type(atom) -> str:
             return "N.am"
         if any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()):
             return "N.pl3" if atom.GetFormalCharge() > 0 else "N.2"
-        if hyb in (Chem.HybridizationType.SP2, Chem.HybridizationType.SP) or \
-                any(n.GetIsAromatic() or n.GetHybridization() == Chem.HybridizationType.SP2 for n in heavy_nbrs):
+        if hyb in (Chem.HybridizationType.SP2, Chem.HybridizationType.SP) or any(
+            n.GetIsAromatic() or n.GetHybridization() == Chem.HybridizationType.SP2
+            for n in heavy_nbrs
+        ):
             return "N.pl3"
         return "N.3"
     if el == "O":
         if len(heavy_nbrs) == 1 and _is_co2_oxygen(atom):
             return "O.co2"
-        if any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()) or atom.GetIsAromatic():
+        if (
+            any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds())
+            or atom.GetIsAromatic()
+        ):
             return "O.2"
         return "O.3"
     if el == "S":
@@ -63,7 +76,10 @@ def sybyl_type(atom) -> str:
             return "S.O2"
         if len(terminal_o) == 1:
             return "S.O"
-        if any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds()) or atom.GetIsAromatic():
+        if (
+            any(b.GetBondType() == Chem.BondType.DOUBLE for b in atom.GetBonds())
+            or atom.GetIsAromatic()
+        ):
             return "S.2"
         return "S.3"
     if el == "P":
@@ -79,7 +95,11 @@ def _is_amide_n(atom) -> bool:
             continue
         for b in n.GetBonds():
             o = b.GetOtherAtom(n)
-            if b.GetBondType() == Chem.BondType.DOUBLE and o.GetSymbol() in ("O", "S") and o.GetIdx() != atom.GetIdx():
+            if (
+                b.GetBondType() == Chem.BondType.DOUBLE
+                and o.GetSymbol() in ("O", "S")
+                and o.GetIdx() != atom.GetIdx()
+            ):
                 return True
     return False
 
@@ -87,8 +107,13 @@ def _is_amide_n(atom) -> bool:
 def _is_co2_oxygen(atom) -> bool:
     """Terminal O of a carboxylate (C with two terminal O, one of them charged) or phosphate."""
     c = [n for n in atom.GetNeighbors() if n.GetAtomicNum() > 1][0]
-    term = [n for n in c.GetNeighbors() if n.GetSymbol() == "O" and n.GetDegree() - n.GetTotalNumHs() == 1
-            and n.GetTotalNumHs() == 0]
+    term = [
+        n
+        for n in c.GetNeighbors()
+        if n.GetSymbol() == "O"
+        and n.GetDegree() - n.GetTotalNumHs() == 1
+        and n.GetTotalNumHs() == 0
+    ]
     if c.GetSymbol() == "P":
         return atom in term or atom.GetIdx() in [t.GetIdx() for t in term]
     if c.GetSymbol() == "C" and len(term) == 2:
@@ -106,7 +131,10 @@ def mol2_bond_type(bond, types: list[str]) -> str:
         pair = {types[i], types[j]}
         if "N.am" in pair and "C.2" in pair:
             c = bond.GetBeginAtom() if types[i] == "C.2" else bond.GetEndAtom()
-            if any(b.GetBondType() == Chem.BondType.DOUBLE and b.GetOtherAtom(c).GetSymbol() == "O" for b in c.GetBonds()):
+            if any(
+                b.GetBondType() == Chem.BondType.DOUBLE and b.GetOtherAtom(c).GetSymbol() == "O"
+                for b in c.GetBonds()
+            ):
                 return "am"
         return "1"
     return {Chem.BondType.DOUBLE: "2", Chem.BondType.TRIPLE: "3"}.get(bond.GetBondType(), "1")
@@ -119,17 +147,30 @@ def write_mol2(path: Path, mol, names: list[str], title: str, res_name: str, cha
     mol = Chem.Mol(mol)
     Chem.Kekulize(mol, clearAromaticFlags=True)
     pos = mol.GetConformer().GetPositions()
-    lines = ["@<TRIPOS>MOLECULE", title, f"{mol.GetNumAtoms():5d} {mol.GetNumBonds():5d}     1     0     0",
-             "SMALL", "USER_CHARGES", "", "@<TRIPOS>ATOM"]
+    lines = [
+        "@<TRIPOS>MOLECULE",
+        title,
+        f"{mol.GetNumAtoms():5d} {mol.GetNumBonds():5d}     1     0     0",
+        "SMALL",
+        "USER_CHARGES",
+        "",
+        "@<TRIPOS>ATOM",
+    ]
     for k, a in enumerate(mol.GetAtoms()):
         x, y, z = pos[k]
-        lines.append(f"{k + 1:7d} {names[k]:<6s} {x:10.4f} {y:10.4f} {z:10.4f} {types[k]:<6s} "
-                     f"{1:4d} {res_name:<8s} {float(a.GetFormalCharge()):8.4f}")
+        lines.append(
+            f"{k + 1:7d} {names[k]:<6s} {x:10.4f} {y:10.4f} {z:10.4f} {types[k]:<6s} "
+            f"{1:4d} {res_name:<8s} {float(a.GetFormalCharge()):8.4f}"
+        )
     lines.append("@<TRIPOS>BOND")
     for k, b in enumerate(mol.GetBonds()):
-        lines.append(f"{k + 1:6d} {b.GetBeginAtomIdx() + 1:5d} {b.GetEndAtomIdx() + 1:5d} {mol2_bond_type(b, types)}")
+        lines.append(
+            f"{k + 1:6d} {b.GetBeginAtomIdx() + 1:5d} {b.GetEndAtomIdx() + 1:5d} {mol2_bond_type(b, types)}"
+        )
     lines.append("@<TRIPOS>SUBSTRUCTURE")
-    lines.append(f"{1:6d} {res_name:<8s} {1:5d} RESIDUE           1 {chain or '-':<4s} {res_name:<4s} 1 ROOT")
+    lines.append(
+        f"{1:6d} {res_name:<8s} {1:5d} RESIDUE           1 {chain or '-':<4s} {res_name:<4s} 1 ROOT"
+    )
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -164,7 +205,9 @@ def pocket_residues(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):
             residues.append((ch.name, res))
     if not coords:
         return []
-    return [residues[k] for k in pocket_residue_keys(np.array(coords), np.array(keys), lig_xyz, cutoff)]
+    return [
+        residues[k] for k in pocket_residue_keys(np.array(coords), np.array(keys), lig_xyz, cutoff)
+    ]
 
 
 def pocket_metals(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):

@@ -5,20 +5,39 @@ Each task lives in its own module ``builder/tasks/<name>.py``, which ends with `
 and the validator's check). :data:`ROOMS` lists them in the registry's order; shared machinery
 reaches a task only through :func:`room_of` (``docs/extending.md`` has the recipe for a new task).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.registry import TASK_NAMES
-from . import (docking, interaction_location, pocket_ligand, residue_ligand, rotation, rotation_rotation,
-               translation, translation_rotation, zooming)
+from . import (
+    docking,
+    interaction_location,
+    pocket_ligand,
+    residue_ligand,
+    rotation,
+    rotation_rotation,
+    translation,
+    translation_rotation,
+    zooming,
+)
 from .room import Room
 
 #: The nine task configs in the paper's order (T1..T9), from the task registry.
 TASKS: tuple[str, ...] = TASK_NAMES
 
-_MODULES = (translation, rotation, zooming, residue_ligand, translation_rotation, rotation_rotation, docking,
-            interaction_location, pocket_ligand)
+_MODULES = (
+    translation,
+    rotation,
+    zooming,
+    residue_ligand,
+    translation_rotation,
+    rotation_rotation,
+    docking,
+    interaction_location,
+    pocket_ligand,
+)
 _BY_NAME: dict[str, Room] = {module.ROOM.name: module.ROOM for module in _MODULES}
 #: The rooms in the registry's order (one per task; a registry entry without one fails here).
 ROOMS: tuple[Room, ...] = tuple(_BY_NAME[name] for name in TASK_NAMES)

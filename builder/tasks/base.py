@@ -5,26 +5,27 @@ per-question random generator factory, and access to other complexes of the spli
 returns ``TaskInstance`` values: operations, question text, options, answer, the image plan
 (render requests in prompt order with view names) and the metadata that re-derives the answer.
 """
+
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import yaml
 
-from ..scene.camera import Camera, fit_camera
-from ..operations.language import Operation
-from ..operations.transforms import VIEW_NAMES, Pose
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import LEGACY_PROFILE, check_profile, question_id
 from ..core.records import Complex
 from ..core.registry import answer_format
+from ..operations.language import Operation
+from ..operations.transforms import VIEW_NAMES, Pose
+from ..scene.camera import Camera, fit_camera
 from ..scene.requests import RenderRequest, Style
 
 LETTERS = ("A", "B", "C", "D")
@@ -86,10 +87,14 @@ class Annotation:
         return tuple(range(self.complex.n_atoms))
 
 
-def annotate(cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE, hbonds: str = DEFAULT_HBOND_MODE) -> Annotation:
+def annotate(
+    cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE, hbonds: str = DEFAULT_HBOND_MODE
+) -> Annotation:
     """Compute the annotation of a complex (screen frame, camera, H-bonds by mode ``hbonds``)."""
     screen = cx.screen_coords
-    return Annotation(cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx, hbonds), hbonds)
+    return Annotation(
+        cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx, hbonds), hbonds
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,7 +122,11 @@ class TaskContext:
 
     def count(self, key: str = "counts") -> int:
         value = self.params[key]
-        return int(value.get(self.split, value.get("test", 0))) if isinstance(value, Mapping) else int(value)
+        return (
+            int(value.get(self.split, value.get("test", 0)))
+            if isinstance(value, Mapping)
+            else int(value)
+        )
 
     def cap(self, key: str) -> int | None:
         """A per-split cap of the parameters; None when the value is null (no cap)."""
@@ -148,7 +157,10 @@ def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generat
 
 
 #: Data files of each profile: (sampling parameters, prompt templates) under ``templates/``.
-PROFILE_FILES = {"explicit": ("params.yaml", "prompts.yaml"), "paper": ("params_paper.yaml", "prompts_paper.yaml")}
+PROFILE_FILES = {
+    "explicit": ("params.yaml", "prompts.yaml"),
+    "paper": ("params_paper.yaml", "prompts_paper.yaml"),
+}
 
 
 def _read_yaml(name: str) -> dict:
@@ -156,13 +168,13 @@ def _read_yaml(name: str) -> dict:
     return yaml.safe_load(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_params(profile: str = LEGACY_PROFILE) -> dict:
     """The versioned sampling parameters of a profile (templates/params*.yaml)."""
     return _read_yaml(PROFILE_FILES[check_profile(profile)][0])
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_templates(profile: str = LEGACY_PROFILE) -> dict:
     """The versioned prompt templates of a profile (templates/prompts*.yaml)."""
     return _read_yaml(PROFILE_FILES[check_profile(profile)][1])
@@ -173,7 +185,9 @@ def view_order(profile: str = LEGACY_PROFILE) -> tuple[str, ...]:
     return tuple(load_params(profile).get("six_views", VIEW_NAMES))
 
 
-def fill_prompt(task: str, image_lines: Sequence[str], *, profile: str = LEGACY_PROFILE, **fields: object) -> str:
+def fill_prompt(
+    task: str, image_lines: Sequence[str], *, profile: str = LEGACY_PROFILE, **fields: object
+) -> str:
     """The question text of ``task``: template + shared blocks + numbered image lines.
 
     The shared blocks are filled with ``fields`` first (a block may name the PDB id), then the
@@ -230,18 +244,30 @@ def letter_for(ctx: TaskContext, task: str, k: int) -> int:
     return (offset + k) % 4
 
 
-def request(ann: Annotation, view: str = "front", ops: Sequence[Operation] = (), atoms: Sequence[int] | None = None,
-            groups: tuple | None = None, camera: Camera | None = None, label_mode: str = "standard",
-            origin: Sequence[float] | None = None) -> RenderRequest:
+def request(
+    ann: Annotation,
+    view: str = "front",
+    ops: Sequence[Operation] = (),
+    atoms: Sequence[int] | None = None,
+    groups: tuple | None = None,
+    camera: Camera | None = None,
+    label_mode: str = "standard",
+    origin: Sequence[float] | None = None,
+) -> RenderRequest:
     """A render request in the complex's screen frame (or, with ``origin``, in the frame centred
     on that model-frame point); the camera (default: the complex's) sets the image size."""
     atoms_t = tuple(int(a) for a in (ann.all_atoms if atoms is None else atoms))
     if groups is None:
         groups = ((atoms_t, tuple(ops)),) if ops else ()
     cam = camera or ann.camera
-    return RenderRequest(atoms=atoms_t, groups=groups, view=view, camera=cam,
-                         style=Style(label_mode=label_mode),
-                         origin=None if origin is None else tuple(float(v) for v in origin))
+    return RenderRequest(
+        atoms=atoms_t,
+        groups=groups,
+        view=view,
+        camera=cam,
+        style=Style(label_mode=label_mode),
+        origin=None if origin is None else tuple(float(v) for v in origin),
+    )
 
 
 def six_views(ann: Annotation, order: Sequence[str] = VIEW_NAMES) -> tuple[ImageSpec, ...]:
@@ -256,10 +282,18 @@ def ops_json(ops: Sequence[Operation]) -> list[str]:
 def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
     """Canonical JSON metadata of one question (sorted keys, no whitespace variance)."""
     base = {
-        "task": task, "pdb_id": ctx.ann.pdb_id, "k": k, "seed": ctx.seed, "split": ctx.split,
-        "template_version": ctx.template_version, "params_version": ctx.params_version,
-        "camera": {"distance": round(ctx.ann.camera.distance, 4), "fov_deg": ctx.ann.camera.fov_deg,
-                   "size": ctx.ann.camera.size},
+        "task": task,
+        "pdb_id": ctx.ann.pdb_id,
+        "k": k,
+        "seed": ctx.seed,
+        "split": ctx.split,
+        "template_version": ctx.template_version,
+        "params_version": ctx.params_version,
+        "camera": {
+            "distance": round(ctx.ann.camera.distance, 4),
+            "fov_deg": ctx.ann.camera.fov_deg,
+            "size": ctx.ann.camera.size,
+        },
     }
     if ctx.profile != LEGACY_PROFILE:  # explicit rows stay byte-identical to builds before profiles
         base["profile"] = ctx.profile
@@ -267,8 +301,13 @@ def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
     return json.dumps(base, sort_keys=True, separators=(",", ":"))
 
 
-def projected_difference(ann: Annotation, a: Sequence[Operation], b: Sequence[Operation],
-                         camera: Camera | None = None, base: Sequence[Operation] = ()) -> float:
+def projected_difference(
+    ann: Annotation,
+    a: Sequence[Operation],
+    b: Sequence[Operation],
+    camera: Camera | None = None,
+    base: Sequence[Operation] = (),
+) -> float:
     """Mean pixel distance between the projections of the whole model after ``base + a`` and
     after ``base + b`` (front view): the sampler's measure of how different two images are."""
     cam = camera or ann.camera
@@ -281,7 +320,9 @@ def projected_difference(ann: Annotation, a: Sequence[Operation], b: Sequence[Op
     return float(np.linalg.norm(pa[ok] - pb[ok], axis=1).mean())
 
 
-def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation], camera: Camera | None = None) -> float:
+def visible_fraction(
+    ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation], camera: Camera | None = None
+) -> float:
     """Share of ``atoms`` inside the image after moving the whole model by ``ops`` (front view)."""
     cam = camera or ann.camera
     centre = (ann.screen.min(axis=0) + ann.screen.max(axis=0)) / 2.0
@@ -290,6 +331,17 @@ def visible_fraction(ann: Annotation, atoms: np.ndarray, ops: Sequence[Operation
 
 
 __all__ = [
-    "Annotation", "ImageSpec", "TaskContext", "TaskInstance", "LETTERS",
-    "annotate", "caption", "fill_prompt", "hbond_rule", "load_params", "load_templates", "options_block", "question_rng",
+    "Annotation",
+    "ImageSpec",
+    "TaskContext",
+    "TaskInstance",
+    "LETTERS",
+    "annotate",
+    "caption",
+    "fill_prompt",
+    "hbond_rule",
+    "load_params",
+    "load_templates",
+    "options_block",
+    "question_rng",
 ]

@@ -4,9 +4,10 @@ Given the two true operations (f1, f2), the decoys are
 (a) both magnitudes changed, (b) f1's sign flipped and f2's magnitude changed,
 (c) f1's axis changed and f2's magnitude changed.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,25 +24,40 @@ def _with(op: Operation, axis: str | None = None, magnitude: int | None = None) 
     return Move(axis, magnitude) if isinstance(op, Move) else Roll(axis, magnitude)
 
 
-def make_decoy(scheme: str, f1: Operation, f2: Operation, rng: np.random.Generator,
-               f1_spec: Mapping, f2_spec: Mapping, f1_axes: Sequence[str]) -> tuple[Operation, Operation]:
+def make_decoy(
+    scheme: str,
+    f1: Operation,
+    f2: Operation,
+    rng: np.random.Generator,
+    f1_spec: Mapping,
+    f2_spec: Mapping,
+    f1_axes: Sequence[str],
+) -> tuple[Operation, Operation]:
     """One wrong (f1', f2') pair following ``scheme``."""
     if scheme == "magnitudes":
-        return _with(f1, magnitude=other_magnitude(rng, f1.magnitude, f1_spec)), \
-            _with(f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec))
+        return _with(f1, magnitude=other_magnitude(rng, f1.magnitude, f1_spec)), _with(
+            f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec)
+        )
     if scheme == "sign_f1":
-        return _with(f1, magnitude=-f1.magnitude), _with(f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec))
+        return _with(f1, magnitude=-f1.magnitude), _with(
+            f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec)
+        )
     if scheme == "axis_f1":
         axes = [a for a in f1_axes if a != f1.axis]
-        return _with(f1, axis=axes[int(rng.integers(len(axes)))]), \
-            _with(f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec))
+        return _with(f1, axis=axes[int(rng.integers(len(axes)))]), _with(
+            f2, magnitude=other_magnitude(rng, f2.magnitude, f2_spec)
+        )
     raise ValueError(f"unknown decoy scheme {scheme!r}")
 
 
-def build_options(truth: tuple[Operation, ...], rng: np.random.Generator, correct_index: int,
-                  decoy: Callable[[str, np.random.Generator], tuple[Operation, ...]],
-                  too_similar: Callable[[tuple[Operation, ...], tuple[Operation, ...]], bool],
-                  max_resample: int) -> tuple[list[tuple[Operation, ...]], list[str]] | None:
+def build_options(
+    truth: tuple[Operation, ...],
+    rng: np.random.Generator,
+    correct_index: int,
+    decoy: Callable[[str, np.random.Generator], tuple[Operation, ...]],
+    too_similar: Callable[[tuple[Operation, ...], tuple[Operation, ...]], bool],
+    max_resample: int,
+) -> tuple[list[tuple[Operation, ...]], list[str]] | None:
     """Four option operation sequences with the truth at ``correct_index``; decoys are drawn
     (one per scheme, schemes in random letter order) until all four are distinct as operations
     and as images. Returns (options, scheme per option) or None when resampling fails."""
@@ -86,8 +102,10 @@ def replay_options(row, meta, ann, load, spec, images_of):
 def option_space(row, meta, images, ann, load):
     """The four stored option images, named by letter."""
     first = len(images) - 4
-    cands = [ImageSpec(letter, images[first + k].pdb_id, images[first + k].request)
-             for k, letter in enumerate(LETTERS)]
+    cands = [
+        ImageSpec(letter, images[first + k].pdb_id, images[first + k].request)
+        for k, letter in enumerate(LETTERS)
+    ]
     return split_space(cands, row["answer"], first + LETTERS.index(row["answer"]))
 
 

@@ -5,20 +5,30 @@ Displacement: the smallest whole shift along x (to a randomly chosen side) after
 ligand's projection no longer overlaps the pocket's projection in the front view, plus 0-2 Å,
 then a roll about one axis (15..90 degrees, either sign). Answer: `roll AX -A, move x -D`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import TaskError
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
-from ..scene.camera import Camera, fit_camera
 from ..operations.transforms import Pose
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, metadata, request,
-                   load_params, signed_magnitude)
+from ..scene.camera import Camera, fit_camera
+from .base import (
+    Annotation,
+    ImageSpec,
+    TaskContext,
+    TaskInstance,
+    caption,
+    load_params,
+    metadata,
+    request,
+    signed_magnitude,
+)
 from .recover import apply_ops, parse_ops
 from .room import CheckSubject, Room, signed, split_space
-from ..core.profiles import profile_of_metadata
 
 TASK = "docking"
 MAX_SHIFT = 200  # Å: far beyond any pocket; bounds the search
@@ -46,7 +56,9 @@ def _overlap(ann: Annotation, ligand_xyz: np.ndarray, camera: Camera) -> bool:
 
 def scene_camera(ann: Annotation, ligand_xyz: np.ndarray) -> Camera:
     """Camera fitted to the pocket plus the displaced ligand."""
-    return fit_camera(np.vstack([ann.screen[ann.complex.pocket_indices], ligand_xyz]), size=ann.camera.size)
+    return fit_camera(
+        np.vstack([ann.screen[ann.complex.pocket_indices], ligand_xyz]), size=ann.camera.size
+    )
 
 
 def displacement(ann: Annotation, side: int, extra: int, roll: Roll) -> tuple[tuple, Camera]:
@@ -74,12 +86,23 @@ def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ..
     cx = ann.complex
     pocket, ligand = tuple(cx.pocket_indices.tolist()), tuple(cx.ligand_indices.tolist())
     groups = ((ligand, tuple(ops)),)
-    images = [ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
-              for v in ("front", "left", "top")]
-    images += [ImageSpec(f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera))
-               for v in ("front", "left", "top")]
-    images.append(ImageSpec("pocket and ligand front", ann.pdb_id,
-                            request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera)))
+    images = [
+        ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
+        for v in ("front", "left", "top")
+    ]
+    images += [
+        ImageSpec(
+            f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera)
+        )
+        for v in ("front", "left", "top")
+    ]
+    images.append(
+        ImageSpec(
+            "pocket and ligand front",
+            ann.pdb_id,
+            request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera),
+        )
+    )
     return tuple(images)
 
 
@@ -98,10 +121,28 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
         lines.append(caption("both_front"))
         question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
-        meta = metadata(ctx, TASK, k, displacement=[str(o) for o in ops], operations=[str(o) for o in answer],
-                        applies_to="ligand", scene_camera_distance=round(camera.distance, 4))
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), ", ".join(str(o) for o in answer),
-                                images, meta, ctx.profile))
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            displacement=[str(o) for o in ops],
+            operations=[str(o) for o in answer],
+            applies_to="ligand",
+            scene_camera_distance=round(camera.distance, 4),
+        )
+        out.append(
+            TaskInstance(
+                TASK,
+                ann.pdb_id,
+                k,
+                question,
+                (),
+                ", ".join(str(o) for o in answer),
+                images,
+                meta,
+                ctx.profile,
+            )
+        )
     return out
 
 
@@ -131,13 +172,19 @@ def answer_space(row, meta, images, ann, load):
     roll, move = gold
     ops, camera = _scene_of(ann, gold)
     ligand = tuple(ann.complex.ligand_indices.tolist())
-    moves = [m for m in range(move.distance - DOCKING_MOVE_WINDOW, move.distance + DOCKING_MOVE_WINDOW + 1) if m != 0]
+    moves = [
+        m
+        for m in range(move.distance - DOCKING_MOVE_WINDOW, move.distance + DOCKING_MOVE_WINDOW + 1)
+        if m != 0
+    ]
     cands = []
     for axis in AXES:
         for angle in signed(p["roll_angle"]):
             for m in moves:
                 answer = (Roll(axis, angle), Move("x", m))
-                req = request(ann, "front", atoms=ligand, groups=((ligand, ops + answer),), camera=camera)
+                req = request(
+                    ann, "front", atoms=ligand, groups=((ligand, ops + answer),), camera=camera
+                )
                 cands.append(ImageSpec(f"{answer[0]}, {answer[1]}", ann.pdb_id, req))
     return split_space(cands, row["answer"], None)
 
@@ -148,10 +195,14 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     lig = screen[cx.is_ligand]
     lpivot = (lig.min(0) + lig.max(0)) / 2.0
     displaced = apply_ops(lig, parse_ops(meta["displacement"]), lpivot)
-    moved_pivot = apply_ops(lpivot[None], [op for op in parse_ops(meta["displacement"]) if op[0] == "move"], lpivot)[0]
+    moved_pivot = apply_ops(
+        lpivot[None], [op for op in parse_ops(meta["displacement"]) if op[0] == "move"], lpivot
+    )[0]
     restored = apply_ops(displaced, parse_ops(row["answer"]), moved_pivot)
     if np.abs(restored - lig).max() > 1e-6:
-        return [f"{row['id']}: the answer does not restore the ligand (max error {np.abs(restored - lig).max():.3g} Å)"]
+        return [
+            f"{row['id']}: the answer does not restore the ligand (max error {np.abs(restored - lig).max():.3g} Å)"
+        ]
     return []
 
 

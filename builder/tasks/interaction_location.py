@@ -8,20 +8,30 @@ options are distinct and each has a non-zero component. Up to 3 bonds per comple
 ``--decoys balanced`` the four options are independent perturbations of a hidden centre
 (``decoys.balanced_moves``).
 """
-from __future__ import annotations
 
-from collections.abc import Mapping
+from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
+from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
-from .base import (LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata, options_block,
-                   request, six_views, view_order)
-from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
-from ..core.profiles import profile_of_metadata
+from .base import (
+    LETTERS,
+    TaskContext,
+    TaskInstance,
+    caption,
+    letter_for,
+    metadata,
+    options_block,
+    request,
+    six_views,
+    view_order,
+)
 from .decoys import balanced_moves
+from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
 
 TASK = "interaction_location"
 MAX_TRIES = 200
@@ -47,7 +57,9 @@ def _perturb(rng, value: int) -> int:
     return value
 
 
-def _options(ctx: TaskContext, rng, truth: tuple[int, int], correct: int) -> list[tuple[int, int]] | None:
+def _options(
+    ctx: TaskContext, rng, truth: tuple[int, int], correct: int
+) -> list[tuple[int, int]] | None:
     """The four options in letter order, the truth at ``correct`` (``ctx.decoys``: see
     ``decoys``); None when no valid set could be drawn."""
     if ctx.decoys == "balanced":
@@ -88,15 +100,39 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             continue
         option_texts = tuple(option_text(o) for o in ordered)
         images = six_views(ann, ctx.six_views)
-        question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
-                              hbond=bond.pocket_text(), options_block=options_block(option_texts),
-                              hb_chain=bond.chain, hb_residue=f"{bond.res_name} {bond.res_number}{bond.ins_code}",
-                              hb_atom=bond.protein_atom_name, hb_ligand_atom=bond.ligand_atom_name)
-        meta = metadata(ctx, TASK, k, hbond=bond.pocket_text(), operations=[str(Move("x", truth[0])), str(Move("y", truth[1]))],
-                        option_operations=[[f"move x {o[0]}", f"move y {o[1]}"] for o in ordered],
-                        correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
-                                ctx.profile))
+        question = ctx.prompt(
+            TASK,
+            [caption(v) for v in ctx.six_views],
+            pdb_id=ann.pdb_id.upper(),
+            hbond=bond.pocket_text(),
+            options_block=options_block(option_texts),
+            hb_chain=bond.chain,
+            hb_residue=f"{bond.res_name} {bond.res_number}{bond.ins_code}",
+            hb_atom=bond.protein_atom_name,
+            hb_ligand_atom=bond.ligand_atom_name,
+        )
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            hbond=bond.pocket_text(),
+            operations=[str(Move("x", truth[0])), str(Move("y", truth[1]))],
+            option_operations=[[f"move x {o[0]}", f"move y {o[1]}"] for o in ordered],
+            correct=LETTERS[correct],
+        )
+        out.append(
+            TaskInstance(
+                TASK,
+                ann.pdb_id,
+                k,
+                question,
+                option_texts,
+                LETTERS[correct],
+                images,
+                meta,
+                ctx.profile,
+            )
+        )
     return out
 
 
@@ -111,8 +147,12 @@ def replay(row, meta, ann, load):
 
 def answer_space(row, meta, images, ann, load):
     """The front view after each option's move (no stored image pictures an option)."""
-    cands = [ImageSpec(letter, ann.pdb_id, request(ann, "front", ops=ops_of(meta["option_operations"][k])))
-             for k, letter in enumerate(LETTERS)]
+    cands = [
+        ImageSpec(
+            letter, ann.pdb_id, request(ann, "front", ops=ops_of(meta["option_operations"][k]))
+        )
+        for k, letter in enumerate(LETTERS)
+    ]
     return split_space(cands, row["answer"], None)
 
 
@@ -121,9 +161,15 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     cx, screen, rid = subject.complex, subject.screen, row["id"]
     m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
     res_name, number, atom, chain, lig_atom = m.groups()
-    prot = [i for i in range(cx.n_atoms)
-            if not cx.is_ligand[i] and cx.res_names[i] == res_name and cx.atom_names[i] == atom
-            and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number and cx.chain_ids[i] == chain]
+    prot = [
+        i
+        for i in range(cx.n_atoms)
+        if not cx.is_ligand[i]
+        and cx.res_names[i] == res_name
+        and cx.atom_names[i] == atom
+        and f"{cx.res_numbers[i]}{cx.ins_codes[i]}" == number
+        and cx.chain_ids[i] == chain
+    ]
     ligs = [i for i in range(cx.n_atoms) if cx.is_ligand[i] and cx.atom_names[i] == lig_atom]
     if len(prot) != 1 or len(ligs) != 1:
         return [f"{rid}: named bond atoms not found uniquely"]
@@ -132,7 +178,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     want = [int(-math.copysign(math.floor(abs(v) + 0.5), v)) for v in mid]
     letter = "ABCD".index(row["answer"])
     if row["options"][letter] != f"move x {want[0]}, move y {want[1]}":
-        out.append(f"{rid}: centring move is {want}, option {row['answer']} says {row['options'][letter]}")
+        out.append(
+            f"{rid}: centring move is {want}, option {row['answer']} says {row['options'][letter]}"
+        )
     if len(set(row["options"])) != 4:
         out.append(f"{rid}: options not distinct")
     return out
@@ -143,4 +191,6 @@ def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
     return {meta["hbond"]} & set(bonds)
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space, hbond_scope=hbond_scope)
+ROOM = Room(
+    TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space, hbond_scope=hbond_scope
+)

@@ -1,4 +1,5 @@
 """T9 pocket-ligand: list every hydrogen bond between pocket residues and the ligand."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -15,13 +16,27 @@ TASK = "pocket_ligand"
 def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
     images = six_views(ann, ctx.six_views)
-    question = ctx.prompt(TASK, [caption(v) for v in ctx.six_views], pdb_id=ann.pdb_id.upper(),
-                          hbond_rule=hbond_rule(ann.hbond_mode))
+    question = ctx.prompt(
+        TASK,
+        [caption(v) for v in ctx.six_views],
+        pdb_id=ann.pdb_id.upper(),
+        hbond_rule=hbond_rule(ann.hbond_mode),
+    )
     answer = format_pocket_answer(ann.hbonds)
-    return [TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images,
-                         metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]), ctx.profile)
-            for k in range(ctx.count())]
-
+    return [
+        TaskInstance(
+            TASK,
+            ann.pdb_id,
+            k,
+            question,
+            (),
+            answer,
+            images,
+            metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]),
+            ctx.profile,
+        )
+        for k in range(ctx.count())
+    ]
 
 
 def replay(row, meta, ann, load):
@@ -31,8 +46,9 @@ def replay(row, meta, ann, load):
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
     """The residue label and the ligand atom name of each bond."""
     cx = ann.complex
-    return ({("residue", int(cx.residue_index[b.protein_atom])) for b in ann.hbonds}
-            | {("atom", int(b.ligand_atom)) for b in ann.hbonds})
+    return {("residue", int(cx.residue_index[b.protein_atom])) for b in ann.hbonds} | {
+        ("atom", int(b.ligand_atom)) for b in ann.hbonds
+    }
 
 
 def check(row, meta, subject: CheckSubject) -> list[str]:
@@ -47,4 +63,11 @@ def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
     return set(bonds)
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)
+ROOM = Room(
+    TASK_BY_NAME[TASK],
+    generate,
+    replay,
+    check,
+    needed_labels=needed_labels,
+    hbond_scope=hbond_scope,
+)

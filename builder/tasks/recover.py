@@ -1,6 +1,7 @@
 """Geometry the validator's checks use to re-derive answers without the generators' operation
 code: their own Rodrigues rotations, rigid motions of coordinates, and the recovery of an
 operation from before/after coordinates (centroid shift, Kabsch rotation)."""
+
 from __future__ import annotations
 
 import math
@@ -59,7 +60,10 @@ def recover_roll(before: np.ndarray, after: np.ndarray) -> tuple[str, int] | Non
         return None
     axis_vec = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
     k = int(np.argmax(np.abs(axis_vec)))
-    if np.abs(axis_vec).max() < 1e-9 or np.sort(np.abs(axis_vec))[1] > 1e-6 * np.abs(axis_vec).max():
+    if (
+        np.abs(axis_vec).max() < 1e-9
+        or np.sort(np.abs(axis_vec))[1] > 1e-6 * np.abs(axis_vec).max()
+    ):
         return None
     return "xyz"[k], int(round(angle * np.sign(axis_vec[k])))
 

@@ -14,15 +14,16 @@ Answer spaces (from ``templates/params.yaml``): T1 ``move x|y D`` over the dista
 of the roll range on every axis, combined with ``move x`` within ``docking.DOCKING_MOVE_WINDOW``
 Å of the gold move; T5/T6/T8 the four options.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..core.errors import TaskError
 from . import TASKS, room_of
-from .room import AnswerSpace, Loader
 from .base import ImageSpec
+from .room import AnswerSpace, Loader
 
 __all__ = ["AnswerSpace", "Loader", "answer_space", "question_images"]
 

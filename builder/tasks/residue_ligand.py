@@ -5,20 +5,30 @@ one per positive: part nearest-first (the residues closest to the ligand, hard t
 positives) and the rest drawn at random. Images: six views of that residue and the ligand only,
 with the residue's atoms labelled by atom name.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..operations.transforms import VIEW_NAMES
-from ..scene.camera import fit_camera
 from ..chemistry.hbonds import format_residue_answer
 from ..core.errors import TaskError
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import (Annotation, ImageSpec, TaskContext, TaskInstance, caption, hbond_rule, metadata, request,
-                   view_order)
+from ..operations.transforms import VIEW_NAMES
+from ..scene.camera import fit_camera
+from .base import (
+    Annotation,
+    ImageSpec,
+    TaskContext,
+    TaskInstance,
+    caption,
+    hbond_rule,
+    metadata,
+    request,
+    view_order,
+)
 from .room import CheckSubject, Room
 
 TASK = "residue_ligand"
@@ -42,14 +52,25 @@ def choose_residues(ctx: TaskContext) -> list[tuple[int, str]]:
     if cap is not None and len(positives) > cap:
         positives = sorted(rng.choice(positives, size=cap, replace=False).tolist())
     others = [r for r in range(len(ann.complex.residues)) if r not in bonded]
-    n_neg = max(int(round(len(positives) * float(p["negatives_per_positive"]))), int(p.get("min_negatives", 1)))
+    n_neg = max(
+        int(round(len(positives) * float(p["negatives_per_positive"]))),
+        int(p.get("min_negatives", 1)),
+    )
     n_neg = min(n_neg, len(others))
     n_near = int(round(n_neg * float(p["nearest_negative_fraction"])))
     by_distance = sorted(others, key=lambda r: (_residue_distance(ann, r), r))
     near = by_distance[:n_near]
     rest = [r for r in others if r not in near]
-    far = sorted(rng.choice(rest, size=n_neg - n_near, replace=False).tolist()) if n_neg > n_near else []
-    chosen = [(r, "positive") for r in positives] + [(r, "nearest") for r in near] + [(r, "random") for r in far]
+    far = (
+        sorted(rng.choice(rest, size=n_neg - n_near, replace=False).tolist())
+        if n_neg > n_near
+        else []
+    )
+    chosen = (
+        [(r, "positive") for r in positives]
+        + [(r, "nearest") for r in near]
+        + [(r, "random") for r in far]
+    )
     order = rng.permutation(len(chosen))
     return [chosen[i] for i in order]
 
@@ -72,9 +93,16 @@ def residue_images(ann: Annotation, r: int, order=VIEW_NAMES) -> tuple[ImageSpec
     """Six views of residue ``r`` and the ligand (in ``order``), residue atoms labelled by atom
     name."""
     atoms, origin, camera = residue_scene(ann, r)
-    return tuple(ImageSpec(view, ann.pdb_id, request(ann, view, atoms=atoms, camera=camera,
-                                                     label_mode="residue_atoms", origin=origin))
-                 for view in order)
+    return tuple(
+        ImageSpec(
+            view,
+            ann.pdb_id,
+            request(
+                ann, view, atoms=atoms, camera=camera, label_mode="residue_atoms", origin=origin
+            ),
+        )
+        for view in order
+    )
 
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:
@@ -86,17 +114,41 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         bonds = [b for b in ann.hbonds if int(cx.residue_index[b.protein_atom]) == r]
         _, origin, _ = residue_scene(ann, r)
         images = residue_images(ann, r, ctx.six_views)
-        lines = [caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views]
-        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), residue=residue.label,
-                              example_residue=residue.name, hbond_rule=hbond_rule(ann.hbond_mode))
+        lines = [
+            caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views
+        ]
+        question = ctx.prompt(
+            TASK,
+            lines,
+            pdb_id=ann.pdb_id.upper(),
+            residue=residue.label,
+            example_residue=residue.name,
+            hbond_rule=hbond_rule(ann.hbond_mode),
+        )
         answer = format_residue_answer(bonds)
-        meta = metadata(ctx, TASK, k, residue={"chain": residue.chain, "name": residue.name,
-                                               "number": residue.number, "ins_code": residue.ins_code},
-                        positive=bool(bonds), hbonds=[b.residue_text() for b in sorted(bonds)], selection=kind,
-                        origin=[round(float(v), 4) for v in origin],
-                        **({"tiny_stratum": "positive" if bonds else "negative"}
-                           if ctx.params.get("tiny_strata") else {}))
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta, ctx.profile))
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            residue={
+                "chain": residue.chain,
+                "name": residue.name,
+                "number": residue.number,
+                "ins_code": residue.ins_code,
+            },
+            positive=bool(bonds),
+            hbonds=[b.residue_text() for b in sorted(bonds)],
+            selection=kind,
+            origin=[round(float(v), 4) for v in origin],
+            **(
+                {"tiny_stratum": "positive" if bonds else "negative"}
+                if ctx.params.get("tiny_strata")
+                else {}
+            ),
+        )
+        out.append(
+            TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta, ctx.profile)
+        )
     return out
 
 
@@ -106,15 +158,25 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def _residue_bonds(hbonds, r) -> list:
-    return [b for b in hbonds if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])]
+    return [
+        b
+        for b in hbonds
+        if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])
+    ]
 
 
 def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     """The six views of the residue the metadata names."""
     r = meta["residue"]
     wanted = (r["chain"], r["name"], r["number"], r["ins_code"])
-    index = next((k for k, res in enumerate(ann.complex.residues)
-                  if (res.chain, res.name, res.number, res.ins_code) == wanted), None)
+    index = next(
+        (
+            k
+            for k, res in enumerate(ann.complex.residues)
+            if (res.chain, res.name, res.number, res.ins_code) == wanted
+        ),
+        None,
+    )
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
     return residue_images(ann, index, view_order(profile_of_metadata(meta)))
@@ -123,7 +185,9 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
     """Both atom names of each bond of the residue."""
     bonds = _residue_bonds(ann.hbonds, meta["residue"])
-    return {("atom", int(b.protein_atom)) for b in bonds} | {("atom", int(b.ligand_atom)) for b in bonds}
+    return {("atom", int(b.protein_atom)) for b in bonds} | {
+        ("atom", int(b.ligand_atom)) for b in bonds
+    }
 
 
 def check(row, meta, subject: CheckSubject) -> list[str]:
@@ -140,4 +204,11 @@ def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
     return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check, needed_labels=needed_labels, hbond_scope=hbond_scope)
+ROOM = Room(
+    TASK_BY_NAME[TASK],
+    generate,
+    replay,
+    check,
+    needed_labels=needed_labels,
+    hbond_scope=hbond_scope,
+)

@@ -7,11 +7,12 @@ answer space (uniqueness) or needed labels (legibility), and the validator's che
 the stored answer. ``builder.tasks.ROOMS`` lists the rooms; the dataset layer dispatches on them
 and never on a task's name. This module also holds the helpers the hooks share.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 

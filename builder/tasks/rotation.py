@@ -1,12 +1,13 @@
 """T2 rotation: which `roll x|y|z A` (A in -90..90 step 15, not 0) turned the whole model?"""
+
 from __future__ import annotations
 
-from .base import TaskContext, TaskInstance, load_params, nonzero_int
-from .room import Room, magnitudes
-from .translation import check_roll, unit_instance, unit_replay, unit_space
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Roll
+from .base import TaskContext, TaskInstance, load_params, nonzero_int
+from .room import Room, magnitudes
+from .translation import check_roll, unit_instance, unit_replay, unit_space
 
 TASK = "rotation"
 
@@ -30,5 +31,11 @@ def answer_space(row, meta, images, ann, load):
     return unit_space(row, ann, [Roll(a, v) for a in p["axes"] for v in magnitudes(p["angle"])])
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, unit_replay, check_roll, answer_space=answer_space,
-            balanced_axes=True)
+ROOM = Room(
+    TASK_BY_NAME[TASK],
+    generate,
+    unit_replay,
+    check_roll,
+    answer_space=answer_space,
+    balanced_axes=True,
+)

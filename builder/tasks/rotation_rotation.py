@@ -1,15 +1,27 @@
 """T6 rotation-rotation: two rotations about different axes turned the model (image 4); which
 option shows that state after the same two rotations once more, in the same order?"""
+
 from __future__ import annotations
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
-from ..operations.language import AXES, Roll
-from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
-                   options_block, projected_difference, request, signed_magnitude)
-from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
-from .room import Room
 from ..core.registry import TASK_BY_NAME
+from ..operations.language import AXES, Roll
+from .base import (
+    LETTERS,
+    ImageSpec,
+    TaskContext,
+    TaskInstance,
+    caption,
+    letter_for,
+    metadata,
+    options_block,
+    projected_difference,
+    request,
+    signed_magnitude,
+)
+from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .decoys import BALANCED_SCHEME, balanced_pairs
+from .room import Room
 
 TASK = "rotation_rotation"
 
@@ -18,8 +30,12 @@ def question_images(ann, truth, options) -> tuple[ImageSpec, ...]:
     """Front, left, top, front after ``truth``, and front after ``truth`` + each option."""
     images = [ImageSpec(v, ann.pdb_id, request(ann, v)) for v in ("front", "left", "top")]
     images.append(ImageSpec("front after operations", ann.pdb_id, request(ann, "front", ops=truth)))
-    images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=tuple(truth) + tuple(ops)))
-               for letter, ops in zip(LETTERS, options)]
+    images += [
+        ImageSpec(
+            f"option {letter}", ann.pdb_id, request(ann, "front", ops=tuple(truth) + tuple(ops))
+        )
+        for letter, ops in zip(LETTERS, options)
+    ]
     return tuple(images)
 
 
@@ -35,6 +51,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
         if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+
             def similar(a, b, opts, c=correct):
                 return projected_difference(ann, a, b, base=opts[c]) < limit
 
@@ -46,13 +63,16 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             f1, f2 = truth
             schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
         else:
+
             def decoy(scheme, r, f1=f1, f2=f2):
                 return make_decoy(scheme, f1, f2, r, p["roll_angle"], p["roll_angle"], AXES)
 
             def too_similar(a, b, truth=truth):
                 return projected_difference(ann, a, b, base=truth) < limit
 
-            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            built = build_options(
+                truth, rng, correct, decoy, too_similar, int(choice["max_resample"])
+            )
             if built is None:
                 continue
             options, schemes = built
@@ -60,18 +80,43 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
         lines += [caption("option_same", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {5 + i}" for i in range(4))
-        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts))
-        meta = metadata(ctx, TASK, k, operations=[str(f1), str(f2)],
-                        option_operations=[[str(o) for o in ops] for ops in options],
-                        option_schemes=schemes, correct=LETTERS[correct])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
-                                ctx.profile))
+        question = ctx.prompt(
+            TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts)
+        )
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            operations=[str(f1), str(f2)],
+            option_operations=[[str(o) for o in ops] for ops in options],
+            option_schemes=schemes,
+            correct=LETTERS[correct],
+        )
+        out.append(
+            TaskInstance(
+                TASK,
+                ann.pdb_id,
+                k,
+                question,
+                option_texts,
+                LETTERS[correct],
+                images,
+                meta,
+                ctx.profile,
+            )
+        )
     return out
 
 
 def replay(row, meta, ann, load):
-    return replay_options(row, meta, ann, load, TASK_BY_NAME[TASK],
-                          lambda a, ld, m, truth, options: question_images(a, truth, options))
+    return replay_options(
+        row,
+        meta,
+        ann,
+        load,
+        TASK_BY_NAME[TASK],
+        lambda a, ld, m, truth, options: question_images(a, truth, options),
+    )
 
 
 ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check_option_pair, answer_space=option_space)

@@ -1,12 +1,22 @@
 """T1 translation: which `move x|y D` (D in -4..4 Å, not 0) moved the whole model?"""
+
 from __future__ import annotations
 
-from .base import ImageSpec, TaskContext, TaskInstance, caption, load_params, metadata, request, visible_fraction
-from .recover import apply_ops, parse_ops, recover_roll, recover_shift
-from .room import CheckSubject, Room, magnitudes, split_space
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move, parse_operations
+from .base import (
+    ImageSpec,
+    TaskContext,
+    TaskInstance,
+    caption,
+    load_params,
+    metadata,
+    request,
+    visible_fraction,
+)
+from .recover import apply_ops, parse_ops, recover_roll, recover_shift
+from .room import CheckSubject, Room, magnitudes, split_space
 
 TASK = "translation"
 MAX_TRIES = 50
@@ -27,7 +37,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             else:
                 continue  # the ligand would leave the picture for every draw: no question
             op = Move(axis, d)
-            out.append(unit_instance(ctx, TASK, k, op, camera_distance=f"{ctx.ann.camera.distance:.1f}"))
+            out.append(
+                unit_instance(ctx, TASK, k, op, camera_distance=f"{ctx.ann.camera.distance:.1f}")
+            )
             k += 1
     return out
 
@@ -49,7 +61,12 @@ def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> T
     lines = [caption("front"), caption("left"), caption("top"), caption("after")]
     question = ctx.prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
     return TaskInstance(
-        task=task, pdb_id=ann.pdb_id, index=k, question=question, options=(), answer=str(op),
+        task=task,
+        pdb_id=ann.pdb_id,
+        index=k,
+        question=question,
+        options=(),
+        answer=str(op),
         images=unit_images(ann, op),
         metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
         profile=ctx.profile,
@@ -81,7 +98,9 @@ def answer_space(row, meta, images, ann, load):
 
 def _recovered(row, text: str | None) -> list[str]:
     if text != row["answer"]:
-        return [f"{row['id']}: recovered {text!r} from coordinates, stored answer {row['answer']!r}"]
+        return [
+            f"{row['id']}: recovered {text!r} from coordinates, stored answer {row['answer']!r}"
+        ]
     return []
 
 
@@ -98,5 +117,11 @@ def check_roll(row, meta, subject: CheckSubject) -> list[str]:
     return _recovered(row, f"roll {got[0]} {got[1]}" if got else None)
 
 
-ROOM = Room(TASK_BY_NAME[TASK], generate, unit_replay, check_shift, answer_space=answer_space,
-            balanced_axes=True)
+ROOM = Room(
+    TASK_BY_NAME[TASK],
+    generate,
+    unit_replay,
+    check_shift,
+    answer_space=answer_space,
+    balanced_axes=True,
+)

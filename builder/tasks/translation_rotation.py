@@ -1,16 +1,28 @@
 """T5 translation-rotation: the reference complex was moved (f1) then turned (f2); which option
 shows a second complex of the same split after the very same two operations?"""
+
 from __future__ import annotations
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..core.errors import MisiError, TaskError
-from ..operations.language import AXES, Move, Roll
-from .base import (ImageSpec, LETTERS, TaskContext, TaskInstance, caption, letter_for, metadata,
-                   options_block, projected_difference, request, signed_magnitude)
-from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
-from .room import Room
 from ..core.registry import TASK_BY_NAME
+from ..operations.language import AXES, Move, Roll
+from .base import (
+    LETTERS,
+    ImageSpec,
+    TaskContext,
+    TaskInstance,
+    caption,
+    letter_for,
+    metadata,
+    options_block,
+    projected_difference,
+    request,
+    signed_magnitude,
+)
+from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
 from .decoys import BALANCED_SCHEME, balanced_pairs
+from .room import Room
 
 TASK = "translation_rotation"
 
@@ -28,13 +40,20 @@ def _load_target(ctx: TaskContext, start: int):
 
 def question_images(ann, target, truth, options) -> tuple[ImageSpec, ...]:
     """Reference views, reference after ``truth``, target views, target after each option."""
-    images = [ImageSpec("reference front", ann.pdb_id, request(ann, "front")),
-              ImageSpec("reference left", ann.pdb_id, request(ann, "left")),
-              ImageSpec("reference top", ann.pdb_id, request(ann, "top")),
-              ImageSpec("reference front after operations", ann.pdb_id, request(ann, "front", ops=truth))]
-    images += [ImageSpec(f"target {v}", target.pdb_id, request(target, v)) for v in ("front", "left", "top")]
-    images += [ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
-               for letter, ops in zip(LETTERS, options)]
+    images = [
+        ImageSpec("reference front", ann.pdb_id, request(ann, "front")),
+        ImageSpec("reference left", ann.pdb_id, request(ann, "left")),
+        ImageSpec("reference top", ann.pdb_id, request(ann, "top")),
+        ImageSpec("reference front after operations", ann.pdb_id, request(ann, "front", ops=truth)),
+    ]
+    images += [
+        ImageSpec(f"target {v}", target.pdb_id, request(target, v))
+        for v in ("front", "left", "top")
+    ]
+    images += [
+        ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
+        for letter, ops in zip(LETTERS, options)
+    ]
     return tuple(images)
 
 
@@ -51,8 +70,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
-        limit = float(choice["min_option_image_difference_px"]) * target.camera.size / REFERENCE_IMAGE_SIZE
+        limit = (
+            float(choice["min_option_image_difference_px"])
+            * target.camera.size
+            / REFERENCE_IMAGE_SIZE
+        )
         if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+
             def similar(a, b, opts, t=target, lim=limit):
                 return projected_difference(t, a, b) < lim
 
@@ -64,36 +88,73 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             f1, f2 = truth
             schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
         else:
+
             def decoy(scheme, r, f1=f1, f2=f2):
-                return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
+                return make_decoy(
+                    scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y")
+                )
 
             def too_similar(a, b, target=target, limit=limit):
                 return projected_difference(target, a, b) < limit
 
-            built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+            built = build_options(
+                truth, rng, correct, decoy, too_similar, int(choice["max_resample"])
+            )
             if built is None:
                 continue
             options, schemes = built
         images = question_images(ann, target, truth, options)
         lines = [caption("front"), caption("left"), caption("top"), caption("after")]
-        lines += [caption("target_view", target=target.pdb_id.upper(), view=v) for v in ("front", "left", "top")]
+        lines += [
+            caption("target_view", target=target.pdb_id.upper(), view=v)
+            for v in ("front", "left", "top")
+        ]
         lines += [caption("option", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {8 + i}" for i in range(4))
-        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), target=target.pdb_id.upper(),
-                              options_block=options_block(option_texts))
-        meta = metadata(ctx, TASK, k, reference=ann.pdb_id, target=target.pdb_id,
-                        operations=[str(f1), str(f2)],
-                        option_operations=[[str(o) for o in ops] for ops in options],
-                        option_schemes=schemes, correct=LETTERS[correct],
-                        target_camera_distance=round(target.camera.distance, 4))
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, option_texts, LETTERS[correct], images, meta,
-                                ctx.profile))
+        question = ctx.prompt(
+            TASK,
+            lines,
+            pdb_id=ann.pdb_id.upper(),
+            target=target.pdb_id.upper(),
+            options_block=options_block(option_texts),
+        )
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            reference=ann.pdb_id,
+            target=target.pdb_id,
+            operations=[str(f1), str(f2)],
+            option_operations=[[str(o) for o in ops] for ops in options],
+            option_schemes=schemes,
+            correct=LETTERS[correct],
+            target_camera_distance=round(target.camera.distance, 4),
+        )
+        out.append(
+            TaskInstance(
+                TASK,
+                ann.pdb_id,
+                k,
+                question,
+                option_texts,
+                LETTERS[correct],
+                images,
+                meta,
+                ctx.profile,
+            )
+        )
     return out
 
 
 def replay(row, meta, ann, load):
-    return replay_options(row, meta, ann, load, TASK_BY_NAME[TASK],
-                          lambda a, ld, m, truth, options: question_images(a, ld(m["target"]), truth, options))
+    return replay_options(
+        row,
+        meta,
+        ann,
+        load,
+        TASK_BY_NAME[TASK],
+        lambda a, ld, m, truth, options: question_images(a, ld(m["target"]), truth, options),
+    )
 
 
 ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check_option_pair, answer_space=option_space)

@@ -15,6 +15,7 @@ image cache (``data.ImageCache``: each distinct image base64-encoded once per ru
 zero-delay CPU run is repeated without the cache and with text-only questions, so that the
 ratios to the text-only figure are measured in the same run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,7 +67,12 @@ def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Ques
         if k % len(pool) == 0:
             images.clear()
         q = pool[k % len(pool)]
-        yield Question(f"bench-{k}", q.task, q.question, tuple(images.intern(bytes(bytearray(p))) for p in q.images))
+        yield Question(
+            f"bench-{k}",
+            q.task,
+            q.question,
+            tuple(images.intern(bytes(bytearray(p))) for p in q.images),
+        )
 
 
 def _process_cpu_s(pid: int) -> float | None:
@@ -88,13 +94,24 @@ class _EveryTime(ImageCache):
         return base64.b64encode(png)
 
 
-def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid: int | None = None,
-            cache: bool = True) -> dict:
+def measure(
+    url: str,
+    concurrency: int,
+    n: int,
+    dataset: str | None,
+    server_pid: int | None = None,
+    cache: bool = True,
+) -> dict:
     """Ask ``n`` questions at ``concurrency``; wall time, questions/s, client CPU per request
     (and the double's, when its ``server_pid`` is given)."""
     settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
-    options = EvalOptions(base_url=url, configs=(), concurrency=concurrency, progress=False,
-                          policy=RetryPolicy(timeout_s=60, max_retries=2))
+    options = EvalOptions(
+        base_url=url,
+        configs=(),
+        concurrency=concurrency,
+        progress=False,
+        policy=RetryPolicy(timeout_s=60, max_retries=2),
+    )
     images = ImageCache() if cache else _EveryTime()
     questions = _questions(n, dataset, images)
     with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
@@ -107,57 +124,110 @@ def measure(url: str, concurrency: int, n: int, dataset: str | None, server_pid:
         progress.close()
     if failed or fatal:
         log.warning("%d questions failed (%s)", len(failed), fatal or next(iter(failed.values())))
-    return {"concurrency": concurrency, "n": n, "wall_s": wall, "qps": progress.answered / wall,
-            "cpu_ms": 1000 * cpu / n,
-            "server_cpu_ms": None if server0 is None or server1 is None else 1000 * (server1 - server0) / n}
+    return {
+        "concurrency": concurrency,
+        "n": n,
+        "wall_s": wall,
+        "qps": progress.answered / wall,
+        "cpu_ms": 1000 * cpu / n,
+        "server_cpu_ms": None
+        if server0 is None or server1 is None
+        else 1000 * (server1 - server0) / n,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--delay", type=float, default=0.2, help="server delay per reply, seconds (default 0.2)")
+    p.add_argument(
+        "--delay", type=float, default=0.2, help="server delay per reply, seconds (default 0.2)"
+    )
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
-    p.add_argument("--seconds", type=float, default=4.0, help="target length of each measurement (default 4)")
-    p.add_argument("--cpu-requests", type=int, default=2000, help="requests of the zero-delay CPU run (default 2000)")
+    p.add_argument(
+        "--seconds", type=float, default=4.0, help="target length of each measurement (default 4)"
+    )
+    p.add_argument(
+        "--cpu-requests",
+        type=int,
+        default=2000,
+        help="requests of the zero-delay CPU run (default 2000)",
+    )
     p.add_argument("--dataset", help="a build folder whose test questions (with images) are cycled")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     rows = []
-    for delay, plan in ((args.delay, [(c, max(c, int(c / args.delay * args.seconds))) for c in args.concurrency]),
-                        (0.0, [(max(args.concurrency), args.cpu_requests)])):
-        server = subprocess.Popen([sys.executable, "-m", "misi_bench.eval_plugins.api.testing_server",
-                                   "--delay", str(delay)], stdout=subprocess.PIPE, text=True)
+    for delay, plan in (
+        (args.delay, [(c, max(c, int(c / args.delay * args.seconds))) for c in args.concurrency]),
+        (0.0, [(max(args.concurrency), args.cpu_requests)]),
+    ):
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "misi_bench.eval_plugins.api.testing_server",
+                "--delay",
+                str(delay),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             url = server.stdout.readline().split()[-1]
             measure(url, min(plan[0][0], 4), 8, args.dataset)  # warm-up: connections, imports
             for c, n in plan:
-                rows.append({**measure(url, c, n, args.dataset, server.pid), "delay": delay, "cache": "yes"})
-                if args.dataset and delay == 0.0:  # without the image cache, and text only, for the ratios
-                    rows.append({**measure(url, c, n, args.dataset, server.pid, cache=False), "delay": delay,
-                                 "cache": "no"})
-                    rows.append({**measure(url, c, n, None, server.pid), "delay": delay, "cache": "text only"})
+                rows.append(
+                    {**measure(url, c, n, args.dataset, server.pid), "delay": delay, "cache": "yes"}
+                )
+                if (
+                    args.dataset and delay == 0.0
+                ):  # without the image cache, and text only, for the ratios
+                    rows.append(
+                        {
+                            **measure(url, c, n, args.dataset, server.pid, cache=False),
+                            "delay": delay,
+                            "cache": "no",
+                        }
+                    )
+                    rows.append(
+                        {
+                            **measure(url, c, n, None, server.pid),
+                            "delay": delay,
+                            "cache": "text only",
+                        }
+                    )
         finally:
             server.terminate()
             server.wait(10)
-    print(f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})")
-    print("| server delay | concurrency | image cache | questions | q/s | ideal q/s | of ideal | client CPU/request | "
-          "client req/s per core | double's CPU/request |")
+    print(
+        f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})"
+    )
+    print(
+        "| server delay | concurrency | image cache | questions | q/s | ideal q/s | of ideal | client CPU/request | "
+        "client req/s per core | double's CPU/request |"
+    )
     print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ideal = r["concurrency"] / r["delay"] if r["delay"] else None
         ideal_text = "-" if ideal is None else f"{ideal:.0f}"
         share = "-" if ideal is None else f"{r['qps'] / ideal:.0%}"
         server = "-" if r["server_cpu_ms"] is None else f"{r['server_cpu_ms']:.2f} ms"
-        print(f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['cache']} | {r['n']} | {r['qps']:.1f} | "
-              f"{ideal_text} | "
-              f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
-              f"{server} |")
+        print(
+            f"| {r['delay'] * 1000:.0f} ms | {r['concurrency']} | {r['cache']} | {r['n']} | {r['qps']:.1f} | "
+            f"{ideal_text} | "
+            f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
+            f"{server} |"
+        )
     text = [r for r in rows if r["cache"] == "text only"]
     if text:
         for label in ("yes", "no"):
-            ratio = next(r["cpu_ms"] for r in rows if r["delay"] == 0.0 and r["cache"] == label) / text[0]["cpu_ms"]
-            print(f"client CPU per request with images, image cache {label}: {ratio:.2f}x the text-only figure "
-                  f"(goal with the cache: <= 1.5x)")
+            ratio = (
+                next(r["cpu_ms"] for r in rows if r["delay"] == 0.0 and r["cache"] == label)
+                / text[0]["cpu_ms"]
+            )
+            print(
+                f"client CPU per request with images, image cache {label}: {ratio:.2f}x the text-only figure "
+                f"(goal with the cache: <= 1.5x)"
+            )
     return 0
 
 

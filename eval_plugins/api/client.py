@@ -7,6 +7,7 @@ run (:class:`RequestFailed` with ``fatal=True``): 401, 403 and 404 (bad key, no 
 URL or model), since every other question would fail the same way; so is a question given up
 on connection errors before any question of the session was answered (nothing listens there).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -115,8 +116,16 @@ class ChatClient:
     ``connection``, ``malformed``, ``http-<status>``) so a progress bar can count them.
     """
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, policy: RetryPolicy = RetryPolicy(),
-                 concurrency: int = 8, on_event: Callable[[str], None] | None = None, seed: int | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        policy: RetryPolicy = RetryPolicy(),
+        concurrency: int = 8,
+        on_event: Callable[[str], None] | None = None,
+        seed: int | None = None,
+    ):
         import httpx  # noqa: PLC0415
 
         self._httpx = httpx
@@ -128,9 +137,15 @@ class ChatClient:
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
         tls = httpx.create_ssl_context()  # one TLS context for all (each costs ~40 ms to build)
-        self._clients = [httpx.AsyncClient(headers=headers, verify=tls, timeout=httpx.Timeout(policy.timeout_s, pool=None),
-                                           limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
-                         for _ in range(max(1, concurrency))]
+        self._clients = [
+            httpx.AsyncClient(
+                headers=headers,
+                verify=tls,
+                timeout=httpx.Timeout(policy.timeout_s, pool=None),
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            )
+            for _ in range(max(1, concurrency))
+        ]
 
     async def aclose(self) -> None:
         for client in self._clients:
@@ -159,7 +174,9 @@ class ChatClient:
             raw = json.loads(resp.content)
             reply_text(raw)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise _Retryable("malformed", f"reply is not a chat completion: {resp.content[:200]!r}") from None
+            raise _Retryable(
+                "malformed", f"reply is not a chat completion: {resp.content[:200]!r}"
+            ) from None
         return raw, latency
 
     async def complete(self, body: bytes, qid: str, slot: int = 0) -> Reply:
@@ -175,8 +192,9 @@ class ChatClient:
             except _Retryable as exc:
                 self.on_event(exc.kind)
                 if attempt > self.policy.max_retries:
-                    raise RequestFailed(f"{exc.detail} (gave up after {attempt} attempts)", attempt,
-                                        kind=exc.kind) from None
+                    raise RequestFailed(
+                        f"{exc.detail} (gave up after {attempt} attempts)", attempt, kind=exc.kind
+                    ) from None
                 wait = self.policy.delay(attempt, exc.retry_after, self._rng)
                 log.debug("question %s: %s; retry %d in %.2f s", qid, exc.detail, attempt, wait)
                 await asyncio.sleep(wait)

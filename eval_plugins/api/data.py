@@ -4,6 +4,7 @@ A dataset is a local build folder (``<config>/<split>-*.parquet``, read with pya
 repo (read with ``datasets``, images left undecoded). Rows stream in small batches, so memory
 stays at a few questions' images whatever the split size.
 """
+
 from __future__ import annotations
 
 import base64
@@ -74,7 +75,12 @@ def _hub_commit(repo: str, revision: str | None) -> str:
         if sha:
             return sha
     except Exception as exc:  # offline, no huggingface_hub, private repo...: keep the name
-        log.info("could not resolve %s@%s to a commit (%s); keying the run on the name", repo, revision, exc)
+        log.info(
+            "could not resolve %s@%s to a commit (%s); keying the run on the name",
+            repo,
+            revision,
+            exc,
+        )
     return revision or "main"
 
 
@@ -90,7 +96,9 @@ class QuestionSource:
             self.revision = _local_fingerprint(Path(self.location))
         else:
             if os.path.exists(os.path.expanduser(dataset)):
-                raise MisiError(f"{dataset}: not a dataset folder (no <config>/<split>-*.parquet shards)")
+                raise MisiError(
+                    f"{dataset}: not a dataset folder (no <config>/<split>-*.parquet shards)"
+                )
             self.location = dataset
             self.hub_revision = revision or hub_revision()
             self.revision = _hub_commit(dataset, self.hub_revision)
@@ -105,9 +113,13 @@ class QuestionSource:
 
             kwargs = {"revision": self.revision} if self.revision not in (None, "main") else {}
             try:
-                self._hub[config, split] = datasets.load_dataset(self.location, config, split=split, **kwargs)
+                self._hub[config, split] = datasets.load_dataset(
+                    self.location, config, split=split, **kwargs
+                )
             except Exception as exc:
-                raise MisiError(f"{self.location}: cannot load config {config} split {split} ({exc})") from None
+                raise MisiError(
+                    f"{self.location}: cannot load config {config} split {split} ({exc})"
+                ) from None
         return self._hub[config, split]
 
     def _batches(self, config: str, split: str, columns: list[str]) -> Iterator:
@@ -116,7 +128,9 @@ class QuestionSource:
             import pyarrow.parquet as pq  # noqa: PLC0415
 
             for shard in self._shards(config, split):
-                yield from pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns)
+                yield from pq.ParquetFile(shard).iter_batches(
+                    batch_size=BATCH_ROWS, columns=columns
+                )
         else:
             ds = self._hub_split(config, split).select_columns(columns).with_format("arrow")
             yield from ds.iter(batch_size=BATCH_ROWS)
@@ -132,8 +146,9 @@ class QuestionSource:
                 log.warning("%s: no rows for config %s split %s", self.location, config, split)
         return rows
 
-    def questions(self, configs: list[str], split: str, wanted: set[str],
-                  images: ImageCache | None = None) -> Iterator[Question]:
+    def questions(
+        self, configs: list[str], split: str, wanted: set[str], images: ImageCache | None = None
+    ) -> Iterator[Question]:
         """The questions whose id is in ``wanted``, streamed in dataset order; with ``images``
         (the run's :class:`ImageCache`) questions that show the same view share its bytes."""
         same = (lambda png: png) if images is None else images.intern
@@ -143,11 +158,17 @@ class QuestionSource:
                 keep = [i for i, qid in enumerate(ids) if qid in wanted]
                 if not keep:
                     continue
-                for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):  # (no pyarrow.compute import)
+                for row in (
+                    batch.slice(i, 1).to_pylist()[0] for i in keep
+                ):  # (no pyarrow.compute import)
                     try:
-                        pngs = tuple(same(image_png(img, row["id"])) for img in (row["images"] or []))
+                        pngs = tuple(
+                            same(image_png(img, row["id"])) for img in (row["images"] or [])
+                        )
                     except (MisiError, OSError, ValueError) as exc:  # a broken row fails alone
-                        yield Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
+                        yield Question(
+                            str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}"
+                        )
                         continue
                     yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
 
@@ -215,7 +236,9 @@ def check_configs(configs: list[str] | None) -> list[str]:
         return list(TASK_NAMES)
     bad = [c for c in configs if c not in TASK_NAMES]
     if bad:
-        raise MisiError(f"--configs: unknown task config(s) {', '.join(bad)}; expected some of {', '.join(TASK_NAMES)}")
+        raise MisiError(
+            f"--configs: unknown task config(s) {', '.join(bad)}; expected some of {', '.join(TASK_NAMES)}"
+        )
     return list(dict.fromkeys(configs))
 
 
@@ -235,7 +258,9 @@ def image_png(image, qid: str) -> bytes:
     return buf.getvalue()
 
 
-def build_messages(q: Question, system: str | None = None, image_urls: list[str] | None = None) -> list[dict]:
+def build_messages(
+    q: Question, system: str | None = None, image_urls: list[str] | None = None
+) -> list[dict]:
     """Chat messages for one question: an optional system turn, then one user turn holding the
     images (PNG data URLs, prompt order) followed by the question text, as the harnesses show it.
     ``image_urls`` replaces the data URLs (placeholders for :func:`request_body`)."""
@@ -248,9 +273,16 @@ def build_messages(q: Question, system: str | None = None, image_urls: list[str]
     return messages
 
 
-def request_body(q: Question, model: str, *, system: str | None = None, max_tokens: int | None = None,
-                 temperature: float | None = None, extra_body: Mapping[str, Any] | None = None,
-                 images: ImageCache | None = None) -> bytes:
+def request_body(
+    q: Question,
+    model: str,
+    *,
+    system: str | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    extra_body: Mapping[str, Any] | None = None,
+    images: ImageCache | None = None,
+) -> bytes:
     """The JSON body (UTF-8) of one chat-completions request for ``q``; ``extra_body`` fields go in
     at top level and override the others.
 

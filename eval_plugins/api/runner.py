@@ -7,6 +7,7 @@ append it to the run folder; the in-flight window is therefore exactly ``concurr
 end every selected question is scored with the one scorer (:func:`score_records`); questions
 without an answer (given up, or never asked because of a fatal error) are scored as missing.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -61,7 +62,14 @@ class Progress:
     def __init__(self, total: int, enabled: bool):
         from tqdm import tqdm  # noqa: PLC0415
 
-        self.bar = tqdm(total=total, unit="q", desc="eval", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
+        self.bar = tqdm(
+            total=total,
+            unit="q",
+            desc="eval",
+            disable=not enabled,
+            dynamic_ncols=True,
+            smoothing=0.1,
+        )
         self.events: Counter = Counter()
         self.answered = self.failed = 0
         self.tokens: Counter = Counter()
@@ -82,7 +90,9 @@ class Progress:
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         self.bar.set_postfix_str(
             f"failed={self.failed} retries={sum(self.events.values())} 429={self.events['429']} "
-            f"out_tok/s={self.tokens['completion_tokens'] / elapsed:.0f}", refresh=False)
+            f"out_tok/s={self.tokens['completion_tokens'] / elapsed:.0f}",
+            refresh=False,
+        )
         self.bar.update(1)
 
     def close(self) -> float:
@@ -90,9 +100,14 @@ class Progress:
         return time.perf_counter() - self.start
 
 
-async def ask_all(questions: Iterator[Question], settings: RunSettings, options: EvalOptions,
-                  store: RunStore, progress: Progress,
-                  images: ImageCache | None = None) -> tuple[dict[str, str], str | None]:
+async def ask_all(
+    questions: Iterator[Question],
+    settings: RunSettings,
+    options: EvalOptions,
+    store: RunStore,
+    progress: Progress,
+    images: ImageCache | None = None,
+) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
     errors of the questions given up and the fatal error that stopped the run, if any.
     ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
@@ -100,8 +115,13 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
     images = ImageCache() if images is None else images
     failed: dict[str, str] = {}
     fatal: list[str] = []
-    client = ChatClient(options.base_url, api_key=options.api_key, policy=options.policy,
-                        concurrency=options.concurrency, on_event=progress.event)
+    client = ChatClient(
+        options.base_url,
+        api_key=options.api_key,
+        policy=options.policy,
+        concurrency=options.concurrency,
+        on_event=progress.event,
+    )
 
     async def worker(slot: int) -> None:
         while not fatal:
@@ -111,21 +131,43 @@ async def ask_all(questions: Iterator[Question], settings: RunSettings, options:
             try:
                 if q.error:
                     raise RequestFailed(q.error, 0)
-                body = request_body(q, settings.model, system=settings.system, max_tokens=settings.max_tokens,
-                                    temperature=settings.temperature, extra_body=settings.extra_body,
-                                    images=images)
+                body = request_body(
+                    q,
+                    settings.model,
+                    system=settings.system,
+                    max_tokens=settings.max_tokens,
+                    temperature=settings.temperature,
+                    extra_body=settings.extra_body,
+                    images=images,
+                )
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
                 if exc.fatal or (exc.kind == "connection" and not progress.answered):
                     fatal.append(f"{options.base_url}: {exc.error}")
                 failed[q.id] = exc.error
-                store.add_failure({"id": q.id, "task": q.task, "error": exc.error, "attempts": exc.attempts,
-                                   "time": round(time.time(), 3)})
+                store.add_failure(
+                    {
+                        "id": q.id,
+                        "task": q.task,
+                        "error": exc.error,
+                        "attempts": exc.attempts,
+                        "time": round(time.time(), 3),
+                    }
+                )
                 progress.done(None)
                 continue
-            store.add_answer({"id": q.id, "task": q.task, "prediction": reply.text, "usage": dict(reply.usage),
-                              "latency_s": round(reply.latency_s, 4), "attempts": reply.attempts,
-                              "time": round(time.time(), 3), "raw": reply.raw})
+            store.add_answer(
+                {
+                    "id": q.id,
+                    "task": q.task,
+                    "prediction": reply.text,
+                    "usage": dict(reply.usage),
+                    "latency_s": round(reply.latency_s, 4),
+                    "attempts": reply.attempts,
+                    "time": round(time.time(), 3),
+                    "raw": reply.raw,
+                }
+            )
             progress.done(reply)
 
     try:
@@ -145,46 +187,76 @@ def _usage_totals(answers: list[dict]) -> dict[str, int]:
     return {key: int(totals[key]) for key in USAGE_KEYS}
 
 
-def run_eval(settings: RunSettings, source: QuestionSource, options: EvalOptions, run_dir: str | Path) -> EvalSummary:
+def run_eval(
+    settings: RunSettings, source: QuestionSource, options: EvalOptions, run_dir: str | Path
+) -> EvalSummary:
     """Ask the unanswered questions of the selection, then score the whole selection and write
     ``report.json`` / ``report.md`` into ``run_dir``. Never raises for a failed question; a
     fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`."""
     records = source.records(list(options.configs), options.split)
     if not records:
-        raise MisiError(f"{source.location}: no questions for configs {', '.join(options.configs)} "
-                        f"split {options.split}")
+        raise MisiError(
+            f"{source.location}: no questions for configs {', '.join(options.configs)} "
+            f"split {options.split}"
+        )
     with RunStore(run_dir, settings) as store:
         ids = [str(r["id"]) for r in records]
         pending = [i for i in ids if i not in store.answers]
-        log.info("%d questions: %d already answered in %s, %d to ask (concurrency %d)",
-                 len(ids), len(ids) - len(pending), store.dir, len(pending), options.concurrency)
+        log.info(
+            "%d questions: %d already answered in %s, %d to ask (concurrency %d)",
+            len(ids),
+            len(ids) - len(pending),
+            store.dir,
+            len(pending),
+            options.concurrency,
+        )
         progress = Progress(len(pending), options.progress)
         failed: dict[str, str] = {}
         fatal = None
         try:
             if pending:
                 images = ImageCache()
-                questions = source.questions(list(options.configs), options.split, set(pending), images)
-                failed, fatal = asyncio.run(ask_all(questions, settings, options, store, progress, images))
+                questions = source.questions(
+                    list(options.configs), options.split, set(pending), images
+                )
+                failed, fatal = asyncio.run(
+                    ask_all(questions, settings, options, store, progress, images)
+                )
         finally:
             elapsed = progress.close()
             store.sync()
         answers = [store.answers[i] for i in ids if i in store.answers]
-        preds = {str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"]) for a in answers}
+        preds = {
+            str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"])
+            for a in answers
+        }
         result = score_records(records, preds)
         tokens = _usage_totals(answers)
         session = {
-            "asked": progress.answered + progress.failed, "answered": progress.answered, "failed": progress.failed,
+            "asked": progress.answered + progress.failed,
+            "answered": progress.answered,
+            "failed": progress.failed,
             "wall_s": round(elapsed, 3),
             "questions_per_s": round(progress.answered / elapsed, 3) if elapsed > 0 else None,
-            "completion_tokens_per_s": round(progress.tokens["completion_tokens"] / elapsed, 1) if elapsed > 0 else None,
-            "tokens": {k: int(progress.tokens[k]) for k in USAGE_KEYS}, "retried_errors": dict(progress.events),
+            "completion_tokens_per_s": round(progress.tokens["completion_tokens"] / elapsed, 1)
+            if elapsed > 0
+            else None,
+            "tokens": {k: int(progress.tokens[k]) for k in USAGE_KEYS},
+            "retried_errors": dict(progress.events),
         }
-        latencies = sorted(float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float)))
+        latencies = sorted(
+            float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
+        )
         report = {
             **result,
-            "run_key": settings.key(), "settings": settings.to_json(), "base_url": options.base_url,
-            "selection": {"configs": list(options.configs), "split": options.split, "questions": len(ids)},
+            "run_key": settings.key(),
+            "settings": settings.to_json(),
+            "base_url": options.base_url,
+            "selection": {
+                "configs": list(options.configs),
+                "split": options.split,
+                "questions": len(ids),
+            },
             "predictions_file": str(store.dir / PREDICTIONS),
             "failed": [{"id": i, "error": failed[i]} for i in ids if i in failed],
             "fatal_error": fatal,
@@ -193,7 +265,9 @@ def run_eval(settings: RunSettings, source: QuestionSource, options: EvalOptions
             "session": session,
         }
         markdown = _markdown(report)
-        store.write_text("report.json", json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        store.write_text(
+            "report.json", json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        )
         store.write_text("report.md", markdown)
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
@@ -206,7 +280,12 @@ def _latency_stats(values: list[float]) -> dict:
     def q(p: float) -> float:
         return round(values[min(len(values) - 1, math.ceil(p * len(values)) - 1)], 4)
 
-    return {"mean": round(math.fsum(values) / len(values), 4), "p50": q(0.5), "p90": q(0.9), "max": values[-1]}
+    return {
+        "mean": round(math.fsum(values) / len(values), 4),
+        "p50": q(0.5),
+        "p90": q(0.9),
+        "max": values[-1],
+    }
 
 
 def _markdown(report: dict) -> str:
@@ -224,8 +303,10 @@ def _markdown(report: dict) -> str:
         f"retried errors: {s['retried_errors'] or 'none'}",
     ]
     if report["failed"]:
-        lines.append(f"failed questions (scored as missing; a rerun asks them again): "
-                     f"{', '.join(f['id'] for f in report['failed'])}")
+        lines.append(
+            f"failed questions (scored as missing; a rerun asks them again): "
+            f"{', '.join(f['id'] for f in report['failed'])}"
+        )
     if report["fatal_error"]:
         lines.append(f"stopped early: {report['fatal_error']}")
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ Each line goes to the file with one ``write`` system call as soon as its answer 
 at most once per :data:`FSYNC_INTERVAL_S` and when the run ends (a machine crash loses at most
 that last second). A torn last line (from a crash mid-write) is cut off on reopen.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,7 +72,10 @@ class RunSettings:
 
 def default_run_dir(settings: RunSettings, root: str | Path = "misi-runs") -> Path:
     """``<root>/<model>-<key>`` (the model name reduced to file-safe characters)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in settings.model).strip("._") or "model"
+    safe = (
+        "".join(c if c.isalnum() or c in "-_." else "_" for c in settings.model).strip("._")
+        or "model"
+    )
     return Path(root) / f"{safe[:60]}-{settings.key()}"
 
 
@@ -107,7 +111,9 @@ def _cut_torn_tail(path: Path) -> None:
             fh.seek(start)
             i = fh.read(pos - start).rfind(b"\n")
             cut, pos = (start + i + 1 if i >= 0 else 0), start
-        log.warning("%s: cut a torn last line (%d bytes) left by an interrupted run", path, size - cut)
+        log.warning(
+            "%s: cut a torn last line (%d bytes) left by an interrupted run", path, size - cut
+        )
         fh.truncate(cut)
 
 
@@ -126,13 +132,15 @@ class RunStore:
         self._last_sync = 0.0
 
     # -- opening ---------------------------------------------------------------------------
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock()
         self._check_settings()
         for name in (PREDICTIONS, FAILURES):
             _cut_torn_tail(self.dir / name)
-            self._fds[name] = os.open(self.dir / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fds[name] = os.open(
+                self.dir / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
         self.answers = {str(item["id"]): item for item in iter_jsonl(self.dir / PREDICTIONS)}
         return self
 
@@ -150,7 +158,9 @@ class RunStore:
         except OSError:
             os.close(self._lock_fd)
             self._lock_fd = None
-            raise MisiError(f"{self.dir}: another `misi-bench eval` is writing to this run folder") from None
+            raise MisiError(
+                f"{self.dir}: another `misi-bench eval` is writing to this run folder"
+            ) from None
 
     def _check_settings(self) -> None:
         path = self.dir / "run.json"
@@ -159,12 +169,20 @@ class RunStore:
             try:
                 theirs = json.loads(path.read_text(encoding="utf-8"))
             except ValueError:
-                raise MisiError(f"{path}: unreadable run settings; move the folder away or pick another --out") from None
+                raise MisiError(
+                    f"{path}: unreadable run settings; move the folder away or pick another --out"
+                ) from None
             if theirs.get("run_key") != mine["run_key"]:
                 old = theirs.get("settings", {})
-                diff = sorted(k for k in set(old) | set(mine["settings"]) if old.get(k) != mine["settings"].get(k))
-                raise MisiError(f"{self.dir}: holds answers of other settings (run key {theirs.get('run_key')}, "
-                                f"differs in {', '.join(diff) or 'key'}); use another --out")
+                diff = sorted(
+                    k
+                    for k in set(old) | set(mine["settings"])
+                    if old.get(k) != mine["settings"].get(k)
+                )
+                raise MisiError(
+                    f"{self.dir}: holds answers of other settings (run key {theirs.get('run_key')}, "
+                    f"differs in {', '.join(diff) or 'key'}); use another --out"
+                )
             return
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(mine, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -12,6 +12,7 @@ Use :class:`DoubleServer` (a background thread) in tests, or run
 ``python -m misi_bench.eval_plugins.api.testing_server --delay 0.2`` (prints its URL, serves
 until killed; ``GET /stats`` returns the counters).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,13 @@ from dataclasses import dataclass
 
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "slow", "drop")
 _EXAMPLE_RE = re.compile(r"for example:\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
-_REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+_REASONS = {
+    200: "OK",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+}
 
 
 @dataclass(frozen=True)
@@ -73,18 +80,34 @@ class DoubleState:
         self.max_in_flight = 0
 
     def to_json(self) -> dict:
-        return {"requests": self.requests, "max_in_flight": self.max_in_flight, "faults": dict(self.faults),
-                "per_question": dict(self.per_question)}
+        return {
+            "requests": self.requests,
+            "max_in_flight": self.max_in_flight,
+            "faults": dict(self.faults),
+            "per_question": dict(self.per_question),
+        }
 
 
 class Double:
     """The request handler; ``delay_s`` is added to every reply. With ``record``, the state keeps
     each question's request arrival times (monotonic s) and its last parsed request body."""
 
-    def __init__(self, *, delay_s: float = 0.0, answers: Mapping[str, str] | None = None,
-                 plan: FaultPlan = FaultPlan(), api_key: str | None = None,
-                 answer_fn: Callable[[str, str], str] | None = None, record: bool = False):
-        self.delay_s, self.answers, self.plan, self.api_key = delay_s, dict(answers or {}), plan, api_key
+    def __init__(
+        self,
+        *,
+        delay_s: float = 0.0,
+        answers: Mapping[str, str] | None = None,
+        plan: FaultPlan = FaultPlan(),
+        api_key: str | None = None,
+        answer_fn: Callable[[str, str], str] | None = None,
+        record: bool = False,
+    ):
+        self.delay_s, self.answers, self.plan, self.api_key = (
+            delay_s,
+            dict(answers or {}),
+            plan,
+            api_key,
+        )
         self.answer_fn, self.record = answer_fn, record
         self.state = DoubleState()
 
@@ -99,21 +122,32 @@ class Double:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, path = lines[0].split(" ")[:2]
-                headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)
+                }
                 n = int(headers.get("content-length") or 0)
                 body = await reader.readexactly(n) if n else b""
                 if not await self._serve(method, path, headers, body, writer):
                     break
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.CancelledError, ConnectionError,
-                ValueError):
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            asyncio.CancelledError,
+            ConnectionError,
+            ValueError,
+        ):
             pass
         finally:
             writer.close()
 
     @staticmethod
     async def _send(writer, status: int, payload: bytes, extra: str = "") -> None:
-        writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: application/json\r\n"
-                     f"content-length: {len(payload)}\r\n{extra}\r\n".encode() + payload)
+        writer.write(
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(payload)}\r\n{extra}\r\n".encode()
+            + payload
+        )
         await writer.drain()
 
     async def _serve(self, method: str, path: str, headers: dict, body: bytes, writer) -> bool:
@@ -141,8 +175,12 @@ class Double:
                 st.faults[fault] += 1
             await asyncio.sleep(self.delay_s + (self.plan.slow_s if fault == "slow" else 0.0))
             if fault == "429":
-                await self._send(writer, 429, b'{"error": {"message": "rate limited"}}',
-                                 f"retry-after: {self.plan.retry_after_s:g}\r\n")
+                await self._send(
+                    writer,
+                    429,
+                    b'{"error": {"message": "rate limited"}}',
+                    f"retry-after: {self.plan.retry_after_s:g}\r\n",
+                )
             elif fault == "500":
                 await self._send(writer, 500, b'{"error": {"message": "injected failure"}}')
             elif fault in ("timeout", "drop"):
@@ -150,7 +188,9 @@ class Double:
                     await asyncio.sleep(self.plan.hang_s)
                 return False
             elif fault == "malformed":
-                await self._send(writer, 200, b'{"id": "x", "choices": [{"message": {"content": "trunc')
+                await self._send(
+                    writer, 200, b'{"id": "x", "choices": [{"message": {"content": "trunc'
+                )
             else:
                 await self._send(writer, 200, self._completion(qid, body))
             return True
@@ -168,13 +208,26 @@ class Double:
         answer = self._answer(qid, text)
         prompt_tokens = len(text) // 4 + 85 * n_images
         completion_tokens = len(answer.split()) + 1
-        return json.dumps({
-            "id": f"chatcmpl-double-{self.state.requests}", "object": "chat.completion", "created": 0,
-            "model": request.get("model"),
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }).encode()
+        return json.dumps(
+            {
+                "id": f"chatcmpl-double-{self.state.requests}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        ).encode()
 
 
 class DoubleServer:
@@ -200,14 +253,16 @@ class DoubleServer:
         asyncio.set_event_loop(self._loop)
 
         async def start():
-            self._server = await asyncio.start_server(self.double.handle, "127.0.0.1", self.port, backlog=1024)
+            self._server = await asyncio.start_server(
+                self.double.handle, "127.0.0.1", self.port, backlog=1024
+            )
             self.port = self._server.sockets[0].getsockname()[1]
             self._ready.set()
 
         self._loop.run_until_complete(start())
         self._loop.run_forever()
 
-    def __enter__(self) -> "DoubleServer":
+    def __enter__(self) -> DoubleServer:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("protocol double did not start")
@@ -226,10 +281,17 @@ class DoubleServer:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve the double in the foreground (for the benchmark); prints ``listening URL``."""
-    p = argparse.ArgumentParser(description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)")
+    p = argparse.ArgumentParser(
+        description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)"
+    )
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay", type=float, default=0.0, help="seconds added to every reply")
-    p.add_argument("--fault-cycle", type=int, default=0, help="inject faults on a crc32(id) %% N schedule (0: none)")
+    p.add_argument(
+        "--fault-cycle",
+        type=int,
+        default=0,
+        help="inject faults on a crc32(id) %% N schedule (0: none)",
+    )
     args = p.parse_args(argv)
     double = Double(delay_s=args.delay, plan=FaultPlan(cycle=args.fault_cycle))
 

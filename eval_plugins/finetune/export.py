@@ -4,6 +4,7 @@ The export is written into a hidden sibling folder and moved into place at the e
 interrupted export leaves no half-written ``OUT``. Same inputs give byte-identical files (rows in
 config then shard order, JSON with sorted keys, no timestamps).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,24 @@ from pathlib import Path
 from ...builder.core.constants import PACKAGE_VERSION
 from ...builder.core.errors import InputError
 from .formats import FORMATS, WRITERS
-from .source import SPLITS, config_shards, count_rows, iter_rows, pick_configs, resolve_source, shards_profile
+from .source import (
+    SPLITS,
+    config_shards,
+    count_rows,
+    iter_rows,
+    pick_configs,
+    resolve_source,
+    shards_profile,
+)
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "misi_sft_export.json"
 TRAIN_SPLIT = "train"
-CONTAMINATION_WARNING = ("exporting the {split!r} split for training: models fine-tuned on it cannot be "
-                         "evaluated on MiSI-Bench any more (test contamination); use it only for ablations")
+CONTAMINATION_WARNING = (
+    "exporting the {split!r} split for training: models fine-tuned on it cannot be "
+    "evaluated on MiSI-Bench any more (test contamination); use it only for ablations"
+)
 
 
 @dataclass(frozen=True)
@@ -61,26 +72,44 @@ def check_split(split: str, allow_test: bool) -> None:
     if split == TRAIN_SPLIT:
         return
     if not allow_test:
-        raise InputError("--split", f"refusing to export the {split!r} split for training without "
-                                    "--allow-test-split (it is the evaluation data)")
+        raise InputError(
+            "--split",
+            f"refusing to export the {split!r} split for training without "
+            "--allow-test-split (it is the evaluation data)",
+        )
     log.warning(CONTAMINATION_WARNING.format(split=split))
 
 
 def _prepare_out(out: Path, overwrite: bool) -> Path:
     if out.exists() and any(out.iterdir()):
         if not overwrite:
-            raise InputError(out, "output folder exists and is not empty (pass --overwrite to replace an earlier export)")
+            raise InputError(
+                out,
+                "output folder exists and is not empty (pass --overwrite to replace an earlier export)",
+            )
         if not (out / MANIFEST).is_file():
-            raise InputError(out, f"--overwrite only replaces an earlier export (no {MANIFEST} there)")
+            raise InputError(
+                out, f"--overwrite only replaces an earlier export (no {MANIFEST} there)"
+            )
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     return tmp
 
 
-def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequence[str] | None = None,
-               split: str = TRAIN_SPLIT, allow_test: bool = False, revision: str | None = None,
-               overwrite: bool = False, progress: bool = True, endpoint: str | None = None) -> ExportResult:
+def export_sft(
+    source: str | Path,
+    out: str | Path,
+    fmt: str,
+    *,
+    configs: Sequence[str] | None = None,
+    split: str = TRAIN_SPLIT,
+    allow_test: bool = False,
+    revision: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    endpoint: str | None = None,
+) -> ExportResult:
     """Export ``split`` of ``configs`` (default all nine) from ``source`` (build folder or Hub repo
     id, at ``revision`` on ``endpoint``) to ``out`` in format ``fmt`` (a key of :data:`~.formats.FORMATS`)."""
     if fmt not in FORMATS:
@@ -105,10 +134,16 @@ def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequen
             raise InputError(root, f"the {split} shards of {', '.join(chosen)} hold no rows")
         store = getattr(writer, "images", None)
         manifest = {
-            "format": fmt, "split": split, "source": str(source), "revision": revision,
-            "configs": [c for c in chosen if rows[c]], "rows": {c: rows[c] for c in chosen if rows[c]},
-            "total_rows": sum(rows.values()), "image_refs": refs,
-            "image_files": store.written if store else None, "misi_bench_version": PACKAGE_VERSION,
+            "format": fmt,
+            "split": split,
+            "source": str(source),
+            "revision": revision,
+            "configs": [c for c in chosen if rows[c]],
+            "rows": {c: rows[c] for c in chosen if rows[c]},
+            "total_rows": sum(rows.values()),
+            "image_refs": refs,
+            "image_files": store.written if store else None,
+            "misi_bench_version": PACKAGE_VERSION,
             "profile": shards_profile(shards),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -120,10 +155,26 @@ def export_sft(source: str | Path, out: str | Path, fmt: str, *, configs: Sequen
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     seconds = time.perf_counter() - start
-    result = ExportResult(out, fmt, split, dict(manifest["rows"]), refs, manifest["image_files"],
-                          folder_bytes(out), seconds)
-    log.info("export-sft %s: %d rows, %d image references, %s image files, %.1f MB in %.1f s -> %s",
-             fmt, result.total_rows, refs, result.images_written, result.bytes / 1e6, seconds, out)
+    result = ExportResult(
+        out,
+        fmt,
+        split,
+        dict(manifest["rows"]),
+        refs,
+        manifest["image_files"],
+        folder_bytes(out),
+        seconds,
+    )
+    log.info(
+        "export-sft %s: %d rows, %d image references, %s image files, %.1f MB in %.1f s -> %s",
+        fmt,
+        result.total_rows,
+        refs,
+        result.images_written,
+        result.bytes / 1e6,
+        seconds,
+        out,
+    )
     return result
 
 

@@ -5,6 +5,7 @@ Every format puts the row's images first, in prompt order, then the row's ``ques
 the user turn (the question refers to "Image 1", "Image 2", ... in that order), and the gold
 ``answer`` alone in the assistant turn.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,12 @@ IMAGE_DIR = "images"
 HF_GROUP_ROWS = 64
 HF_GROUP_BYTES = 24 * 1024 * 1024
 HF_SHARD_BYTES = 512 * 1024 * 1024
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", ".png"), (b"\xff\xd8\xff", ".jpg"), (b"RIFF", ".webp"), (b"GIF8", ".gif"))
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", ".png"),
+    (b"\xff\xd8\xff", ".jpg"),
+    (b"RIFF", ".webp"),
+    (b"GIF8", ".gif"),
+)
 
 
 def dataset_name(split: str) -> str:
@@ -73,12 +79,14 @@ def hf_features():
     import datasets  # noqa: PLC0415
 
     content = datasets.List({"type": datasets.Value("string"), "text": datasets.Value("string")})
-    return datasets.Features({
-        "messages": datasets.List({"role": datasets.Value("string"), "content": content}),
-        "images": datasets.List(datasets.Image()),
-        "id": datasets.Value("string"),
-        "task": datasets.Value("string"),
-    })
+    return datasets.Features(
+        {
+            "messages": datasets.List({"role": datasets.Value("string"), "content": content}),
+            "images": datasets.List(datasets.Image()),
+            "id": datasets.Value("string"),
+            "task": datasets.Value("string"),
+        }
+    )
 
 
 class HFWriter:
@@ -97,14 +105,20 @@ class HFWriter:
         self.group_bytes = 0
 
     def add(self, row: SourceRow) -> None:
-        user = [{"type": "image", "text": None} for _ in row.images] + [{"type": "text", "text": row.question}]
-        self.group.append({
-            "messages": [{"role": "user", "content": user},
-                         {"role": "assistant", "content": [{"type": "text", "text": row.answer}]}],
-            "images": [{"bytes": data, "path": None} for data in row.images],
-            "id": row.id,
-            "task": row.task,
-        })
+        user = [{"type": "image", "text": None} for _ in row.images] + [
+            {"type": "text", "text": row.question}
+        ]
+        self.group.append(
+            {
+                "messages": [
+                    {"role": "user", "content": user},
+                    {"role": "assistant", "content": [{"type": "text", "text": row.answer}]},
+                ],
+                "images": [{"bytes": data, "path": None} for data in row.images],
+                "id": row.id,
+                "task": row.task,
+            }
+        )
         size = sum(map(len, row.images)) + len(row.question)
         self.part_bytes += size
         self.group_bytes += size
@@ -117,9 +131,14 @@ class HFWriter:
         part = self.out / "data" / f".part{len(self.parts):05d}.parquet"
         part.parent.mkdir(parents=True, exist_ok=True)
         self.parts.append(part)
-        self.writer = pq.ParquetWriter(part, self.schema, compression="zstd", write_statistics=False,
-                                       use_dictionary=["images.list.element.bytes", "task"],
-                                       dictionary_pagesize_limit=1 << 30)
+        self.writer = pq.ParquetWriter(
+            part,
+            self.schema,
+            compression="zstd",
+            write_statistics=False,
+            use_dictionary=["images.list.element.bytes", "task"],
+            dictionary_pagesize_limit=1 << 30,
+        )
         return self.writer
 
     def _flush(self, end_part: bool = False) -> None:
@@ -139,10 +158,12 @@ class HFWriter:
         n = len(self.parts)
         for k, part in enumerate(self.parts):
             os.replace(part, part.with_name(f"{self.split}-{k:05d}-of-{n:05d}.parquet"))
-        card = (f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {self.split}\n"
-                f"    path: data/{self.split}-*.parquet\n---\n\n"
-                "# MiSI-Bench SFT export (messages + images)\n\n"
-                f"Chat-format rows of the MiSI-Bench {self.split} split; see misi_sft_export.json.\n")
+        card = (
+            f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {self.split}\n"
+            f"    path: data/{self.split}-*.parquet\n---\n\n"
+            "# MiSI-Bench SFT export (messages + images)\n\n"
+            f"Chat-format rows of the MiSI-Bench {self.split} split; see misi_sft_export.json.\n"
+        )
         (self.out / "README.md").write_text(card, encoding="utf-8")
 
 
@@ -161,8 +182,10 @@ class _JsonRowsWriter:
 
     def record(self, row: SourceRow) -> dict:
         return {
-            "messages": [{"role": "user", "content": user_text(row)},
-                         {"role": "assistant", "content": row.answer}],
+            "messages": [
+                {"role": "user", "content": user_text(row)},
+                {"role": "assistant", "content": row.answer},
+            ],
             "images": [self.images.put(data, row.id) for data in row.images],
             "id": row.id,
             "task": row.task,
@@ -201,13 +224,22 @@ class LlamaFactoryWriter(_JsonRowsWriter):
     def close(self) -> None:
         self.fh.write("\n]\n")
         super().close()
-        info = {dataset_name(self.split): {
-            "file_name": self.file_name,
-            "formatting": "sharegpt",
-            "columns": {"messages": "messages", "images": "images"},
-            "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"},
-        }}
-        (self.out / "dataset_info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        info = {
+            dataset_name(self.split): {
+                "file_name": self.file_name,
+                "formatting": "sharegpt",
+                "columns": {"messages": "messages", "images": "images"},
+                "tags": {
+                    "role_tag": "role",
+                    "content_tag": "content",
+                    "user_tag": "user",
+                    "assistant_tag": "assistant",
+                },
+            }
+        }
+        (self.out / "dataset_info.json").write_text(
+            json.dumps(info, indent=2) + "\n", encoding="utf-8"
+        )
 
 
 WRITERS = {"hf": HFWriter, "llamafactory": LlamaFactoryWriter, "swift": SwiftWriter}

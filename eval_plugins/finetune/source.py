@@ -1,6 +1,7 @@
 """Where the rows come from: a local build folder or a Hub dataset repository, read as Parquet
 shards of the published schema, one small record batch at a time (memory does not grow with the
 dataset)."""
+
 from __future__ import annotations
 
 import logging
@@ -44,8 +45,13 @@ def pick_configs(configs: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(t for t in TASK_NAMES if t in wanted)
 
 
-def resolve_source(source: str, configs: Sequence[str], split: str, revision: str | None = None,
-                   endpoint: str | None = None) -> Path:
+def resolve_source(
+    source: str,
+    configs: Sequence[str],
+    split: str,
+    revision: str | None = None,
+    endpoint: str | None = None,
+) -> Path:
     """A local folder holding ``<config>/<split>-*.parquet``: ``source`` itself when it is a
     folder, else the Hub dataset repo ``source`` with only those shards fetched into the Hub cache
     (``endpoint``: another Hub server; default huggingface_hub's, i.e. ``$HF_ENDPOINT``)."""
@@ -57,12 +63,21 @@ def resolve_source(source: str, configs: Sequence[str], split: str, revision: st
     try:
         from huggingface_hub import snapshot_download  # noqa: PLC0415
     except ImportError as exc:
-        raise InputError(source, "reading from the Hub needs huggingface_hub (pip install 'misi-bench[hub]')") from exc
+        raise InputError(
+            source, "reading from the Hub needs huggingface_hub (pip install 'misi-bench[hub]')"
+        ) from exc
     patterns = [f"{c}/{split}-*.parquet" for c in configs]
     log.info("fetching %s (%s) shards of %s from the Hub", split, ", ".join(configs), source)
     try:
-        return Path(snapshot_download(source, repo_type="dataset", revision=revision,
-                                      allow_patterns=patterns, endpoint=endpoint))
+        return Path(
+            snapshot_download(
+                source,
+                repo_type="dataset",
+                revision=revision,
+                allow_patterns=patterns,
+                endpoint=endpoint,
+            )
+        )
     except Exception as exc:  # noqa: BLE001 (network, auth and offline errors all mean: not readable)
         raise InputError(source, f"cannot fetch the dataset from the Hub: {exc}") from exc
 
@@ -77,7 +92,10 @@ def config_shards(root: Path, configs: Sequence[str], split: str) -> list[Path]:
             log.info("%s: no %s shards in %s", config, split, root)
         shards += found
     if not shards:
-        raise InputError(root, f"no {split} shards for configs {', '.join(configs)} (expected <config>/{split}-*.parquet)")
+        raise InputError(
+            root,
+            f"no {split} shards for configs {', '.join(configs)} (expected <config>/{split}-*.parquet)",
+        )
     return shards
 
 
@@ -99,7 +117,9 @@ def iter_rows(shards: Sequence[Path], batch_rows: int = BATCH_ROWS) -> Iterator[
             raise InputError(path, f"not a readable Parquet shard: {exc}") from exc
         missing = [c for c in COLUMNS if c not in pf.schema_arrow.names]
         if missing:
-            raise InputError(path, f"not a MiSI-Bench shard: missing column(s) {', '.join(missing)}")
+            raise InputError(
+                path, f"not a MiSI-Bench shard: missing column(s) {', '.join(missing)}"
+            )
         for batch in pf.iter_batches(batch_size=batch_rows, columns=list(COLUMNS)):
             for row in batch.to_pylist():
                 yield _source_row(path, row)

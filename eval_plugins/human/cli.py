@@ -1,4 +1,5 @@
 """``misi-bench human DIR [--split tiny] [--port 7860] [--participant NAME] [--out FOLDER]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,17 @@ def cmd_human(args: argparse.Namespace) -> int:
     try:
         server = make_server(app, args.host, args.port)
     except OSError as exc:
-        raise MisiError(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); try another --port") from None
+        raise MisiError(
+            f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); try another --port"
+        ) from None
     host, port = server.server_address[:2]
-    print(f"{len(questions)} questions of split {args.split!r}; answers go to {args.out}/<participant>.jsonl")
-    print(f"serving on http://{host}:{port}/ (Ctrl+C stops; answers are saved as they are given)", flush=True)
+    print(
+        f"{len(questions)} questions of split {args.split!r}; answers go to {args.out}/<participant>.jsonl"
+    )
+    print(
+        f"serving on http://{host}:{port}/ (Ctrl+C stops; answers are saved as they are given)",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -38,12 +46,25 @@ def cmd_human(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     """Add ``human`` to the subparsers ``sub``."""
-    p = sub.add_parser("human", help="a local web app in which a person answers the questions (human baseline)")
+    p = sub.add_parser(
+        "human", help="a local web app in which a person answers the questions (human baseline)"
+    )
     p.add_argument("dataset", metavar="DIR", help="a build folder (from misi-bench build)")
-    p.add_argument("--split", default="tiny", help="split to answer (default tiny, the paper's human subset)")
+    p.add_argument(
+        "--split", default="tiny", help="split to answer (default tiny, the paper's human subset)"
+    )
     p.add_argument("--port", type=int, default=7860, help="port (default 7860; 0 picks a free one)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
-    p.add_argument("--participant", help="participant name to fill in on the start page (names the file)")
-    p.add_argument("--out", default="human-predictions",
-                   help="folder for the predictions files, one <participant>.jsonl each (default ./human-predictions)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1, this machine only)",
+    )
+    p.add_argument(
+        "--participant", help="participant name to fill in on the start page (names the file)"
+    )
+    p.add_argument(
+        "--out",
+        default="human-predictions",
+        help="folder for the predictions files, one <participant>.jsonl each (default ./human-predictions)",
+    )
     p.set_defaults(func=cmd_human)

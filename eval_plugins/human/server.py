@@ -10,6 +10,7 @@ Routes (JSON unless said otherwise):
 - ``POST /api/answer`` ``{"participant", "id", "prediction", "seconds"}`` -> the next state;
 - ``GET /api/results?participant=P`` scores and the gold answers, only once P has finished.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,14 @@ MAX_BODY = 64 * 1024
 class HumanApp:
     """The app's state: the question list, the sessions by participant, the output folder."""
 
-    def __init__(self, build: str | Path, questions: list[Question], split: str, out: str | Path,
-                 participant: str | None = None) -> None:
+    def __init__(
+        self,
+        build: str | Path,
+        questions: list[Question],
+        split: str,
+        out: str | Path,
+        participant: str | None = None,
+    ) -> None:
         self.build, self.questions, self.split, self.out = Path(build), questions, split, Path(out)
         self.participant = participant
         self.sessions: dict[str, Session] = {}
@@ -53,16 +60,31 @@ class HumanApp:
         session = self.session(participant)
         if not session.finished:
             raise PermissionError("answers are shown only once every question is answered")
-        scored = score_records(records(self.build, self.split),
-                               {k: v["prediction"] for k, v in session.answers.items()})
+        scored = score_records(
+            records(self.build, self.split),
+            {k: v["prediction"] for k, v in session.answers.items()},
+        )
         report = scored["report"]
         columns, _ = from_aggregate(report)  # percent, in the paper's columns
-        items = [{"id": it["id"], "task": it["task"], "prediction": it["prediction"], "answer": it["answer"],
-                  "score": it["metrics"]["score"], "seconds": session.answers.get(it["id"], {}).get("seconds")}
-                 for it in scored["per_item"]]
-        return {"participant": session.participant, "file": str(session.path), "report": report,
-                "paper_average": paper_average(columns),
-                "average_9_tasks": average_9_tasks(columns), "items": items}
+        items = [
+            {
+                "id": it["id"],
+                "task": it["task"],
+                "prediction": it["prediction"],
+                "answer": it["answer"],
+                "score": it["metrics"]["score"],
+                "seconds": session.answers.get(it["id"], {}).get("seconds"),
+            }
+            for it in scored["per_item"]
+        ]
+        return {
+            "participant": session.participant,
+            "file": str(session.path),
+            "report": report,
+            "paper_average": paper_average(columns),
+            "average_9_tasks": average_9_tasks(columns),
+            "items": items,
+        }
 
 
 def _page() -> bytes:
@@ -85,7 +107,11 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _json(self, data, status: int = 200) -> None:
-        self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
+        self._send(
+            status,
+            json.dumps(data, ensure_ascii=False).encode("utf-8"),
+            "application/json; charset=utf-8",
+        )
 
     def _error(self, status: int, message: str) -> None:
         self._json({"error": message}, status)
@@ -107,8 +133,14 @@ class Handler(BaseHTTPRequestHandler):
             if url.path in ("/", "/index.html"):
                 self._send(200, _page(), "text/html; charset=utf-8")
             elif url.path == "/api/config":
-                self._json({"split": app.split, "total": len(app.questions), "participant": app.participant,
-                            "build": app.build.name})
+                self._json(
+                    {
+                        "split": app.split,
+                        "total": len(app.questions),
+                        "participant": app.participant,
+                        "build": app.build.name,
+                    }
+                )
             elif url.path == "/api/image":
                 question = next(q for q in app.questions if q.id == query.get("id"))
                 data = question_images(question.shard, question.id)[int(query.get("k", "0"))]
@@ -133,18 +165,26 @@ class Handler(BaseHTTPRequestHandler):
             elif url.path == "/api/parse":
                 question = next(q for q in app.questions if q.id == body.get("id"))
                 text = str(body.get("text", ""))[:2000]
-                parsed = parse_prediction(question.task, text, options=list(question.options) or None)
+                parsed = parse_prediction(
+                    question.task, text, options=list(question.options) or None
+                )
                 self._json({"read_as": format_parsed(question.task, parsed)})
             elif url.path == "/api/answer":
                 session = app.session(body.get("participant", ""))
                 seconds = body.get("seconds")
-                session.record(str(body.get("id")), str(body.get("prediction", ""))[:2000],
-                               None if seconds is None else float(seconds))
+                session.record(
+                    str(body.get("id")),
+                    str(body.get("prediction", ""))[:2000],
+                    None if seconds is None else float(seconds),
+                )
                 self._json(session.state())
             else:
                 self._error(HTTPStatus.NOT_FOUND, f"no such endpoint {url.path}")
         except ValueError as exc:  # bad JSON, bad name, repeated answer
-            self._error(HTTPStatus.CONFLICT if "already answered" in str(exc) else HTTPStatus.BAD_REQUEST, str(exc))
+            self._error(
+                HTTPStatus.CONFLICT if "already answered" in str(exc) else HTTPStatus.BAD_REQUEST,
+                str(exc),
+            )
         except (StopIteration, KeyError, TypeError) as exc:
             self._error(HTTPStatus.BAD_REQUEST, f"bad request: unknown question or field ({exc})")
 

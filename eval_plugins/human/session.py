@@ -8,6 +8,7 @@ showing the question to the answer, measured in the page) and ``answered_at`` (U
 An answer is final: a question answered once is not shown again, which is also how a session
 resumes (restart the app with the same participant and output folder).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,7 +29,16 @@ log = logging.getLogger(__name__)
 #: The answer form of each fill-in task, shown under the text box (the registry's ``form_hint``).
 FORMS: dict[str, str] = {spec.name: spec.form_hint for spec in TASK_SPECS if spec.form == TEXT_FORM}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_COLUMNS = ["id", "task", "pdb_id", "question", "options", "image_views", "answer_format", "metadata"]
+_COLUMNS = [
+    "id",
+    "task",
+    "pdb_id",
+    "question",
+    "options",
+    "image_views",
+    "answer_format",
+    "metadata",
+]
 
 
 @dataclass(frozen=True)
@@ -49,11 +59,18 @@ class Question:
 
     def public(self) -> dict:
         """What the page receives: everything but the answer."""
-        return {"id": self.id, "task": self.task, "task_number": TASK_BY_NAME[self.task].number,
-                "pdb_id": self.pdb_id, "question": self.question, "options": list(self.options),
-                "image_views": list(self.image_views), "answer_format": self.answer_format,
-                "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
-                "form": FORMS.get(self.task, "") if self.profile == LEGACY_PROFILE else ""}
+        return {
+            "id": self.id,
+            "task": self.task,
+            "task_number": TASK_BY_NAME[self.task].number,
+            "pdb_id": self.pdb_id,
+            "question": self.question,
+            "options": list(self.options),
+            "image_views": list(self.image_views),
+            "answer_format": self.answer_format,
+            "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
+            "form": FORMS.get(self.task, "") if self.profile == LEGACY_PROFILE else "",
+        }
 
 
 def _shards(build: Path, task: str, split: str) -> list[Path]:
@@ -66,14 +83,26 @@ def load_questions(build: str | Path, split: str = "tiny") -> list[Question]:
 
     build = Path(build)
     if not (build / "manifest.json").is_file():
-        raise MisiError(f"{build}: not a build folder (no manifest.json); run `misi-bench build` first")
+        raise MisiError(
+            f"{build}: not a build folder (no manifest.json); run `misi-bench build` first"
+        )
     out = []
     for task in TASK_NAMES:
         for shard in _shards(build, task, split):
             for r in pq.read_table(shard, columns=_COLUMNS).to_pylist():
-                out.append(Question(str(r["id"]), r["task"], r["pdb_id"], r["question"], tuple(r["options"] or ()),
-                                    tuple(r["image_views"] or ()), r["answer_format"], str(shard),
-                                    profile_of_metadata(r["metadata"])))
+                out.append(
+                    Question(
+                        str(r["id"]),
+                        r["task"],
+                        r["pdb_id"],
+                        r["question"],
+                        tuple(r["options"] or ()),
+                        tuple(r["image_views"] or ()),
+                        r["answer_format"],
+                        str(shard),
+                        profile_of_metadata(r["metadata"]),
+                    )
+                )
     if not out:
         raise MisiError(f"{build}: no questions in split {split!r}")
     return out
@@ -103,7 +132,9 @@ def records(build: str | Path, split: str) -> list[dict]:
     out = []
     for task in TASK_NAMES:
         for shard in _shards(Path(build), task, split):
-            out += pq.read_table(shard, columns=["id", "task", "answer", "metadata", "options"]).to_pylist()
+            out += pq.read_table(
+                shard, columns=["id", "task", "answer", "metadata", "options"]
+            ).to_pylist()
     return out
 
 
@@ -111,15 +142,19 @@ def check_participant(name: str) -> str:
     """The participant name, which is also the file name: letters, digits, ``_.-``, up to 64."""
     name = str(name or "").strip()
     if not _NAME_RE.match(name):
-        raise ValueError(f"participant name {name!r}: use 1-64 letters, digits, '_', '.' or '-' "
-                         "(it names the predictions file)")
+        raise ValueError(
+            f"participant name {name!r}: use 1-64 letters, digits, '_', '.' or '-' "
+            "(it names the predictions file)"
+        )
     return name
 
 
 class Session:
     """One participant's progress over a question list, backed by an append-only JSONL file."""
 
-    def __init__(self, questions: list[Question], participant: str, out: str | Path, split: str) -> None:
+    def __init__(
+        self, questions: list[Question], participant: str, out: str | Path, split: str
+    ) -> None:
         self.questions = questions
         self.by_id = {q.id: q for q in questions}
         self.participant = check_participant(participant)
@@ -134,7 +169,12 @@ class Session:
                     self.answers.setdefault(str(item["id"]), item)
                 except (ValueError, KeyError, TypeError):
                     log.warning("%s line %d: unreadable, ignored", self.path, n)
-            log.info("%s: resuming with %d of %d answered", self.participant, self.n_answered, len(questions))
+            log.info(
+                "%s: resuming with %d of %d answered",
+                self.participant,
+                self.n_answered,
+                len(questions),
+            )
 
     @property
     def n_answered(self) -> int:
@@ -154,10 +194,15 @@ class Session:
         with self._lock:
             if qid in self.answers:
                 raise ValueError(f"question {qid} is already answered")
-            item = {"id": qid, "prediction": str(prediction), "task": question.task, "split": self.split,
-                    "participant": self.participant,
-                    "seconds": None if seconds is None else round(max(0.0, float(seconds)), 2),
-                    "answered_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+            item = {
+                "id": qid,
+                "prediction": str(prediction),
+                "task": question.task,
+                "split": self.split,
+                "participant": self.participant,
+                "seconds": None if seconds is None else round(max(0.0, float(seconds)), 2),
+                "answered_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            }
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -166,6 +211,12 @@ class Session:
 
     def state(self) -> dict:
         nxt = self.next_question()
-        return {"participant": self.participant, "split": self.split, "total": len(self.questions),
-                "answered": self.n_answered, "done": nxt is None, "file": str(self.path),
-                "question": None if nxt is None else nxt.public()}
+        return {
+            "participant": self.participant,
+            "split": self.split,
+            "total": len(self.questions),
+            "answered": self.n_answered,
+            "done": nxt is None,
+            "file": str(self.path),
+            "question": None if nxt is None else nxt.public(),
+        }

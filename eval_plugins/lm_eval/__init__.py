@@ -6,6 +6,7 @@ include_path())``. Tasks: ``misi_<config>`` (test split) and group ``misi``; ``t
 (tiny split) and group ``tiny_misi``. The data location is read when a task loads
 (``custom_dataset``), from ``misi_bench.hub_repo_id()`` and ``$MISI_BENCH_REVISION``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -5,6 +5,7 @@ Adds ``--include_path <our folder>`` unless one is given, applies the torchvisio
 the requested MiSI names and the data location before the run, and that every requested MiSI
 task has results after it.
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,6 +38,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         import lm_eval
         from lm_eval.__main__ import cli_evaluate
 
-        return lm_eval, "simple_evaluate", lambda: call_main("lm-eval", build_argv(argv), cli_evaluate)
+        return (
+            lm_eval,
+            "simple_evaluate",
+            lambda: call_main("lm-eval", build_argv(argv), cli_evaluate),
+        )
 
     return run_checked("lm-eval", argv, ("--tasks", "-t"), start)

@@ -10,6 +10,7 @@ of the folder with that ``dataset_path`` / ``revision`` is written under the cac
 ($MISI_BENCH_CACHE, else $XDG_CACHE_HOME/misi-bench, else ~/.cache/misi-bench) and that copy is
 included instead. lmms-eval's YAML has no variable substitution, hence the copy.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,7 +64,9 @@ def include_path(dataset_path: str | None = None, revision: str | None = None) -
     if dataset_path == CANONICAL_DATASET_PATH and not revision:
         return str(TASKS_ROOT)
     src = TASKS_ROOT / "misi"
-    files = {p.name: p.read_bytes() for p in sorted(src.iterdir()) if p.is_file() and p.suffix != ".pyc"}
+    files = {
+        p.name: p.read_bytes() for p in sorted(src.iterdir()) if p.is_file() and p.suffix != ".pyc"
+    }
     files[TEMPLATE] = _render_template(files[TEMPLATE].decode(), dataset_path, revision).encode()
     digest = hashlib.sha256()
     for name, data in files.items():
@@ -102,8 +105,11 @@ def build_argv(argv: Sequence[str]) -> list[str]:
     if not _wants_include(argv):
         return argv
     if any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
-        print("misi-bench: --include_path given; the MiSI-Bench tasks are not added "
-              f"(include {include_path()} yourself)", file=sys.stderr)
+        print(
+            "misi-bench: --include_path given; the MiSI-Bench tasks are not added "
+            f"(include {include_path()} yourself)",
+            file=sys.stderr,
+        )
         return argv
     return [*argv, "--include_path", include_path()]
 
@@ -128,7 +134,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         from lmms_eval import evaluator
         from lmms_eval.cli.dispatch import main as lmms_main
 
-        return evaluator, "simple_evaluate", lambda: call_main("lmms-eval", build_argv(argv), lmms_main)
+        return (
+            evaluator,
+            "simple_evaluate",
+            lambda: call_main("lmms-eval", build_argv(argv), lmms_main),
+        )
 
     return run_checked("lmms-eval", argv, ("--tasks",), start, check=_wants_include(argv))
 

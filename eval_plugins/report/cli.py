@@ -1,4 +1,5 @@
 """``misi-bench report RESULT... --out report.html [--png report.png] [--markdown table.md]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,12 +30,16 @@ def results_profile(results, dataset: str | None) -> str | None:
     if dataset and (Path(dataset) / "manifest.json").exists():
         import json  # noqa: PLC0415
 
-        return json.loads((Path(dataset) / "manifest.json").read_text(encoding="utf-8")).get("profile", LEGACY_PROFILE)
+        return json.loads((Path(dataset) / "manifest.json").read_text(encoding="utf-8")).get(
+            "profile", LEGACY_PROFILE
+        )
     known = {r.profile for r in results}
     return known.pop() if len(known) == 1 else None
 
 
-def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper: bool = True) -> tuple[list[Row], list[str]]:
+def collect_rows(
+    inputs: list[str], dataset: str | None, split: str, with_paper: bool = True
+) -> tuple[list[Row], list[str]]:
     """Report rows (models, then the paper's rows, then chance levels) and provenance notes."""
     rows: list[Row] = []
     notes: list[str] = []
@@ -43,35 +48,70 @@ def collect_rows(inputs: list[str], dataset: str | None, split: str, with_paper:
         label, path = _parse_input(text)
         found += read_result(path, label, split if dataset else None)
     for res in merge_results(found):
-        rows.append(Row(res.label, "model", res.scores, res.paper_average, res.average_all,
-                        f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else "")))
-        notes.append(f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'}).")
+        rows.append(
+            Row(
+                res.label,
+                "model",
+                res.scores,
+                res.paper_average,
+                res.average_all,
+                f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else ""),
+            )
+        )
+        notes.append(
+            f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'})."
+        )
     if with_paper:
         profile = results_profile(found, dataset)
         comparable = profile == PAPER
         tag = "" if comparable else f" ({NOT_COMPARABLE})"
         for ref in reference_rows():
             computed = paper_average(ref.scores)
-            if computed is not None and ref.average is not None and abs(computed - ref.average) > 0.01:
-                log.warning("%s: published average %.2f differs from the mean of its columns %.2f",
-                            ref.label, ref.average, computed)
+            if (
+                computed is not None
+                and ref.average is not None
+                and abs(computed - ref.average) > 0.01
+            ):
+                log.warning(
+                    "%s: published average %.2f differs from the mean of its columns %.2f",
+                    ref.label,
+                    ref.average,
+                    computed,
+                )
             rows.append(Row(ref.label + tag, "paper", ref.scores, ref.average, None, ref.source))
-        notes.append(f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty.")
+        notes.append(
+            f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty."
+        )
         if not comparable:
-            why = (f"the results were scored on a {profile!r} build" if profile else
-                   "the results do not say which build profile they were scored on (pass --dataset)")
-            notes.append(f"Paper rows are {NOT_COMPARABLE}: {why}; only a 'paper' build asks the paper's questions "
-                         "(docs/fidelity.md).")
+            why = (
+                f"the results were scored on a {profile!r} build"
+                if profile
+                else "the results do not say which build profile they were scored on (pass --dataset)"
+            )
+            notes.append(
+                f"Paper rows are {NOT_COMPARABLE}: {why}; only a 'paper' build asks the paper's questions "
+                "(docs/fidelity.md)."
+            )
     if dataset:
         chance = chance_levels(dataset, split)
         for name, scores in chance.rows.items():
-            rows.append(Row(name, "chance", scores, paper_average(scores), average_9_tasks(scores),
-                            f"build {Path(dataset).name}, split {split}"))
-        notes.append(f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
-                     f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
-                     f"averaged over {RANDOM_DRAWS} draws per question. Blind rows never look at the pictures "
-                     f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
-                     f"only the best options-only rule per choice task.")
+            rows.append(
+                Row(
+                    name,
+                    "chance",
+                    scores,
+                    paper_average(scores),
+                    average_9_tasks(scores),
+                    f"build {Path(dataset).name}, split {split}",
+                )
+            )
+        notes.append(
+            f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
+            f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
+            f"averaged over {RANDOM_DRAWS} draws per question. Blind rows never look at the pictures "
+            f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
+            f"only the best options-only rule per choice task."
+        )
     return rows, notes
 
 
@@ -91,21 +131,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.markdown:
         Path(args.markdown).write_text(table, encoding="utf-8")
     print(table)
-    print(f"wrote {out}" + (f", {args.png}" if args.png else "") + (f", {args.markdown}" if args.markdown else ""))
+    print(
+        f"wrote {out}"
+        + (f", {args.png}" if args.png else "")
+        + (f", {args.markdown}" if args.markdown else "")
+    )
     return 0
 
 
 def add_commands(sub) -> None:
     """Add ``report`` to the subparsers ``sub``."""
-    p = sub.add_parser("report", help="an HTML/PNG/markdown report of model scores beside the paper's rows and chance")
-    p.add_argument("results", nargs="+", metavar="RESULT",
-                   help="a result file or folder (misi-bench score JSON, lmms-eval/lm-eval results JSON, VLMEvalKit "
-                        "acc.csv/report.json), optionally as LABEL=PATH")
+    p = sub.add_parser(
+        "report",
+        help="an HTML/PNG/markdown report of model scores beside the paper's rows and chance",
+    )
+    p.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT",
+        help="a result file or folder (misi-bench score JSON, lmms-eval/lm-eval results JSON, VLMEvalKit "
+        "acc.csv/report.json), optionally as LABEL=PATH",
+    )
     p.add_argument("--out", required=True, help="the HTML file to write (self-contained)")
     p.add_argument("--png", help="also write the chart as a PNG (for slides)")
     p.add_argument("--markdown", help="also write the markdown table here (it is always printed)")
-    p.add_argument("--dataset", help="the build folder the results were scored on (adds its chance levels)")
-    p.add_argument("--split", default="test", help="split of --dataset for the chance levels (default test)")
+    p.add_argument(
+        "--dataset", help="the build folder the results were scored on (adds its chance levels)"
+    )
+    p.add_argument(
+        "--split", default="test", help="split of --dataset for the chance levels (default test)"
+    )
     p.add_argument("--title", default="MiSI-Bench results", help="title of the page and the chart")
     p.add_argument("--no-paper", action="store_true", help="leave out the paper's published rows")
     p.set_defaults(func=cmd_report)

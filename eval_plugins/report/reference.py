@@ -6,6 +6,7 @@ The published rows and the paper's average come from the scorer
 (:func:`misi_bench.builder.scoring.paper_reference_rows` and
 :func:`~misi_bench.builder.scoring.paper_average`), the one place they are defined.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,25 +24,35 @@ log = logging.getLogger(__name__)
 _HALVED = tuple(s for s in TASK_SPECS if s.halves is not None)
 #: Report columns in the paper's order (T4 as its two halves).
 COLUMNS: tuple[str, ...] = tuple(
-    col for s in TASK_SPECS for col in ((f"T{s.number}+", f"T{s.number}-") if s.halves else (f"T{s.number}",)))
+    col
+    for s in TASK_SPECS
+    for col in ((f"T{s.number}+", f"T{s.number}-") if s.halves else (f"T{s.number}",))
+)
 #: Report column -> the scorer's column key (the scorer names T4's halves T4_positive/T4_negative).
-SCORER_KEY: dict[str, str] = {f"T{s.number}{sign}": f"T{s.number}_{word}" for s in _HALVED
-                              for sign, word in (("+", "positive"), ("-", "negative"))}
+SCORER_KEY: dict[str, str] = {
+    f"T{s.number}{sign}": f"T{s.number}_{word}"
+    for s in _HALVED
+    for sign, word in (("+", "positive"), ("-", "negative"))
+}
 #: The eight columns of the paper's headline average (T5 and T6 left out), from the scorer.
 PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(
-    {v: k for k, v in SCORER_KEY.items()}.get(key, key) for key in scoring.PAPER_AVERAGE_COLUMNS)
+    {v: k for k, v in SCORER_KEY.items()}.get(key, key) for key in scoring.PAPER_AVERAGE_COLUMNS
+)
 #: Task config name -> key (``T4`` is residue_ligand as one task: not a report column, but part of
 #: the nine-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
 TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS}
 #: Score-report subset name -> column (``residue_ligand_positive`` -> ``T4+``...).
-HALF_SUBSETS: dict[str, str] = {sub: f"T{s.number}{sign}" for s in _HALVED
-                                for sub, sign in zip(s.half_names(), ("+", "-"))}
+HALF_SUBSETS: dict[str, str] = {
+    sub: f"T{s.number}{sign}" for s in _HALVED for sub, sign in zip(s.half_names(), ("+", "-"))
+}
 #: Column -> short task name for axis labels and table headers (the registry's labels).
 COLUMN_TITLES: dict[str, str] = {}
 for _s in TASK_SPECS:
     COLUMN_TITLES[f"T{_s.number}"] = _s.label
     if _s.halves is not None:
-        COLUMN_TITLES.update({f"T{_s.number}+": f"{_s.short_label} +", f"T{_s.number}-": f"{_s.short_label} \u2212"})
+        COLUMN_TITLES.update(
+            {f"T{_s.number}+": f"{_s.short_label} +", f"T{_s.number}-": f"{_s.short_label} \u2212"}
+        )
 del _s
 
 
@@ -68,10 +79,19 @@ class ReferenceRow:
     source: str = ""
 
 
-_KEY_ALIASES = {**{f"t{s.number}{tail}": f"T{s.number}{sign}" for s in _HALVED
-                   for sign, tails in (("+", ("_positive", "pos", "_pos", "p")), ("-", ("_negative", "neg", "_neg", "n")))
-                   for tail in tails},
-                **dict(HALF_SUBSETS), **dict(TASK_COLUMN)}
+_KEY_ALIASES = {
+    **{
+        f"t{s.number}{tail}": f"T{s.number}{sign}"
+        for s in _HALVED
+        for sign, tails in (
+            ("+", ("_positive", "pos", "_pos", "p")),
+            ("-", ("_negative", "neg", "_neg", "n")),
+        )
+        for tail in tails
+    },
+    **dict(HALF_SUBSETS),
+    **dict(TASK_COLUMN),
+}
 
 
 def column_key(key: object) -> str | None:
@@ -121,15 +141,20 @@ def _coerce(row, source: str, factor: float = 1.0) -> ReferenceRow:
         if col is not None:
             scores[col] = None if number is None else round(number * factor, 6)
     average = _number(_get(row, "average", "paper_average", "headline_average"))
-    return ReferenceRow(label=_paper_label(str(_get(row, "label", "name", "model", default=""))), scores=scores,
-                        average=None if average is None else round(average * factor, 6),
-                        source=str(_get(row, "source", default=source) or source))
+    return ReferenceRow(
+        label=_paper_label(str(_get(row, "label", "name", "model", default=""))),
+        scores=scores,
+        average=None if average is None else round(average * factor, 6),
+        source=str(_get(row, "source", default=source) or source),
+    )
 
 
 def reference_rows() -> tuple[ReferenceRow, ...]:
     """The paper's published rows (human, fine-tuned 7B, best API model), in percent, from the
     scorer's reference data (0-1 scale there)."""
-    return tuple(_coerce(r, "arXiv 2512.10867 Table 1", factor=100.0) for r in scoring.paper_reference_rows())
+    return tuple(
+        _coerce(r, "arXiv 2512.10867 Table 1", factor=100.0) for r in scoring.paper_reference_rows()
+    )
 
 
 def mean_of(values: Iterable[float | None]) -> float | None:

@@ -5,6 +5,7 @@ Readable without colour: models are bars with distinct hatches, the paper's rows
 distinct shapes, chance is a dashed line; colours come from the Okabe-Ito palette, which stays
 distinguishable under the common colour-vision deficiencies.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,8 +22,12 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo", "--", "++")
 #: Marker, face and edge colour of the paper's rows, in order (human, fine-tuned 7B, best API model, ...):
 #: shapes and grey levels, so that they read without colour and never clash with a bar's colour.
-REFERENCE_STYLES = (("*", "#000000", "#ffffff"), ("D", "#ffffff", "#000000"), ("^", "#9a9a9a", "#000000"),
-                    ("s", "#ffffff", "#000000"))
+REFERENCE_STYLES = (
+    ("*", "#000000", "#ffffff"),
+    ("D", "#ffffff", "#000000"),
+    ("^", "#9a9a9a", "#000000"),
+    ("s", "#ffffff", "#000000"),
+)
 CHANCE_STYLES = (("--", "#000000"), (":", "#555555"), ("-.", "#000000"), ((0, (1, 1)), "#777777"))
 AVERAGE_COLUMN = "Avg (paper, 8 col)"
 
@@ -50,7 +55,10 @@ def markdown_table(rows: Sequence[Row]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for row in rows:
         label = row.label.replace("|", "\\|")
-        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [_fmt(row.average), _fmt(row.average_all)]
+        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [
+            _fmt(row.average),
+            _fmt(row.average_all),
+        ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -85,30 +93,79 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
             (missing if v is None else xs).append(x)
             if v is not None:
                 ys.append(v)
-        bars = ax.bar(xs, ys, width=width * 0.92, color=PALETTE[k % len(PALETTE)], edgecolor="black",
-                      linewidth=0.7, hatch=HATCHES[k % len(HATCHES)], label=row.label, zorder=2)
+        bars = ax.bar(
+            xs,
+            ys,
+            width=width * 0.92,
+            color=PALETTE[k % len(PALETTE)],
+            edgecolor="black",
+            linewidth=0.7,
+            hatch=HATCHES[k % len(HATCHES)],
+            label=row.label,
+            zorder=2,
+        )
         handles.append(bars)
         for x in missing:  # say "no score" rather than draw nothing
-            ax.text(x, 1.0, "n/a", rotation=90, ha="center", va="bottom", fontsize=6.5, color="#333333", zorder=3)
+            ax.text(
+                x,
+                1.0,
+                "n/a",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=6.5,
+                color="#333333",
+                zorder=3,
+            )
     for k, row in enumerate(chances):
         style, colour = CHANCE_STYLES[k % len(CHANCE_STYLES)]
         for g, group in enumerate(groups):
             v = value(row, group)
             if v is not None:
-                ax.hlines(v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4)
-        handles.append(Line2D([], [], color=colour, linestyle=style, linewidth=1.8, label=row.label))
+                ax.hlines(
+                    v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4
+                )
+        handles.append(
+            Line2D([], [], color=colour, linestyle=style, linewidth=1.8, label=row.label)
+        )
     for k, row in enumerate(papers):
         marker, face, edge = REFERENCE_STYLES[k % len(REFERENCE_STYLES)]
         size = 15 if marker == "*" else 8
-        pts = [(g, value(row, group)) for g, group in enumerate(groups) if value(row, group) is not None]
+        pts = [
+            (g, value(row, group))
+            for g, group in enumerate(groups)
+            if value(row, group) is not None
+        ]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, linestyle="none", markersize=size,
-                    markerfacecolor=face, markeredgecolor=edge, markeredgewidth=1.0, zorder=5)
-        handles.append(Line2D([], [], marker=marker, linestyle="none", markersize=size, markerfacecolor=face,
-                              markeredgecolor="#000000", markeredgewidth=1.0, label=row.label))
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                marker=marker,
+                linestyle="none",
+                markersize=size,
+                markerfacecolor=face,
+                markeredgecolor=edge,
+                markeredgewidth=1.0,
+                zorder=5,
+            )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker=marker,
+                linestyle="none",
+                markersize=size,
+                markerfacecolor=face,
+                markeredgecolor="#000000",
+                markeredgewidth=1.0,
+                label=row.label,
+            )
+        )
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([g if g == AVERAGE_COLUMN else f"{g}\n{COLUMN_TITLES.get(g, '')}" for g in groups],
-                       fontsize=8.5)
+    ax.set_xticklabels(
+        [g if g == AVERAGE_COLUMN else f"{g}\n{COLUMN_TITLES.get(g, '')}" for g in groups],
+        fontsize=8.5,
+    )
     ax.axvline(len(COLUMNS) - 0.5, color="#888888", linewidth=0.8)
     ax.set_ylim(0, 105)
     ax.set_xlim(-0.6, len(groups) - 0.4)
@@ -116,7 +173,13 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     ax.set_title(title)
     ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
     ax.set_axisbelow(True)
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8.5, frameon=False)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncol=min(4, len(handles)),
+        fontsize=8.5,
+        frameon=False,
+    )
     return fig
 
 
@@ -143,12 +206,22 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
     head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)", "source"]
     body = []
     for row in rows:
-        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [_fmt(row.average), _fmt(row.average_all)]
-        body.append(f'<tr class="{esc(row.kind)}"><td>{esc(row.label)}</td>'
-                    + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{esc(row.note)}</td></tr>")
-    titles = "".join(f'<th scope="col" title="{esc(COLUMN_TITLES.get(h, h))}">{esc(h)}</th>' for h in head)
-    alt = ("Grouped bar chart of per-task scores in percent: bars are the models, markers the paper's "
-           "published rows, dashed lines the chance levels; last group is the paper's eight-column average.")
+        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [
+            _fmt(row.average),
+            _fmt(row.average_all),
+        ]
+        body.append(
+            f'<tr class="{esc(row.kind)}"><td>{esc(row.label)}</td>'
+            + "".join(f"<td>{c}</td>" for c in cells)
+            + f"<td>{esc(row.note)}</td></tr>"
+        )
+    titles = "".join(
+        f'<th scope="col" title="{esc(COLUMN_TITLES.get(h, h))}">{esc(h)}</th>' for h in head
+    )
+    alt = (
+        "Grouped bar chart of per-task scores in percent: bars are the models, markers the paper's "
+        "published rows, dashed lines the chance levels; last group is the paper's eight-column average."
+    )
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -158,7 +231,7 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
 negative (T4&minus;) halves. <b>paper avg (8 col)</b> = mean of T1, T2, T3, T4+, T4&minus;, T7, T8, T9 (the
 paper's headline average; T5 and T6 left out); <b>avg all</b> = macro mean over the nine tasks.
 &ndash; = not available.</p>
-<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode('ascii')}">
+<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">
 <table><caption>Per-task scores (%)</caption><thead><tr>{titles}</tr></thead><tbody>
 {chr(10).join(body)}
 </tbody></table>

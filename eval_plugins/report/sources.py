@@ -9,6 +9,7 @@ Recognised inputs (by content, not by name):
 - VLMEvalKit's ``<model>_<dataset>_acc.csv`` (rows ``task,n,score,exact``);
 - a folder: every recognised file under it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,7 +27,13 @@ from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, pape
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20
 _VLM_FILE_RE = re.compile(r"^(?P<model>.+?)_(?P<data>MiSI(?:_[a-z_]+)?)_(?:acc\.csv|report\.json)$")
-_HARNESS_FILE_GLOBS = ("*_results.json", "results_*.json", "*_MiSI*_report.json", "*_MiSI*_acc.csv", "*.score.json")
+_HARNESS_FILE_GLOBS = (
+    "*_results.json",
+    "results_*.json",
+    "*_MiSI*_report.json",
+    "*_MiSI*_acc.csv",
+    "*.score.json",
+)
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,9 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
         for task, row in found.items():
             if task in TASK_COLUMN:
                 scores[TASK_COLUMN[task]] = _pct(row.get("score,none"))
-        for spec in TASK_SPECS:  # a task's halves (T4+ and T4-) from its score_positive/score_negative
+        for (
+            spec
+        ) in TASK_SPECS:  # a task's halves (T4+ and T4-) from its score_positive/score_negative
             if spec.halves is not None:
                 row = found.get(spec.name, {})
                 for sign, word in (("+", "positive"), ("-", "negative")):
@@ -115,8 +124,10 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
 def _vlm_csv(path: Path, label: str | None) -> ModelResult:
     with path.open(newline="", encoding="utf-8") as fh:
         rows = {r["task"]: r for r in csv.DictReader(fh)}
-    report = {"tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
-              "subsets": {s: {"score": rows[s]["score"]} for s in HALF_SUBSETS if s in rows}}
+    report = {
+        "tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
+        "subsets": {s: {"score": rows[s]["score"]} for s in HALF_SUBSETS if s in rows},
+    }
     scores, _ = from_aggregate(report)
     n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
     return _vlm_result(path, label, scores, n)
@@ -136,17 +147,27 @@ def _vlm_result(path: Path, label: str | None, scores, n) -> ModelResult:
     return ModelResult(name, "VLMEvalKit", str(path), split, scores, n)
 
 
-def read_result(path: str | Path, label: str | None = None, split: str | None = None) -> list[ModelResult]:
+def read_result(
+    path: str | Path, label: str | None = None, split: str | None = None
+) -> list[ModelResult]:
     """The model results in one file or folder (see the module docstring for the formats)."""
     path = Path(path)
     if path.is_dir():
         files = sorted({f for g in _HARNESS_FILE_GLOBS for f in path.rglob(g)})
         # VLMEvalKit writes both <model>_<data>_report.json and _acc.csv: read the report only
-        files = [f for f in files if not (f.name.endswith("_acc.csv")
-                                          and f.with_name(f.name.removesuffix("_acc.csv") + "_report.json") in files)]
+        files = [
+            f
+            for f in files
+            if not (
+                f.name.endswith("_acc.csv")
+                and f.with_name(f.name.removesuffix("_acc.csv") + "_report.json") in files
+            )
+        ]
         out = [r for f in files for r in read_result(f, label, split)]
         if not out:
-            raise MisiError(f"{path}: no result files found (looked for {', '.join(_HARNESS_FILE_GLOBS)})")
+            raise MisiError(
+                f"{path}: no result files found (looked for {', '.join(_HARNESS_FILE_GLOBS)})"
+            )
         return out
     if not path.is_file():
         raise MisiError(f"{path}: no such result file")
@@ -163,22 +184,45 @@ def read_result(path: str | Path, label: str | None = None, split: str | None = 
         raise MisiError(f"{path}: not a result file (top level is not an object)")
     if isinstance(data.get("report"), Mapping) and "tasks" in data["report"]:
         scores, n = from_aggregate(data["report"])
-        return [ModelResult(label or path.name.removesuffix(".json").removesuffix(".score"), "misi-bench score",
-                            str(path), split, scores, n, data["report"].get("profile") or data.get("profile"))]
+        return [
+            ModelResult(
+                label or path.name.removesuffix(".json").removesuffix(".score"),
+                "misi-bench score",
+                str(path),
+                split,
+                scores,
+                n,
+                data["report"].get("profile") or data.get("profile"),
+            )
+        ]
     if "tasks" in data and "scale" in data:
         scores, n = from_aggregate(data)
         if _VLM_FILE_RE.match(path.name):
             from dataclasses import replace  # noqa: PLC0415
 
             return [replace(_vlm_result(path, label, scores, n), profile=data.get("profile"))]
-        return [ModelResult(label or path.stem, "misi-bench score", str(path), split, scores, n, data.get("profile"))]
+        return [
+            ModelResult(
+                label or path.stem,
+                "misi-bench score",
+                str(path),
+                split,
+                scores,
+                n,
+                data.get("profile"),
+            )
+        ]
     if isinstance(data.get("results"), Mapping):
         out = _harness_results(data, path, label)
         if out:
             return out
-        raise MisiError(f"{path}: a harness results file without MiSI tasks (expected misi_<task> keys)")
-    raise MisiError(f"{path}: not a recognised result file (score report, lmms-eval/lm-eval results JSON, "
-                    "VLMEvalKit acc.csv or report.json)")
+        raise MisiError(
+            f"{path}: a harness results file without MiSI tasks (expected misi_<task> keys)"
+        )
+    raise MisiError(
+        f"{path}: not a recognised result file (score report, lmms-eval/lm-eval results JSON, "
+        "VLMEvalKit acc.csv or report.json)"
+    )
 
 
 def merge_results(results: list[ModelResult]) -> list[ModelResult]:
@@ -191,9 +235,18 @@ def merge_results(results: list[ModelResult]) -> list[ModelResult]:
             merged[key] = res
             continue
         old = merged[key]
-        scores = {k: old.scores.get(k) if old.scores.get(k) is not None else v for k, v in res.scores.items()}
-        merged[key] = ModelResult(old.label, old.source, f"{old.path}; {res.path}", old.split, scores,
-                                  (old.n or 0) + (res.n or 0) or None)
+        scores = {
+            k: old.scores.get(k) if old.scores.get(k) is not None else v
+            for k, v in res.scores.items()
+        }
+        merged[key] = ModelResult(
+            old.label,
+            old.source,
+            f"{old.path}; {res.path}",
+            old.split,
+            scores,
+            (old.n or 0) + (res.n or 0) or None,
+        )
     return list(merged.values())
 
 
@@ -227,7 +280,9 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
     records = []
     for task in TASK_NAMES:
         for shard in sorted((build / task).glob(f"{split}-*.parquet")):
-            records += pq.read_table(shard, columns=["id", "task", "answer", "metadata", "options"]).to_pylist()
+            records += pq.read_table(
+                shard, columns=["id", "task", "answer", "metadata", "options"]
+            ).to_pylist()
     if not records:
         raise MisiError(f"{build}: no questions in split {split!r}")
     rows = {}
@@ -238,14 +293,22 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
             options = list(rec.get("options") or []) or None
             for _ in range(RANDOM_DRAWS if kind == "random" else 1):
                 pred = baseline_prediction(kind, rec["task"], rec, rng)
-                metrics.append((rec["task"], score_prediction(rec["task"], pred, rec["answer"], rec["metadata"],
-                                                              options=options)))
+                metrics.append(
+                    (
+                        rec["task"],
+                        score_prediction(
+                            rec["task"], pred, rec["answer"], rec["metadata"], options=options
+                        ),
+                    )
+                )
         rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
     rows.update(blind_levels(build, split, records, seed))
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
 
 
-def blind_levels(build: Path, split: str, records: list[dict], seed: int = 0) -> dict[str, dict[str, float | None]]:
+def blind_levels(
+    build: Path, split: str, records: list[dict], seed: int = 0
+) -> dict[str, dict[str, float | None]]:
     """The blind baselines of a build (docs/decoys.md) as report rows: text only (fitted on the
     build's train split) and options only (best rule per choice task; T5/T6's image rule comes
     from the build's ``baselines.json``, written by the build, which decodes the images)."""

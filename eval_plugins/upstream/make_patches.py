@@ -7,6 +7,7 @@ lmms-eval task folder, every file, as new files under ``lmms_eval/tasks/misi/``)
 exits 1 when a committed file is out of date. The plugin-hook fix (``0002-...``) is hand-written
 against lmms-eval 0.7.3 and not generated.
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,13 +20,25 @@ HERE = Path(__file__).resolve().parent
 TASK_FOLDER = harness_files.LMMS_FOLDER
 PLUGIN_PATCH = HERE / "lmms_eval" / "0002-plugin-tasks-before-task-index.patch"
 
-__all__ = ["PLUGIN_PATCH", "TASK_FOLDER", "TASK_PATCH", "UPSTREAM_DIR", "main", "new_file_diff", "task_files",
-           "task_folder_patch"]
+__all__ = [
+    "PLUGIN_PATCH",
+    "TASK_FOLDER",
+    "TASK_PATCH",
+    "UPSTREAM_DIR",
+    "main",
+    "new_file_diff",
+    "task_files",
+    "task_folder_patch",
+]
 
 
 def task_files(folder: Path = TASK_FOLDER) -> list[Path]:
     """The task folder's files, sorted (compiled files and caches left out)."""
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix != ".pyc" and not p.name.startswith("."))
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix != ".pyc" and not p.name.startswith(".")
+    )
 
 
 def task_folder_patch() -> str:

@@ -10,6 +10,7 @@ processes.
 Dataset names: ``MiSI_<config>`` (test split) and ``MiSI_<config>_tiny`` for the nine configs,
 ``MiSI`` / ``MiSI_tiny`` for all nine together.
 """
+
 from __future__ import annotations
 
 from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, register, run

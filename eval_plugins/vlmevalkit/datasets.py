@@ -1,4 +1,5 @@
 """VLMEvalKit dataset classes for MiSI-Bench, built on first use (``vlmeval`` is imported lazily)."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,15 @@ from collections.abc import Sequence
 from misi_bench.builder.core.registry import TASK_BY_NAME
 from misi_bench.eval_plugins import preflight
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
-from misi_bench.eval_plugins.common import (TASKS, TEST_SPLIT, TINY_SPLIT, call_main, load_split, score_doc_raw,
-                                           to_pil_rgb)
+from misi_bench.eval_plugins.common import (
+    TASKS,
+    TEST_SPLIT,
+    TINY_SPLIT,
+    call_main,
+    load_split,
+    score_doc_raw,
+    to_pil_rgb,
+)
 from misi_bench.eval_plugins.preflight import PreflightError, option_values
 
 GROUP = "MiSI"
@@ -34,7 +42,7 @@ def parse_name(name: str) -> tuple[str | None, str]:
     split = TEST_SPLIT
     if name.endswith(TINY_SUFFIX):
         name, split = name[: -len(TINY_SUFFIX)], TINY_SPLIT
-    task = None if name == GROUP else name[len(GROUP) + 1:]
+    task = None if name == GROUP else name[len(GROUP) + 1 :]
     return task, split
 
 
@@ -92,20 +100,22 @@ def dataset_classes() -> dict[str, type]:
                     if not osp.exists(path):
                         _write_image(image, path)
                     paths.append(path)
-                records.append({
-                    "index": k,
-                    "id": row["id"],
-                    "task": row["task"],
-                    "category": row["task"],
-                    "pdb_id": row["pdb_id"],
-                    "question": row["question"],
-                    "answer": row["answer"],
-                    "answer_format": row["answer_format"],
-                    "options": json.dumps(list(row["options"] or [])),
-                    "image_views": json.dumps(list(row["image_views"] or [])),
-                    "metadata": row["metadata"],
-                    "image_path": paths,
-                })
+                records.append(
+                    {
+                        "index": k,
+                        "id": row["id"],
+                        "task": row["task"],
+                        "category": row["task"],
+                        "pdb_id": row["pdb_id"],
+                        "question": row["question"],
+                        "answer": row["answer"],
+                        "answer_format": row["answer_format"],
+                        "options": json.dumps(list(row["options"] or [])),
+                        "image_views": json.dumps(list(row["image_views"] or [])),
+                        "metadata": row["metadata"],
+                        "image_path": paths,
+                    }
+                )
             return pd.DataFrame.from_records(records)
 
         def build_prompt(self, line):
@@ -142,7 +152,11 @@ def dataset_classes() -> dict[str, type]:
                     "options": json.loads(options) if isinstance(options, str) else options,
                 }
                 prediction = line.get("prediction")
-                prediction = "" if prediction is None or (isinstance(prediction, float) and pd.isna(prediction)) else str(prediction)
+                prediction = (
+                    ""
+                    if prediction is None or (isinstance(prediction, float) and pd.isna(prediction))
+                    else str(prediction)
+                )
                 m = score_doc_raw(doc, prediction)
                 metric_rows.append(m)
                 rows.append((doc["task"], m))
@@ -155,11 +169,38 @@ def dataset_classes() -> dict[str, type]:
                 table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
                 if TASK_BY_NAME.get(task) is not None and TASK_BY_NAME[task].halves is not None:
                     for sub, s in report["subsets"].items():
-                        table.append({"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]})
-            seven = sum(t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"])
-            table.append({"task": "paper_average", "n": seven, "score": report["paper_average"], "exact": None})
-            table.append({"task": "average_9_tasks", "n": report["n"], "score": report["average_9_tasks"], "exact": None})
-            table.append({"task": "average_7_tasks", "n": seven, "score": report["average_7_tasks"], "exact": None})
+                        table.append(
+                            {"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]}
+                        )
+            seven = sum(
+                t["n"]
+                for name, t in report["tasks"].items()
+                if name not in report["headline_excluded"]
+            )
+            table.append(
+                {
+                    "task": "paper_average",
+                    "n": seven,
+                    "score": report["paper_average"],
+                    "exact": None,
+                }
+            )
+            table.append(
+                {
+                    "task": "average_9_tasks",
+                    "n": report["n"],
+                    "score": report["average_9_tasks"],
+                    "exact": None,
+                }
+            )
+            table.append(
+                {
+                    "task": "average_7_tasks",
+                    "n": seven,
+                    "score": report["average_7_tasks"],
+                    "exact": None,
+                }
+            )
             acc = pd.DataFrame(table)
             dump(acc, get_intermediate_file_path(eval_file, "_acc"))
             with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
@@ -169,7 +210,9 @@ def dataset_classes() -> dict[str, type]:
     _CLASSES["MiSIBench"] = MiSIBench
     for task in TASKS:
         name = f"MiSI_{task}"
-        _CLASSES[name] = type(name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."})
+        _CLASSES[name] = type(
+            name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."}
+        )
     return _CLASSES
 
 
@@ -234,15 +277,18 @@ def _config(argv: Sequence[str]) -> dict:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except (OSError, ValueError) as exc:
-        raise PreflightError(f"--config {path}: cannot read it as JSON ({exc}): fix the file") from None
+        raise PreflightError(
+            f"--config {path}: cannot read it as JSON ({exc}): fix the file"
+        ) from None
 
 
 def _requested_data(argv: Sequence[str]) -> list[str]:
     """Dataset names of ``--data`` or of the ``--config`` file's ``data`` entries (their
     ``dataset`` value, else the key)."""
     data = _config(argv).get("data") or {}
-    return (option_values(argv, "--data") or []) + [str(v.get("dataset", k)) if isinstance(v, dict) else k
-                                                    for k, v in data.items()]
+    return (option_values(argv, "--data") or []) + [
+        str(v.get("dataset", k)) if isinstance(v, dict) else k for k, v in data.items()
+    ]
 
 
 def _requested_models(argv: Sequence[str]) -> list[str]:
@@ -260,14 +306,17 @@ def run(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        expected = preflight.expand_requested(_requested_data(argv), list(DATASET_NAMES),
-                                              {}, ours=lambda name: name.lower().startswith("misi"))
+        expected = preflight.expand_requested(
+            _requested_data(argv),
+            list(DATASET_NAMES),
+            {},
+            ours=lambda name: name.lower().startswith("misi"),
+        )
         where = preflight.check_data_location() if expected else ""
     except preflight.PreflightError as exc:
         return preflight.fail("vlmevalkit", exc)
     register()
     from vlmeval import run as vrun
-
 
     start = len(EVALUATED)
     code = call_main("vlmeval-run", argv, vrun.main)
@@ -275,9 +324,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         return code
     done = {(name, osp.basename(path)) for name, path in EVALUATED[start:]}
     pairs = [(m, d) for m in _requested_models(argv) for d in expected]
-    absent = [f"{m} x {d}" for m, d in pairs if not any(n == d and f.startswith(f"{m}_") for n, f in done)]
+    absent = [
+        f"{m} x {d}" for m, d in pairs if not any(n == d and f.startswith(f"{m}_") for n, f in done)
+    ]
     if absent:
         hint = "then rerun those pairs (--reuse keeps finished predictions)"
-        return preflight.fail("vlmevalkit", preflight.missing_message(
-            hint, absent, [f"{m} x {d}" for m, d in pairs], where), code=1)
+        return preflight.fail(
+            "vlmevalkit",
+            preflight.missing_message(hint, absent, [f"{m} x {d}" for m, d in pairs], where),
+            code=1,
+        )
     return 0

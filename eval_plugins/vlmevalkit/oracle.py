@@ -4,6 +4,7 @@
 the dataset folder ``misi_bench.hub_repo_id()`` names; ``misi_constant`` always answers
 ``$MISI_CONSTANT_ANSWER`` (default ``A``). :func:`register` adds both to ``supported_VLM``.
 """
+
 from __future__ import annotations
 
 import os

@@ -5,6 +5,7 @@
 For a constant answer use lmms-eval's built-in ``dummy`` model (``--model_args response=...``).
 Registered by :func:`register` (this process) or by ``LMMS_EVAL_PLUGINS`` (see ``models``).
 """
+
 from __future__ import annotations
 
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
@@ -32,7 +33,9 @@ class MisiOracle(lmms):
             if self.check_images:  # the visuals must be the row's images, in order, as PIL RGB
                 visuals = doc_to_visual(self.task_dict[task][split][doc_id])
                 if [v.mode for v in visuals] != ["RGB"] * len(doc["image_views"]):
-                    raise AssertionError(f"{task}/{doc_id}: got {len(visuals)} visuals, modes {[v.mode for v in visuals]}")
+                    raise AssertionError(
+                        f"{task}/{doc_id}: got {len(visuals)} visuals, modes {[v.mode for v in visuals]}"
+                    )
             out.append(doc["answer"])
         return out
 
@@ -49,5 +52,6 @@ def register() -> str:
     from lmms_eval.models.registry_v2 import ModelManifest
 
     MODEL_REGISTRY_V2.register_manifest(
-        ModelManifest(model_id=MODEL_ID, simple_class_path=f"{__name__}.MisiOracle"), overwrite=True)
+        ModelManifest(model_id=MODEL_ID, simple_class_path=f"{__name__}.MisiOracle"), overwrite=True
+    )
     return MODEL_ID

@@ -3,9 +3,16 @@
 The prompt is the row's ``question`` with one ``<image>`` placeholder per image in front, in
 prompt order (lm-eval's multimodal convention); scoring calls the one MiSI-Bench scorer.
 """
+
 from __future__ import annotations
 
-from misi_bench.eval_plugins.common import doc_images, doc_prompt, load_split, paper_average_share, score_doc
+from misi_bench.eval_plugins.common import (
+    doc_images,
+    doc_prompt,
+    load_split,
+    paper_average_share,
+    score_doc,
+)
 
 IMAGE_TOKEN = "<image>"
 

@@ -4,12 +4,15 @@ Prompts are the dataset rows' own ``question`` text (it already names the images
 the options and fixes the answer format), so no prompt is written here. Scoring calls the one
 MiSI-Bench scorer (``pip install misi-bench``), so every harness reports the same numbers.
 """
+
 from __future__ import annotations
 
 import importlib.util
 
 if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; loading one stops here
-    raise ImportError("the MiSI-Bench tasks score with the misi-bench package: run `pip install misi-bench`")
+    raise ImportError(
+        "the MiSI-Bench tasks score with the misi-bench package: run `pip install misi-bench`"
+    )
 
 import math
 
