@@ -56,14 +56,13 @@ from .projection import check_atoms
 from .requests import RenderRequest
 from .shading import (
     FOG_LEVELS,
-    LIGHT,
     Sprite,
     atom_colours,
-    band_table,
     id_colour,
     place,
     sphere_sprite,
 )
+from .sticks import stick_polygons
 
 
 def shown_bonds(complex_: Complex, atoms: np.ndarray) -> np.ndarray:
@@ -447,95 +446,3 @@ def _content_rows(ys, sprites, polys: np.ndarray, limit: int, ss: int) -> tuple[
         py = polys[:, 1::2]
         lo, hi = min(lo, int(math.floor(py.min())) - 2), max(hi, int(math.ceil(py.max())) + 2)
     return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
-
-
-#: Sticks thinner than this half-width (final pixels) are drawn in one band (see stick_polygons).
-THIN_STICK_PX = 3.0
-
-
-def stick_polygons(
-    bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, supersample
-):
-    """Band polygons of all half-sticks: ``(owner, phase, polys, rgb)`` with one row per band
-    polygon, bands of one stick consecutive. ``owner`` is the atom at whose turn the polygon is
-    drawn, ``phase`` 0 (before its sphere: leads away from the viewer) or 2 (after it),
-    ``polys`` (P, 8) image coordinates, ``rgb`` (P, 3) int colours."""
-    a, b = bonds[:, 0], bonds[:, 1]
-    mid = (coords[a] + coords[b]) / 2.0
-    mdepth = depth[a] * 0.5 + depth[b] * 0.5
-    mu = half_img + mid[:, 0] * focal / mdepth
-    mv = half_img - mid[:, 1] * focal / mdepth
-    layout, band_inks = band_table(int(style.stick_bands), float(style.fog))
-    nb = len(layout)
-    rs = float(style.stick_radius) * focal
-    # Same colour and (nearly) the same fog on both halves: one full stick, drawn at the farther
-    # atom's turn in the farther atom's shade (a one-level fog step is invisible; this saves a
-    # third of the polygons of a pocket).
-    same = (base[a] == base[b]).all(axis=1) & (np.abs(fog_level[a] - fog_level[b]) <= 1)
-    # Light direction in image coordinates (v grows downward).
-    lx, ly = float(LIGHT[0]), float(-LIGHT[1])
-    # Both halves in one pass: the half at a (rows 0..M-1), then the half at b (rows M..2M-1).
-    first, second = np.concatenate([a, b]), np.concatenate([b, a])
-    same = np.concatenate([same, same])
-    mu, mv, mdepth = (
-        np.concatenate([mu, mu]),
-        np.concatenate([mv, mv]),
-        np.concatenate([mdepth, mdepth]),
-    )
-    # Half at `first`: from first to the midpoint, or to `second` when merged.
-    ex = np.where(same, u[second], mu)
-    ey = np.where(same, v[second], mv)
-    ed = np.where(same, depth[second], mdepth)
-    dx, dy = ex - u[first], ey - v[first]
-    length = np.hypot(dx, dy)
-    ok = length > 1e-6
-    farther_first = (depth[first] > depth[second]) | (
-        (depth[first] == depth[second]) & (first < second)
-    )
-    ok &= ~same | farther_first  # merged sticks only once, at the farther atom
-    rows = np.flatnonzero(ok)
-    if rows.size == 0:
-        return None
-    f = first[rows]
-    uf, vf, exr, eyr = u[f], v[f], ex[rows], ey[rows]
-    nx = -dy[rows] / length[rows]
-    ny = dx[rows] / length[rows]
-    flip = (nx * lx + ny * ly) < 0
-    nx = np.where(flip, -nx, nx)
-    ny = np.where(flip, -ny, ny)
-    w0 = rs / depth[f]
-    w1 = rs / ed[rows]
-    polys = np.empty((rows.size, nb, 8))
-    rgb = np.empty((rows.size, nb, 3), dtype=np.int64)
-    colours = base[f].astype(np.float64)
-    fog = fog_level[f]
-    for j, (s0, s1) in enumerate(layout):
-        polys[:, j, 0] = uf + nx * s0 * w0
-        polys[:, j, 1] = vf + ny * s0 * w0
-        polys[:, j, 2] = uf + nx * s1 * w0
-        polys[:, j, 3] = vf + ny * s1 * w0
-        polys[:, j, 4] = exr + nx * s1 * w1
-        polys[:, j, 5] = eyr + ny * s1 * w1
-        polys[:, j, 6] = exr + nx * s0 * w1
-        polys[:, j, 7] = eyr + ny * s0 * w1
-        rgb[:, j] = np.clip(np.rint(colours * band_inks[fog, j][:, None]), 0, 255)
-    keep = np.ones((rows.size, nb), dtype=bool)
-    if nb > 1:
-        # Thin sticks (half-width under THIN_STICK_PX final pixels) show no visible banding:
-        # draw them as one full-width polygon in the one-band shade (saves a third of the
-        # drawing time of a whole-pocket view; close-ups keep their bands).
-        thin = np.maximum(w0, w1) / float(supersample) < THIN_STICK_PX
-        if thin.any():
-            _, single_inks = band_table(1, float(style.fog))
-            rgb[thin, 0] = np.clip(
-                np.rint(colours[thin] * single_inks[fog[thin], 0][:, None]), 0, 255
-            )
-            keep[thin, 1:] = False
-    phase_rows = np.where(ed[rows] < depth[f], 2, 0)
-    kept = keep.reshape(-1)
-    return (
-        np.repeat(f, nb)[kept],
-        np.repeat(phase_rows, nb)[kept],
-        polys.reshape(-1, 8)[kept],
-        rgb.reshape(-1, 3)[kept],
-    )
