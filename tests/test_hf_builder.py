@@ -53,7 +53,15 @@ def _fake_build(calls: list):
     from misi_bench.builder.dataset import parquet as write
 
     def build(source, out, tasks, seed, limit, image_size, workers, progress, profile):
-        calls.append({"source": source, "tasks": tuple(tasks), "limit": limit, "seed": seed, "profile": profile})
+        calls.append(
+            {
+                "source": source,
+                "tasks": tuple(tasks),
+                "limit": limit,
+                "seed": seed,
+                "profile": profile,
+            }
+        )
         out = Path(out)
         counts = {}
         for task in tasks:
@@ -91,7 +99,9 @@ def test_builder_plumbing_with_a_stand_in_build(monkeypatch, tmp_path):
         config_name="rotation", source="samples", limit=3, seed=7, cache_dir=str(tmp_path)
     )
     builder.download_and_prepare()
-    assert calls == [{"source": "samples", "tasks": ("rotation",), "limit": 3, "seed": 7, "profile": "paper"}]
+    assert calls == [
+        {"source": "samples", "tasks": ("rotation",), "limit": 3, "seed": 7, "profile": "paper"}
+    ]
     assert set(builder.info.splits) == {"train", "test", "tiny"}
     test = builder.as_dataset(split="test")
     assert test.features == features()
