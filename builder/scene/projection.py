@@ -31,30 +31,46 @@ def check_atoms(complex_: Complex, atoms: Sequence[int], what: str = "atoms") ->
     return idx
 
 
+def unmoved_screen(complex_: Complex, request: RenderRequest) -> np.ndarray:
+    """Front-view screen coordinates (Å) of every atom of the complex before any operation:
+    ``Complex.screen_coords``, or the input frame centred on ``request.origin``."""
+    if request.origin is None:
+        return complex_.screen_coords
+    return complex_.coords - np.asarray(request.origin, dtype=np.float64)
+
+
+def request_groups(
+    complex_: Complex, request: RenderRequest, atoms: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray, tuple]]:
+    """``(rows, members, ops)`` per group of the request: ``rows`` are the group's positions
+    among the shown ``atoms`` (shown members only), ``members`` all its atom indices (the roll
+    pivot is their bounding-box centre). RenderError for an empty group or an atom in two."""
+    position = np.full(complex_.n_atoms, -1, dtype=np.int64)
+    position[atoms] = np.arange(atoms.size)
+    seen = np.zeros(complex_.n_atoms, dtype=bool)
+    out = []
+    for subset, ops in request.groups:
+        members = check_atoms(complex_, subset, "group atoms")
+        if members.size == 0:
+            raise RenderError(f"{complex_.pdb_id}: empty group in render request")
+        if seen[members].any():
+            raise RenderError(f"{complex_.pdb_id}: an atom belongs to more than one group")
+        seen[members] = True
+        rows = position[members]
+        out.append((rows[rows >= 0], members, ops))
+    return out
+
+
 def scene_coordinates(complex_: Complex, request: RenderRequest) -> np.ndarray:
     """Screen coordinates (len(request.atoms), 3), in ``request.atoms`` order, after the
     groups' operations and the view rotation. Raises RenderError for an empty selection."""
     atoms = check_atoms(complex_, request.atoms)
     if atoms.size == 0:
         raise RenderError(f"{complex_.pdb_id}: empty atom selection, nothing to render")
-    if request.origin is None:
-        screen = complex_.screen_coords
-    else:
-        screen = complex_.coords - np.asarray(request.origin, dtype=np.float64)
+    screen = unmoved_screen(complex_, request)
     coords = screen[atoms].astype(np.float64, copy=True)
     if request.groups:
-        position = np.full(complex_.n_atoms, -1, dtype=np.int64)
-        position[atoms] = np.arange(atoms.size)
-        seen = np.zeros(complex_.n_atoms, dtype=bool)
-        for subset, ops in request.groups:
-            members = check_atoms(complex_, subset, "group atoms")
-            if members.size == 0:
-                raise RenderError(f"{complex_.pdb_id}: empty group in render request")
-            if seen[members].any():
-                raise RenderError(f"{complex_.pdb_id}: an atom belongs to more than one group")
-            seen[members] = True
-            rows = position[members]
-            rows = rows[rows >= 0]
+        for rows, members, ops in request_groups(complex_, request, atoms):
             if rows.size == 0 or not ops:
                 continue
             pose = Pose.identity(bbox_centre(screen[members])).then_all(ops)

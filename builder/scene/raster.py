@@ -52,7 +52,7 @@ from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
 from .labels import PlacedLabel, layout_labels, paste_labels
-from .projection import check_atoms
+from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
 from .shading import (
     FOG_LEVELS,
@@ -176,24 +176,13 @@ def _static(complex_: Complex, request: RenderRequest) -> _Static:
     atoms = check_atoms(complex_, request.atoms)
     if atoms.size == 0:
         raise RenderError(f"{complex_.pdb_id}: empty atom selection, nothing to render")
-    if request.origin is None:
-        screen = complex_.screen_coords
-    else:
-        screen = complex_.coords - np.asarray(request.origin, dtype=np.float64)
+    screen = unmoved_screen(complex_, request)
     groups = []
     if request.groups:
-        position = np.full(complex_.n_atoms, -1, dtype=np.int64)
-        position[atoms] = np.arange(atoms.size)
-        seen = np.zeros(complex_.n_atoms, dtype=bool)
-        for subset, _ in request.groups:
-            members = check_atoms(complex_, subset, "group atoms")
-            if members.size == 0:
-                raise RenderError(f"{complex_.pdb_id}: empty group in render request")
-            if seen[members].any():
-                raise RenderError(f"{complex_.pdb_id}: an atom belongs to more than one group")
-            seen[members] = True
-            rows = position[members]
-            groups.append((rows[rows >= 0], bbox_centre(screen[members])))
+        groups = [
+            (rows, bbox_centre(screen[members]))
+            for rows, members, _ in request_groups(complex_, request, atoms)
+        ]
     found = _Static(
         complex_,
         atoms,
