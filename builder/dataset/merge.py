@@ -18,7 +18,13 @@ from ..core.constants import BUILDER_VERSION
 from .blind import write_blind
 from .card import write_card
 from .manifest import sha256_file, write_manifest
-from .parquet import SPLIT_ORDER, ShardWriter, arrow_schema, read_rows
+from .parquet import (
+    SPLIT_ORDER,
+    arrow_schema,
+    plan_shards,
+    row_bytes_of_table,
+    write_shard,
+)
 
 
 def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
@@ -62,32 +68,48 @@ def _read_positions(path: Path, positions: list[int]) -> list[dict]:
     return [rows[first[group_of[k]] + k - starts[group_of[k]]] for k in positions]
 
 
-def _merge_task(job: tuple) -> tuple[str, dict[str, int], dict[str, dict]]:
-    """Write one config's shards from the units: (task, rows per split, shard checksums)."""
-    task, out, units, test_ids, positions, tiny_per_task, seed, max_shard_bytes = job
+def _unit_index(unit: str) -> list[dict]:
+    """The light index of one unit: each row's id, task, split, image count, metadata and size
+    (the shard writer's measure), without converting the images to Python objects."""
+    table = pq.read_table(
+        unit, columns=["id", "task", "split", "image_views", "metadata", "question", "images"]
+    )
+    sizes = row_bytes_of_table(table)
+    rows = table.select(["id", "task", "split", "metadata"]).to_pylist()
+    views = table.column("image_views").to_pylist()
+    return [
+        {**r, "images": len(v or ()), "bytes": b} for r, v, b in zip(rows, views, sizes)
+    ]
+
+
+def _write_shard_job(job: tuple) -> tuple[str, dict]:
+    """Write one planned shard file: (its path under ``out``, its checksum and size)."""
+    out, task, split, index, total, units, entries = job
     out = Path(out)
-    tiny = tiny_ids_by_stratum([r for rows in test_ids for r in rows], tiny_per_task, seed)
-    writers = {s: ShardWriter(out / task, s, max_shard_bytes) for s in SPLIT_ORDER}
-    for unit, where in zip(units, positions):
-        if not where:
-            continue
-        for row in sorted(
-            (r for r in _read_positions(Path(unit), where) if r["task"] == task),
-            key=lambda r: r["id"],
-        ):
-            writers[row["split"]].add(row)
-            if row["id"] in tiny:
-                writers["tiny"].add({**row, "split": "tiny"})
-    counts: dict[str, int] = {}
-    shards: dict[str, dict] = {}
-    for split, writer in writers.items():
-        counts[split] = writer.count
-        for path in writer.close():
-            shards[str(path.relative_to(out))] = {
-                "sha256": sha256_file(path),
-                "bytes": path.stat().st_size,
-            }
-    return task, counts, shards
+
+    def rows():  # one unit's rows in memory at a time
+        for unit, group in itertools.groupby(entries, key=lambda e: e[0]):
+            read = _read_positions(Path(units[unit]), [k for _, k in group])
+            yield from ({**r, "split": split} if split == "tiny" else r for r in read)
+
+    path = write_shard(rows(), out / task, split, index, total)
+    return str(path.relative_to(out)), {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def _plan_task(task: str, index: list[list[dict]], tiny_per_task: int, seed: int) -> dict:
+    """One config's rows per split in merge order (complex, then id), as (unit, position,
+    size), plus the tiny split drawn from its test rows."""
+    test = [r for rows in index for r in rows if r["task"] == task and r["split"] == "test"]
+    tiny = tiny_ids_by_stratum(test, tiny_per_task, seed)
+    streams: dict[str, list[tuple[int, int, int]]] = {s: [] for s in SPLIT_ORDER}
+    for u, rows in enumerate(index):
+        mine = sorted((r["id"], k) for k, r in enumerate(rows) if r["task"] == task)
+        for row_id, k in mine:
+            entry = (u, k, rows[k]["bytes"])
+            streams[rows[k]["split"]].append(entry)
+            if row_id in tiny:
+                streams["tiny"].append(entry)
+    return streams
 
 
 def merge_units(
@@ -97,18 +119,22 @@ def merge_units(
 
     Streams: one complex's rows are in memory at a time (plus one shard being filled), so the
     merge's memory does not grow with the dataset. Rows are ordered by complex (PDB id), then id.
-    ``workers`` processes write the configs' shards (each config's files are independent, so the
-    bytes do not depend on the count).
+    ``workers`` processes index the units, then write the shard files, one file per job: the
+    shard boundaries are planned first by the sequential writer's rule (``plan_shards``), so the
+    bytes do not depend on the count.
     """
     out = Path(out)
     statuses = [
         json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)
     ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
-    # light first pass: ids, tasks and splits (and image counts) only
-    index = [
-        read_rows(u, columns=["id", "task", "split", "image_views", "metadata"]) for u in units
-    ]
+    # light first pass (one process per unit): ids, tasks, splits, image counts, row sizes
+    if workers <= 1 or len(units) <= 1:
+        index = [_unit_index(str(u)) for u in units]
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        index = list(pool.map(_unit_index, [str(u) for u in units]))
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     shards: dict[str, dict] = {}
@@ -116,35 +142,31 @@ def merge_units(
     images = {t: {"train": 0, "test": 0} for t in cfg.tasks}
     for rows in index:
         for r in rows:
-            images[r["task"]][r["split"]] += len(r["image_views"])
-    jobs = [
-        (
-            task,
-            out,
-            [str(u) for u in units],
-            [
-                [
-                    {"id": r["id"], "metadata": r["metadata"]}
-                    for r in rows
-                    if r["task"] == task and r["split"] == "test"
-                ]
-                for rows in index
-            ],
-            [[k for k, r in enumerate(rows) if r["task"] == task] for rows in index],
-            cfg.tiny_per_task,
-            cfg.seed,
-            cfg.max_shard_bytes,
-        )
-        for task in cfg.tasks
-    ]
-    if workers <= 1 or len(jobs) <= 1:
-        done = [_merge_task(job) for job in jobs]
-    else:  # the configs' shards are independent files: one config per process
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            done = list(pool.map(_merge_task, jobs))
-    for task, task_counts, task_shards in done:
-        counts[task] = task_counts
-        shards.update(task_shards)
+            images[r["task"]][r["split"]] += r["images"]
+    # the unit of parallel work is one output shard: the boundaries are planned here by the
+    # sequential writer's rule, so the files do not depend on the worker count
+    jobs = []
+    for task in cfg.tasks:
+        streams = _plan_task(task, index, cfg.tiny_per_task, cfg.seed)
+        counts[task] = {s: len(streams[s]) for s in SPLIT_ORDER}
+        for split in SPLIT_ORDER:
+            stream = streams[split]
+            where = plan_shards([b for _, _, b in stream], cfg.max_shard_bytes)
+            total = where[-1] + 1 if where else 0
+            for k in range(total):
+                entries = [(u, p) for (u, p, _), s in zip(stream, where) if s == k]
+                size = sum(b for (_, _, b), s in zip(stream, where) if s == k)
+                jobs.append((size, (out, task, split, k, total, [str(u) for u in units], entries)))
+    jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
+    try:
+        if pool is None or len(jobs) <= 1:
+            done = [_write_shard_job(job) for _, job in jobs]
+        else:
+            done = list(pool.map(_write_shard_job, [job for _, job in jobs]))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    shards.update(done)
     manifest = {
         "builder_version": BUILDER_VERSION,
         "profile": cfg.profile,

@@ -71,6 +71,35 @@ def _row_bytes(row: dict) -> int:
     return sum(len(img["bytes"] or b"") for img in row["images"]) + len(row["question"]) + 512
 
 
+def row_bytes_of_table(table: pa.Table) -> list[int]:
+    """:func:`_row_bytes` of every row of a table holding ``images`` and ``question``, computed
+    in Arrow (no row is converted to Python objects)."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    images = table.column("images").combine_chunks()
+    lengths = pc.fill_null(pc.binary_length(pc.struct_field(pc.list_flatten(images), "bytes")), 0)
+    parents = pc.list_parent_indices(images).to_numpy(zero_copy_only=False)
+    per_row = np.bincount(
+        parents, weights=lengths.to_numpy(zero_copy_only=False), minlength=len(table)
+    )
+    text = pc.fill_null(pc.utf8_length(table.column("question")), 0).to_numpy(zero_copy_only=False)
+    return [int(round(b)) + int(q) + 512 for b, q in zip(per_row, text)]
+
+
+def plan_shards(sizes: Iterable[int], max_bytes: int) -> list[int]:
+    """The shard index of each row of a stream of rows of ``sizes`` bytes, by the rule of
+    :meth:`ShardWriter.add` (a shard is full when the next row would take it past ``max_bytes``),
+    so shards can be written independently with the boundaries of one sequential writer."""
+    shard, size, out = 0, 0, []
+    for b in sizes:
+        if size and size + b > max_bytes:
+            shard, size = shard + 1, 0
+        size += b
+        out.append(shard)
+    return out
+
+
 class ShardWriter:
     """Writes ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of at most ~max_bytes each from
     a stream of rows. Rows go to disk one row group (``ROW_GROUP_ROWS`` rows or ``ROW_GROUP_BYTES``)
@@ -134,6 +163,22 @@ class ShardWriter:
             os.replace(part, path)
             final.append(path)
         return final
+
+
+def write_shard(rows: Iterable[dict], folder: Path, split: str, index: int, total: int) -> Path:
+    """Write ``<folder>/<split>-<index>-of-<total>.parquet`` holding exactly ``rows`` (at least
+    one), with the row groups a :class:`ShardWriter` gives the same rows in one shard: a shard
+    planned by :func:`plan_shards` comes out byte-identical to the sequential writer's."""
+    writer = ShardWriter(folder, f"{split}-{index:05d}", max_bytes=2**62)
+    for row in rows:
+        writer.add(row)
+    writer._flush_group()
+    writer._close_part()
+    if len(writer.parts) != 1:
+        raise ValueError(f"shard {index} of {split} in {folder}: no rows to write")
+    path = Path(folder) / f"{split}-{index:05d}-of-{total:05d}.parquet"
+    os.replace(writer.parts[0], path)
+    return path
 
 
 def write_split(rows: Iterable[dict], folder: Path, split: str, max_bytes: int) -> list[Path]:
