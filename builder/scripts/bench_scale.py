@@ -17,8 +17,8 @@ and the projected wall time of the paper's 3,993 complexes on one 16-core node a
 Slurm array (16 cores each; the merge job, which validates and audits, runs on one node with 16
 CPUs). Projections divide the measured CPU seconds by the cores, times the parallel efficiency
 implied by the CPU overhead of ``--workers`` processes (CPU of 1 / CPU of N; assumed to hold at
-16 free cores); the merge has one process per config (9; the largest config, by published bytes,
-sets its pace) plus the card's pixel-solver baseline
+16 free cores); the merge writes one shard file per job (16 processes, bounded below by the
+largest job, one shard of ``max_shard_bytes``) plus the card's pixel-solver baseline
 (a fixed cost: at most ``MAX_QUESTIONS`` per task, one process); the audit covers the test
 complexes only (this build's test share).
 """
@@ -37,13 +37,13 @@ from pathlib import Path
 from ..dataset import pixel_solver
 from ..dataset.audit import audit_dataset
 from ..dataset.build import build_dataset
+from ..dataset.config import BuildConfig
 from ..dataset.manifest import read_manifest
 from ..dataset.validate import validate_dataset
 
 PAPER_COMPLEXES = 3993
 NODE_CORES = 16
 ARRAY_NODES = 8
-CONFIGS = 9
 
 
 def _cpu() -> float:
@@ -137,10 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         # overhead of the parallel run (wall speed-ups cannot be measured on a busy machine)
         eff = {name: min(1.0, s[1] / s[3]) for name, s in stages.items()}
         per_gen, per_merge = gen_cpu / n, (merge_cpu - card_cpu) / n
-        by_config: dict[str, int] = {}
-        for name, shard in manifest["shards"].items():
-            by_config[name.split("/")[0]] = by_config.get(name.split("/")[0], 0) + shard["bytes"]
-        largest = max(by_config.values()) / max(1, sum(by_config.values()))
+        # the merge's unit of work is one shard file of at most max_shard_bytes: its share of the
+        # paper-size release bounds the merge's wall time from below
+        largest = min(1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES))
         card_fixed = (
             card_cpu / max(solved, 1) * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS)
         )  # one process
@@ -154,10 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         for label, gen_cores in settings:
             shards = per_gen * N / gen_cores
-            # one process per config: the largest config (by published bytes) sets the pace
-            merge = (
-                max(per_merge * N / min(NODE_CORES, CONFIGS), largest * per_merge * N) + card_fixed
-            )
+            # one shard file per job on the node's cores; the largest job (one shard) bounds it
+            merge = max(per_merge * N / NODE_CORES, largest * per_merge * N) + card_fixed
             val = per_val * N / (NODE_CORES * eff["validation"])
             audit = per_audit * N * test_share / (NODE_CORES * eff["audit"])
             rows.append((label, shards, merge, val, audit, push))
