@@ -112,6 +112,45 @@ def _plan_task(task: str, index: list[list[dict]], tiny_per_task: int, seed: int
     return streams
 
 
+def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, dict]:
+    """Index the units, plan every split's shards and write them (in ``pool`` when given):
+    (shard checksums, rows per config and split, images per config and split)."""
+    # light first pass (one job per unit): ids, tasks, splits, image counts, row sizes
+    if pool is None:
+        index = [_unit_index(str(u)) for u in units]
+    else:
+        index = list(pool.map(_unit_index, [str(u) for u in units]))
+    for task in cfg.tasks:  # rebuild config folders from scratch
+        shutil.rmtree(out / task, ignore_errors=True)
+    counts: dict[str, dict[str, int]] = {}
+    images = {t: {"train": 0, "test": 0} for t in cfg.tasks}
+    for rows in index:
+        for r in rows:
+            images[r["task"]][r["split"]] += r["images"]
+    # the unit of parallel work is one output shard: the boundaries are planned here by the
+    # sequential writer's rule, so the files do not depend on the worker count
+    jobs = []
+    names = [str(u) for u in units]
+    for task in cfg.tasks:
+        streams = _plan_task(task, index, cfg.tiny_per_task, cfg.seed)
+        counts[task] = {s: len(streams[s]) for s in SPLIT_ORDER}
+        for split in SPLIT_ORDER:
+            stream = streams[split]
+            where = plan_shards([b for _, _, b in stream], cfg.max_shard_bytes)
+            total = where[-1] + 1 if where else 0
+            for k, part in itertools.groupby(zip(where, stream), key=lambda e: e[0]):
+                part = [entry for _, entry in part]
+                entries = [(u, p) for u, p, _ in part]
+                size = sum(b for _, _, b in part)
+                jobs.append((size, (out, task, split, k, total, names, entries)))
+    jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
+    if pool is None or len(jobs) <= 1:
+        done = [_write_shard_job(job) for _, job in jobs]
+    else:
+        done = list(pool.map(_write_shard_job, [job for _, job in jobs]))
+    return dict(done), counts, images
+
+
 def merge_units(
     out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], workers: int = 1
 ) -> dict:
@@ -128,45 +167,12 @@ def merge_units(
         json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)
     ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
-    # light first pass (one process per unit): ids, tasks, splits, image counts, row sizes
-    if workers <= 1 or len(units) <= 1:
-        index = [_unit_index(str(u)) for u in units]
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(max_workers=workers)
-        index = list(pool.map(_unit_index, [str(u) for u in units]))
-    for task in cfg.tasks:  # rebuild config folders from scratch
-        shutil.rmtree(out / task, ignore_errors=True)
-    shards: dict[str, dict] = {}
-    counts: dict[str, dict[str, int]] = {}
-    images = {t: {"train": 0, "test": 0} for t in cfg.tasks}
-    for rows in index:
-        for r in rows:
-            images[r["task"]][r["split"]] += r["images"]
-    # the unit of parallel work is one output shard: the boundaries are planned here by the
-    # sequential writer's rule, so the files do not depend on the worker count
-    jobs = []
-    for task in cfg.tasks:
-        streams = _plan_task(task, index, cfg.tiny_per_task, cfg.seed)
-        counts[task] = {s: len(streams[s]) for s in SPLIT_ORDER}
-        for split in SPLIT_ORDER:
-            stream = streams[split]
-            where = plan_shards([b for _, _, b in stream], cfg.max_shard_bytes)
-            total = where[-1] + 1 if where else 0
-            for k in range(total):
-                entries = [(u, p) for (u, p, _), s in zip(stream, where) if s == k]
-                size = sum(b for (_, _, b), s in zip(stream, where) if s == k)
-                jobs.append((size, (out, task, split, k, total, [str(u) for u in units], entries)))
-    jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
+    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(units) > 1 else None
     try:
-        if pool is None or len(jobs) <= 1:
-            done = [_write_shard_job(job) for _, job in jobs]
-        else:
-            done = list(pool.map(_write_shard_job, [job for _, job in jobs]))
+        shards, counts, images = _write_shards(out, units, cfg, pool)
     finally:
         if pool is not None:
             pool.shutdown()
-    shards.update(done)
     manifest = {
         "builder_version": BUILDER_VERSION,
         "profile": cfg.profile,
