@@ -77,9 +77,7 @@ def _unit_index(unit: str) -> list[dict]:
     sizes = row_bytes_of_table(table)
     rows = table.select(["id", "task", "split", "metadata"]).to_pylist()
     views = table.column("image_views").to_pylist()
-    return [
-        {**r, "images": len(v or ()), "bytes": b} for r, v, b in zip(rows, views, sizes)
-    ]
+    return [{**r, "images": len(v or ()), "bytes": b} for r, v, b in zip(rows, views, sizes)]
 
 
 def _write_shard_job(job: tuple) -> tuple[str, dict]:

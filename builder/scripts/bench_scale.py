@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         per_gen, per_merge = gen_cpu / n, (merge_cpu - card_cpu) / n
         # the merge's unit of work is one shard file of at most max_shard_bytes: its share of the
         # paper-size release bounds the merge's wall time from below
-        largest = min(1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES))
+        largest = min(
+            1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES)
+        )
         card_fixed = (
             card_cpu / max(solved, 1) * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS)
         )  # one process
