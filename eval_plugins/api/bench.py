@@ -71,7 +71,7 @@ def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Ques
             f"bench-{k}",
             q.task,
             q.question,
-            tuple(images.intern(bytes(bytearray(p))) for p in q.images),
+            tuple(images.intern(bytes(memoryview(p))) for p in q.images),
         )
 
 

@@ -173,33 +173,61 @@ class QuestionSource:
                     yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
 
 
+class _Key:
+    """A dict key for one PNG that hashes cheaply and compares by content.
+
+    Hashing a whole ~200 KB image (Python's hash of a bytes object) costs about as much as
+    base64-encoding it again; the hash here reads the length and the last
+    :data:`_KEY_TAIL` bytes (the end of the compressed image data and its checksums, which
+    differ between different images), while equality still compares the whole content (the
+    same object at once), so two different images never share an entry whatever their hash.
+    """
+
+    __slots__ = ("png", "_hash")
+
+    def __init__(self, png: bytes):
+        self.png = png
+        self._hash = hash((len(png), png[-_KEY_TAIL:]))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and (self.png is other.png or self.png == other.png)
+
+
+#: Bytes at the end of a PNG that :class:`_Key` hashes.
+_KEY_TAIL = 4096
+
+
 class ImageCache:
     """Each distinct image of a run once: one bytes object and its base64 text, keyed by content.
 
-    A dict keyed by the PNG bytes themselves (Python hashes a bytes object's content once and
-    keeps the hash; a lookup then compares contents, so two different images never share an
-    entry). :meth:`intern` gives rows that show the same view the same bytes object, and
-    :meth:`b64` encodes each distinct image once. Least recently used entries are dropped beyond
+    A dict keyed by the PNG's content (:class:`_Key`: a cheap hash of its length and last
+    bytes, equality over the whole content, so two different images never share an entry).
+    :meth:`intern` gives rows that show the same view the same bytes object, and :meth:`b64`
+    encodes each distinct image once. Least recently used entries are dropped beyond
     ``max_bytes`` (PNG plus base64), so memory stays bounded whatever the run's size; questions
     come in dataset order (config, then complex), so the images they share are close together.
     """
 
     def __init__(self, max_bytes: int = 256 * 1024 * 1024):
         self.max_bytes = int(max_bytes)
-        self._store: OrderedDict[bytes, list] = OrderedDict()
+        self._store: OrderedDict[_Key, list] = OrderedDict()
         self._bytes = 0
         self.hits = 0
         self.misses = 0
 
     def _entry(self, png: bytes) -> list:
-        entry = self._store.get(png)
+        key = _Key(png)
+        entry = self._store.get(key)
         if entry is not None:
             self.hits += 1
-            self._store.move_to_end(png)
+            self._store.move_to_end(key)
             return entry
         self.misses += 1
         entry = [png, None]
-        self._store[png] = entry
+        self._store[key] = entry
         self._bytes += len(png)
         self._trim()
         return entry
