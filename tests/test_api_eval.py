@@ -541,7 +541,7 @@ def test_each_distinct_image_is_encoded_once_per_run(data_dir, monkeypatch):
     assert len({id(p) for p in pngs}) == len(distinct)  # ... and held once
     encoded = []
     monkeypatch.setattr(
-        data.base64, "b64encode", lambda b, _real=base64.b64encode: encoded.append(1) or _real(b)
+        data, "_b64encode", lambda b, _real=data._b64encode: encoded.append(1) or _real(b)
     )
     for q in questions:
         assert data.request_body(q, "m", images=cache) == data.request_body(q, "m")
