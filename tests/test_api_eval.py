@@ -541,7 +541,7 @@ def test_each_distinct_image_is_encoded_once_per_run(data_dir, monkeypatch):
     assert len({id(p) for p in pngs}) == len(distinct)  # ... and held once
     encoded = []
     monkeypatch.setattr(
-        data.base64, "b64encode", lambda b, _real=base64.b64encode: encoded.append(1) or _real(b)
+        data, "_b64encode", lambda b, _real=data._b64encode: encoded.append(1) or _real(b)
     )
     for q in questions:
         assert data.request_body(q, "m", images=cache) == data.request_body(q, "m")
@@ -553,3 +553,38 @@ def test_each_distinct_image_is_encoded_once_per_run(data_dir, monkeypatch):
         assert base64.b64decode(small.b64(p)) == p
         assert small._bytes <= small.max_bytes + len(p) * 4 // 3 + 4
     assert 1 <= len(small) < len(distinct)
+
+
+def test_cached_body_is_the_json_of_the_request_without_the_cache(data_dir):
+    """With the run's ImageCache (small, so it also evicts) the body is byte for byte
+    ``json.dumps`` of the request built without any splicing, and parses back to it."""
+    from misi_bench.eval_plugins.api import data
+
+    source = data.QuestionSource(str(data_dir))
+    configs = list(TASK_NAMES)
+    ids = {str(r["id"]) for r in source.records(configs, "test")}
+    questions = list(source.questions(configs, "test", ids, data.ImageCache()))
+    biggest = max(len(p) for q in questions for p in q.images)
+    cache = data.ImageCache(max_bytes=16 * biggest)
+    system = 'Say "A" ✓ \\u00e9 @misi-image-0@ \n'
+    for q in questions:
+        body = data.request_body(q, "m", system=system, temperature=0.0, images=cache)
+        old = {"model": "m", "messages": data.build_messages(q, system), "temperature": 0.0}
+        assert json.loads(body) == old
+        assert body == json.dumps(old, ensure_ascii=False, separators=(",", ":")).encode()
+    assert cache.misses > len(cache) and cache.hits > 0  # entries were dropped and reused
+
+
+def test_image_cache_never_merges_images_with_the_same_tail(data_dir):
+    """The cache's key hashes a PNG's length and last bytes only; images that agree there but
+    differ earlier still get their own entries and their own base64."""
+    from misi_bench.eval_plugins.api import data
+
+    row = _rows(data_dir, columns=("id", "images"))[0]
+    png = row["images"][0]["bytes"]
+    assert len(png) > 2 * data._KEY_TAIL
+    other = png[:100] + bytes([png[100] ^ 1]) + png[101:]
+    cache = data.ImageCache()
+    assert cache.intern(png) is png and cache.intern(other) is other
+    assert cache.intern(bytes(bytearray(png))) is png and len(cache) == 2
+    assert base64.b64decode(cache.b64(other)) == other != png == base64.b64decode(cache.b64(png))

@@ -105,7 +105,8 @@ LAYERS: dict[str, Layer] = {
         {"PIL", "datasets", "pyarrow", "huggingface_hub", "torch"},
     ),
     "eval_plugins.api": _layer_entry(
-        _FRONT_END | _EVAL_BASE, {"PIL", "datasets", "httpx", "huggingface_hub", "pyarrow", "tqdm"}
+        _FRONT_END | _EVAL_BASE,
+        {"PIL", "datasets", "httpx", "huggingface_hub", "pyarrow", "pybase64", "tqdm"},
     ),
     "eval_plugins.finetune": _layer_entry(
         _FRONT_END | _EVAL_BASE, {"datasets", "huggingface_hub", "pyarrow", "tqdm"}

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 
 from ...builder.core.registry import LETTER, TASK_SPECS
 from .client import RetryPolicy
-from .data import ImageCache, Question, QuestionSource, check_configs
+from .data import _ENCODER, ImageCache, Question, QuestionSource, _b64encode, check_configs
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
 
@@ -71,7 +71,7 @@ def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Ques
             f"bench-{k}",
             q.task,
             q.question,
-            tuple(images.intern(bytes(bytearray(p))) for p in q.images),
+            tuple(images.intern(bytes(memoryview(p))) for p in q.images),
         )
 
 
@@ -217,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
             f"{server} |"
         )
+    _b64encode(b"")  # picks the encoder
+    encoder = _ENCODER[0]
+    print(f"base64 encoder of the image cache: {encoder.__module__}.{encoder.__name__}")
     text = [r for r in rows if r["cache"] == "text only"]
     if text:
         for label in ("yes", "no"):
