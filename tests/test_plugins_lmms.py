@@ -141,7 +141,9 @@ def test_lmms_eval_oracle_scores_one(env, data_dir, tmp_path):
         assert results[f"misi_{task}"]["exact,none"] == 1.0, task
     assert results["misi"]["score,none"] == 1.0
     want = expected_averages(data_dir, LIMIT, lambda row: row["answer"])
-    assert want["paper_average"] == 1.0  # the first rows of T4 hold both halves
+    # 1.0 when the first rows of T4 hold both halves; else missing (NaN), as the scorer says (the
+    # default paper build may start T4's test split with two negatives)
+    assert want["paper_average"] == 1.0 or math.isnan(want["paper_average"])
     assert results["misi"]["average_7_tasks,none"] == 1.0
     assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
     assert results["misi_translation"]["paper_average,none"] == pytest.approx(

@@ -116,13 +116,13 @@ def _apply_recipe(copy: Path) -> list[str]:
     init = copy / "builder/tasks/__init__.py"
     _edit(
         init,
-        "translation, translation_rotation, zooming)",
-        "translation, translation_rotation, view_turn, zooming)",
+        "    translation_rotation,\n    zooming,\n)\nfrom .room",
+        "    translation_rotation,\n    view_turn,\n    zooming,\n)\nfrom .room",
     )
     _edit(
         init,
-        "interaction_location, pocket_ligand)",
-        "interaction_location, pocket_ligand, view_turn)",
+        "    interaction_location,\n    pocket_ligand,\n)",
+        "    interaction_location,\n    pocket_ligand,\n    view_turn,\n)",
     )
     prompts = copy / "builder/tasks/templates/prompts.yaml"
     prompts.write_text(
@@ -217,11 +217,33 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harn
         "--tasks",
         TASK,
         "zooming",
+        "--profile",
+        "explicit",  # the recipe adds an explicit-profile task (docs/extending.md, step 4)
         "--out",
         str(out),
         "--quiet",
     )
     assert "validation: ok" in build.stdout and "audit: ok" in build.stdout, build.stdout
+    # the default (paper) profile has no template for it: one clear line before any work
+    paper = _cli(
+        copy,
+        "build",
+        "--source",
+        "samples",
+        "--limit",
+        "1",
+        "--tasks",
+        TASK,
+        "--out",
+        str(tmp_path / "paper"),
+        "--quiet",
+        check=False,
+    )
+    assert paper.returncode != 0
+    assert f"task '{TASK}' has no prompt template or parameters in the 'paper' profile" in (
+        paper.stdout + paper.stderr
+    )
+    assert not (tmp_path / "paper" / "manifest.json").exists()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"][TASK]["test"] > 0 and manifest["audit"]["tasks"][TASK]["unique"] > 0
     _cli(copy, "validate", str(out))

@@ -28,6 +28,7 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..core.records import ComplexRef
+from ..tasks.base import load_params, load_templates
 from . import blind
 from .archive import FetchPolicy, fetch_entries
 from .audit import audit_dataset
@@ -200,6 +201,7 @@ def build_dataset(
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
     check_profile_of_folder(out, cfg)
+    _check_profile_covers_tasks(cfg)
     refs, splits = plan(cfg)
     work = work_dir(out, cfg)
     work.mkdir(parents=True, exist_ok=True)
@@ -255,6 +257,18 @@ def build_dataset(
             )
         _options_only_check(out, manifest, cfg)
     return manifest
+
+
+def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
+    """One clear error before any work when a requested task has no prompt template or
+    parameters in the build's profile (e.g. a new task added to the explicit templates only)."""
+    params, prompts = load_params(cfg.profile), load_templates(cfg.profile)
+    for task in cfg.tasks:
+        if task not in params.get("tasks", {}) or task not in prompts.get("tasks", {}):
+            raise MisiError(
+                f"task {task!r} has no prompt template or parameters in the {cfg.profile!r} "
+                "profile (builder/tasks/templates/); build it with another --profile or add them"
+            )
 
 
 def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
