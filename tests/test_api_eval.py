@@ -588,3 +588,20 @@ def test_image_cache_never_merges_images_with_the_same_tail(data_dir):
     assert cache.intern(png) is png and cache.intern(other) is other
     assert cache.intern(bytes(bytearray(png))) is png and len(cache) == 2
     assert base64.b64decode(cache.b64(other)) == other != png == base64.b64decode(cache.b64(png))
+
+
+def test_fast_and_standard_base64_encoders_give_the_same_bytes(monkeypatch):
+    """``pybase64`` (the ``eval-fast`` extra, installed in CI) and the standard library's
+    fallback encode a real PNG to the same bytes, and each is picked when it should be."""
+    import pybase64
+    from misi_bench.eval_plugins.api import data
+
+    png = (
+        Path(misi_bench.__file__).parent / "eval_plugins/human/screenshots/question.png"
+    ).read_bytes()
+    want = base64.b64encode(png)
+    monkeypatch.setattr(data, "_ENCODER", [])
+    assert data._b64encode(png) == want and data._ENCODER[0] is pybase64.b64encode
+    monkeypatch.setattr(data, "_ENCODER", [])
+    monkeypatch.setitem(sys.modules, "pybase64", None)  # as if the extra were not installed
+    assert data._b64encode(png) == want and data._ENCODER[0] is base64.b64encode
