@@ -118,26 +118,6 @@ def fixture_rows(task: str, split: str) -> list[dict]:
     return rows
 
 
-def _features():
-    import datasets
-
-    return datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "task": datasets.Value("string"),
-            "split": datasets.Value("string"),
-            "pdb_id": datasets.Value("string"),
-            "images": datasets.List(datasets.Image()),
-            "image_views": datasets.List(datasets.Value("string")),
-            "question": datasets.Value("string"),
-            "options": datasets.List(datasets.Value("string")),
-            "answer": datasets.Value("string"),
-            "answer_format": datasets.Value("string"),
-            "metadata": datasets.Value("string"),
-        }
-    )
-
-
 def fixture_dataset(out: str | Path) -> Path:
     """Write the fixture dataset folder ``out`` (3 rows per task and split) and return it."""
     import pyarrow as pa
@@ -145,7 +125,9 @@ def fixture_dataset(out: str | Path) -> Path:
     import yaml
 
     out = Path(out)
-    schema = _features().arrow_schema
+    from misi_bench.builder.dataset.parquet import features
+
+    schema = features().arrow_schema
     configs = []
     for task in TASKS:
         (out / task).mkdir(parents=True, exist_ok=True)

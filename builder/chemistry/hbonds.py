@@ -293,9 +293,15 @@ def _near_other_side(cx: Complex, radius: float) -> np.ndarray:
     return near
 
 
-def _make_bond(cx: Complex, prot: int, ligand_atom: int, side: str) -> HBond:
+def _make_bond(
+    cx: Complex, prot: int, ligand_atom: int, side: str, distance: float | None = None
+) -> HBond:
+    """The bond between pocket atom ``prot`` and ligand atom ``ligand_atom``; ``distance`` (Å)
+    where the caller has it already, else measured here; stored rounded to 0.001 Å."""
     res = cx.residues[int(cx.residue_index[prot])]
-    dist = round(float(np.linalg.norm(cx.coords[prot] - cx.coords[ligand_atom])), 3)
+    if distance is None:
+        distance = float(np.linalg.norm(cx.coords[prot] - cx.coords[ligand_atom]))
+    dist = round(float(distance), 3)
     return HBond(
         res.chain,
         res.number,
@@ -361,19 +367,7 @@ def detect_plip_hbonds(
             if slot is False:
                 continue
             prot, ligand_atom = (don, acc) if side == "protein" else (acc, don)
-            res = cx.residues[int(cx.residue_index[prot])]
-            bond = HBond(
-                res.chain,
-                res.number,
-                res.ins_code,
-                str(cx.atom_names[prot]),
-                str(cx.atom_names[ligand_atom]),
-                res.name,
-                prot,
-                ligand_atom,
-                side,
-                round(float(d[i, j]), 3),
-            )
+            bond = _make_bond(cx, prot, ligand_atom, side, d[i, j])
             rank = (
                 float(np.linalg.norm(h_of[don][slot] - cx.coords[acc]))
                 if slot is not None
