@@ -28,6 +28,7 @@ import numpy as np
 from PIL import Image
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
+from ..scene.batch import PoseSheet
 from ..scene.labels import PlacedLabel, glyph_mask
 
 BLOCK_PX = 8
@@ -99,6 +100,36 @@ def image_distance(a: np.ndarray, b: np.ndarray) -> int:
     for k in range(1, diff.shape[2]):
         visible |= diff[..., k] >= VISIBLE_LEVEL
     return int(np.count_nonzero(visible))
+
+
+def image_distances(gold: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """:func:`image_distance` from ``gold`` to each of the (K, ...) stacked ``means``."""
+    if means.shape[1:] != gold.shape:
+        return np.full(len(means), int(gold.shape[0] * gold.shape[1]))
+    diff = np.abs(means - gold)
+    visible = diff[..., 0] >= VISIBLE_LEVEL
+    for k in range(1, diff.shape[-1]):
+        visible |= diff[..., k] >= VISIBLE_LEVEL
+    return np.count_nonzero(visible.reshape(len(means), -1), axis=1)
+
+
+def sheet_block_means(sheets: Iterable[PoseSheet], count: int, height: int) -> np.ndarray:
+    """(count, H/b, W/b, 3) :func:`block_means` of the ``height`` px square pictures drawn as
+    the bands of ``scene.batch.render_stack``'s sheets (rendered with ``align`` =
+    :func:`block_side`, so that each band and each sheet's first column sit on the block grid).
+    """
+    b = block_side(height)
+    hb = wb = height // b
+    out = np.zeros((count, hb, wb, 3), dtype=np.float32)
+    for sheet in sheets:
+        means = block_means(np.asarray(sheet.image), b)
+        c0 = sheet.left // b
+        cols = min(means.shape[1], wb - c0)
+        for k, row, top, rows in sheet.bands:
+            r0 = top // b
+            n = min(rows // b, hb - r0)
+            out[k, r0 : r0 + n, c0 : c0 + cols] = means[row // b : row // b + n, :cols]
+    return out
 
 
 def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:
