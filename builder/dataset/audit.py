@@ -37,7 +37,6 @@ from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
-from ..scene.batch import render_stack, scene_key
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
@@ -45,14 +44,12 @@ from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
     block_means,
-    block_side,
     decode,
     image_block_means,
-    image_distances,
     legible_keys,
     margin_summary,
-    sheet_block_means,
 )
+from .audit_margins import Margins
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -69,8 +66,6 @@ UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
 LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
 #: Memory for rendered pixel arrays shared between questions (front/left/top views, candidates).
 CACHE_BYTES = 768 * 1024 * 1024
-#: Candidates of one scene drawn as one batch from this many on (``_Auditor.candidate_means``).
-BATCH_MIN = 8
 
 
 @dataclass
@@ -235,7 +230,7 @@ class AuditReport:
         return "\n".join(lines)
 
 
-class _Auditor:
+class _Auditor(Margins):
     """Shared state of one audit: structures, rendered pixels (LRU), block means."""
 
     def __init__(
@@ -267,16 +262,14 @@ class _Auditor:
         #: decoded stored images by content, least recently used first
         self.decoded: dict[bytes, np.ndarray] = {}
         self.decoded_bytes = 0
-        #: block means drawn by ``candidate_means`` for the means cache to take
-        self._batched: dict = {}
+        #: block means of the last few batches of candidates (``candidate_means``)
+        self.batches: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def _means(self, complex_, request) -> np.ndarray:
         """Block means of a request's picture: from its cached pixels, else rendered for the means
         alone (answer-space candidates: most are seen once, so their pixels are not kept)."""
         if (complex_, request) in self.pixels:
             return block_means(self.pixels.get(complex_, request))
-        if request in self._batched:
-            return self._batched[request]
         return image_block_means(*render_rows(complex_, request), height=request.camera.size)
 
     def rotamer_bonds(self, pdb_id: str) -> tuple[set, set]:
@@ -346,41 +339,6 @@ class _Auditor:
             out.rotamer_dependent = bool(
                 room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
             )
-
-    def margin(self, space, stored: list[np.ndarray]) -> int:
-        """Runner-up margin of an answer space: the least image distance from the gold answer's
-        picture (the stored image that shows it, else its rendering) to another candidate's."""
-        cands = list(space.others)
-        if space.stored_index is not None:
-            gold = block_means(stored[space.stored_index])
-        else:
-            cands.insert(0, space.gold)
-        means = self.candidate_means(cands)
-        if space.stored_index is None:
-            gold, means = means[0], means[1:]
-        return int(image_distances(gold, means).min())
-
-    def candidate_means(self, specs: list) -> np.ndarray:
-        """(K, ...) block means of the candidates' pictures, through the means cache. The
-        missing ones that differ only in their operations (``batch.scene_key``), at least
-        ``BATCH_MIN`` of them, are drawn as one batch (``batch.render_stack``: the same
-        pixels), the others one by one."""
-        groups: dict[tuple, list[int]] = {}
-        for k, spec in enumerate(specs):
-            cx = self.load(spec.pdb_id).complex
-            if (cx, spec.request) not in self.means and (cx, spec.request) not in self.pixels:
-                groups.setdefault((spec.pdb_id, scene_key(spec.request)), []).append(k)
-        for (pdb_id, _), ks in groups.items():
-            if len(ks) < BATCH_MIN:
-                continue
-            requests = [specs[k].request for k in ks]
-            size = int(requests[0].camera.size)
-            sheets = render_stack(self.load(pdb_id).complex, requests, align=block_side(size))
-            self._batched.update(zip(requests, sheet_block_means(sheets, len(ks), size)))
-        try:
-            return np.stack([self.render_means(s.pdb_id, s.request) for s in specs])
-        finally:
-            self._batched.clear()
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom

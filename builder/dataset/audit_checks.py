@@ -102,34 +102,49 @@ def image_distance(a: np.ndarray, b: np.ndarray) -> int:
     return int(np.count_nonzero(visible))
 
 
-def image_distances(gold: np.ndarray, means: np.ndarray) -> np.ndarray:
-    """:func:`image_distance` from ``gold`` to each of the (K, ...) stacked ``means``."""
-    if means.shape[1:] != gold.shape:
-        return np.full(len(means), int(gold.shape[0] * gold.shape[1]))
-    diff = np.abs(means - gold)
+def image_distances(gold: np.ndarray, means: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`image_distance` from ``gold`` to each of the (K, ...) stacked ``means``, whose
+    candidate ``k`` is 0 outside the block rows ``rows[k, 0] .. rows[k, 1]`` (there a block
+    differs visibly where the gold picture's mean reaches the level in some channel)."""
+    dark = np.count_nonzero(_visible(gold), axis=1)
+    before = np.concatenate([[0], np.cumsum(dark)])
+    out = np.empty(len(means), dtype=np.int64)
+    for k, (r0, r1) in enumerate(rows.tolist()):
+        inside = np.count_nonzero(_visible(means[k, r0:r1] - gold[r0:r1]))
+        out[k] = inside + before[r0] + before[-1] - before[r1]
+    return out
+
+
+def _visible(diff: np.ndarray) -> np.ndarray:
+    """Blocks where a difference of block means reaches ``VISIBLE_LEVEL`` in some channel."""
+    diff = np.abs(diff)
     visible = diff[..., 0] >= VISIBLE_LEVEL
     for k in range(1, diff.shape[-1]):
         visible |= diff[..., k] >= VISIBLE_LEVEL
-    return np.count_nonzero(visible.reshape(len(means), -1), axis=1)
+    return visible
 
 
-def sheet_block_means(sheets: Iterable[PoseSheet], count: int, height: int) -> np.ndarray:
-    """(count, H/b, W/b, 3) :func:`block_means` of the ``height`` px square pictures drawn as
-    the bands of ``scene.batch.render_stack``'s sheets (rendered with ``align`` =
-    :func:`block_side`, so that each band and each sheet's first column sit on the block grid).
-    """
+def sheet_block_means(
+    sheets: Iterable[PoseSheet], count: int, height: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(means, rows)``: the (count, H/b, W/b, 3) :func:`block_means` of the ``height`` px
+    square pictures drawn as the bands of ``scene.batch.render_stack``'s sheets (rendered with
+    ``align`` = :func:`block_side`: each band and each sheet's first column are on the block
+    grid), and the block rows of each band (0 outside them)."""
     b = block_side(height)
     hb = wb = height // b
     out = np.zeros((count, hb, wb, 3), dtype=np.float32)
+    rows = np.zeros((count, 2), dtype=np.int64)
     for sheet in sheets:
         means = block_means(np.asarray(sheet.image), b)
         c0 = sheet.left // b
         cols = min(means.shape[1], wb - c0)
-        for k, row, top, rows in sheet.bands:
+        for k, row, top, n in sheet.bands:
             r0 = top // b
-            n = min(rows // b, hb - r0)
+            n = min(n // b, hb - r0)
             out[k, r0 : r0 + n, c0 : c0 + cols] = means[row // b : row // b + n, :cols]
-    return out
+            rows[k] = r0, r0 + n
+    return out, rows
 
 
 def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:

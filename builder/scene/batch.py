@@ -22,7 +22,7 @@ Each band holds exactly the pixels of :func:`raster.render_image` for its reques
   pasted into its band; so is a pose with an atom that is not drawn (clipped by the camera).
 
 Ligand-only selections (T7) get their labels laid out over all poses at once
-(:func:`_ligand_labels`, ``labels.layout_labels``'s rule as arrays); other selections call
+(``batch_labels``: ``labels.layout_labels``'s rule as arrays); other selections call
 ``labels.layout_labels`` per pose. ``tests/test_batch.py`` checks the bands against the
 one-by-one renderer pixel for pixel on real questions.
 """
@@ -39,11 +39,11 @@ from PIL import Image, ImageDraw
 from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
+from .batch_labels import pose_labels
 from .camera import FIT_MARGIN
-from .labels import _ATOM_SLOTS, _POLAR, label_px, label_sprite, layout_labels
 from .projection import check_atoms, request_groups, unmoved_screen
 from .raster import render_rows, shown_bonds
-from .requests import LIGAND_LABEL_COLOUR, RenderRequest
+from .requests import RenderRequest
 from .shading import FOG_LEVELS, atom_colours, sphere_sprite
 from .sticks import stick_polygons
 
@@ -161,7 +161,7 @@ def render_stack(
     align = max(1, int(align))
     size = int(requests[0].camera.size)
     parts: dict[int, tuple[Image.Image, int]] = {}
-    spans, columns = [], []
+    spans, columns, solo = [], [], []
     for p, request in enumerate(requests):
         k = -1 if plan is None else plan.index.get(p, -1)
         if k < 0:
@@ -171,12 +171,22 @@ def render_stack(
         else:
             top, bottom = int(plan.top[k]), int(plan.bottom[k])
             columns.append((int(plan.left[k]), int(plan.right[k])))
+        solo.append(k >= 0 and bool(plan.solo[k]))
+        if solo[-1]:  # a sheet of its own, exactly the picture: the same clipping
+            spans.append((0, size))
+            columns[-1] = (0, size)
+            continue
         first = top - top % align
         spans.append((first, max(-(-bottom // align) * align, first + align) - first))
     sheets, start = [], 0
     while start < len(requests):
         end, rows = start + 1, spans[start][1]
-        while end < len(requests) and rows + spans[end][1] <= sheet_rows:
+        while (
+            not solo[start]
+            and end < len(requests)
+            and not solo[end]
+            and rows + spans[end][1] <= sheet_rows
+        ):
             rows, end = rows + spans[end][1], end + 1
         left = min(max(0, columns[p][0]) for p in range(start, end))
         left -= left % align
@@ -198,6 +208,7 @@ class _Plan:
     rows and columns drawn (final pixels), labels."""
 
     index: dict[int, int]
+    solo: np.ndarray
     top: np.ndarray
     bottom: np.ndarray
     left: np.ndarray
@@ -373,7 +384,9 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
         left, right = _merge(
             (left, right), _reduce_at(poly_pose, np.floor(px.min(1)) - 2, px.max(1) + 2, n_pose)
         )
-    ok = (lo >= 0) & (hi <= size * ss)  # a drawing past the top or bottom goes one by one
+    # a drawing past the picture's top or bottom edge is clipped there: drawn on a sheet of
+    # its own that is exactly the picture
+    solo = (lo < 0) | (hi > size * ss)
     top = np.maximum(0, lo - lo % ss - ss)
     bottom = np.minimum(size * ss, hi + ss + (-hi) % ss)
     if len(polys):
@@ -385,11 +398,13 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
         polys = polys.astype(np.int64)
         polys[:, 1::2] += y0
     left, right = left // ss, -(-right // ss)
-    labels = _labels(complex_, scene, requests, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss))
+    labels = pose_labels(
+        complex_, scene.atoms, requests[0], u / ss, v / ss, alive, depth, radius_q / (4.0 * ss)
+    )
     for p, placed in enumerate(labels):
         if placed:
             up, down = min(y for _, y, _, _, _ in placed), max(y + h for _, y, _, _, h in placed)
-            ok[p] &= up >= 0 and down <= size
+            solo[p] |= up < 0 or down > size
             top[p] = min(top[p], max(0, up) * ss)
             bottom[p] = max(bottom[p], min(size, down) * ss)
             left[p] = min(left[p], min(x for x, _, _, _, _ in placed))
@@ -406,7 +421,8 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
         else np.zeros(0, dtype=np.int64)
     )
     return _Plan(
-        {int(p): k for k, p in enumerate(poses.tolist()) if ok[k]},
+        {int(p): k for k, p in enumerate(poses.tolist())},
+        solo,
         top // ss,
         bottom // ss,
         left,
@@ -434,105 +450,3 @@ def _reduce_at(group: np.ndarray, low, high, count: int) -> tuple[np.ndarray, np
 
 def _merge(a, b):
     return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
-
-
-def _labels(complex_, scene: _Scene, requests, u, v, alive, depth, radius_px) -> list[list]:
-    """Per batched pose, its labels in drawing order as ``(x, y, sprite core, width, height)``
-    (``u``, ``v``, ``radius_px`` at the picture's size)."""
-    style, size = requests[0].style, int(requests[0].camera.size)
-    if style.label_mode == "none":
-        return [[] for _ in range(len(u))]
-    if style.label_placement == "avoid" and bool(complex_.is_ligand[scene.atoms].all()):
-        return _ligand_labels(complex_, scene.atoms, u, v, alive, depth, radius_px, style, size)
-    out = []
-    for p in range(len(u)):
-        placed = layout_labels(
-            complex_, scene.atoms, u[p], v[p], alive[p], depth[p], radius_px[p], style, size
-        )
-        out.append(
-            [
-                (lb.x, lb.y, label_sprite(lb.text, lb.px, lb.colour)[0], lb.width, lb.height)
-                for lb in placed
-            ]
-        )
-    return out
-
-
-def _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size) -> list[list]:
-    """``labels.layout_labels`` of every pose of a ligand-only selection, placed rank by rank
-    over all poses at once: each pose's atom names in its own order (polar atoms first, then
-    near to far, then atom index), each taking the first slot inside the picture whose interior
-    meets no interior placed before in that pose (the rectangle test ``layout_labels`` uses),
-    else its default slot, drawn under the placed ones."""
-    n_pose, n = u.shape
-    px = label_px(style, size)
-    texts = [str(complex_.atom_names[a]) for a in atoms.tolist()]
-    sprites = [label_sprite(t, px, LIGAND_LABEL_COLOUR) if t else (None, 0, 0) for t in texts]
-    w = np.array([s[1] for s in sprites], dtype=np.float64)
-    h = np.array([s[2] for s in sprites], dtype=np.float64)
-    polar = np.array([str(complex_.elements[a]).strip().upper() in _POLAR for a in atoms.tolist()])
-    inside = alive & (u >= 0) & (u < size) & (v >= 0) & (v < size)
-    valid = inside & np.array([bool(t) for t in texts])[None, :]
-    order = np.lexsort(
-        (np.broadcast_to(atoms, (n_pose, n)), depth, np.broadcast_to(~polar, (n_pose, n)), ~valid)
-    )
-    count = valid.sum(axis=1)
-    dx = np.array([s[0] for s in _ATOM_SLOTS], dtype=np.float64)
-    dy = np.array([s[1] for s in _ATOM_SLOTS], dtype=np.float64)
-    sx = np.array([s[2] for s in _ATOM_SLOTS], dtype=np.float64)
-    sy = np.array([s[3] for s in _ATOM_SLOTS], dtype=np.float64)
-    rects = np.zeros((n_pose, n, 4), dtype=np.int64)
-    has = np.zeros((n_pose, n), dtype=bool)
-    at = np.zeros((n_pose, n, 2), dtype=np.int64)
-    free = np.zeros((n_pose, n), dtype=bool)
-    rows = np.arange(n_pose)
-    for i in range(n):
-        k = order[:, i]
-        wk, hk, rk = w[k], h[k], radius_px[rows, k]
-        x0 = u[rows, k] + 1 + rk
-        y0 = v[rows, k] - hk / 2.0
-        x = np.rint(x0[:, None] + dx * wk[:, None] + sx * rk[:, None]).astype(np.int64)
-        y = np.rint(y0[:, None] + dy * hk[:, None] + sy * rk[:, None]).astype(np.int64)
-        wi, hi = wk.astype(np.int64)[:, None], hk.astype(np.int64)[:, None]
-        ok = (x >= 0) & (y >= 0) & (x + wi <= size) & (y + hi <= size)
-        if i:
-            r = rects[:, None, :i, :]
-            meets = (
-                ((x + 1)[..., None] < r[..., 2])
-                & (r[..., 0] < (x + wi - 1)[..., None])
-                & ((y + 1)[..., None] < r[..., 3])
-                & (r[..., 1] < (y + hi - 1)[..., None])
-                & has[:, None, :i]
-            ).any(axis=2)
-            ok &= ~(meets & (wi > 2) & (hi > 2))
-        found = ok.any(axis=1)
-        slot = ok.argmax(axis=1)
-        free[:, i] = found
-        at[:, i, 0] = np.where(found, x[rows, slot], np.rint(x0).astype(np.int64))
-        at[:, i, 1] = np.where(found, y[rows, slot], np.rint(y0).astype(np.int64))
-        has[:, i] = found & (wi[:, 0] > 2) & (hi[:, 0] > 2)
-        rects[:, i] = np.stack(
-            [
-                at[:, i, 0] + 1,
-                at[:, i, 1] + 1,
-                at[:, i, 0] + wi[:, 0] - 1,
-                at[:, i, 1] + hi[:, 0] - 1,
-            ],
-            axis=1,
-        )
-    out = []
-    for p in range(n_pose):
-        c = int(count[p])
-        ks, xy, fr = order[p, :c].tolist(), at[p, :c].tolist(), free[p, :c].tolist()
-        stuck = [
-            (x, y, sprites[k][0], sprites[k][1], sprites[k][2])
-            for k, (x, y), f in zip(ks, xy, fr)
-            if not f
-        ]
-        placed = [
-            (x, y, sprites[k][0], sprites[k][1], sprites[k][2])
-            for k, (x, y), f in zip(ks, xy, fr)
-            if f
-        ]
-        out.append(stuck + placed)
-    return out
