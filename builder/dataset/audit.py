@@ -43,6 +43,7 @@ from ..scene.requests import RENDER_VERSION
 from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
+    StoredPictures,
     block_means,
     decode,
     image_block_means,
@@ -262,14 +263,16 @@ class _Auditor(Margins):
         #: decoded stored images by content, least recently used first
         self.decoded: dict[bytes, np.ndarray] = {}
         self.decoded_bytes = 0
-        #: block means of the last few batches of candidates (``candidate_means``)
-        self.batches: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        #: block means of a batch of candidates, for the means cache to take (``Margins``)
+        self.batched: dict = {}
 
     def _means(self, complex_, request) -> np.ndarray:
         """Block means of a request's picture: from its cached pixels, else rendered for the means
         alone (answer-space candidates: most are seen once, so their pixels are not kept)."""
         if (complex_, request) in self.pixels:
             return block_means(self.pixels.get(complex_, request))
+        if request in self.batched:
+            return self.batched[request]
         return image_block_means(*render_rows(complex_, request), height=request.camera.size)
 
     def rotamer_bonds(self, pdb_id: str) -> tuple[set, set]:
@@ -316,7 +319,7 @@ class _Auditor(Margins):
     def _check_row(self, row: dict, checks: Sequence[str], out: RowAudit) -> None:
         task = row["task"]
         specs = replay.question_images(row, self.load)
-        stored = [self.decode(img["bytes"]) for img in row["images"]]
+        stored = StoredPictures([img["bytes"] for img in row["images"]], self.decode)
         out.counted = True
         if "reproduction" in checks:
             out.reproduced = len(specs) == len(stored) and all(

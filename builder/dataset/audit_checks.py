@@ -43,6 +43,25 @@ def decode(png: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
+class StoredPictures:
+    """A question's stored pictures, each decoded when first used (a uniqueness-only audit of
+    T7 reads none of them)."""
+
+    def __init__(self, pngs: list[bytes], decode):
+        self._pngs, self._decode, self._pixels = pngs, decode, {}
+
+    def __len__(self) -> int:
+        return len(self._pngs)
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        if k not in self._pixels:
+            self._pixels[k] = self._decode(self._pngs[k])
+        return self._pixels[k]
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
 def block_side(height: int) -> int:
     """Side of a block in px for a picture ``height`` px tall (``BLOCK_PX`` at 512 px)."""
     return max(1, int(round(BLOCK_PX * height / REFERENCE_IMAGE_SIZE)))

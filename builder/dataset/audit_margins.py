@@ -24,13 +24,11 @@ from .audit_checks import (
 
 #: Candidates of one scene are drawn as one batch from this many on.
 BATCH_MIN = 8
-#: Batches kept (the T1-T3 questions of a complex share their answer space).
-BATCHES_KEPT = 4
 
 
 class Margins:
     """Mixed into the auditor, which provides ``load``, ``render_means`` (one picture's block
-    means through its caches) and a ``batches`` dict."""
+    means through its caches ``means`` and ``pixels``, taking those in ``batched`` first)."""
 
     def margin(self, space, stored: list[np.ndarray]) -> int:
         """Runner-up margin of an answer space: the least image distance from the gold answer's
@@ -53,35 +51,33 @@ class Margins:
         return int(image_distances(gold, means, rows).min())
 
     def candidate_means(self, specs: list) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(means, rows)``: the (K, ...) block means of the candidates' pictures and, per
-        candidate, the block rows outside which its means are 0 (None when the pictures differ
-        in size). Candidates that differ only in their operations (``batch.scene_key``), at
-        least ``BATCH_MIN`` of them, are drawn as one batch (``batch.render_stack``: the same
-        pixels; the last few batches are kept, as T1-T3 questions of a complex share their
-        answer space), the others one by one through the means cache."""
+        """``(means, rows)``: the (K, ...) block means of the candidates' pictures, through the
+        means cache, and per candidate the block rows outside which its means are 0 (None when
+        the pictures differ in size). Missing candidates that differ only in their operations
+        (``batch.scene_key``), at least ``BATCH_MIN`` of them, are drawn as one batch
+        (``batch.render_stack``: the same pixels), the others one by one."""
         sizes = {int(s.request.camera.size) for s in specs}
         if len(sizes) != 1:
             return None
         size = sizes.pop()
         b = block_side(size)
-        means = np.zeros((len(specs), size // b, size // b, 3), dtype=np.float32)
-        rows = np.zeros((len(specs), 2), dtype=np.int64)
-        rows[:, 1] = size // b
         groups: dict[tuple, list[int]] = {}
         for k, spec in enumerate(specs):
-            groups.setdefault((spec.pdb_id, scene_key(spec.request)), []).append(k)
+            item = (self.load(spec.pdb_id).complex, spec.request)
+            if item not in self.means and item not in self.pixels:
+                groups.setdefault((spec.pdb_id, scene_key(spec.request)), []).append(k)
         for (pdb_id, _), ks in groups.items():
-            if len(ks) < BATCH_MIN:
-                for k in ks:
-                    means[k] = self.render_means(pdb_id, specs[k].request)
-                continue
-            key = (pdb_id, tuple(specs[k].request for k in ks))
-            found = self.batches.pop(key, None)
-            if found is None:
-                sheets = render_stack(self.load(pdb_id).complex, key[1], align=b)
-                found = sheet_block_means(sheets, len(ks), size)
-            self.batches[key] = found
-            while len(self.batches) > BATCHES_KEPT:
-                self.batches.pop(next(iter(self.batches)))
-            means[ks], rows[ks] = found
-        return means, rows
+            if len(ks) >= BATCH_MIN:
+                requests = [specs[k].request for k in ks]
+                sheets = render_stack(self.load(pdb_id).complex, requests, align=b)
+                self.batched.update(zip(requests, sheet_block_means(sheets, len(ks), size)[0]))
+        means = np.zeros((len(specs), size // b, size // b, 3), dtype=np.float32)
+        try:
+            for k, spec in enumerate(specs):
+                means[k] = self.render_means(spec.pdb_id, spec.request)
+        finally:
+            self.batched.clear()
+        drawn = means.any(axis=(2, 3))
+        first = np.where(drawn.any(axis=1), drawn.argmax(axis=1), 0)
+        last = np.where(drawn.any(axis=1), drawn.shape[1] - drawn[:, ::-1].argmax(axis=1), 0)
+        return means, np.stack([first, last], axis=1)
