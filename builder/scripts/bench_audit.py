@@ -10,10 +10,11 @@ measures that build's CPU time, all processes). Prints, all measured in this one
   ``--workers`` processes, the speed-up, and the audit's CPU as a share of the build's CPU
   (goal, docs/scale.md: at most 15 %; docs/audit.md: the test split under two minutes);
 * the per-task shares (reproduced, unique with a visible margin, answers legible);
-* with ``--baseline REV`` (a git revision of this repository, e.g. ``main``): the T7 (docking)
-  uniqueness check per question, timed question by question alternately with REV's code
-  (``git archive`` into a temporary package) and this code, their ratio (goal >= 10x), and
-  whether both give the same runner-up margins; and the whole split's audit with REV's code;
+* with ``--baseline REV`` (a git revision of this repository, e.g. ``main``, or 6d44f72, the
+  code when issue 25 was filed): the T7 (docking) uniqueness check per question, timed question
+  by question alternately with REV's code (``git archive`` into a temporary package) and this
+  code, their ratio (goal >= 10x), and whether both give the same runner-up margins; and the
+  whole split's audit with REV's code;
 * the pixel solver's T1/T3 scores over train and test (``--no-solver`` skips them).
 """
 
