@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from ..scene.png import PNG_ENCODER, encode_image
-from .parquet import ROW_GROUP_ROWS, arrow_schema
+from .parquet import arrow_schema
 
 
 def _pillow(**kwargs) -> Callable[[Image.Image], bytes]:
@@ -63,32 +63,52 @@ def stored_images(path: Path) -> list[bytes]:
     ]
 
 
+#: The row groups of the shard writer at the issue's filing: 64 rows, or fewer once they held
+#: 24 MB, whatever the complexes.
+ISSUE_GROUP_ROWS, ISSUE_GROUP_BYTES = 64, 24 * 1024 * 1024
+
+
+def _issue_groups(rows: list[dict]) -> list[list[dict]]:
+    groups: list[list[dict]] = [[]]
+    size = 0
+    for row in rows:
+        groups[-1].append(row)
+        size += sum(len(img["bytes"] or b"") for img in row["images"]) + len(row["question"])
+        if len(groups[-1]) >= ISSUE_GROUP_ROWS or size >= ISSUE_GROUP_BYTES:
+            groups.append([])
+            size = 0
+    return [g for g in groups if g]
+
+
 def rewritten_bytes(
-    path: Path, dictionary_limit: int | None, reencode: Callable[[bytes], bytes] | None = None
+    path: Path,
+    dictionary_limit: int | None,
+    reencode: Callable[[bytes], bytes] | None = None,
+    issue_groups: bool = False,
 ) -> tuple[int, bool]:
-    """(bytes, same rows) of one shard written again row group by row group, as
-    ``parquet.ShardWriter`` writes them, with the dictionary page limit ``dictionary_limit``
-    (None: Parquet's default) and, if given, every image re-encoded by ``reencode`` (equal
-    stored images give equal re-encoded bytes; "same rows" then compares with the re-encoded
-    rows)."""
+    """(bytes, same rows) of one shard written again, zstd as ``parquet.ShardWriter`` writes
+    shards, in its row groups (or, with ``issue_groups``, in the writer's row groups at the
+    issue's filing), with the dictionary page limit ``dictionary_limit`` (None: Parquet's default)
+    and, if given, every image re-encoded by ``reencode`` (equal stored images give equal
+    re-encoded bytes; "same rows" then compares with the re-encoded rows)."""
     schema = arrow_schema()
     source = pq.ParquetFile(path)
+    groups = [source.read_row_group(g).to_pylist() for g in range(source.num_row_groups)]
+    if reencode is not None:
+        recoded: dict[bytes, bytes] = {}
+        for row in (row for group in groups for row in group):
+            for img in row["images"]:
+                if img["bytes"] not in recoded:
+                    recoded[img["bytes"]] = reencode(img["bytes"])
+                img["bytes"] = recoded[img["bytes"]]
+    rows = [row for group in groups for row in group]
+    if issue_groups:
+        groups = _issue_groups(rows)
     buf = io.BytesIO()
     kwargs = {"dictionary_pagesize_limit": dictionary_limit} if dictionary_limit else {}
     writer = pq.ParquetWriter(buf, schema, compression="zstd", write_statistics=False, **kwargs)
-    rows = []
-    recoded: dict[bytes, bytes] = {}
-    for g in range(source.num_row_groups):
-        part = source.read_row_group(g).to_pylist()
-        if reencode is not None:
-            for row in part:
-                for img in row["images"]:
-                    png = img["bytes"]
-                    if png not in recoded:
-                        recoded[png] = reencode(png)
-                    img["bytes"] = recoded[png]
-        rows += part
-        writer.write_table(pa.Table.from_pylist(part, schema=schema), row_group_size=ROW_GROUP_ROWS)
+    for group in groups:
+        writer.write_table(pa.Table.from_pylist(group, schema=schema), row_group_size=len(group))
     writer.close()
     data = buf.getvalue()
     return len(data), pq.read_table(io.BytesIO(data), schema=schema).to_pylist() == rows

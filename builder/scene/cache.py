@@ -16,6 +16,7 @@ from .png import encode_image
 from .raster import render_image
 from .requests import RenderRequest
 
+
 def encode_png(image: Image.Image) -> bytes:
     """PNG bytes of a Pillow image with the fixed encoder settings (:func:`.png.encode_image`)."""
     return encode_image(image)
