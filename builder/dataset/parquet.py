@@ -123,8 +123,8 @@ class ShardWriter:
         if self.size and self.size + b > self.max_bytes:  # this shard is full: start the next one
             self._flush_group()
             self._close_part()
-        elif (
-            len(self.group) >= ROW_GROUP_ROWS and row.get("pdb_id") != self.group[-1].get("pdb_id")
+        elif len(self.group) >= ROW_GROUP_ROWS and row.get("pdb_id") != self.group[-1].get(
+            "pdb_id"
         ):  # a new complex after enough rows: close the group at the complex boundary
             self._flush_group()
         self.group.append(row)

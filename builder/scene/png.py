@@ -45,7 +45,9 @@ def png_bytes(pixels: np.ndarray) -> bytes:
     elif pixels.ndim == 3 and pixels.shape[2] in (3, 4):
         colour_type, channels = (2, 3) if pixels.shape[2] == 3 else (6, 4)
     else:
-        raise ValueError(f"png_bytes needs (H, W), (H, W, 3) or (H, W, 4) pixels, got {pixels.shape}")
+        raise ValueError(
+            f"png_bytes needs (H, W), (H, W, 3) or (H, W, 4) pixels, got {pixels.shape}"
+        )
     height, width = pixels.shape[:2]
     if height == 0 or width == 0:
         raise ValueError(f"png_bytes needs a non-empty picture, got {width} x {height}")
