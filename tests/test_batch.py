@@ -125,3 +125,25 @@ def test_audit_report_unchanged_by_batching(data_dir, monkeypatch):
     batched.pop("seconds"), one_by_one.pop("seconds")
     assert batched == one_by_one
     assert batched["tasks"]["docking"]["checked_unique"] == 2
+
+
+def test_fast_png_reader_gives_pillows_pixels(data_dir):
+    """Our writer's PNGs (the build's images) read to Pillow's pixels; other PNGs (Pillow's own
+    encoder, a damaged file) are left to Pillow."""
+    import io
+
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.scene.png_read import read_png
+    from PIL import Image
+
+    row = next(iter_config_rows(data_dir, "docking", "test"))
+    for img in row["images"]:
+        with Image.open(io.BytesIO(img["bytes"])) as image:
+            want = np.asarray(image.convert("RGB"))
+        assert np.array_equal(read_png(img["bytes"]), want)
+        buf = io.BytesIO()
+        Image.fromarray(want).save(buf, format="PNG")
+        assert read_png(buf.getvalue()) is None
+    damaged = bytearray(row["images"][0]["bytes"])
+    damaged[100] ^= 1
+    assert read_png(bytes(damaged)) is None

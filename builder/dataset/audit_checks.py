@@ -30,6 +30,7 @@ from PIL import Image
 from ..core.constants import REFERENCE_IMAGE_SIZE
 from ..scene.batch import PoseSheet
 from ..scene.labels import PlacedLabel, glyph_mask
+from ..scene.png_read import read_png
 
 BLOCK_PX = 8
 VISIBLE_LEVEL = 24.0
@@ -38,7 +39,11 @@ LEGIBLE_SHARE = 0.9
 
 
 def decode(png: bytes) -> np.ndarray:
-    """(H, W, 3) uint8 pixels of PNG bytes."""
+    """(H, W, 3) uint8 pixels of PNG bytes (our writer's PNGs through ``png_read.read_png``,
+    3-4x faster than Pillow; any other PNG through Pillow)."""
+    pixels = read_png(png)
+    if pixels is not None:
+        return np.ascontiguousarray(pixels)
     with Image.open(io.BytesIO(png)) as image:
         return np.asarray(image.convert("RGB"))
 
