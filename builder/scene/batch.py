@@ -1,30 +1,31 @@
 """Many poses of one scene drawn at once: the audit's answer-space candidates.
 
-The candidates of a question's answer space (T7: 252 poses of the displaced ligand) are render
-requests that differ only in their groups' operations. :func:`render_stack` draws them as the
-bands of one tall picture: the numeric part of :func:`raster.render_rows` (pose coordinates,
-projection, depth cue, sphere radii, sticks, sprites, draw order, content rows, label layout)
-runs once over all poses as arrays, and the drawing, the downsampling and the label pasting are
-one canvas and one Pillow call each instead of one per pose.
+The candidates of a question's answer space (T7: 252 poses of the displaced ligand; T1-T3: the
+whole scene after each command) are render requests that differ only in their groups'
+operations. :func:`render_stack` runs the numeric part of :func:`raster.render_rows` (pose
+coordinates, projection, depth cue, sphere radii, sticks, sprites, draw order, rows and columns
+drawn, label layout) once over all poses as arrays, then draws the poses as the bands of a few
+sheets: one canvas, one downsampling and one pass of labels per sheet instead of per pose.
 
-Each band holds exactly the pixels of :func:`raster.render_image` for its request, rows
-``top .. top + rows``:
+Each band holds exactly the pixels of :func:`raster.render_image` for its request:
 
 * every number is computed by the same operations in the same order, elementwise over a pose
-  axis (``sticks.stick_polygons`` itself runs once over all poses, the atoms of pose ``p`` being
-  renumbered ``p * N + k``: it works bond by bond);
-* the renderer draws at whole-pixel offsets (sprite boxes; Pillow truncates polygon vertices to
-  integers, which this module does itself before adding a band's integer row offset), so moving
-  a pose's drawing down by whole rows moves its pixels and nothing else, and every band starts
-  at a multiple of the supersampling factor, so the downsampling averages the same pixels;
-* a pose whose drawing or labels would reach past the picture's top or bottom edge (clipped
-  there in its own picture, but not at a band's edge) is drawn by ``raster.render_rows`` and
-  pasted into its band; so is a pose with an atom that is not drawn (clipped by the camera).
+  axis (``sticks.stick_polygons`` runs once over all poses, the atoms of pose ``p`` renumbered
+  ``p * N + k``: it works bond by bond);
+* a pose's drawing moves down to its band by whole rows only: sprite boxes are integers, and
+  Pillow truncates polygon vertices to integers and fills scanlines from y differences, so this
+  module truncates the vertices itself and adds the band's row offset to integers; bands start
+  at multiples of the supersampling factor, so the downsampling averages the same pixels;
+* nothing moves in x (Pillow's float32 x intercepts are not shift-invariant): a sheet's canvas
+  keeps the columns from 0, and only its downsampling is limited to the columns drawn;
+* a pose whose drawing or labels reach past the picture's top or bottom edge (clipped there) is
+  drawn on a sheet of its own that is exactly the picture; a pose with an atom that is not drawn
+  (behind the near plane, far off the picture) is drawn by ``raster.render_rows`` and pasted.
 
-Ligand-only selections (T7) get their labels laid out over all poses at once
-(``batch_labels``: ``labels.layout_labels``'s rule as arrays); other selections call
-``labels.layout_labels`` per pose. ``tests/test_batch.py`` checks the bands against the
-one-by-one renderer pixel for pixel on real questions.
+Ligand-only selections (T7) get their labels laid out over all poses at once (``batch_labels``:
+``labels.layout_labels``'s rule as arrays); other selections call ``labels.layout_labels`` per
+pose. ``tests/test_batch.py`` checks the bands against the one-by-one renderer pixel for pixel
+on real questions.
 """
 
 from __future__ import annotations
