@@ -9,7 +9,7 @@ atoms for both renderers, 512 x 512 px. Reported:
 
 * our images/s (``render_png``: drawing + PNG encoding), cycling through the six views;
 * PNG floor: encoding the very same 512 x 512 pictures alone, with our encoder settings
-  (``cache.encode_png``, ``compress_level = cache.PNG_COMPRESS_LEVEL``);
+  (``cache.encode_png``: our writer, ``png.PNG_ENCODER``);
 * PyMOL images/s: sticks, the same labels, ``cmd.png(..., width, height, ray=1)``;
 * the speed ratio (goal >= 25) and our time per image / PNG floor (goal <= 2).
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     pinned = _pin_one_core()
-    from ..scene.cache import PNG_COMPRESS_LEVEL
+    from ..scene.png import PNG_ENCODER
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     full, draw, enc, nbytes = bench_ours(complex_, args.n, args.size)
     print(
         f"ours:  {1 / full:8.1f} images/s  ({full * 1e3:.2f} ms/image = drawing {draw * 1e3:.2f} ms "
-        f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, compress_level={PNG_COMPRESS_LEVEL})"
+        f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, {PNG_ENCODER})"
     )
     print(
         f"PNG floor (encode the same pictures only): {1 / enc:8.1f} images/s ({enc * 1e3:.2f} ms/image)"
