@@ -10,10 +10,11 @@ requests/s that one core could drive at that cost.
         [--seconds 4] [--dataset BUILD_DIR]
 
 Without ``--dataset`` the questions are text only (the client's own overhead); with a build
-folder its test questions (real images) are cycled, each pass over them as one run with its own
-image cache (``data.ImageCache``: each distinct image base64-encoded once per run), and the
-zero-delay CPU run is repeated without the cache and with text-only questions, so that the
-ratios to the text-only figure are measured in the same run.
+folder its test questions (real images) are cycled, each pass over them one run: read from the
+shards by the run's own reader (its CPU counts) into the run's image cache
+(``data.ImageCache``: each distinct image base64-encoded once per run). The zero-delay CPU run
+is repeated without the cache (each request encodes its images again, same encoder) and with
+text-only questions, so that the ratios to the text-only figure are measured in the same run.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def _process_cpu_s(pid: int) -> float | None:
 
 
 class _EveryTime(ImageCache):
-    """No cache (the behaviour before ``ImageCache``): every request encodes all its images."""
+    """No cache (the behaviour before ``ImageCache``): every request encodes all its images
+    (with the same encoder as the cache)."""
 
     def intern(self, png: bytes) -> bytes:
         return png
