@@ -41,8 +41,11 @@ matches the geometry to the pixel.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import operator
+from collections import OrderedDict, deque
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat, starmap
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -51,7 +54,7 @@ from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
-from .labels import PlacedLabel, layout_labels, paste_labels
+from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
 from .shading import (
@@ -154,6 +157,11 @@ class _Static:
     groups: tuple[tuple[np.ndarray, np.ndarray], ...]
     base: np.ndarray
     bonds: np.ndarray
+
+    @cached_property
+    def labels(self) -> LabelAtoms:
+        """The selection's label facts (``labels.label_atoms``), made on first use."""
+        return label_atoms(self.complex, self.atoms)
 
 
 _STATIC: OrderedDict[tuple, _Static] = OrderedDict()
@@ -278,6 +286,7 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
         radius_q / (4.0 * f.ss),
         request.style,
         f.size,
+        static=f.static.labels,
     )
 
 
@@ -370,7 +379,16 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
         []
         if style.label_mode == "none"
         else layout_labels(
-            complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style, size
+            complex_,
+            atoms,
+            u / ss,
+            v / ss,
+            alive,
+            depth,
+            radius_q / (4.0 * ss),
+            style,
+            size,
+            static=f.static.labels,
         )
     )
     if placed:
