@@ -303,13 +303,14 @@ def layout_labels(
             x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
         placed = None
         bits = (1 << (w - 2)) - 1 if w > 2 else 0
+        x_max, y_max, inner = size - w, size - h, h - 1
         for dx, dy, sx, sy in slots if avoid else ():
-            x = int(round(x0 + dx * w + sx * radius))
-            y = int(round(y0 + dy * h + sy * radius))
-            if not (0 <= x and 0 <= y and x + w <= size and y + h <= size):
+            x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
+            y = round(y0 + dy * h + sy * radius)
+            if not (0 <= x <= x_max and 0 <= y <= y_max):
                 continue
             mask = bits << (x + 1)
-            for row in taken[y + 1 : y + h - 1]:
+            for row in taken[y + 1 : y + inner]:
                 if row & mask:
                     break
             else:

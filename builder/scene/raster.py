@@ -367,14 +367,16 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
         sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, fog_amount, False)
         for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())
     ]
-    sprites = [distinct_sprites[i] for i in which.reshape(-1).tolist()]
+    which = which.reshape(-1).tolist()
+    # a sprite is 2 * ceil(radius + 1) px square (``shading.sphere_sprite``)
     half = np.ceil(radius_q[order] / 4.0 + 1.0)
-    xs = np.floor(u[order] - half + 0.5).astype(np.int64).tolist()
-    ys = np.floor(v[order] - half + 0.5).astype(np.int64).tolist()
+    dims = 2 * half.astype(np.int64)
+    xs = np.floor(u[order] - half + 0.5).astype(np.int64)
+    ys = np.floor(v[order] - half + 0.5).astype(np.int64)
 
     # Draw only the rows that hold primitives or labels (a ligand-only view fills a fraction of
     # the picture): same pixels (see ``_content_rows``).
-    y0, y1 = _content_rows(ys, sprites, polys, size * ss, ss)
+    y0, y1 = _content_rows(ys, dims, polys, size * ss, ss)
     placed = (
         []
         if style.label_mode == "none"
@@ -394,62 +396,84 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     if placed:
         y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
         y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
-    canvas = _Canvas(size * ss, y1 - y0) if y1 > y0 else None
-    if canvas is not None and y0:
-        ys = [y - y0 for y in ys]
+    if y1 <= y0:
+        return Image.new("RGB", (size, 1), (0, 0, 0)), 0
+    canvas = _Canvas(size * ss, y1 - y0)
+    if y0:
+        ys = ys - y0
         polys = polys - np.array([0.0, y0] * 4, dtype=np.float64)
-    polys_l = polys.tolist()
-    inks_l: list = []
-    if canvas is not None and sticks is not None:
+    inks: list = []
+    if sticks is not None:
         ink_table = [
             canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255))
             for c in uniq.tolist()
         ]
-        inks_l = [ink_table[i] for i in ink_index.reshape(-1).tolist()]
-    if canvas is None:
-        pass
-    elif canvas._core is not None and canvas._draw_core is not None:
-        # hot loop on Pillow's core calls with precomputed arguments (about 2,000 polygons and
-        # 700 sprites per pocket image)
-        core_paste, core_polygon = canvas._core.paste, canvas._draw_core.draw_polygon
-        cores = [sp.core for sp in sprites]
-        boxes = [(x, y, x + sp.width, y + sp.height) for sp, x, y in zip(sprites, xs, ys)]
-        for p in prim.tolist():
-            if p < n_sph:
-                core = cores[p]
-                core_paste(core, boxes[p], core)
-            else:
-                q = p - n_sph
-                core_polygon(polys_l[q], inks_l[q], 1)
+        inks = list(map(ink_table.__getitem__, ink_index.reshape(-1).tolist()))
+    boxes = list(zip(xs.tolist(), ys.tolist(), (xs + dims).tolist(), (ys + dims).tolist()))
+    if canvas._core is not None and canvas._draw_core is not None:
+        # Pillow's core calls with precomputed arguments, in draw order, driven from C
+        # (``starmap``): about 2,000 polygons and 700 sprites per pocket image
+        cores = [sp.core for sp in distinct_sprites]
+        cores = list(map(cores.__getitem__, which))
+        calls = list(zip(repeat(canvas._core.paste), cores, boxes, cores))
+        calls += zip(repeat(canvas._draw_core.draw_polygon), polys.tolist(), inks, repeat(1))
+        deque(starmap(_call, map(calls.__getitem__, prim.tolist())), maxlen=0)
     else:  # pragma: no cover - public Pillow API only
         paste, fill = canvas.sprite_paster(), canvas.polygon_filler()
+        sprites = [distinct_sprites[i] for i in which]
+        polys_l = polys.tolist()
         for p in prim.tolist():
             if p < n_sph:
-                paste(sprites[p], xs[p], ys[p])
+                paste(sprites[p], boxes[p][0], boxes[p][1])
             else:
-                fill(polys_l[p - n_sph], inks_l[p - n_sph])
+                fill(polys_l[p - n_sph], inks[p - n_sph])
 
-    if canvas is None:
-        return Image.new("RGB", (size, 1), (0, 0, 0)), 0
-    image = canvas.image.reduce(ss) if ss > 1 else canvas.image
+    image = _reduce(canvas.image, ss, size, xs, dims, polys) if ss > 1 else canvas.image
     paste_labels(image, placed, y0 // ss)
     return image, y0 // ss
 
 
-def _content_rows(ys, sprites, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
-    """``(y0, y1)``: the rows of the ``limit``-px drawing that primitives can touch, widened to
-    whole supersampling blocks and clipped to the drawing.
+def _call(function, *args):
+    return function(*args)
+
+
+_call = getattr(operator, "call", _call)  # noqa: F811 - C version from Python 3.11 on
+
+
+def _reduce(image: Image.Image, ss: int, size: int, xs, dims, polys: np.ndarray) -> Image.Image:
+    """The box-filter downsampling of the drawing, computed only over the columns that
+    primitives can touch (whole ``ss`` blocks; every other column of the result is black)."""
+    width = image.size[0]
+    lo, hi = _span(xs, dims, polys[:, 0::2] if len(polys) else polys, width, ss)
+    if lo == 0 and hi == width:
+        return image.reduce(ss)
+    out = Image.new("RGB", (size, image.size[1] // ss), (0, 0, 0))
+    if hi > lo:
+        out.paste(image.reduce(ss, (lo, 0, hi, image.size[1])), (lo // ss, 0))
+    return out
+
+
+def _span(starts, dims, coords: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
+    """``(lo, hi)``: the part of ``0 .. limit`` that sprites (``starts`` + ``dims``) and polygon
+    vertex coordinates (``coords``, 2 px of margin) can touch, widened by one ``ss`` block and
+    to whole blocks, clipped to ``0 .. limit``."""
+    lo, hi = limit, 0
+    if len(starts):
+        lo, hi = int(starts.min()), int((starts + dims).max())
+    if coords.size:
+        lo = min(lo, int(math.floor(coords.min())) - 2)
+        hi = max(hi, int(math.ceil(coords.max())) + 2)
+    return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
+
+
+def _content_rows(ys, dims, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
+    """``(y0, y1)``: the rows of the ``limit``-px drawing that primitives can touch (sprites at
+    rows ``ys`` of heights ``dims``; polygons ``polys``), widened to whole supersampling blocks
+    and clipped to the drawing.
 
     Drawing these rows only (all columns) gives the same pixels as drawing the whole picture:
     sprites are pasted at whole-pixel boxes, and Pillow's polygon filler depends on the vertices'
     x coordinates and on differences of y coordinates only, which a whole-pixel vertical shift
     leaves unchanged (column offsets are not used: they would change the rounding of the x
     intercepts); ``y0`` is a multiple of ``ss``, so the downsampling averages the same pixels."""
-    lo, hi = limit, 0
-    if ys:
-        lo = min(ys)
-        hi = max(y + sp.height for y, sp in zip(ys, sprites))
-    if len(polys):
-        py = polys[:, 1::2]
-        lo, hi = min(lo, int(math.floor(py.min())) - 2), max(hi, int(math.ceil(py.max())) + 2)
-    return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
+    return _span(ys, dims, polys[:, 1::2] if len(polys) else polys, limit, ss)
