@@ -302,15 +302,20 @@ def layout_labels(
         else:
             x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
         placed = None
-        bits = (1 << (w - 2)) - 1 if w > 2 else 0
-        x_max, y_max, inner = size - w, size - h, h - 1
+        # interior columns as bits; no interior (w or h <= 2) overlaps nothing
+        bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
+        x_max, y_max, last = size - w, size - h, h - 2
         for dx, dy, sx, sy in slots if avoid else ():
             x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
             y = round(y0 + dy * h + sy * radius)
             if not (0 <= x <= x_max and 0 <= y <= y_max):
                 continue
             mask = bits << (x + 1)
-            for row in taken[y + 1 : y + inner]:
+            # interior rows y + 1 .. y + h - 2: the first and last first (labels are about
+            # equally tall, so an overlap usually covers one of them), then the others
+            if mask and (taken[y + 1] & mask or taken[y + last] & mask):
+                continue
+            for row in taken[y + 2 : y + last]:
                 if row & mask:
                     break
             else:
