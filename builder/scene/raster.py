@@ -292,18 +292,17 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
 
 def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
-    part, top = render_rows(complex_, request)
-    size = int(request.camera.size)
-    if part.size == (size, size):
-        return part
-    full = Image.new("RGB", (size, size), (0, 0, 0))
-    full.paste(part, (0, top))
-    return full
+    return _render(complex_, request, True)[0]
 
 
 def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image, int]:
     """``(part, top)``: the rows ``top .. top + part.height`` of the picture of a request, which
     hold everything drawn (every other row of :func:`render_image`'s picture is black)."""
+    return _render(complex_, request, False)
+
+
+def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Image.Image, int]:
+    """``render_rows`` of a request, or (``whole``) its whole picture and 0."""
     style = request.style
     f = _frame(complex_, request)
     atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
@@ -397,7 +396,7 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
         y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
         y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
     if y1 <= y0:
-        return Image.new("RGB", (size, 1), (0, 0, 0)), 0
+        return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
     canvas = _Canvas(size * ss, y1 - y0)
     if y0:
         ys = ys - y0
@@ -428,9 +427,10 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
             else:
                 fill(polys_l[p - n_sph], inks[p - n_sph])
 
-    image = _reduce(canvas.image, ss, size, xs, dims, polys) if ss > 1 else canvas.image
-    paste_labels(image, placed, y0 // ss)
-    return image, y0 // ss
+    top = y0 // ss
+    image = _reduce(canvas.image, ss, size, xs, dims, polys, top if whole else None)
+    paste_labels(image, placed, 0 if whole else top)
+    return image, 0 if whole else top
 
 
 def _call(function, *args):
@@ -440,16 +440,20 @@ def _call(function, *args):
 _call = getattr(operator, "call", _call)  # noqa: F811 - C version from Python 3.11 on
 
 
-def _reduce(image: Image.Image, ss: int, size: int, xs, dims, polys: np.ndarray) -> Image.Image:
-    """The box-filter downsampling of the drawing, computed only over the columns that
-    primitives can touch (whole ``ss`` blocks; every other column of the result is black)."""
-    width = image.size[0]
+def _reduce(image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None):
+    """The drawing downsampled by ``ss`` (box filter): its rows only (``top`` None), or the
+    whole ``size`` px picture with them at row ``top``. Only the columns that primitives can
+    touch are computed (whole ``ss`` blocks; every other column is black)."""
+    width, height = image.size
     lo, hi = _span(xs, dims, polys[:, 0::2] if len(polys) else polys, width, ss)
-    if lo == 0 and hi == width:
-        return image.reduce(ss)
-    out = Image.new("RGB", (size, image.size[1] // ss), (0, 0, 0))
+    if ss == 1:
+        lo, hi = 0, width
+    if lo == 0 and hi == width and (top is None or height == width):
+        return image.reduce(ss) if ss > 1 else image
+    out = Image.new("RGB", (size, height // ss if top is None else size), (0, 0, 0))
     if hi > lo:
-        out.paste(image.reduce(ss, (lo, 0, hi, image.size[1])), (lo // ss, 0))
+        part = image.reduce(ss, (lo, 0, hi, height)) if ss > 1 else image
+        out.paste(part, (lo // ss, 0 if top is None else top))
     return out
 
 
