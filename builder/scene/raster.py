@@ -362,10 +362,8 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     colour_key = (ordered_base[:, 0] << 16) | (ordered_base[:, 1] << 8) | ordered_base[:, 2]
     sprite_key = (colour_key * 65536 + radius_q[order]) * 256 + fog_level[order]
     distinct, which = np.unique(sprite_key, return_inverse=True)
-    distinct_sprites = [
-        sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, fog_amount, False)
-        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())
-    ]
+    known = _SPRITES.setdefault(fog_amount, {})
+    distinct_sprites = [known.get(k) or _sprite(known, k, fog_amount) for k in distinct.tolist()]
     which = which.reshape(-1).tolist()
     # a sprite is 2 * ceil(radius + 1) px square (``shading.sphere_sprite``)
     half = np.ceil(radius_q[order] / 4.0 + 1.0)
@@ -403,10 +401,7 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         polys = polys - np.array([0.0, y0] * 4, dtype=np.float64)
     inks: list = []
     if sticks is not None:
-        ink_table = [
-            canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255))
-            for c in uniq.tolist()
-        ]
+        ink_table = [_INKS.get(c) or _ink(canvas, c) for c in uniq.tolist()]
         inks = list(map(ink_table.__getitem__, ink_index.reshape(-1).tolist()))
     boxes = list(zip(xs.tolist(), ys.tolist(), (xs + dims).tolist(), (ys + dims).tolist()))
     if canvas._core is not None and canvas._draw_core is not None:
@@ -431,6 +426,29 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     image = _reduce(canvas.image, ss, size, xs, dims, polys, top if whole else None)
     paste_labels(image, placed, 0 if whole else top)
     return image, 0 if whole else top
+
+
+#: Sphere sprites by fog amount, then by the packed key (colour, radius, fog level) of
+#: ``_render``; and Pillow inks of RGB images by packed colour. Both bounded.
+_SPRITES: dict[float, dict[int, Sprite]] = {}
+_INKS: dict[int, object] = {}
+_KEPT = 32768
+
+
+def _sprite(known: dict, key: int, fog_amount: float) -> Sprite:
+    if len(known) >= _KEPT:
+        known.clear()
+    c, radius_q, level = key >> 24, (key >> 8) & 65535, key & 255
+    rgb = ((c >> 16) & 255, (c >> 8) & 255, c & 255)
+    known[key] = found = sphere_sprite(rgb, radius_q, level, fog_amount, False)
+    return found
+
+
+def _ink(canvas: _Canvas, packed: int) -> object:
+    if len(_INKS) >= _KEPT:
+        _INKS.clear()
+    _INKS[packed] = ink = canvas.ink(((packed >> 16) & 255, (packed >> 8) & 255, packed & 255))
+    return ink
 
 
 def _call(function, *args):
