@@ -71,7 +71,9 @@ LAYERS: dict[str, Layer] = {
     "builder.core": _layer_entry((), {"numpy"}),
     "builder.operations": _layer_entry({"builder.core"}, {"numpy"}),
     "builder.chemistry": _layer_entry({"builder.core"}, {"numpy", "gemmi", "rdkit", "biotite"}),
-    "builder.scene": _layer_entry({"builder.core", "builder.operations"}, {"numpy", "PIL"}),
+    "builder.scene": _layer_entry(
+        {"builder.core", "builder.operations"}, {"numpy", "PIL", "deflate"}
+    ),
     "builder.tasks": _layer_entry(
         {"builder.core", "builder.operations", "builder.chemistry", "builder.scene"},
         {"numpy", "yaml"},

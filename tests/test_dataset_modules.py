@@ -211,3 +211,38 @@ def test_card_counts_and_baselines_tables(data_dir):
     lines = table.splitlines()
     assert lines[0].startswith("| baseline |") and len(lines) >= 4
     assert table == card.baseline_table(data_dir, manifest)  # seeded: same figures every time
+
+
+def test_row_groups_keep_a_complex_together_and_store_a_shared_view_once(tmp_path, complexes):
+    """Rows of one complex share a row group (closed at a complex boundary after ROW_GROUP_ROWS
+    rows), so the views its questions share are stored once: the shard is about the size of the
+    distinct images, not of the references."""
+    import pyarrow.parquet as pq
+    from misi_bench.builder.operations.transforms import VIEW_NAMES
+    from misi_bench.builder.scene.cache import render_png
+    from misi_bench.builder.scene.camera import fit_camera
+    from misi_bench.builder.scene.requests import RenderRequest
+
+    rows = []
+    for pdb, n in (("1hvr", parquet.ROW_GROUP_ROWS + 6), ("1a28", 5)):
+        cx = complexes[pdb]
+        camera = fit_camera(cx.screen_coords)
+        views = [
+            render_png(cx, RenderRequest(atoms=tuple(range(cx.n_atoms)), camera=camera, view=v))
+            for v in VIEW_NAMES[:3]
+        ]
+        for k, row in enumerate(_rows(n)):
+            row.update(id=f"rotation-{pdb}-{k:03d}", pdb_id=pdb)
+            row["images"] = [{"bytes": png, "path": None} for png in views]
+            row["image_views"] = list(VIEW_NAMES[:3])
+            rows.append(row)
+    (path,) = parquet.write_split(rows, tmp_path / "rotation", "test", max_bytes=1 << 30)
+    meta = pq.ParquetFile(path).metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [
+        parquet.ROW_GROUP_ROWS + 6,
+        5,
+    ]
+    distinct = {img["bytes"] for row in rows for img in row["images"]}
+    references = sum(len(img["bytes"]) for row in rows for img in row["images"])
+    assert path.stat().st_size < 1.2 * sum(map(len, distinct)) < 0.1 * references
+    assert parquet.read_rows(path) == rows

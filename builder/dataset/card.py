@@ -159,7 +159,7 @@ def _pct(value, digits: int = 1) -> str:
     return "–" if value is None or math.isnan(value) else f"{100 * value:.{digits}f}"
 
 
-def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
+def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
     question of this build (more questions than the test split alone, so less noise); the random
     baseline is averaged over ``RANDOM_DRAWS`` draws per question. Columns: the tasks (T4 also as
@@ -203,7 +203,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0) -> str:
         cells += [_pct(report[name]) for name in averages]
         rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
     rows_md += _blind_rows(out, columns, averages)
-    rows_md.append(pixel_solver.baseline_row(out, tasks))
+    rows_md.append(pixel_solver.baseline_row(out, tasks, pool))
     data = blind.read_blind(out)
     extra = blind.blind_table(data, tasks)
     note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
@@ -324,7 +324,7 @@ HBOND_CARD_TEXT = {
 }
 
 
-def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> str:
+def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, pool=None) -> str:
     meta = card_metadata(manifest)
     examples = [e for e in (_example_strip(out, t) for t in ordered_tasks(manifest)) if e]
     cfg = manifest["config"]
@@ -355,7 +355,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None) ->
         hbonds=cfg.get("hbonds", "plip"),
         hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
         repo_or_folder=repo_or_folder or _default_repo(),
-        baselines_table=baseline_table(out, manifest),
+        baselines_table=baseline_table(out, manifest, pool=pool),
         paper_table=paper_reference_table(profile),
         licence=_card_file("licence.md").strip(),
         citation=_card_file("citation.bib").strip(),
@@ -375,7 +375,8 @@ def _default_repo() -> str:
     return hub_repo_id()
 
 
-def write_card(out: Path, manifest: dict, repo_or_folder: str | None = None) -> Path:
+def write_card(out: Path, manifest: dict, repo_or_folder: str | None = None, pool=None) -> Path:
+    """Write the card; ``pool`` (a process pool) spreads the pixel-solver baseline's questions."""
     path = Path(out) / "README.md"
-    path.write_text(render_card(Path(out), manifest, repo_or_folder), encoding="utf-8")
+    path.write_text(render_card(Path(out), manifest, repo_or_folder, pool), encoding="utf-8")
     return path

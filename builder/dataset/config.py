@@ -11,6 +11,7 @@ from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
+from ..scene.png import PNG_ENCODER
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
@@ -90,6 +91,7 @@ class BuildConfig:
         data["params_version"] = load_params(self.profile)["version"]
         data["builder_version"] = BUILDER_VERSION
         data["render_version"] = RENDER_VERSION
+        data["png_encoder"] = PNG_ENCODER
         data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None
         return data
 

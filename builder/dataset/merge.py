@@ -167,10 +167,16 @@ def merge_units(
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
     pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(units) > 1 else None
     try:
-        shards, counts, images = _write_shards(out, units, cfg, pool)
+        return _merge(out, cfg, statuses, units, pool)
     finally:
         if pool is not None:
             pool.shutdown()
+
+
+def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dict:
+    """The shards, manifest, blind baselines and card of :func:`merge_units` (``pool``: its
+    worker processes, or None)."""
+    shards, counts, images = _write_shards(out, units, cfg, pool)
     manifest = {
         "builder_version": BUILDER_VERSION,
         "profile": cfg.profile,
@@ -203,5 +209,5 @@ def merge_units(
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
     write_blind(out, cfg.tasks, cfg.seed)
-    write_card(out, manifest)
+    write_card(out, manifest, pool=pool)
     return manifest

@@ -10,10 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 SPLIT_ORDER = ("train", "test", "tiny")
+#: A row group is closed before the first row of a new complex once it holds this many rows, so
+#: the rows of one complex share a row group (and, through the dictionary below, each view they
+#: share is stored once) unless the byte bound splits them.
 ROW_GROUP_ROWS = 64
-#: A row group is also closed once its rows hold this many bytes (images dominate), which bounds
-#: the merge's memory whatever the task's image count.
-ROW_GROUP_BYTES = 24 * 1024 * 1024
+#: A row group is also closed once its rows hold this many bytes (images dominate, counted once
+#: per reference), which bounds the merge's and readers' memory whatever the task's image count.
+ROW_GROUP_BYTES = 64 * 1024 * 1024
 #: Dictionary page limit of published shards: above a row group's bytes, so a column chunk never
 #: falls back from dictionary to plain encoding, and an image that several questions of the row
 #: group show (shared views) is stored once in it (Parquet's default, 1 MB, falls back after
@@ -102,9 +105,9 @@ def plan_shards(sizes: Iterable[int], max_bytes: int) -> list[int]:
 
 class ShardWriter:
     """Writes ``<folder>/<split>-NNNNN-of-NNNNN.parquet`` shards of at most ~max_bytes each from
-    a stream of rows. Rows go to disk one row group (``ROW_GROUP_ROWS`` rows or ``ROW_GROUP_BYTES``)
-    at a time, so memory stays at one row group whatever the shard or dataset size; names are
-    fixed at ``close``."""
+    a stream of rows. Rows go to disk one row group (whole complexes up to ``ROW_GROUP_ROWS``
+    rows, at most ``ROW_GROUP_BYTES``) at a time, so memory stays at one row group whatever the
+    shard or dataset size; names are fixed at ``close``."""
 
     def __init__(self, folder: Path, split: str, max_bytes: int):
         self.folder, self.split, self.max_bytes = Path(folder), split, max_bytes
@@ -120,11 +123,15 @@ class ShardWriter:
         if self.size and self.size + b > self.max_bytes:  # this shard is full: start the next one
             self._flush_group()
             self._close_part()
+        elif len(self.group) >= ROW_GROUP_ROWS and row.get("pdb_id") != self.group[-1].get(
+            "pdb_id"
+        ):  # a new complex after enough rows: close the group at the complex boundary
+            self._flush_group()
         self.group.append(row)
         self.group_bytes += b
         self.size += b
         self.count += 1
-        if len(self.group) >= ROW_GROUP_ROWS or self.group_bytes >= ROW_GROUP_BYTES:
+        if self.group_bytes >= ROW_GROUP_BYTES:
             self._flush_group()
 
     def _flush_group(self) -> None:
@@ -142,7 +149,7 @@ class ShardWriter:
                 dictionary_pagesize_limit=DICTIONARY_PAGE_BYTES,
             )
         self.writer.write_table(
-            pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=ROW_GROUP_ROWS
+            pa.Table.from_pylist(self.group, schema=arrow_schema()), row_group_size=len(self.group)
         )
         self.group = []
         self.group_bytes = 0

@@ -45,6 +45,7 @@ distance nor the field of view, as the paper's do not): nothing above that needs
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from functools import lru_cache
@@ -378,29 +379,41 @@ def predict(row: dict) -> str:
     return solve(row["task"], row["question"], [img["bytes"] for img in row["images"]])
 
 
-def scores(out, task: str, splits=("test", "train"), limit: int = MAX_QUESTIONS) -> list[float]:
+#: Questions per job when the card's baseline is spread over a process pool.
+POOL_CHUNK = 8
+
+
+def _solve_many(items: list[tuple[str, str, list[bytes]]]) -> list[str]:
+    return [solve(task, question, images) for task, question, images in items]
+
+
+def scores(
+    out, task: str, splits=("test", "train"), limit: int = MAX_QUESTIONS, pool=None
+) -> list[float]:
     """Scores (0-1, through the scorer) of the solver on the questions of ``task`` in ``splits``
-    (in that order, at most ``limit``)."""
-    values: list[float] = []
-    for split in splits:
-        for row in iter_config_rows(
-            out, task, split, ["task", "question", "images", "answer", "metadata"]
-        ):
-            if len(values) >= limit:
-                return values
-            values.append(
-                scoring.score_prediction(task, predict(row), row["answer"], row["metadata"])[
-                    "score"
-                ]
-            )
-    return values
+    (in that order, at most ``limit``); ``pool`` (a process pool) solves them in chunks of
+    :data:`POOL_CHUNK`, with the same scores in the same order."""
+    columns = ["task", "question", "images", "answer", "metadata"]
+    every = (row for split in splits for row in iter_config_rows(out, task, split, columns))
+    rows = list(itertools.islice(every, limit))
+    items = [(r["task"], r["question"], [img["bytes"] for img in r["images"]]) for r in rows]
+    if pool is None:
+        predictions = _solve_many(items)
+    else:
+        chunks = [items[k : k + POOL_CHUNK] for k in range(0, len(items), POOL_CHUNK)]
+        predictions = [p for chunk in pool.map(_solve_many, chunks) for p in chunk]
+    return [
+        scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"]
+        for pred, row in zip(predictions, rows)
+    ]
 
 
-def baseline_row(out, tasks) -> str:
-    """The card's baselines-table row of this solver (score %, '–' for tasks it does not answer)."""
+def baseline_row(out, tasks, pool=None) -> str:
+    """The card's baselines-table row of this solver (score %, '–' for tasks it does not answer);
+    ``pool``: see :func:`scores`."""
     cells = []
     for task in tasks:
-        values = scores(out, task) if task in TASKS else []
+        values = scores(out, task, pool=pool) if task in TASKS else []
         cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
     return (
         "| pixel-only registration (images + prompt; T1, T3 where the prompt states the camera) | "

@@ -1,31 +1,25 @@
 """PNG encoding and the render cache: one request -> PNG bytes, each distinct request once.
 
-The encoder settings are fixed (:data:`PNG_COMPRESS_LEVEL`), so the same request gives the same
-bytes.
+The encoder is ours (:mod:`.png`, fixed settings :data:`.png.PNG_ENCODER`), so the same request
+gives the same bytes.
 """
 
 from __future__ import annotations
 
-import io
 from collections import OrderedDict
 from collections.abc import Callable
 
 from PIL import Image
 
 from ..core.records import Complex
+from .png import encode_image
 from .raster import render_image
 from .requests import RenderRequest
 
-#: zlib level of the PNG encoder. Level 1 is the knee of the speed/size curve for these mostly
-#: black pictures (see ``builder/scripts/bench_render.py``); it is fixed so bytes are stable.
-PNG_COMPRESS_LEVEL = 1
-
 
 def encode_png(image: Image.Image) -> bytes:
-    """PNG bytes with the fixed encoder settings (:data:`PNG_COMPRESS_LEVEL`)."""
-    buf = io.BytesIO()
-    image.save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    return buf.getvalue()
+    """PNG bytes of a Pillow image with the fixed encoder settings (:func:`.png.encode_image`)."""
+    return encode_image(image)
 
 
 def render_png(complex_: Complex, request: RenderRequest) -> bytes:

@@ -3,15 +3,17 @@ Parquet's defaults, and what lossless codecs would give.
 
     python -m misi_bench.builder.scripts.bench_bytes FOLDER [--codec-sample 40]
 
-Rewrites every published shard (train, test, tiny) of FOLDER in memory twice, row group by row
-group as ``parquet.ShardWriter`` writes them: with Parquet's default dictionary page limit (1 MB:
-the image column falls back to plain encoding after about a dozen images) and with this
-project's ``DICTIONARY_PAGE_BYTES`` (each distinct image once per row group); checks that both
-read back to the very same rows; prints bytes per image reference, the saving, and the
-projected size of a release of the paper's 3,993 complexes (from this build's image references
-per complex). Then re-encodes ``--codec-sample`` distinct images with other lossless settings
-(PNG zlib levels, WebP lossless) and prints their size against the stored PNGs, their encoding
-time and whether the decoded pixels are identical.
+Rewrites every published shard (train, test, tiny) of FOLDER in memory, row group by row group
+as ``parquet.ShardWriter`` writes them: as the issue found them (every image re-encoded with
+the Pillow PNG encoder at zlib level 1 of builder <= 0.5.0, row groups of 64 rows, Parquet's
+default dictionary page limit: the image column falls back to plain encoding after about a dozen
+images), with Parquet's default limit and our images, and with this project's
+``DICTIONARY_PAGE_BYTES`` (each distinct image once per row group); checks that each reads back
+to the rows written; prints bytes per image reference, the savings against the issue's writer,
+and the projected size of a release of the paper's 3,993 complexes (from this build's image
+references per complex). Then re-encodes ``--codec-sample`` distinct images with other lossless
+settings (ours, Pillow PNG zlib levels, WebP lossless) and prints their size against the stored
+PNGs, their encoding time and whether the decoded pixels are identical.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..dataset.footprint import (
     CODECS,
     codec_sizes,
     image_references,
+    pillow_png_1,
     rewritten_bytes,
     stored_images,
 )
@@ -44,12 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     shards = sorted(folder / name for name in manifest["shards"])
     refs = sum(image_references(p) for p in shards)
     stored = sum(p.stat().st_size for p in shards)
+    issue, issue_same = zip(
+        *(rewritten_bytes(p, None, pillow_png_1, issue_groups=True) for p in shards)
+    )
     plain, plain_same = zip(*(rewritten_bytes(p, None) for p in shards))
     dictionary, dict_same = zip(*(rewritten_bytes(p, DICTIONARY_PAGE_BYTES) for p in shards))
     complexes = manifest["complexes"]["total"] - len(manifest.get("skipped_complexes", {}))
     print(f"{folder}: {len(shards)} shards, {refs} image references, {complexes} complexes")
     for name, size, same in (
         ("as stored", stored, True),
+        ("issue's writer (Pillow PNG 1, default)", sum(issue), all(issue_same)),
         ("Parquet default dictionary limit", sum(plain), all(plain_same)),
         (f"dictionary limit {DICTIONARY_PAGE_BYTES >> 20} MB", sum(dictionary), all(dict_same)),
     ):
@@ -60,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(
         f"  saving of the dictionary limit: {1 - sum(dictionary) / sum(plain):.1%} fewer bytes per image reference"
+    )
+    print(
+        f"  saving against the issue's writer: {1 - stored / sum(issue):.1%} fewer bytes per image "
+        f"reference (the encoder alone: {1 - sum(plain) / sum(issue):.1%})"
     )
     pngs = [png for path in shards for png in stored_images(path)]
     distinct = list(dict.fromkeys(pngs))

@@ -9,7 +9,8 @@ atoms for both renderers, 512 x 512 px, the six views. Reported, all measured in
 (interleaved rounds, best round of each):
 
 * drawing (``raster.render_image``), and ``render_png`` (drawing + our PNG encoder);
-* PNG encoding of the very same pictures with our encoder (``cache.encode_png``) and with
+* PNG encoding of the very same pictures with our encoder (``cache.encode_png``, our writer
+  with ``png.PNG_ENCODER``) and with
   Pillow at ``compress_level=1`` (the floor of issue 25, measured when that was our encoder);
 * ``render_png`` / each encoding (goal: at most 1.6x Pillow's level-1 encoding);
 * with ``--baseline REV`` (a git revision, e.g. ``main``): REV's drawing of the same requests,
@@ -151,6 +152,8 @@ def _same_pixels(pictures, baseline) -> bool:
 
 
 def _report(title: str, fig: dict, same: bool | None) -> None:
+    from ..scene.png import PNG_ENCODER
+
     ms = {k: v * 1e3 for k, v in fig.items() if k != "bytes"}
     print(title)
     print(
@@ -158,7 +161,7 @@ def _report(title: str, fig: dict, same: bool | None) -> None:
         f"(mean {fig['bytes'] / 1024:.0f} KiB)"
     )
     print(
-        f"  PNG encoding of the same pictures: our encoder {ms['encode']:.2f} ms, "
+        f"  PNG encoding of the same pictures: our encoder ({PNG_ENCODER}) {ms['encode']:.2f} ms, "
         f"Pillow compress_level=1 {ms['level1']:.2f} ms"
     )
     print(
