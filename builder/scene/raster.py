@@ -451,11 +451,8 @@ def _ink(canvas: _Canvas, packed: int) -> object:
     return ink
 
 
-def _call(function, *args):
-    return function(*args)
-
-
-_call = getattr(operator, "call", _call)  # noqa: F811 - C version from Python 3.11 on
+#: ``_call(f, *args) = f(*args)`` (in C from Python 3.11 on)
+_call = getattr(operator, "call", lambda function, *args: function(*args))
 
 
 def _reduce(image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None):

