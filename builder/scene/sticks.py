@@ -78,8 +78,8 @@ def stick_polygons(
     across = np.array([[s0, s1, s1, s0] for s0, s1 in layout])  # (bands, 4)
     normal = np.stack([nx, ny], axis=1)
     polys = (
-        points[:, None] + normal[:, None, None, :] * across[None, :, :, None]
-        * widths[:, None, :, None]
+        points[:, None]
+        + normal[:, None, None, :] * across[None, :, :, None] * widths[:, None, :, None]
     ).reshape(n_rows, nb, 8)
     colours = base[f].astype(np.float64)
     fog = fog_level[f]

@@ -140,8 +140,13 @@ def request_to_json(request: RenderRequest) -> dict:
         "atoms": _runs(request.atoms),
         "camera": dict(request.camera.__dict__),
         "groups": [
-            [_runs(subset), [[op.verb, op.axis, op.distance if isinstance(op, Move) else op.angle]
-                             for op in ops]]
+            [
+                _runs(subset),
+                [
+                    [op.verb, op.axis, op.distance if isinstance(op, Move) else op.angle]
+                    for op in ops
+                ],
+            ]
             for subset, ops in request.groups
         ],
         "view": request.view,
