@@ -1,8 +1,9 @@
 """Questions for ``misi-bench eval``: where they are, which revision, and the request messages.
 
-A dataset is a local build folder (``<config>/<split>-*.parquet``, read with pyarrow) or a Hub
-repo (read with ``datasets``, images left undecoded). Rows stream in small batches, so memory
-stays at a few questions' images whatever the split size.
+A dataset is a local build folder (``<config>/<split>-*.parquet``, read one row group at a time,
+its images by :mod:`.pages`) or a Hub repo (read with ``datasets`` in small batches, images left
+undecoded). Memory stays at one row group's images (builds close row groups at
+``ROW_GROUP_BYTES``; twice that while its image chunk is decompressed) whatever the split size.
 """
 
 from __future__ import annotations
