@@ -759,3 +759,22 @@ def test_page_reader_decodes_wide_indices_and_empty_rows(tmp_path):
     assert [[{"bytes": bytes(values[i]), "path": None} for i in r] for r in decoded] == [
         w or [] for w in want
     ]
+
+
+def test_page_decode_that_disagrees_with_image_views_falls_back_to_pyarrow(data_dir, monkeypatch):
+    """A row group whose decoded image counts differ from its rows' ``image_views`` (a layout
+    the page reader misread) is read by pyarrow: the questions still hold every image."""
+    from misi_bench.eval_plugins.api import data, pages
+
+    real = pages.row_group_images
+
+    def drops_an_image(fh, pf, group, column):
+        values, rows = real(fh, pf, group, column)
+        return values, [r[:-1] if k == 0 else r for k, r in enumerate(rows)]
+
+    source = data.QuestionSource(str(data_dir))
+    ids = {r["id"] for r in source.records(["rotation"], "test")}
+    want = [(q.id, q.images) for q in source.questions(["rotation"], "test", ids)]
+    monkeypatch.setattr(pages, "row_group_images", drops_an_image)
+    got = [(q.id, q.images) for q in source.questions(["rotation"], "test", ids)]
+    assert got == want and all(images for _, images in got)

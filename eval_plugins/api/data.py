@@ -213,8 +213,8 @@ def _shard_questions(shard: Path, wanted: set[str], same) -> Iterator[Question]:
     column = pages.image_column(pf)
     with open(shard, "rb") as fh:
         for group in range(pf.num_row_groups):
-            text = pf.read_row_group(group, ["id", "task", "question"], use_threads=False)
-            text = text.to_pylist()
+            columns = ["id", "task", "question", "image_views"]
+            text = pf.read_row_group(group, columns, use_threads=False).to_pylist()
             keep = [i for i, row in enumerate(text) if row["id"] in wanted]
             if not keep:
                 continue
@@ -222,6 +222,8 @@ def _shard_questions(shard: Path, wanted: set[str], same) -> Iterator[Question]:
                 if column is None:
                     raise pages.Unsupported("no image column of the usual schema")
                 values, rows = pages.row_group_images(fh, pf, group, column)
+                if any(len(r) != len(t["image_views"] or ()) for r, t in zip(rows, text)):
+                    raise pages.Unsupported("image counts differ from the rows' image_views")
             except pages.Unsupported as exc:
                 log.debug("%s row group %d: %s; read by pyarrow", shard, group, exc)
                 table = pf.read_row_group(group, columns=["images"], use_threads=False)
