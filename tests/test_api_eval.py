@@ -605,3 +605,176 @@ def test_fast_and_standard_base64_encoders_give_the_same_bytes(monkeypatch):
     monkeypatch.setattr(data, "_ENCODER", [])
     monkeypatch.setitem(sys.modules, "pybase64", None)  # as if the extra were not installed
     assert data._b64encode(png) == want and data._ENCODER[0] is base64.b64encode
+
+
+def _pyarrow_images(shard, group):
+    return pq.ParquetFile(shard).read_row_group(group, columns=["images"]).column(0).to_pylist()
+
+
+def test_page_reader_reads_every_row_group_as_pyarrow_does(data_dir):
+    """The image column's own page reader gives, for every row group of every shard of a real
+    build, the rows' images exactly as pyarrow decodes them, each distinct image once."""
+    from misi_bench.eval_plugins.api import pages
+
+    shards = sorted(Path(data_dir).glob("*/*.parquet"))
+    assert len(shards) >= 27
+    shared = 0
+    for shard in shards:
+        pf = pq.ParquetFile(shard)
+        column = pages.image_column(pf)
+        assert column is not None
+        with open(shard, "rb") as fh:
+            for group in range(pf.num_row_groups):
+                values, rows = pages.row_group_images(fh, pf, group, column)
+                want = _pyarrow_images(shard, group)
+                assert [
+                    [{"bytes": bytes(values[i]), "path": None} for i in r] for r in rows
+                ] == want
+                assert len({bytes(v) for v in values}) == len(values)  # each distinct image once
+                shared += sum(len(r) for r in rows) - len({i for r in rows for i in r})
+    assert shared > 0  # rows do share images through the dictionary
+
+
+def _rewrite(shard, out, **kwargs):
+    table = pq.read_table(shard)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, out, **{"dictionary_pagesize_limit": 1 << 30, **kwargs})
+    return table
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"compression": "snappy", "data_page_version": "2.0"},
+        {"compression": "none", "data_page_size": 64},
+        {"compression": "zstd", "use_dictionary": False},
+        {"compression": "zstd", "dictionary_pagesize_limit": 1},
+    ],
+    ids=["snappy-v2", "uncompressed-small-pages", "no-dictionary", "dictionary-fallback"],
+)
+def test_questions_are_the_same_whatever_the_shard_layout(data_dir, tmp_path, kwargs):
+    """Other codecs, data page v2 and many small pages are read by the page reader; a chunk
+    without a dictionary or one that fell back to plain values is read by pyarrow instead;
+    either way the questions hold the images pyarrow reads."""
+    from misi_bench.eval_plugins.api import data, pages
+
+    shard = next((Path(data_dir) / "rotation_rotation").glob("test-*.parquet"))
+    out = tmp_path / "data" / "rotation_rotation" / shard.name
+    _rewrite(shard, out, **kwargs)
+    pf = pq.ParquetFile(out)
+    try:
+        with open(out, "rb") as fh:
+            pages.row_group_images(fh, pf, 0, pages.image_column(pf))
+        paged = True
+    except pages.Unsupported:
+        paged = False
+    assert paged == (
+        kwargs.get("use_dictionary", True) and "dictionary_pagesize_limit" not in kwargs
+    )
+    assert pf.metadata.row_group(0).column(pages.image_column(pf)).compression == (
+        kwargs["compression"].upper().replace("NONE", "UNCOMPRESSED")
+    )
+    local = data.QuestionSource(str(tmp_path / "data"))
+    ids = {r["id"] for r in local.records(["rotation_rotation"], "test")}
+    got = list(local.questions(["rotation_rotation"], "test", ids, data.ImageCache()))
+    want = [
+        (r["id"], r["question"], tuple(img["bytes"] for img in r["images"]))
+        for r in pq.read_table(out).to_pylist()
+    ]
+    assert [(q.id, q.question, q.images) for q in got] == want
+    assert len(got) == len(ids) and all(q.images and not q.error for q in got)
+
+
+def test_null_image_fails_its_row_alone_on_the_page_reader(data_dir, tmp_path):
+    """A row whose image entry is null (definition level of a null element) fails alone with a
+    clear error; the other rows of its row group keep their images."""
+    import pyarrow as pa
+    from misi_bench.eval_plugins.api import data, pages
+
+    shard = next((Path(data_dir) / "rotation").glob("test-*.parquet"))
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    rows[1]["images"][0] = None
+    out = tmp_path / "data" / "rotation" / shard.name
+    out.parent.mkdir(parents=True)
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=table.schema),
+        out,
+        compression="zstd",
+        dictionary_pagesize_limit=1 << 30,
+    )
+    pf = pq.ParquetFile(out)
+    with open(out, "rb") as fh:
+        _, decoded = pages.row_group_images(fh, pf, 0, pages.image_column(pf))
+    assert decoded[1][0] is None and None not in decoded[0]
+    source = data.QuestionSource(str(tmp_path / "data"))
+    got = list(source.questions(["rotation"], "test", {r["id"] for r in rows}))
+    assert [q.id for q in got] == [r["id"] for r in rows]
+    assert "neither bytes nor a path" in got[1].error and not got[1].images
+    assert all(
+        not q.error and len(q.images) == len(r["images"])
+        for q, r in zip(got, rows)
+        if q is not got[1]
+    )
+
+
+def test_rows_that_show_the_same_view_share_one_read(data_dir):
+    """On the page reader each distinct image of a row group becomes one bytes object even
+    without the run's cache, and the body built with the cache equals the one built without."""
+    from misi_bench.eval_plugins.api import data
+
+    source = data.QuestionSource(str(data_dir))
+    ids = {r["id"] for r in source.records(["rotation"], "test")}
+    questions = list(source.questions(["rotation"], "test", ids))
+    pngs = [p for q in questions for p in q.images]
+    assert len({id(p) for p in pngs}) == len(set(pngs)) < len(pngs)
+    cache = data.ImageCache()
+    for q in questions:
+        assert data.request_body(q, "m", images=cache) == data.request_body(q, "m")
+
+
+def test_page_reader_decodes_wide_indices_and_empty_rows(tmp_path):
+    """Dictionary indices wider than a byte (300 distinct values), runs and bit-packed groups,
+    rows with a null or an empty image list: decoded as pyarrow does (a decoder unit test on
+    small byte strings, not images)."""
+    import pyarrow as pa
+    from misi_bench.builder.dataset.parquet import arrow_schema
+    from misi_bench.eval_plugins.api import pages
+
+    schema = arrow_schema()
+    rows = []
+    for k in range(700):
+        n = 0 if k % 11 == 5 else 1 + (k * 7) % 5
+        images = [{"bytes": b"v%d" % ((k + j * 350) % 300), "path": None} for j in range(n)]
+        row = {name: None for name in schema.names}
+        row.update(id=f"r{k}", images=None if k % 97 == 3 else images)
+        rows.append(row)
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, data_page_size=256)
+    pf = pq.ParquetFile(path)
+    with open(path, "rb") as fh:
+        values, decoded = pages.row_group_images(fh, pf, 0, pages.image_column(pf))
+    assert len(values) == 300
+    want = pf.read_row_group(0, columns=["images"]).column(0).to_pylist()
+    assert [[{"bytes": bytes(values[i]), "path": None} for i in r] for r in decoded] == [
+        w or [] for w in want
+    ]
+
+
+def test_page_decode_that_disagrees_with_image_views_falls_back_to_pyarrow(data_dir, monkeypatch):
+    """A row group whose decoded image counts differ from its rows' ``image_views`` (a layout
+    the page reader misread) is read by pyarrow: the questions still hold every image."""
+    from misi_bench.eval_plugins.api import data, pages
+
+    real = pages.row_group_images
+
+    def drops_an_image(fh, pf, group, column):
+        values, rows = real(fh, pf, group, column)
+        return values, [r[:-1] if k == 0 else r for k, r in enumerate(rows)]
+
+    source = data.QuestionSource(str(data_dir))
+    ids = {r["id"] for r in source.records(["rotation"], "test")}
+    want = [(q.id, q.images) for q in source.questions(["rotation"], "test", ids)]
+    monkeypatch.setattr(pages, "row_group_images", drops_an_image)
+    got = [(q.id, q.images) for q in source.questions(["rotation"], "test", ids)]
+    assert got == want and all(images for _, images in got)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -455,3 +457,36 @@ def test_repeated_selections_share_their_static_part(cx):
     raster.render_image(cx, a)
     assert np.array_equal(np.asarray(raster.render_image(cx, b)), first)
     assert not np.array_equal(np.asarray(raster.render_image(cx, a)), first)
+
+
+PIXEL_SNAPSHOT = Path(__file__).parent / "snapshots" / "render_pixels.json"
+
+
+def test_real_requests_keep_their_pixels():
+    """The decoded pixels of 100 real requests of a samples build (every task's kinds of
+    picture: whole pockets, ligand-only and docking views with moved groups, T4 residue
+    close-ups, non-default styles) and of a contact sheet equal the snapshot recorded with the
+    renderer before its speed-ups (``builder/scripts/render_cases.py``; re-record it when
+    RENDER_VERSION changes, or when a Pillow upgrade changes glyphs or polygon filling)."""
+    from misi_bench.builder.chemistry.samples import sample_refs
+    from misi_bench.builder.chemistry.structure import load_complex
+    from misi_bench.builder.scene.raster import render_image
+    from misi_bench.builder.scripts.render_cases import (
+        _sheet_pixels,
+        pixel_digest,
+        request_from_json,
+    )
+
+    data = json.loads(PIXEL_SNAPSHOT.read_text())
+    assert data["render_version"] == requests.RENDER_VERSION, "re-record the pixel snapshot"
+    refs = {r.pdb_id: r for r in sample_refs()}
+    loaded = {p: load_complex(refs[p]) for p in {c["pdb_id"] for c in data["cases"]}}
+    differ = [
+        (n, case["task"])
+        for n, case in enumerate(data["cases"])
+        if pixel_digest(render_image(loaded[case["pdb_id"]], request_from_json(case["request"])))
+        != case["sha256"]
+    ]
+    assert not differ, f"pictures changed (Pillow {data['pillow']} recorded them): {differ}"
+    sheet = data["sheet"]
+    assert pixel_digest(_sheet_pixels(loaded[sheet["pdb_id"]])) == sheet["sha256"]

@@ -22,8 +22,6 @@ from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
-#: Up to this many placed labels, a slot is tested against each of them rather than the mask.
-FEW_RECTS = 12
 
 
 def label_px(style: Style, size: int) -> int:
@@ -119,9 +117,42 @@ class PlacedLabel:
     free: bool
 
 
+@dataclass(frozen=True, eq=False)
+class LabelAtoms:
+    """What the labels of a picture need from its atom selection, independent of the pose:
+    per position in ``atoms``, whether it is a ligand atom, its residue index, its distance (Å)
+    to the nearest shown ligand atom in the input frame (inf when none is shown), whether it is
+    a CA, its atom name and whether it is polar (N, O, S). ``raster`` keeps one per selection."""
+
+    atoms: np.ndarray
+    ligand: np.ndarray
+    res_idx: np.ndarray
+    near: np.ndarray
+    is_ca: np.ndarray
+    names: tuple[str, ...]
+    polar: tuple[bool, ...]
+
+
+def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
+    """The :class:`LabelAtoms` of a selection (``atoms``: complex atom indices)."""
+    atoms = np.asarray(atoms, dtype=np.int64)
+    names = complex_.atom_names[atoms]
+    elements = complex_.elements[atoms]
+    return LabelAtoms(
+        atoms,
+        complex_.is_ligand[atoms],
+        complex_.residue_index[atoms],
+        _ligand_distance(complex_, atoms, np.arange(atoms.size)),
+        names == "CA",
+        tuple(str(n) for n in names.tolist()),
+        tuple(str(e).strip().upper() in _POLAR for e in elements.tolist()),
+    )
+
+
 def _ligand_distance(complex_, atoms: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Distance (Å) from each atom at ``rows`` of ``atoms`` to the nearest shown ligand atom
-    (inf when no ligand atom is shown)."""
+    (inf when no ligand atom is shown). Each row's value is computed on its own, so a subset of
+    rows gets the values of the whole selection at those rows."""
     ligand = atoms[complex_.is_ligand[atoms]]
     if ligand.size == 0 or rows.size == 0:
         return np.full(rows.size, np.inf)
@@ -130,31 +161,35 @@ def _ligand_distance(complex_, atoms: np.ndarray, rows: np.ndarray) -> np.ndarra
     return np.sqrt(((xyz[:, None, :] - lig[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
 
 
-def _atom_entry(complex_, atoms, k, layer, rank, u, v, depth, radius_px, colour) -> list:
-    """Layout entry of the atom name of ``atoms[k]``: polar atoms (N, O, S) first, then by
-    ``rank`` (depth or distance to the ligand)."""
-    atom = int(atoms[k])
-    text = str(complex_.atom_names[atom])
-    polar = str(complex_.elements[atom]).strip().upper() in _POLAR
-    x, y = float(u[k]) + float(radius_px[k]), float(v[k])
-    return [
-        (layer, 0 if polar else 1, rank, atom),
-        (1 - layer, -float(depth[k]), text, x, y),
-        float(u[k]),
-        y,
-        float(radius_px[k]),
-        text,
-        colour,
-        False,
-        ("atom", atom),
-    ]
+def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, colours) -> list:
+    """Layout entries of the atom names at ``rows``: polar atoms (N, O, S) first, then by
+    ``ranks`` (depth or distance to the ligand)."""
+    out = []
+    atoms, names, polar = la.atoms, la.names, la.polar
+    for k, rank, colour in zip(rows, ranks, colours):
+        atom = int(atoms[k])
+        text = names[k]
+        uk, y, rk = float(u[k]), float(v[k]), float(radius_px[k])
+        out.append(
+            [
+                (layer, 0 if polar[k] else 1, rank, atom),
+                (1 - layer, -float(depth[k]), text, uk + rk, y),
+                uk,
+                y,
+                rk,
+                text,
+                colour,
+                False,
+                ("atom", atom),
+            ]
+        )
+    return out
 
 
-def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -> list[list]:
+def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, size) -> list[list]:
     """Layout entries ``[priority, legacy order, u, v, radius, text, colour, centred, key]``."""
     inside = alive & (u >= 0) & (u < size) & (v >= 0) & (v < size)
-    ligand = complex_.is_ligand[atoms]
-    res_idx = complex_.residue_index[atoms]
+    ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
     if style.label_mode == "standard":
         # One label per shown residue, centred above its CA (else above the centre of its
@@ -168,14 +203,15 @@ def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -
             lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
             ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
             near = np.full(residues.size, np.inf)
-            np.minimum.at(near, slot, _ligand_distance(complex_, atoms, rows))
-            ca_rows = rows[complex_.atom_names[atoms[rows]] == "CA"]
+            np.minimum.at(near, slot, la.near[rows])
+            ca_rows = rows[la.is_ca[rows]]
             if ca_rows.size:
                 ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
                 ca_k = ca_rows[ca_first]
                 where = np.searchsorted(residues, ca_res)
                 lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
             keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+            all_residues = complex_.residues
             for r, x, y, z, d in zip(
                 residues[keep].tolist(),
                 lu[keep].tolist(),
@@ -183,7 +219,7 @@ def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -
                 ld[keep].tolist(),
                 near[keep].tolist(),
             ):
-                text = complex_.residues[r].label
+                text = all_residues[r].label
                 entries.append(
                     [
                         (1, d, 0.0, r),
@@ -194,33 +230,47 @@ def _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size: int) -
                         text,
                         RESIDUE_LABEL_COLOURS[r % 2],
                         True,
-                        ("residue", int(r)),
+                        ("residue", r),
                     ]
                 )
-        ions = np.flatnonzero(
-            ~ligand & inside & (res_idx < 0)
-        )  # metal ions: labelled with their element
-        for k, d in zip(ions.tolist(), _ligand_distance(complex_, atoms, ions).tolist()):
-            entries.append(
-                _atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, LIGAND_LABEL_COLOUR)
-            )
+        ions = np.flatnonzero(~ligand & inside & (res_idx < 0)).tolist()  # metal ions
+        entries += _atom_entries(
+            la,
+            ions,
+            1,
+            la.near[ions].tolist(),
+            u,
+            v,
+            depth,
+            radius_px,
+            [LIGAND_LABEL_COLOUR] * len(ions),
+        )
     elif style.label_mode == "residue_atoms":
         rows = np.flatnonzero(~ligand & inside)
-        for k, d in zip(rows.tolist(), _ligand_distance(complex_, atoms, rows).tolist()):
-            r = int(res_idx[k])
-            colour = RESIDUE_LABEL_COLOURS[r % 2] if r >= 0 else LIGAND_LABEL_COLOUR
-            entries.append(_atom_entry(complex_, atoms, k, 1, d, u, v, depth, radius_px, colour))
-    for k in np.flatnonzero(ligand & inside).tolist():
-        entries.append(
-            _atom_entry(
-                complex_, atoms, k, 0, float(depth[k]), u, v, depth, radius_px, LIGAND_LABEL_COLOUR
-            )
+        colours = [
+            RESIDUE_LABEL_COLOURS[r % 2] if r >= 0 else LIGAND_LABEL_COLOUR
+            for r in res_idx[rows].tolist()
+        ]
+        entries += _atom_entries(
+            la, rows.tolist(), 1, la.near[rows].tolist(), u, v, depth, radius_px, colours
         )
+    rows = np.flatnonzero(ligand & inside)
+    entries += _atom_entries(
+        la,
+        rows.tolist(),
+        0,
+        depth[rows].astype(np.float64).tolist(),
+        u,
+        v,
+        depth,
+        radius_px,
+        [LIGAND_LABEL_COLOUR] * rows.size,
+    )
     return entries
 
 
 def layout_labels(
-    complex_, atoms, u, v, alive, depth, radius_px, style, size: int
+    complex_, atoms, u, v, alive, depth, radius_px, style, size: int, static=None
 ) -> list[PlacedLabel]:
     """The labels of a picture in drawing order (later ones on top), placed collision-aware.
 
@@ -231,15 +281,16 @@ def layout_labels(
     default slot and is drawn first, under the free ones, so a free label is never covered.
     With ``style.label_placement == "overlap"`` every label stays at its default slot, residue
     labels under ligand labels and far to near (the layout of RENDER_VERSION 2, for comparison).
+    ``static``: the selection's :class:`LabelAtoms` (made here when not given).
     """
     px = label_px(style, size)
-    entries = _entries(complex_, atoms, u, v, alive, depth, radius_px, style, size)
+    la = label_atoms(complex_, atoms) if static is None else static
+    entries = _entries(complex_, la, u, v, alive, depth, radius_px, style, size)
     avoid = style.label_placement != "overlap"
     entries.sort(key=lambda e: e[0] if avoid else e[1])
-    # The interiors of the placed labels, as a pixel mask and (while they are few, where testing
-    # them one by one is cheaper than reading the mask) as rectangles: the same answer either way.
-    taken = np.zeros((size, size), dtype=bool)
-    rects: list[tuple[int, int, int, int]] = []
+    # The interiors of the placed labels, one Python int of column bits per image row: a slot
+    # is taken when one of its interior rows shares a bit with its interior columns.
+    taken = [0] * size
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
     for _, _, lu, lv, radius, text, colour, centred, key in entries:
@@ -251,25 +302,23 @@ def layout_labels(
         else:
             x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
         placed = None
-        few = len(rects) <= FEW_RECTS
+        # interior columns as bits; no interior (w or h <= 2) overlaps nothing
+        bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
+        x_max, y_max, last = size - w, size - h, h - 2
         for dx, dy, sx, sy in slots if avoid else ():
-            x = int(round(x0 + dx * w + sx * radius))
-            y = int(round(y0 + dy * h + sy * radius))
-            if not (0 <= x and 0 <= y and x + w <= size and y + h <= size):
+            x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
+            y = round(y0 + dy * h + sy * radius)
+            if not (0 <= x <= x_max and 0 <= y <= y_max):
                 continue
-            if few:
-                ax0, ay0, ax1, ay1 = x + 1, y + 1, x + w - 1, y + h - 1
-                hit = (
-                    ax0 < ax1
-                    and ay0 < ay1
-                    and any(
-                        ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
-                        for bx0, by0, bx1, by1 in rects
-                    )
-                )
+            mask = bits << (x + 1)
+            # interior rows y + 1 .. y + h - 2: the first and last first (labels are about
+            # equally tall, so an overlap usually covers one of them), then the others
+            if mask and (taken[y + 1] & mask or taken[y + last] & mask):
+                continue
+            for row in taken[y + 2 : y + last]:
+                if row & mask:
+                    break
             else:
-                hit = taken[y + 1 : y + h - 1, x + 1 : x + w - 1].any()
-            if not hit:
                 placed = (x, y)
                 break
         if placed is None:
@@ -277,10 +326,12 @@ def layout_labels(
                 PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False)
             )
         else:
-            taken[placed[1] + 1 : placed[1] + h - 1, placed[0] + 1 : placed[0] + w - 1] = True
-            if w > 2 and h > 2:
-                rects.append((placed[0] + 1, placed[1] + 1, placed[0] + w - 1, placed[1] + h - 1))
-            free.append(PlacedLabel(key, text, colour, px, placed[0], placed[1], w, h, True))
+            x, y = placed
+            mask = bits << (x + 1)
+            if mask:
+                for row in range(y + 1, y + h - 1):
+                    taken[row] |= mask
+            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True))
     return stuck + free
 
 

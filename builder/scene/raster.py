@@ -41,8 +41,11 @@ matches the geometry to the pixel.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+import operator
+from collections import OrderedDict, deque
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat, starmap
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -51,7 +54,7 @@ from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
-from .labels import PlacedLabel, layout_labels, paste_labels
+from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
 from .shading import (
@@ -154,6 +157,11 @@ class _Static:
     groups: tuple[tuple[np.ndarray, np.ndarray], ...]
     base: np.ndarray
     bonds: np.ndarray
+
+    @cached_property
+    def labels(self) -> LabelAtoms:
+        """The selection's label facts (``labels.label_atoms``), made on first use."""
+        return label_atoms(self.complex, self.atoms)
 
 
 _STATIC: OrderedDict[tuple, _Static] = OrderedDict()
@@ -278,23 +286,23 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
         radius_q / (4.0 * f.ss),
         request.style,
         f.size,
+        static=f.static.labels,
     )
 
 
 def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
-    part, top = render_rows(complex_, request)
-    size = int(request.camera.size)
-    if part.size == (size, size):
-        return part
-    full = Image.new("RGB", (size, size), (0, 0, 0))
-    full.paste(part, (0, top))
-    return full
+    return _render(complex_, request, True)[0]
 
 
 def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image, int]:
     """``(part, top)``: the rows ``top .. top + part.height`` of the picture of a request, which
     hold everything drawn (every other row of :func:`render_image`'s picture is black)."""
+    return _render(complex_, request, False)
+
+
+def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Image.Image, int]:
+    """``render_rows`` of a request, or (``whole``) its whole picture and 0."""
     style = request.style
     f = _frame(complex_, request)
     atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
@@ -354,84 +362,137 @@ def render_rows(complex_: Complex, request: RenderRequest) -> tuple[Image.Image,
     colour_key = (ordered_base[:, 0] << 16) | (ordered_base[:, 1] << 8) | ordered_base[:, 2]
     sprite_key = (colour_key * 65536 + radius_q[order]) * 256 + fog_level[order]
     distinct, which = np.unique(sprite_key, return_inverse=True)
-    distinct_sprites = [
-        sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, fog_amount, False)
-        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())
-    ]
-    sprites = [distinct_sprites[i] for i in which.reshape(-1).tolist()]
+    known = _SPRITES.setdefault(fog_amount, {})
+    distinct_sprites = [known.get(k) or _sprite(known, k, fog_amount) for k in distinct.tolist()]
+    which = which.reshape(-1).tolist()
+    # a sprite is 2 * ceil(radius + 1) px square (``shading.sphere_sprite``)
     half = np.ceil(radius_q[order] / 4.0 + 1.0)
-    xs = np.floor(u[order] - half + 0.5).astype(np.int64).tolist()
-    ys = np.floor(v[order] - half + 0.5).astype(np.int64).tolist()
+    dims = 2 * half.astype(np.int64)
+    xs = np.floor(u[order] - half + 0.5).astype(np.int64)
+    ys = np.floor(v[order] - half + 0.5).astype(np.int64)
 
     # Draw only the rows that hold primitives or labels (a ligand-only view fills a fraction of
     # the picture): same pixels (see ``_content_rows``).
-    y0, y1 = _content_rows(ys, sprites, polys, size * ss, ss)
+    y0, y1 = _content_rows(ys, dims, polys, size * ss, ss)
     placed = (
         []
         if style.label_mode == "none"
         else layout_labels(
-            complex_, atoms, u / ss, v / ss, alive, depth, radius_q / (4.0 * ss), style, size
+            complex_,
+            atoms,
+            u / ss,
+            v / ss,
+            alive,
+            depth,
+            radius_q / (4.0 * ss),
+            style,
+            size,
+            static=f.static.labels,
         )
     )
     if placed:
         y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
         y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
-    canvas = _Canvas(size * ss, y1 - y0) if y1 > y0 else None
-    if canvas is not None and y0:
-        ys = [y - y0 for y in ys]
+    if y1 <= y0:
+        return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
+    canvas = _Canvas(size * ss, y1 - y0)
+    if y0:
+        ys = ys - y0
         polys = polys - np.array([0.0, y0] * 4, dtype=np.float64)
-    polys_l = polys.tolist()
-    inks_l: list = []
-    if canvas is not None and sticks is not None:
-        ink_table = [
-            canvas.ink(((int(c) >> 16) & 255, (int(c) >> 8) & 255, int(c) & 255))
-            for c in uniq.tolist()
-        ]
-        inks_l = [ink_table[i] for i in ink_index.reshape(-1).tolist()]
-    if canvas is None:
-        pass
-    elif canvas._core is not None and canvas._draw_core is not None:
-        # hot loop on Pillow's core calls with precomputed arguments (about 2,000 polygons and
-        # 700 sprites per pocket image)
-        core_paste, core_polygon = canvas._core.paste, canvas._draw_core.draw_polygon
-        cores = [sp.core for sp in sprites]
-        boxes = [(x, y, x + sp.width, y + sp.height) for sp, x, y in zip(sprites, xs, ys)]
-        for p in prim.tolist():
-            if p < n_sph:
-                core = cores[p]
-                core_paste(core, boxes[p], core)
-            else:
-                q = p - n_sph
-                core_polygon(polys_l[q], inks_l[q], 1)
+    inks: list = []
+    if sticks is not None:
+        ink_table = [_INKS.get(c) or _ink(canvas, c) for c in uniq.tolist()]
+        inks = list(map(ink_table.__getitem__, ink_index.reshape(-1).tolist()))
+    boxes = list(zip(xs.tolist(), ys.tolist(), (xs + dims).tolist(), (ys + dims).tolist()))
+    if canvas._core is not None and canvas._draw_core is not None:
+        # Pillow's core calls with precomputed arguments, in draw order, driven from C
+        # (``starmap``): about 2,000 polygons and 700 sprites per pocket image
+        cores = [sp.core for sp in distinct_sprites]
+        cores = list(map(cores.__getitem__, which))
+        calls = list(zip(repeat(canvas._core.paste), cores, boxes, cores))
+        calls += zip(repeat(canvas._draw_core.draw_polygon), polys.tolist(), inks, repeat(1))
+        deque(starmap(_call, map(calls.__getitem__, prim.tolist())), maxlen=0)
     else:  # pragma: no cover - public Pillow API only
         paste, fill = canvas.sprite_paster(), canvas.polygon_filler()
+        sprites = [distinct_sprites[i] for i in which]
+        polys_l = polys.tolist()
         for p in prim.tolist():
             if p < n_sph:
-                paste(sprites[p], xs[p], ys[p])
+                paste(sprites[p], boxes[p][0], boxes[p][1])
             else:
-                fill(polys_l[p - n_sph], inks_l[p - n_sph])
+                fill(polys_l[p - n_sph], inks[p - n_sph])
 
-    if canvas is None:
-        return Image.new("RGB", (size, 1), (0, 0, 0)), 0
-    image = canvas.image.reduce(ss) if ss > 1 else canvas.image
-    paste_labels(image, placed, y0 // ss)
-    return image, y0 // ss
+    top = y0 // ss
+    image = _reduce(canvas.image, ss, size, xs, dims, polys, top if whole else None)
+    paste_labels(image, placed, 0 if whole else top)
+    return image, 0 if whole else top
 
 
-def _content_rows(ys, sprites, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
-    """``(y0, y1)``: the rows of the ``limit``-px drawing that primitives can touch, widened to
-    whole supersampling blocks and clipped to the drawing.
+#: Sphere sprites by fog amount, then by the packed key (colour, radius, fog level) of
+#: ``_render``; and Pillow inks of RGB images by packed colour. Both bounded.
+_SPRITES: dict[float, dict[int, Sprite]] = {}
+_INKS: dict[int, object] = {}
+_KEPT = 32768
+
+
+def _sprite(known: dict, key: int, fog_amount: float) -> Sprite:
+    if len(known) >= _KEPT:
+        known.clear()
+    c, radius_q, level = key >> 24, (key >> 8) & 65535, key & 255
+    rgb = ((c >> 16) & 255, (c >> 8) & 255, c & 255)
+    known[key] = found = sphere_sprite(rgb, radius_q, level, fog_amount, False)
+    return found
+
+
+def _ink(canvas: _Canvas, packed: int) -> object:
+    if len(_INKS) >= _KEPT:
+        _INKS.clear()
+    _INKS[packed] = ink = canvas.ink(((packed >> 16) & 255, (packed >> 8) & 255, packed & 255))
+    return ink
+
+
+#: ``_call(f, *args) = f(*args)`` (in C from Python 3.11 on)
+_call = getattr(operator, "call", lambda function, *args: function(*args))
+
+
+def _reduce(image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None):
+    """The drawing downsampled by ``ss`` (box filter): its rows only (``top`` None), or the
+    whole ``size`` px picture with them at row ``top``. Only the columns that primitives can
+    touch are computed (whole ``ss`` blocks; every other column is black)."""
+    width, height = image.size
+    lo, hi = _span(xs, dims, polys[:, 0::2] if len(polys) else polys, width, ss)
+    if ss == 1:
+        lo, hi = 0, width
+    if lo == 0 and hi == width and (top is None or height == width):
+        return image.reduce(ss) if ss > 1 else image
+    out = Image.new("RGB", (size, height // ss if top is None else size), (0, 0, 0))
+    if hi > lo:
+        part = image.reduce(ss, (lo, 0, hi, height)) if ss > 1 else image
+        out.paste(part, (lo // ss, 0 if top is None else top))
+    return out
+
+
+def _span(starts, dims, coords: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
+    """``(lo, hi)``: the part of ``0 .. limit`` that sprites (``starts`` + ``dims``) and polygon
+    vertex coordinates (``coords``, 2 px of margin) can touch, widened by one ``ss`` block and
+    to whole blocks, clipped to ``0 .. limit``."""
+    lo, hi = limit, 0
+    if len(starts):
+        lo, hi = int(starts.min()), int((starts + dims).max())
+    if coords.size:
+        lo = min(lo, int(math.floor(coords.min())) - 2)
+        hi = max(hi, int(math.ceil(coords.max())) + 2)
+    return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
+
+
+def _content_rows(ys, dims, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
+    """``(y0, y1)``: the rows of the ``limit``-px drawing that primitives can touch (sprites at
+    rows ``ys`` of heights ``dims``; polygons ``polys``), widened to whole supersampling blocks
+    and clipped to the drawing.
 
     Drawing these rows only (all columns) gives the same pixels as drawing the whole picture:
     sprites are pasted at whole-pixel boxes, and Pillow's polygon filler depends on the vertices'
     x coordinates and on differences of y coordinates only, which a whole-pixel vertical shift
     leaves unchanged (column offsets are not used: they would change the rounding of the x
     intercepts); ``y0`` is a multiple of ``ss``, so the downsampling averages the same pixels."""
-    lo, hi = limit, 0
-    if ys:
-        lo = min(ys)
-        hi = max(y + sp.height for y, sp in zip(ys, sprites))
-    if len(polys):
-        py = polys[:, 1::2]
-        lo, hi = min(lo, int(math.floor(py.min())) - 2), max(hi, int(math.ceil(py.max())) + 2)
-    return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
+    return _span(ys, dims, polys[:, 1::2] if len(polys) else polys, limit, ss)

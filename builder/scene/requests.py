@@ -176,10 +176,8 @@ class RenderRequest:
                 )
             object.__setattr__(self, "origin", origin)
         try:
-            atoms = tuple(int(i) for i in self.atoms)
-            groups = tuple(
-                (tuple(int(i) for i in subset), tuple(ops)) for subset, ops in self.groups
-            )
+            atoms = tuple(map(int, self.atoms))
+            groups = tuple((tuple(map(int, subset)), tuple(ops)) for subset, ops in self.groups)
         except (TypeError, ValueError) as exc:
             raise RenderError(
                 f"render request: atoms and groups must be integer indices ({exc})"

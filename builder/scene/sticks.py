@@ -63,20 +63,29 @@ def stick_polygons(
     ny = np.where(flip, -ny, ny)
     w0 = rs / depth[f]
     w1 = rs / ed[rows]
-    polys = np.empty((rows.size, nb, 8))
-    rgb = np.empty((rows.size, nb, 3), dtype=np.int64)
+    # corners of each band polygon: (first, s0), (first, s1), (end, s1), (end, s0), each
+    # ``point + normal * s * width`` (the same products and sums, element by element, as one
+    # corner at a time)
+    n_rows = rows.size
+    points = np.empty((n_rows, 4, 2))
+    points[:, 0, 0] = points[:, 1, 0] = uf
+    points[:, 0, 1] = points[:, 1, 1] = vf
+    points[:, 2, 0] = points[:, 3, 0] = exr
+    points[:, 2, 1] = points[:, 3, 1] = eyr
+    widths = np.empty((n_rows, 4))
+    widths[:, :2] = w0[:, None]
+    widths[:, 2:] = w1[:, None]
+    across = np.array([[s0, s1, s1, s0] for s0, s1 in layout])  # (bands, 4)
+    normal = np.stack([nx, ny], axis=1)
+    polys = (
+        points[:, None]
+        + normal[:, None, None, :] * across[None, :, :, None] * widths[:, None, :, None]
+    ).reshape(n_rows, nb, 8)
     colours = base[f].astype(np.float64)
     fog = fog_level[f]
-    for j, (s0, s1) in enumerate(layout):
-        polys[:, j, 0] = uf + nx * s0 * w0
-        polys[:, j, 1] = vf + ny * s0 * w0
-        polys[:, j, 2] = uf + nx * s1 * w0
-        polys[:, j, 3] = vf + ny * s1 * w0
-        polys[:, j, 4] = exr + nx * s1 * w1
-        polys[:, j, 5] = eyr + ny * s1 * w1
-        polys[:, j, 6] = exr + nx * s0 * w1
-        polys[:, j, 7] = eyr + ny * s0 * w1
-        rgb[:, j] = np.clip(np.rint(colours * band_inks[fog, j][:, None]), 0, 255)
+    rgb = np.clip(np.rint(colours[:, None, :] * band_inks[fog][:, :, None]), 0, 255).astype(
+        np.int64
+    )
     keep = np.ones((rows.size, nb), dtype=bool)
     if nb > 1:
         # Thin sticks (half-width under THIN_STICK_PX final pixels) show no visible banding:

