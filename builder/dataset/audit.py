@@ -43,13 +43,14 @@ from ..scene.requests import RENDER_VERSION
 from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
+    StoredPictures,
     block_means,
     decode,
     image_block_means,
-    image_distance,
     legible_keys,
     margin_summary,
 )
+from .audit_margins import Margins
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -230,7 +231,7 @@ class AuditReport:
         return "\n".join(lines)
 
 
-class _Auditor:
+class _Auditor(Margins):
     """Shared state of one audit: structures, rendered pixels (LRU), block means."""
 
     def __init__(
@@ -259,12 +260,19 @@ class _Auditor:
         )
         self.means = RenderCache(cache_bytes // 8, render=self._means)
         self.rotamer_cache: dict[str, tuple[set, set]] = {}
+        #: decoded stored images by content, least recently used first
+        self.decoded: dict[bytes, np.ndarray] = {}
+        self.decoded_bytes = 0
+        #: block means of a batch of candidates, for the means cache to take (``Margins``)
+        self.batched: dict = {}
 
     def _means(self, complex_, request) -> np.ndarray:
         """Block means of a request's picture: from its cached pixels, else rendered for the means
         alone (answer-space candidates: most are seen once, so their pixels are not kept)."""
         if (complex_, request) in self.pixels:
             return block_means(self.pixels.get(complex_, request))
+        if request in self.batched:
+            return self.batched[request]
         return image_block_means(*render_rows(complex_, request), height=request.camera.size)
 
     def rotamer_bonds(self, pdb_id: str) -> tuple[set, set]:
@@ -274,6 +282,18 @@ class _Auditor:
             ann = self.load(pdb_id)
             self.rotamer_cache[pdb_id] = rotamer_sensitive(ann.complex, ann.hbond_mode)
         return self.rotamer_cache[pdb_id]
+
+    def decode(self, png: bytes) -> np.ndarray:
+        """Pixels of a stored PNG, decoded once per distinct content (questions of a complex
+        share views: 39 % of the stored images of the samples' test split are repeats)."""
+        found = self.decoded.pop(png, None)
+        if found is None:
+            found = decode(png)
+            self.decoded_bytes += found.nbytes
+            while self.decoded and self.decoded_bytes > self.pixels.max_bytes // 4:
+                self.decoded_bytes -= self.decoded.pop(next(iter(self.decoded))).nbytes
+        self.decoded[png] = found
+        return found
 
     def load(self, pdb_id: str):
         return self.annotations.get(pdb_id)
@@ -299,7 +319,7 @@ class _Auditor:
     def _check_row(self, row: dict, checks: Sequence[str], out: RowAudit) -> None:
         task = row["task"]
         specs = replay.question_images(row, self.load)
-        stored = [decode(img["bytes"]) for img in row["images"]]
+        stored = StoredPictures([img["bytes"] for img in row["images"]], self.decode)
         out.counted = True
         if "reproduction" in checks:
             out.reproduced = len(specs) == len(stored) and all(
@@ -307,13 +327,7 @@ class _Auditor:
             )
         if "uniqueness" in checks and task in UNIQUENESS_TASKS:
             space = replay.answer_space(row, specs, self.load)
-            if space.stored_index is not None:
-                gold = block_means(stored[space.stored_index])
-            else:
-                gold = self.render_means(space.gold.pdb_id, space.gold.request)
-            out.margin = min(
-                image_distance(gold, self.render_means(c.pdb_id, c.request)) for c in space.others
-            )
+            out.margin = self.margin(space, stored)
         if "legibility" in checks and task in LEGIBILITY_TASKS:
             needed = self.needed_labels(row)
             if needed:

@@ -28,7 +28,9 @@ import numpy as np
 from PIL import Image
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
+from ..scene.batch import PoseSheet
 from ..scene.labels import PlacedLabel, glyph_mask
+from ..scene.png_read import read_png
 
 BLOCK_PX = 8
 VISIBLE_LEVEL = 24.0
@@ -37,9 +39,32 @@ LEGIBLE_SHARE = 0.9
 
 
 def decode(png: bytes) -> np.ndarray:
-    """(H, W, 3) uint8 pixels of PNG bytes."""
+    """(H, W, 3) uint8 pixels of PNG bytes (our writer's PNGs through ``png_read.read_png``,
+    3-4x faster than Pillow; any other PNG through Pillow)."""
+    pixels = read_png(png)
+    if pixels is not None:
+        return np.ascontiguousarray(pixels)
     with Image.open(io.BytesIO(png)) as image:
         return np.asarray(image.convert("RGB"))
+
+
+class StoredPictures:
+    """A question's stored pictures, each decoded when first used (a uniqueness-only audit of
+    T7 reads none of them)."""
+
+    def __init__(self, pngs: list[bytes], decode):
+        self._pngs, self._decode, self._pixels = pngs, decode, {}
+
+    def __len__(self) -> int:
+        return len(self._pngs)
+
+    def __getitem__(self, k: int) -> np.ndarray:
+        if k not in self._pixels:
+            self._pixels[k] = self._decode(self._pngs[k])
+        return self._pixels[k]
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
 
 
 def block_side(height: int) -> int:
@@ -99,6 +124,51 @@ def image_distance(a: np.ndarray, b: np.ndarray) -> int:
     for k in range(1, diff.shape[2]):
         visible |= diff[..., k] >= VISIBLE_LEVEL
     return int(np.count_nonzero(visible))
+
+
+def image_distances(gold: np.ndarray, means: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`image_distance` from ``gold`` to each of the (K, ...) stacked ``means``, whose
+    candidate ``k`` is 0 outside the block rows ``rows[k, 0] .. rows[k, 1]`` (there a block
+    differs visibly where the gold picture's mean reaches the level in some channel)."""
+    dark = np.count_nonzero(_visible(gold), axis=1)
+    before = np.concatenate([[0], np.cumsum(dark)])
+    out = np.empty(len(means), dtype=np.int64)
+    for k, (r0, r1) in enumerate(rows.tolist()):
+        inside = np.count_nonzero(_visible(means[k, r0:r1] - gold[r0:r1]))
+        out[k] = inside + before[r0] + before[-1] - before[r1]
+    return out
+
+
+def _visible(diff: np.ndarray) -> np.ndarray:
+    """Blocks where a difference of block means reaches ``VISIBLE_LEVEL`` in some channel."""
+    diff = np.abs(diff)
+    visible = diff[..., 0] >= VISIBLE_LEVEL
+    for k in range(1, diff.shape[-1]):
+        visible |= diff[..., k] >= VISIBLE_LEVEL
+    return visible
+
+
+def sheet_block_means(
+    sheets: Iterable[PoseSheet], count: int, height: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(means, rows)``: the (count, H/b, W/b, 3) :func:`block_means` of the ``height`` px
+    square pictures drawn as the bands of ``scene.batch.render_stack``'s sheets (rendered with
+    ``align`` = :func:`block_side`: each band and each sheet's first column are on the block
+    grid), and the block rows of each band (0 outside them)."""
+    b = block_side(height)
+    hb = wb = height // b
+    out = np.zeros((count, hb, wb, 3), dtype=np.float32)
+    rows = np.zeros((count, 2), dtype=np.int64)
+    for sheet in sheets:
+        means = block_means(np.asarray(sheet.image), b)
+        c0 = sheet.left // b
+        cols = min(means.shape[1], wb - c0)
+        for k, row, top, n in sheet.bands:
+            r0 = top // b
+            n = min(n // b, hb - r0)
+            out[k, r0 : r0 + n, c0 : c0 + cols] = means[row // b : row // b + n, :cols]
+            rows[k] = r0, r0 + n
+    return out, rows
 
 
 def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:

@@ -10,10 +10,11 @@ measures that build's CPU time, all processes). Prints, all measured in this one
   ``--workers`` processes, the speed-up, and the audit's CPU as a share of the build's CPU
   (goal, docs/scale.md: at most 15 %; docs/audit.md: the test split under two minutes);
 * the per-task shares (reproduced, unique with a visible margin, answers legible);
-* with ``--baseline REV`` (a git revision of this repository, e.g. ``main``): the T7 (docking)
-  uniqueness check per question, timed question by question alternately with REV's code
-  (``git archive`` into a temporary package) and this code, their ratio (goal >= 10x), and
-  whether both give the same runner-up margins; and the whole split's audit with REV's code;
+* with ``--baseline REV`` (a git revision of this repository, e.g. ``main``, or 6d44f72, the
+  code when issue 25 was filed): the T7 (docking) uniqueness check per question, timed question
+  by question alternately with REV's code (``git archive`` into a temporary package) and this
+  code, their ratio (goal >= 10x), and whether both give the same runner-up margins; and the
+  whole split's audit with REV's code;
 * the pixel solver's T1/T3 scores over train and test (``--no-solver`` skips them).
 """
 
@@ -60,13 +61,14 @@ def _timed(fn, *args, **kwargs):
 #: JSON line each: ``t7 K`` (CPU seconds and margin of the T7 uniqueness check of question K of
 #: the split) or ``audit`` (wall and CPU seconds of the whole split's audit).
 _CHILD = """
-import json, resource, sys, time
+import inspect, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from {pkg}.dataset.audit import TaskAudit, _Auditor, audit_dataset, select_rows
 from {pkg}.dataset.manifest import read_manifest
 folder, split = sys.argv[2], sys.argv[3]
 auditor = _Auditor(read_manifest(folder), None)
 rows = list(select_rows(folder, "docking", split, None, None))
+OLD = "result" in inspect.signature(_Auditor.audit_row).parameters
 def cpu():
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
@@ -78,8 +80,12 @@ for line in sys.stdin:
         auditor.load(row["pdb_id"])
         result = TaskAudit()
         start = time.process_time()
-        auditor.audit_row(row, ("uniqueness",), result)
-        print(json.dumps({{"cpu": time.process_time() - start, "margin": result.margins}}), flush=True)
+        if OLD:  # the code at the issue's filing: findings folded into a TaskAudit
+            auditor.audit_row(row, ("uniqueness",), result)
+            margins = result.margins
+        else:
+            margins = [auditor.audit_row(row, ("uniqueness",)).margin]
+        print(json.dumps({{"cpu": time.process_time() - start, "margin": margins}}), flush=True)
     else:
         wall, c = time.perf_counter(), cpu()
         audit_dataset(folder, split=split)
