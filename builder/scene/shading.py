@@ -69,12 +69,10 @@ def fog_factor(level: int, style_fog: float) -> float:
     return 1.0 - style_fog * level / (FOG_LEVELS - 1)
 
 
-@lru_cache(maxsize=32768)
-def sphere_sprite(
-    rgb: tuple[int, int, int], radius_q: int, fog_level: int, style_fog: float, flat: bool
-) -> Sprite:
-    """Shaded, antialiased sphere of radius ``radius_q / 4`` px as an RGBA sprite (``flat``: a
-    hard-edged disc of one colour, for the debug mode)."""
+@lru_cache(maxsize=256)
+def _sphere_geometry(radius_q: int) -> tuple:
+    """What a sphere sprite of radius ``radius_q / 4`` px shares with every colour and fog level:
+    (centre, distance of each pixel centre, alpha byte, lighting factor, specular term)."""
     radius = radius_q / 4.0
     half = int(math.ceil(radius + 1.0))
     dim = 2 * half
@@ -83,12 +81,6 @@ def sphere_sprite(
     dx = grid[None, :]
     dy = grid[:, None]
     dist = np.sqrt(dx * dx + dy * dy)
-    rgba = np.zeros((dim, dim, 4), dtype=np.uint8)
-    if flat:
-        inside = dist <= radius
-        rgba[inside, :3] = rgb
-        rgba[inside, 3] = 255
-        return make_sprite(rgba, centre)
     alpha = np.clip(radius + 0.5 - dist, 0.0, 1.0)
     nx = np.clip(dx / radius, -1, 1)
     ny = np.clip(-dy / radius, -1, 1)
@@ -100,13 +92,29 @@ def sphere_sprite(
     nz = np.sqrt(np.clip(1.0 - nx * nx - ny * ny, 0.0, 1.0))
     diffuse = np.clip(nx * LIGHT[0] + ny * LIGHT[1] + nz * LIGHT[2], 0.0, 1.0)
     spec = np.clip(nx * HALF[0] + ny * HALF[1] + nz * HALF[2], 0.0, 1.0) ** SHININESS * SPECULAR
+    alpha_byte = np.rint(alpha * 255.0).astype(np.uint8)
+    return centre, dist, alpha_byte, (AMBIENT + DIFFUSE * diffuse)[..., None], spec[..., None]
+
+
+@lru_cache(maxsize=32768)
+def sphere_sprite(
+    rgb: tuple[int, int, int], radius_q: int, fog_level: int, style_fog: float, flat: bool
+) -> Sprite:
+    """Shaded, antialiased sphere of radius ``radius_q / 4`` px as an RGBA sprite (``flat``: a
+    hard-edged disc of one colour, for the debug mode). The colour-independent arrays are shared
+    per radius (:func:`_sphere_geometry`); the arithmetic per pixel is the same."""
+    centre, dist, alpha_byte, light, spec = _sphere_geometry(radius_q)
+    rgba = np.zeros(dist.shape + (4,), dtype=np.uint8)
+    if flat:
+        inside = dist <= radius_q / 4.0
+        rgba[inside, :3] = rgb
+        rgba[inside, 3] = 255
+        return make_sprite(rgba, centre)
     fog = fog_factor(fog_level, style_fog)
     base = np.asarray(rgb, dtype=np.float64) / 255.0
-    colour = (
-        base[None, None, :] * (AMBIENT + DIFFUSE * diffuse)[..., None] + spec[..., None]
-    ) * fog
+    colour = (base[None, None, :] * light + spec) * fog
     rgba[..., :3] = np.clip(np.rint(colour * 255.0), 0, 255).astype(np.uint8)
-    rgba[..., 3] = np.rint(alpha * 255.0).astype(np.uint8)
+    rgba[..., 3] = alpha_byte
     return make_sprite(rgba, centre)
 
 
