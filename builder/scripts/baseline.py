@@ -46,18 +46,26 @@ for line in sys.stdin:
 """
 
 
+def extract_revision(rev: str, into: Path, package: str = PACKAGE) -> Path:
+    """Write ``builder`` of git revision ``rev`` as ``<into>/tree/<package>``; returns the
+    folder to put on ``sys.path``."""
+    into = Path(into)
+    archive = into / "baseline.tar"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
+    )
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    (into / "tree" / "builder").rename(into / "tree" / package)
+    return into / "tree"
+
+
 class Baseline:
     """REV's code in a child process (see the module docstring)."""
 
     def __init__(self, rev: str, into: Path, setup: str):
         into = Path(into)
-        archive = into / "baseline.tar"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
-        )
-        with tarfile.open(archive) as tar:
-            tar.extractall(into / "tree", filter="data")
-        (into / "tree" / "builder").rename(into / "tree" / PACKAGE)
+        extract_revision(rev, into)
         self.child = subprocess.Popen(
             [sys.executable, "-c", _PRELUDE + setup + _LOOP, str(into / "tree"), OURS, PACKAGE],
             stdin=subprocess.PIPE,

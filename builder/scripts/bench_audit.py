@@ -26,7 +26,6 @@ import os
 import resource
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -37,8 +36,7 @@ from ..dataset import pixel_solver
 from ..dataset.audit import _Auditor, audit_dataset, select_rows
 from ..dataset.build import build_dataset
 from ..dataset.manifest import read_manifest
-
-ROOT = Path(__file__).resolve().parents[2]
+from .baseline import extract_revision
 
 
 def _cpu() -> float:
@@ -98,13 +96,7 @@ class _Baseline:
 
     def __init__(self, rev: str, into: Path, folder: Path, split: str):
         name = "misi_baseline"
-        archive = into / "baseline.tar"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "-o", str(archive), rev, "builder"], check=True
-        )
-        with tarfile.open(archive) as tar:
-            tar.extractall(into / "tree", filter="data")
-        (into / "tree" / "builder").rename(into / "tree" / name)
+        extract_revision(rev, into, name)
         self.child = subprocess.Popen(
             [sys.executable, "-c", _CHILD.format(pkg=name), str(into / "tree"), str(folder), split],
             stdin=subprocess.PIPE,

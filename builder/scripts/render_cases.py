@@ -110,14 +110,7 @@ def select_cases(records, per_kind: int) -> list[tuple[str, str, RenderRequest]]
 
 
 def _with_style(request: RenderRequest, style: Style) -> RenderRequest:
-    return RenderRequest(
-        atoms=request.atoms,
-        camera=request.camera,
-        groups=request.groups,
-        view=request.view,
-        style=style,
-        origin=request.origin,
-    )
+    return dataclasses.replace(request, style=style)
 
 
 def _runs(atoms) -> list[list[int]]:
