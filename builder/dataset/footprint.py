@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from ..scene.png import PNG_ENCODER, encode_image
-from .parquet import arrow_schema
+from .parquet import arrow_schema, row_bytes
 
 
 def _pillow(**kwargs) -> Callable[[Image.Image], bytes]:
@@ -73,7 +73,7 @@ def _issue_groups(rows: list[dict]) -> list[list[dict]]:
     size = 0
     for row in rows:
         groups[-1].append(row)
-        size += sum(len(img["bytes"] or b"") for img in row["images"]) + len(row["question"])
+        size += row_bytes(row)
         if len(groups[-1]) >= ISSUE_GROUP_ROWS or size >= ISSUE_GROUP_BYTES:
             groups.append([])
             size = 0

@@ -70,12 +70,14 @@ def read_rows(path: Path, columns: list[str] | None = None) -> list[dict]:
     return pq.read_table(path, columns=columns).to_pylist()
 
 
-def _row_bytes(row: dict) -> int:
+def row_bytes(row: dict) -> int:
+    """A row's size by the shard writer's measure: its image bytes (each reference), its
+    question and a fixed 512 for the rest."""
     return sum(len(img["bytes"] or b"") for img in row["images"]) + len(row["question"]) + 512
 
 
 def row_bytes_of_table(table: pa.Table) -> list[int]:
-    """:func:`_row_bytes` of every row of a table holding ``images`` and ``question``, computed
+    """:func:`row_bytes` of every row of a table holding ``images`` and ``question``, computed
     in Arrow (no row is converted to Python objects)."""
     import numpy as np  # noqa: PLC0415
     import pyarrow.compute as pc  # noqa: PLC0415
@@ -119,7 +121,7 @@ class ShardWriter:
         self.count = 0
 
     def add(self, row: dict) -> None:
-        b = _row_bytes(row)
+        b = row_bytes(row)
         if self.size and self.size + b > self.max_bytes:  # this shard is full: start the next one
             self._flush_group()
             self._close_part()

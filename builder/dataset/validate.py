@@ -27,6 +27,7 @@ from .. import scoring
 from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
 from ..core.registry import TASK_NAMES, answer_format
+from ..scene.png import PNG_SIGNATURE
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .cluster import check_workers
@@ -247,7 +248,7 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
     meta = json.loads(row["metadata"])
     if len(row["images"]) != len(row["image_views"]) or not row["images"]:
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
-    if any(not img["bytes"] or img["bytes"][:8] != b"\x89PNG\r\n\x1a\n" for img in row["images"]):
+    if any(not img["bytes"] or not img["bytes"].startswith(PNG_SIGNATURE) for img in row["images"]):
         report.fail(f"{rid}: an image is not a PNG")
     if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")

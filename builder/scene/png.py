@@ -26,7 +26,8 @@ PNG_DEFLATE_LEVEL = 6
 #: The encoder's identity, recorded in the build configuration (its hash names the build).
 PNG_ENCODER = f"png filter 0, libdeflate level {PNG_DEFLATE_LEVEL}"
 
-_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: The eight bytes every PNG file starts with.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Pillow mode -> (PNG colour type, channels).
 _COLOUR_TYPES = {"L": (0, 1), "RGB": (2, 3), "RGBA": (6, 4)}
 
@@ -55,7 +56,9 @@ def png_bytes(pixels: np.ndarray) -> bytes:
     scanlines[:, 1:] = pixels.reshape(height, width * channels)
     header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
     compressed = deflate.zlib_compress(scanlines.data, PNG_DEFLATE_LEVEL)
-    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
+    return (
+        PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
+    )
 
 
 def encode_image(image) -> bytes:

@@ -16,7 +16,8 @@ import zlib
 import deflate
 import numpy as np
 
-_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+from .png import PNG_SIGNATURE
+
 #: Ancillary chunks that do not change the pixels of an RGB picture without gamma handling.
 _SKIP = frozenset({b"tEXt", b"zTXt", b"iTXt", b"pHYs", b"tIME"})
 
@@ -24,9 +25,9 @@ _SKIP = frozenset({b"tEXt", b"zTXt", b"iTXt", b"pHYs", b"tIME"})
 def read_png(data: bytes) -> np.ndarray | None:
     """(H, W, 3) uint8 pixels of an 8-bit RGB PNG whose scanlines all use filter 0, else None
     (also for a damaged file: the caller's decoder then reports it)."""
-    if not data.startswith(_SIGNATURE):
+    if not data.startswith(PNG_SIGNATURE):
         return None
-    at, size, idat = len(_SIGNATURE), None, []
+    at, size, idat = len(PNG_SIGNATURE), None, []
     view = memoryview(data)
     while at + 12 <= len(data):
         (length,) = struct.unpack_from(">I", data, at)
