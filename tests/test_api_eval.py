@@ -590,6 +590,51 @@ def test_image_cache_never_merges_images_with_the_same_tail(data_dir):
     assert base64.b64decode(cache.b64(other)) == other != png == base64.b64decode(cache.b64(png))
 
 
+def test_image_cache_interns_views_without_merging_or_copying_twice(data_dir):
+    """Given views into a page (as the page reader passes them), the cache copies an image
+    only when it does not hold that content yet: an equal view gets the bytes object it
+    already holds, a view that differs only before the hashed tail gets its own entry."""
+    from misi_bench.eval_plugins.api import data
+
+    row = _rows(data_dir, columns=("id", "images"))[0]
+    png = row["images"][0]["bytes"]
+    page = bytearray(b"head" + png + png[:100] + bytes([png[100] ^ 1]) + png[101:])
+    first = memoryview(page)[4 : 4 + len(png)]
+    other = memoryview(page)[4 + len(png) :]
+    cache = data.ImageCache()
+    held = cache.intern(first)
+    assert type(held) is bytes and held == png and cache.misses == 1
+    assert cache.intern(png) is held and cache.intern(memoryview(bytes(png))) is held
+    assert cache.intern(memoryview(page)[4 : 4 + len(png)]) is held and cache.hits == 3
+    changed = cache.intern(other)
+    assert changed is not held and changed == bytes(other) != png and len(cache) == 2
+    assert base64.b64decode(cache.b64(first)) == png
+    assert base64.b64decode(cache.b64(other)) == bytes(other)
+    page[4] ^= 1  # the cache holds its own copies, not views into the page
+    assert held == png and cache.intern(png) is held
+
+
+def test_uncompressed_chunk_images_are_views_into_the_mapped_shard(data_dir, tmp_path):
+    """An uncompressed image chunk is decoded where it lies in the mapped shard: its images
+    are views into the map (no copy), equal to what pyarrow reads."""
+    import mmap
+
+    from misi_bench.eval_plugins.api import pages
+
+    shard = next((Path(data_dir) / "rotation").glob("test-*.parquet"))
+    out = tmp_path / "rotation" / shard.name
+    _rewrite(shard, out, compression="none")
+    pf = pq.ParquetFile(out)
+    with open(out, "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    values, rows = pages.row_group_images(mapped, pf, 0, pages.image_column(pf))
+    assert all(v.obj is mapped and v.readonly for v in values)
+    want = _pyarrow_images(out, 0)
+    assert [[bytes(values[i]) for i in r] for r in rows] == [
+        [img["bytes"] for img in w] for w in want
+    ]
+
+
 def test_fast_and_standard_base64_encoders_give_the_same_bytes(monkeypatch):
     """``pybase64`` (the ``eval-fast`` extra, installed in CI) and the standard library's
     fallback encode a real PNG to the same bytes, and each is picked when it should be."""
@@ -611,9 +656,14 @@ def _pyarrow_images(shard, group):
     return pq.ParquetFile(shard).read_row_group(group, columns=["images"]).column(0).to_pylist()
 
 
-def test_page_reader_reads_every_row_group_as_pyarrow_does(data_dir):
+@pytest.mark.parametrize("source", ["map", "file"])
+def test_page_reader_reads_every_row_group_as_pyarrow_does(data_dir, source):
     """The image column's own page reader gives, for every row group of every shard of a real
-    build, the rows' images exactly as pyarrow decodes them, each distinct image once."""
+    build, the rows' images exactly as pyarrow decodes them, each distinct image once; whether
+    it decodes the pages where they lie in the mapped shard (as the run does) or reads the
+    column chunk from the open file."""
+    import mmap
+
     from misi_bench.eval_plugins.api import pages
 
     shards = sorted(Path(data_dir).glob("*/*.parquet"))
@@ -624,6 +674,8 @@ def test_page_reader_reads_every_row_group_as_pyarrow_does(data_dir):
         column = pages.image_column(pf)
         assert column is not None
         with open(shard, "rb") as fh:
+            if source == "map":
+                fh = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             for group in range(pf.num_row_groups):
                 values, rows = pages.row_group_images(fh, pf, group, column)
                 want = _pyarrow_images(shard, group)

@@ -37,7 +37,6 @@ from .data import (
     Question,
     QuestionSource,
     _b64encode,
-    _image_item,
     check_configs,
 )
 from .runner import EvalOptions, Progress, ask_all
@@ -94,11 +93,11 @@ class _EveryTime(ImageCache):
     """No cache (the behaviour before ``ImageCache``): every request encodes all its images
     (with the same encoder as the cache)."""
 
-    def intern(self, png: bytes) -> bytes:
-        return png
+    def intern(self, png) -> bytes:
+        return bytes(png)
 
-    def item(self, png: bytes) -> bytes:
-        return _image_item(png)
+    def b64(self, png) -> bytes:
+        return _b64encode(png)
 
 
 def measure(

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import logging
+import mmap
 import os
 import uuid
 from collections import OrderedDict
@@ -158,7 +159,8 @@ class QuestionSource:
     ) -> Iterator[Question]:
         """The questions whose id is in ``wanted``, streamed in dataset order; with ``images``
         (the run's :class:`ImageCache`) questions that show the same view share its bytes."""
-        same = (lambda png: png) if images is None else images.intern
+        same = bytes if images is None else images.intern
+        read = _Interned(same)
         for config in configs:
             if self.local:
                 for shard in self._shards(config, split):
@@ -168,24 +170,37 @@ class QuestionSource:
                 ids = batch.column("id").to_pylist()
                 keep = [i for i, qid in enumerate(ids) if qid in wanted]
                 for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):
-                    yield _question(row, row["images"] or [], same, image_png)
+                    yield _question(row, row["images"] or [], read)
 
 
-def _question(row: dict, images, same, to_png) -> Question:
-    """The question of ``row`` with ``to_png(image, id)`` of each image; a row whose images
-    cannot be read becomes a question with an error (it then fails alone)."""
+def _question(row: dict, images, to_png) -> Question:
+    """The question of ``row`` with ``to_png(image, id)`` of each image (its PNG bytes); a row
+    whose images cannot be read becomes a question with an error (it then fails alone)."""
     try:
-        pngs = tuple(same(to_png(img, row["id"])) for img in images)
+        pngs = tuple(to_png(img, row["id"]) for img in images)
     except (MisiError, OSError, ValueError) as exc:
         return Question(str(row["id"]), str(row["task"]), "", (), error=f"bad row: {exc}")
     return Question(str(row["id"]), str(row["task"]), doc_prompt(row), pngs)
 
 
-class _GroupImages:
-    """The PNG of a row group's dictionary entry, read (copied out of the page) once."""
+class _Interned:
+    """``same(image_png(image, qid))``: a row image's PNG as the run's one bytes object."""
 
-    def __init__(self, values: list):
+    def __init__(self, same):
+        self.same = same
+
+    def __call__(self, image, qid: str) -> bytes:
+        return self.same(image_png(image, qid))
+
+
+class _GroupImages:
+    """The PNG of a row group's dictionary entry, read once: ``same`` (the run's
+    :meth:`ImageCache.intern`, else ``bytes``) is given the entry's view into the page, which
+    the cache copies only for an image it does not hold yet."""
+
+    def __init__(self, values: list, same):
         self.values = values
+        self.same = same
         self.read: dict[int, bytes | Exception] = {}
 
     def __call__(self, index: int | None, qid: str) -> bytes:
@@ -193,8 +208,11 @@ class _GroupImages:
             raise MisiError(f"question {qid}: an image has neither bytes nor a path")
         got = self.read.get(index)
         if got is None:
+            view = self.values[index]
             try:
-                got = image_png(bytes(self.values[index]), qid)
+                if view[:8] != _PNG_MAGIC:  # another format: re-encoded (builds never write it)
+                    view = image_png(bytes(view), qid)
+                got = self.same(view)
             except (MisiError, OSError, ValueError) as exc:
                 got = exc
             self.read[index] = got
@@ -212,6 +230,7 @@ def _shard_questions(shard: Path, wanted: set[str], same) -> Iterator[Question]:
     pf = pq.ParquetFile(shard, pre_buffer=False)
     column = pages.image_column(pf)
     with open(shard, "rb") as fh:
+        fh = _mapped(fh)
         for group in range(pf.num_row_groups):
             columns = ["id", "task", "question", "image_views"]
             text = pf.read_row_group(group, columns, use_threads=False).to_pylist()
@@ -228,12 +247,23 @@ def _shard_questions(shard: Path, wanted: set[str], same) -> Iterator[Question]:
                 log.debug("%s row group %d: %s; read by pyarrow", shard, group, exc)
                 table = pf.read_row_group(group, columns=["images"], use_threads=False)
                 listed = table.column(0).to_pylist()
+                read = _Interned(same)
                 for i in keep:
-                    yield _question(text[i], listed[i] or [], same, image_png)
+                    yield _question(text[i], listed[i] or [], read)
                 continue
-            one = _GroupImages(values)
+            one = _GroupImages(values, same)
             for i in keep:
-                yield _question(text[i], rows[i], same, one)
+                yield _question(text[i], rows[i], one)
+
+
+def _mapped(fh):
+    """The open shard ``fh`` mapped read-only (its pages are read where they lie, without a
+    copy), or ``fh`` itself where it cannot be mapped. The map is not closed explicitly: the
+    views into it that a row group's images may be go away with it."""
+    try:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # an empty file, a file system without mmap
+        return fh
 
 
 _ENCODER: list = []
@@ -260,19 +290,30 @@ class _Key:
     :data:`_KEY_TAIL` bytes (the end of the compressed image data and its checksums, which
     differ between different images), while equality still compares the whole content (the
     same object at once), so two different images never share an entry whatever their hash.
+    ``png`` is bytes, or (to look an image up without copying it) a view of bytes such as a
+    page's slice: it compares with ``bytes.startswith``, a ``memcmp`` like bytes equality.
     """
 
     __slots__ = ("png", "_hash")
 
-    def __init__(self, png: bytes):
+    def __init__(self, png):
         self.png = png
-        self._hash = hash((len(png), png[-_KEY_TAIL:]))
+        self._hash = hash((len(png), bytes(png[-_KEY_TAIL:])))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Key) and (self.png is other.png or self.png == other.png)
+        if not isinstance(other, _Key):
+            return NotImplemented
+        a, b = self.png, other.png
+        if a is b:
+            return True
+        if len(a) != len(b):
+            return False
+        if type(a) is not bytes:
+            a, b = b, a
+        return a.startswith(b) if type(a) is bytes else bytes(a) == bytes(b)
 
 
 #: Bytes at the end of a PNG that :class:`_Key` hashes.
@@ -280,27 +321,28 @@ _KEY_TAIL = 4096
 
 
 class ImageCache:
-    """Each distinct image of a run once: one bytes object and its request item, keyed by content.
+    """Each distinct image of a run once: one bytes object and its base64, keyed by content.
 
     A dict keyed by the PNG's content (:class:`_Key`: a cheap hash of its length and last
     bytes, equality over the whole content, so two different images never share an entry).
-    :meth:`intern` gives rows that show the same view the same bytes object, and :meth:`item`
-    builds each distinct image's JSON item of the request (its base64 data URL) once; it finds
-    an interned object by identity, without hashing. Least recently used entries are dropped
-    beyond ``max_bytes`` (PNG plus item), so memory stays bounded whatever the run's size;
+    :meth:`intern` gives rows that show the same view the same bytes object (given a view into
+    a page, it copies the image only when the cache does not hold it yet), and :meth:`b64`
+    encodes each distinct image once (when a request first shows it); it finds an interned
+    object by identity, without hashing. Least recently used entries are dropped beyond
+    ``max_bytes`` (PNG plus base64), so memory stays bounded whatever the run's size;
     questions come in dataset order (config, then complex), so the images they share are close
     together.
     """
 
     def __init__(self, max_bytes: int = 256 * 1024 * 1024):
         self.max_bytes = int(max_bytes)
-        self._store: OrderedDict[_Key, list] = OrderedDict()  # key -> [png, item, key]
+        self._store: OrderedDict[_Key, list] = OrderedDict()  # key -> [png, b64, key]
         self._by_id: dict[int, list] = {}  # id of an entry's png (alive while it is held)
         self._bytes = 0
         self.hits = 0
         self.misses = 0
 
-    def _entry(self, png: bytes) -> list:
+    def _entry(self, png) -> list:
         entry = self._by_id.get(id(png))  # the run's own bytes object: no hashing, no compare
         if entry is not None and entry[0] is png:
             self.hits += 1
@@ -313,6 +355,8 @@ class ImageCache:
             self._store.move_to_end(entry[2])  # the stored key: found by identity, no compare
             return entry
         self.misses += 1
+        if type(png) is not bytes:  # a view: the cache keeps its own copy
+            png = key.png = bytes(png)
         entry = [png, None, key]
         self._store[key] = entry
         self._by_id[id(png)] = entry
@@ -322,27 +366,22 @@ class ImageCache:
 
     def _trim(self) -> None:
         while self._bytes > self.max_bytes and len(self._store) > 1:
-            _, (png, item, _) = self._store.popitem(last=False)
+            _, (png, b64, _) = self._store.popitem(last=False)
             del self._by_id[id(png)]
-            self._bytes -= len(png) + (len(item) if item is not None else 0)
+            self._bytes -= len(png) + (len(b64) if b64 is not None else 0)
 
-    def intern(self, png: bytes) -> bytes:
-        """The run's one bytes object with the content of ``png``."""
+    def intern(self, png) -> bytes:
+        """The run's one bytes object with the content of ``png`` (bytes or a view of bytes)."""
         return self._entry(png)[0]
 
-    def item(self, png: bytes) -> bytes:
-        """The request's JSON item for ``png`` (its base64 data URL, then a comma), built on
-        the first request that shows it."""
+    def b64(self, png) -> bytes:
+        """base64 of ``png`` (ASCII bytes), encoded on the first request that shows it."""
         entry = self._entry(png)
         if entry[1] is None:
-            entry[1] = _image_item(png)
+            entry[1] = _b64encode(entry[0])
             self._bytes += len(entry[1])
             self._trim()
         return entry[1]
-
-    def b64(self, png: bytes) -> bytes:
-        """base64 of ``png`` (ASCII bytes), from its cached item."""
-        return self.item(png)[len(_ITEM_HEAD) : -len(_ITEM_TAIL)]
 
     def clear(self) -> None:
         self._store.clear()
@@ -351,10 +390,6 @@ class ImageCache:
 
     def __len__(self) -> int:
         return len(self._store)
-
-
-def _image_item(png: bytes) -> bytes:
-    return b"".join((_ITEM_HEAD, _b64encode(png), _ITEM_TAIL))
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
@@ -416,8 +451,8 @@ def request_body(
     Equal to ``json.dumps`` of the full request (compact separators, ``ensure_ascii=False``), but
     the image items (JSON-safe ASCII) are spliced in as bytes instead of passing through the JSON
     encoder: the request is encoded with one placeholder before its text item, which is replaced
-    by the images' items. ``images``: the run's :class:`ImageCache` (each distinct image's item is
-    built once per run).
+    by the images' items (one join, the only copy of their base64). ``images``: the run's
+    :class:`ImageCache` (each distinct image is base64-encoded once per run).
     """
     messages = build_messages(q, system, [])
     if q.images:
@@ -431,6 +466,10 @@ def request_body(
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     if not q.images:
         return text
-    item = _image_item if images is None else images.item
+    encode = _b64encode if images is None else images.b64
     at = text.index(_MARK_JSON)
-    return b"".join((text[:at], *map(item, q.images), text[at + len(_MARK_JSON) :]))
+    parts = [text[:at]]
+    for png in q.images:  # each image's item: head, base64, tail; the one join copies them
+        parts += (_ITEM_HEAD, encode(png), _ITEM_TAIL)
+    parts.append(text[at + len(_MARK_JSON) :])
+    return b"".join(parts)

@@ -16,6 +16,7 @@ raises :class:`Unsupported` and the caller reads that row group with pyarrow ins
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Sequence
 
 #: Leaf column of the image bytes, and the levels of ``list<struct<bytes, path>>`` above it.
@@ -168,17 +169,26 @@ def image_column(parquet_file) -> int | None:
 
 
 def row_group_images(
-    fh, parquet_file, group: int, column: int
+    shard, parquet_file, group: int, column: int
 ) -> tuple[list[memoryview], list[tuple[int | None, ...]]]:
     """The distinct images of row group ``group`` (its dictionary, in order) and each row's
-    images as indices into it (None: a null image entry). ``fh``: the shard, opened binary."""
+    images as indices into it (None: a null image entry).
+
+    ``shard``: the whole shard as a buffer (an ``mmap``: its pages are decoded where they lie,
+    and an uncompressed chunk's images are views into it, never copied here) or the shard
+    opened binary (the column chunk is read into memory)."""
     meta = parquet_file.metadata.row_group(group)
     chunk = meta.column(column)
     if not chunk.has_dictionary_page or not chunk.dictionary_page_offset:
         raise Unsupported("no dictionary page")
-    start = chunk.dictionary_page_offset
-    fh.seek(start)
-    raw = memoryview(fh.read(chunk.total_compressed_size))
+    start, size = chunk.dictionary_page_offset, chunk.total_compressed_size
+    if isinstance(shard, (bytes, bytearray, memoryview, mmap.mmap)):
+        raw = memoryview(shard)[start : start + size]
+    else:
+        shard.seek(start)
+        raw = memoryview(shard.read(size))
+    if len(raw) != size:
+        raise Unsupported("the column chunk ends after the file")
     decode = _Decoder(chunk.compression)
     values: list[memoryview] | None = None
     reps: list[int] = []
