@@ -14,13 +14,17 @@ folder its test questions (real images) are cycled, each pass over them one run:
 shards by the run's own reader (its CPU counts) into the run's image cache
 (``data.ImageCache``: each distinct image base64-encoded once per run). The zero-delay CPU run
 is repeated without the cache (each request encodes its images again, same encoder) and with
-text-only questions, so that the ratios to the text-only figure are measured in the same run.
+text-only questions, so that the ratios to the text-only figure are measured in the same run;
+``--built`` adds a run that sends the image requests' bodies built beforehand (what sending them
+costs the client, without reading or encoding).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import logging
 import os
 import subprocess
@@ -28,8 +32,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from unittest import mock
 
 from ...builder.core.registry import LETTER, TASK_SPECS
+from . import runner
 from .client import RetryPolicy
 from .data import (
     _ENCODER,
@@ -38,6 +44,7 @@ from .data import (
     QuestionSource,
     _b64encode,
     check_configs,
+    request_body,
 )
 from .runner import EvalOptions, Progress, ask_all
 from .store import RunSettings, RunStore
@@ -100,6 +107,14 @@ class _EveryTime(ImageCache):
         return _b64encode(png)
 
 
+def _built_bodies(dataset: str, model: str) -> Iterator[bytes]:
+    """The request bodies of one pass over the build's test questions, built now and cycled."""
+    source, configs, ids = _source(dataset)
+    images = ImageCache()
+    questions = source.questions(configs, "test", ids, images)
+    return itertools.cycle([request_body(q, model, images=images) for q in questions])
+
+
 def measure(
     url: str,
     concurrency: int,
@@ -107,9 +122,11 @@ def measure(
     dataset: str | None,
     server_pid: int | None = None,
     cache: bool = True,
+    built: bool = False,
 ) -> dict:
     """Ask ``n`` questions at ``concurrency``; wall time, questions/s, client CPU per request
-    (and the double's, when its ``server_pid`` is given)."""
+    (and the double's, when its ``server_pid`` is given). ``built``: send the image requests'
+    bodies built beforehand (the cost of sending them, without reading or encoding)."""
     settings = RunSettings(model="double", dataset=dataset or "text-only", revision="bench")
     options = EvalOptions(
         base_url=url,
@@ -119,8 +136,12 @@ def measure(
         policy=RetryPolicy(timeout_s=60, max_retries=2),
     )
     images = ImageCache() if cache else _EveryTime()
-    questions = _questions(n, dataset, images)
-    with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store:
+    questions = _questions(n, None if built else dataset, images)
+    swap = contextlib.nullcontext()
+    if built:
+        bodies = _built_bodies(dataset, settings.model)
+        swap = mock.patch.object(runner, "request_body", lambda *a, **k: next(bodies))
+    with tempfile.TemporaryDirectory() as tmp, RunStore(tmp, settings) as store, swap:
         progress = Progress(n, False)
         server0 = _process_cpu_s(server_pid) if server_pid else None
         cpu0, t0 = time.process_time(), time.perf_counter()
@@ -158,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         help="requests of the zero-delay CPU run (default 2000)",
     )
     p.add_argument("--dataset", help="a build folder whose test questions (with images) are cycled")
+    p.add_argument(
+        "--built",
+        action="store_true",
+        help="also send the image bodies built beforehand (what sending alone costs)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -201,6 +227,14 @@ def main(argv: list[str] | None = None) -> int:
                             "cache": "text only",
                         }
                     )
+                    if args.built:
+                        rows.append(
+                            {
+                                **measure(url, c, n, args.dataset, server.pid, built=True),
+                                "delay": delay,
+                                "cache": "bodies built beforehand",
+                            }
+                        )
         finally:
             server.terminate()
             server.wait(10)
@@ -228,13 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"base64 encoder of the image cache: {encoder.__module__}.{encoder.__name__}")
     text = [r for r in rows if r["cache"] == "text only"]
     if text:
-        for label in ("yes", "no"):
+        for label in ("yes", "no", "bodies built beforehand")[: 3 if args.built else 2]:
             ratio = (
                 next(r["cpu_ms"] for r in rows if r["delay"] == 0.0 and r["cache"] == label)
                 / text[0]["cpu_ms"]
             )
+            what = f"image cache {label}" if label in ("yes", "no") else label
             print(
-                f"client CPU per request with images, image cache {label}: {ratio:.2f}x the text-only figure "
+                f"client CPU per request with images, {what}: {ratio:.2f}x the text-only figure "
                 f"(goal with the cache: <= 1.5x)"
             )
     return 0
