@@ -21,6 +21,8 @@ from .parquet import config_shards
 #: Shard files a worker keeps open (their footers parsed once).
 _OPEN_FILES = 4
 _FILES: OrderedDict[str, pq.ParquetFile] = OrderedDict()
+#: The row group a worker read last (its table), keyed by (path, group).
+_LAST_GROUP: dict = {}
 
 
 @dataclass(frozen=True)
@@ -78,5 +80,7 @@ def read_chunk(chunk: RowChunk) -> list[dict]:
         while len(_FILES) > _OPEN_FILES:
             _FILES.popitem(last=False)
     _FILES.move_to_end(chunk.path)
-    table = shard.read_row_group(chunk.group)
-    return table.take(list(chunk.positions)).to_pylist()
+    key = (chunk.path, chunk.group)
+    if _LAST_GROUP.get("key") != key:  # consecutive chunks of a row group often meet here
+        _LAST_GROUP.update(key=key, table=shard.read_row_group(chunk.group))
+    return _LAST_GROUP["table"].take(list(chunk.positions)).to_pylist()
