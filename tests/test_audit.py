@@ -236,6 +236,24 @@ def test_audit_report_is_the_same_for_any_worker_count(data_dir):
     assert one == two and one["tasks"]["docking"]["checked_unique"] == 2
 
 
+def test_audit_chunks_are_the_rows_the_main_process_used_to_read(data_dir):
+    """Workers read their own rows (``audit_rows``): the chunks' rows, in order, are the config's
+    rows (all, the first ``limit``, or a ``sample``), each chunk one complex in one row group."""
+    import pyarrow.parquet as pq
+    from misi_bench.builder.dataset.audit import select_rows
+    from misi_bench.builder.dataset.audit_rows import plan_chunks, read_chunk
+
+    for task, split in (("translation", "test"), ("residue_ligand", "train")):
+        for limit, sample in ((None, None), (5, None), (None, 4)):
+            chunks = list(plan_chunks(data_dir, task, split, limit, sample, max_rows=3))
+            rows = [row for chunk in chunks for row in read_chunk(chunk)]
+            assert rows == list(select_rows(data_dir, task, split, limit, sample))
+            assert rows and all(1 <= len(c.positions) <= 3 for c in chunks)
+            for chunk in chunks:
+                group = pq.ParquetFile(chunk.path).read_row_group(chunk.group, columns=["pdb_id"])
+                assert len({group.column(0)[k].as_py() for k in chunk.positions}) == 1
+
+
 def test_audit_rejects_zero_or_negative_workers(data_dir):
     from misi_bench.builder.core.errors import MisiError
 

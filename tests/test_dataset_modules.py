@@ -213,6 +213,65 @@ def test_card_counts_and_baselines_tables(data_dir):
     assert table == card.baseline_table(data_dir, manifest)  # seeded: same figures every time
 
 
+def test_card_and_blind_baselines_are_the_same_in_a_process_pool(data_dir):
+    """The merge's pool measures the card's chance and text-only rows and the T5/T6 image rule's
+    distances one shard file per job: same figures and answers as without a pool."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from misi_bench.builder.dataset import blind, card_stats
+
+    manifest = manifest_io.read_manifest(data_dir)
+    tasks = card.ordered_tasks(manifest)
+    alone = blind.compute_blind(data_dir, tasks, seed=3)
+    assert alone["image_answers"]["test"] and alone["image_answers"]["train"]
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        pooled = blind.compute_blind(data_dir, tasks, seed=3, pool=pool)
+        table = card.baseline_table(data_dir, manifest, pool=pool)
+        scored = card_stats.card_scores(data_dir, tasks, alone["text_model"], 5, pool)
+    assert pooled == alone
+    assert table == card.baseline_table(data_dir, manifest)
+    # the shard jobs give what scoring's one-pass functions give on all the rows at once
+    from misi_bench.builder import scoring
+
+    columns = ["id", "task", "answer", "metadata", "options"]
+    rows = {
+        s: [r for t in tasks for r in parquet.iter_config_rows(data_dir, t, s, columns)]
+        for s in ("train", "test")
+    }
+    model = scoring.fit_text_only(rows["train"])
+    assert alone["text_model"] == model
+    for split in ("train", "test"):
+        assert alone["splits"][split] == scoring.blind_baselines(
+            rows[split], model, alone["image_answers"][split], 3
+        )
+    assert scored == card_stats.card_scores(data_dir, tasks, alone["text_model"], 5)
+    # one entry per question of every task, in the dataset's order, for each kind
+    ids = [
+        r["id"]
+        for t in tasks
+        for s in ("train", "test")
+        for r in parquet.iter_config_rows(data_dir, t, s, ["id"])
+    ]
+    assert len(scored["random"]) == len(scored["always_no"]) == len(ids)
+    assert [t for t, _ in scored["random"]] == [
+        t
+        for t in tasks
+        for s in ("train", "test")
+        for _ in parquet.iter_config_rows(data_dir, t, s, ["id"])
+    ]
+    assert all(0.0 <= e["score"] <= 1.0 for _, e in scored["random"])
+    # the random draws depend on the seed; the constant answer does not
+    other = card_stats.card_scores(data_dir, tasks, alone["text_model"], 6)
+    assert other["random"] != scored["random"] and other["always_no"] == scored["always_no"]
+    assert len(scored["text_only"]) == sum(
+        1
+        for t in tasks
+        if t in alone["text_model"]
+        for s in ("train", "test")
+        for _ in parquet.iter_config_rows(data_dir, t, s, ["id"])
+    )
+
+
 def test_row_groups_keep_a_complex_together_and_store_a_shared_view_once(tmp_path, complexes):
     """Rows of one complex share a row group (closed at a complex boundary after ROW_GROUP_ROWS
     rows), so the views its questions share are stored once: the shard is about the size of the

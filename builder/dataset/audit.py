@@ -51,6 +51,7 @@ from .audit_checks import (
     margin_summary,
 )
 from .audit_margins import Margins
+from .audit_rows import RowChunk, plan_chunks, read_chunk
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -424,7 +425,7 @@ def audit_dataset(
     jobs = (
         (task, chunk)
         for task in tasks
-        for chunk in _complex_chunks(select_rows(folder, task, split, limit, sample))
+        for chunk in plan_chunks(folder, task, split, limit, sample, CHUNK_ROWS)
     )
     for task, found in _run_jobs(jobs, (manifest, source, structures), tuple(checks), workers):
         for row in found:
@@ -437,22 +438,11 @@ def audit_dataset(
 
 # ---------------------------------------------------------------------------- parallel audit
 
-#: Questions of one complex and config travel to a worker together (they share renders).
+#: Questions of one complex and config go to a worker together (they share renders); the
+#: worker reads them itself (``audit_rows``).
 CHUNK_ROWS = 16
 
 _WORKER: dict = {}
-
-
-def _complex_chunks(rows: Iterable[dict]) -> Iterator[list[dict]]:
-    """Consecutive rows of the same complex, at most ``CHUNK_ROWS`` at a time."""
-    chunk: list[dict] = []
-    for row in rows:
-        if chunk and (row["pdb_id"] != chunk[-1]["pdb_id"] or len(chunk) >= CHUNK_ROWS):
-            yield chunk
-            chunk = []
-        chunk.append(row)
-    if chunk:
-        yield chunk
 
 
 def _init_worker(setup: tuple, checks: tuple[str, ...], cache_bytes: int) -> None:
@@ -460,14 +450,14 @@ def _init_worker(setup: tuple, checks: tuple[str, ...], cache_bytes: int) -> Non
     _WORKER["checks"] = checks
 
 
-def _audit_chunk(job: tuple[str, list[dict]]) -> tuple[str, list[RowAudit]]:
-    task, rows = job
+def _audit_chunk(job: tuple[str, RowChunk]) -> tuple[str, list[RowAudit]]:
+    task, chunk = job
     auditor, checks = _WORKER["auditor"], _WORKER["checks"]
-    return task, [auditor.audit_row(row, checks) for row in rows]
+    return task, [auditor.audit_row(row, checks) for row in read_chunk(chunk)]
 
 
 def _run_jobs(
-    jobs: Iterable[tuple[str, list[dict]]], setup: tuple, checks: tuple[str, ...], workers: int
+    jobs: Iterable[tuple[str, RowChunk]], setup: tuple, checks: tuple[str, ...], workers: int
 ) -> Iterator[tuple[str, list[RowAudit]]]:
     """Findings of each job, in job order, from ``workers`` processes (1: this process). At
     most ``2 * workers`` jobs are in flight, so memory stays bounded whatever the split's size."""

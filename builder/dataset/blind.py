@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -30,7 +31,14 @@ from ..scoring.blind import (
     chance_excess,
     pick_lowest,
 )
-from .audit_checks import block_means, decode, image_distance
+from .card_stats import (
+    answer_counts_of,
+    distance_sums,
+    option_distances,
+    pool_map,
+    shard_jobs,
+    text_only_scores_of,
+)
 from .parquet import iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -43,60 +51,64 @@ CHANCE = 0.25
 _COLUMNS = ["id", "task", "answer", "metadata", "options"]
 
 
-def option_image_indices(views: Iterable[str]) -> list[int]:
-    """Positions of the option images (views named ``option A`` .. ``option D``) in a row."""
-    return [k for k, v in enumerate(views) if str(v).startswith("option ")]
-
-
 def image_medoid(pixels: list[np.ndarray], rng: np.random.Generator) -> str:
     """The letter of the option image nearest to the others (sum of image distances)."""
-    means = [block_means(p) for p in pixels]
-    n = len(means)
-    dist = np.zeros((n, n))
-    for i in range(n):
-        for j in range(i + 1, n):
-            dist[i, j] = dist[j, i] = image_distance(means[i], means[j])
-    return pick_lowest(dist.sum(axis=1), rng)
+    return pick_lowest(distance_sums(pixels), rng)
 
 
 def image_medoid_answers(
-    out: Path, tasks: Iterable[str], split: str, seed: int = 0
+    out: Path, tasks: Iterable[str], split: str, seed: int = 0, pool=None
 ) -> dict[str, str]:
     """id -> letter picked by the image rule, for every question of ``split`` whose options are
-    images (T5, T6)."""
+    images (T5, T6). The distances are measured one shard file per job (in ``pool`` when given);
+    ties are then broken in question order from one generator, so the answers are the same for
+    any worker count."""
     answers: dict[str, str] = {}
     rng = np.random.default_rng(seed)
-    for task in tasks:
-        if task not in CHOICE_TASKS:
-            continue
-        for row in iter_config_rows(out, task, split, ["id", "images", "image_views"]):
-            idx = option_image_indices(row["image_views"])
-            if len(idx) < 2:
-                continue
-            answers[row["id"]] = image_medoid([decode(row["images"][k]["bytes"]) for k in idx], rng)
+    jobs = shard_jobs(out, [t for t in tasks if t in CHOICE_TASKS], (split,))
+    for found in pool_map(pool, option_distances, [job.path for job in jobs]):
+        for qid, sums in found:
+            answers[qid] = pick_lowest(sums, rng)
     return answers
 
 
-def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0) -> dict:
-    """Blind baselines of a built folder, per split (see the module docstring)."""
+def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> dict:
+    """Blind baselines of a built folder, per split (see the module docstring). The work that
+    grows with the build (the text-only model's answer counts and scores, the image rule's
+    distances) is done one shard file per job, in ``pool`` (the merge's process pool) when
+    given; the result is the same for any worker count."""
     out = Path(out)
     tasks = [t for t in TASK_NAMES if t in set(tasks)]
-    rows = {s: [r for t in tasks for r in iter_config_rows(out, t, s, _COLUMNS)] for s in SPLITS}
-    text_model = scoring.fit_text_only(rows["train"])
-    image_answers = {s: image_medoid_answers(out, tasks, s, seed) for s in SPLITS}
+    choice = [t for t in tasks if t in CHOICE_TASKS]
+    rows = {s: [r for t in choice for r in iter_config_rows(out, t, s, _COLUMNS)] for s in SPLITS}
+    counts: dict[str, Counter] = {}
+    train = [job.path for job in shard_jobs(out, tasks, ("train",))]
+    for part in pool_map(pool, answer_counts_of, train):
+        for task, counter in part.items():
+            counts.setdefault(task, Counter()).update(counter)
+    text_model = scoring.text_model_of(counts)
+    image_answers = {s: image_medoid_answers(out, tasks, s, seed, pool) for s in SPLITS}
+    splits = {}
+    for split in SPLITS:
+        jobs = [(job.path, text_model) for job in shard_jobs(out, tasks, (split,))]
+        text: dict[str, list[float]] = {}
+        for part in pool_map(pool, text_only_scores_of, jobs):
+            for task, scores in part.items():
+                text.setdefault(task, []).extend(scores)
+        splits[split] = scoring.blind_baselines(
+            rows[split], None, image_answers[split], seed, text_scores=text
+        )
     return {
         "chance": CHANCE,
         "seed": int(seed),
         "text_model": text_model,
-        "splits": {
-            s: scoring.blind_baselines(rows[s], text_model, image_answers[s], seed) for s in SPLITS
-        },
+        "splits": splits,
         "image_answers": image_answers,
     }
 
 
-def write_blind(out: Path, tasks: Iterable[str], seed: int = 0) -> dict:
-    data = compute_blind(out, tasks, seed)
+def write_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> dict:
+    data = compute_blind(out, tasks, seed, pool)
     path = Path(out) / BASELINES_FILE
     path.write_text(json.dumps(data, sort_keys=True, indent=1) + "\n", encoding="utf-8")
     return data

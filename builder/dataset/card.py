@@ -8,21 +8,19 @@ import math
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_NAMES, TASK_SPECS
-from . import blind, pixel_solver
+from . import blind, card_stats, pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
 
 ALL_CONFIG = "all"
-#: The random baseline is drawn this many times per question (its expected score, less noise).
-RANDOM_DRAWS = 20
+RANDOM_DRAWS = card_stats.RANDOM_DRAWS
 
 
 def _card_file(name: str) -> str:
@@ -180,31 +178,21 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
         "random": "random answer in range / random letter",
         "always_no": "constant (`No`, `None`, `A`)",
     }
-    for kind in ("random", "always_no"):
-        rng = np.random.default_rng(seed)
-        scored = []
-        for task in tasks:
-            for split in ("train", "test"):
-                for row in iter_config_rows(
-                    out, task, split, ["id", "task", "answer", "metadata", "options"]
-                ):
-                    for _ in range(RANDOM_DRAWS if kind == "random" else 1):
-                        pred = scoring.baseline_prediction(kind, task, row, rng)
-                        scored.append(
-                            (
-                                task,
-                                scoring.score_prediction(
-                                    task, pred, row["answer"], row["metadata"]
-                                ),
-                            )
-                        )
-        report = scoring.aggregate(scored)
+    data = blind.read_blind(out)
+    model = (data or {}).get("text_model") or {}
+    scored = card_stats.card_scores(out, tasks, model, seed, pool)
+
+    def row(label: str, entries: list) -> str:
+        report = scoring.aggregate(entries)
         cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
         cells += [_pct(report[name]) for name in averages]
-        rows_md.append(f"| {names[kind]} | " + " | ".join(cells) + " |")
-    rows_md += _blind_rows(out, columns, averages)
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    rows_md += [row(names[kind], scored[kind]) for kind in card_stats.CHANCE_KINDS]
+    if data and scored[card_stats.TEXT_ONLY]:
+        rows_md.append(row(scoring.BLIND_NAMES["text_only"], scored[card_stats.TEXT_ONLY]))
+    rows_md += _best_option_rule_row(data, columns, averages)
     rows_md.append(pixel_solver.baseline_row(out, tasks, pool))
-    data = blind.read_blind(out)
     extra = blind.blind_table(data, tasks)
     note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
     note += "\n\n" + " ".join(_card_file("decoys.md").split())
@@ -221,38 +209,13 @@ BLIND_NOTE = (
 )
 
 
-def _blind_rows(out: Path, columns: list[tuple[str, str]], averages: list[str]) -> list[str]:
-    """Rows of the blind baselines in the main table (train and test pooled, as above)."""
-    data = blind.read_blind(out)
+def _best_option_rule_row(
+    data: dict | None, columns: list[tuple[str, str]], averages: list[str]
+) -> list[str]:
+    """The main table's row of the best options-only rule (train and test pooled, as above)."""
     if not data:
         return []
     rows = []
-    model = data.get("text_model") or {}
-    scored = []
-    for task, _ in columns:
-        if task not in model:
-            continue
-        for split in ("train", "test"):
-            for row in iter_config_rows(
-                out, task, split, ["id", "task", "answer", "metadata", "options"]
-            ):
-                scored.append(
-                    (
-                        task,
-                        scoring.score_prediction(
-                            task,
-                            model[task],
-                            row["answer"],
-                            row["metadata"],
-                            options=list(row["options"] or []) or None,
-                        ),
-                    )
-                )
-    if scored:
-        report = scoring.aggregate(scored)
-        cells = [_pct((report[section].get(name) or {}).get("score")) for name, section in columns]
-        cells += [_pct(report[name]) for name in averages]
-        rows.append(f"| {scoring.BLIND_NAMES['text_only']} | " + " | ".join(cells) + " |")
     pooled: dict[str, float] = {}
     for rule in (*blind.OPTION_RULES, blind.IMAGE_RULE):
         for task, _ in columns:

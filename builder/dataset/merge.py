@@ -208,6 +208,6 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
     ):  # where an ids: source's entries are (their checksums are under inputs)
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
-    write_blind(out, cfg.tasks, cfg.seed)
+    write_blind(out, cfg.tasks, cfg.seed, pool)
     write_card(out, manifest, pool=pool)
     return manifest

@@ -203,5 +203,10 @@ def iter_config_rows(
 ) -> Iterable[dict]:
     """Rows of one config/split of a built folder, straight from its shards (no ``datasets``),
     one shard in memory at a time; ``columns`` limits what is read."""
-    for path in sorted((Path(folder) / task).glob(f"{split}-*.parquet")):
+    for path in config_shards(folder, task, split):
         yield from read_rows(path, columns)
+
+
+def config_shards(folder: Path, task: str, split: str) -> list[Path]:
+    """The shard files of one config/split of a built folder, in order."""
+    return sorted((Path(folder) / task).glob(f"{split}-*.parquet"))

@@ -32,7 +32,7 @@ from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .cluster import check_workers
 from .manifest import read_manifest
-from .parquet import SPLIT_ORDER
+from .parquet import SPLIT_ORDER, config_shards
 from .sources import discover
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ def validate_dataset(
         )
         for split in SPLIT_ORDER:
             rows = light.setdefault((task, split), [])
-            for path in sorted((folder / task).glob(f"{split}-*.parquet")):
+            for path in config_shards(folder, task, split):
                 shard = pq.ParquetFile(path)
                 for g in range(shard.num_row_groups):
                     part = shard.read_row_group(g, columns=columns).to_pylist()

@@ -83,10 +83,13 @@ from .baselines import (
 )
 from .blind import (
     BLIND_NAMES,
+    answer_counts,
     blind_baselines,
     fit_text_only,
     format_blind_markdown,
     options_only_prediction,
+    text_model_of,
+    text_only_score,
     wilson,
 )
 from .bonds import BondAnswer
@@ -126,9 +129,12 @@ __all__ = [
     "reference_scores",
     "BLIND_NAMES",
     "blind_baselines",
+    "answer_counts",
     "fit_text_only",
     "format_blind_markdown",
     "options_only_prediction",
+    "text_model_of",
+    "text_only_score",
     "wilson",
     "BOND_TASKS",
     "CHOICE_TASKS",

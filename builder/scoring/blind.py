@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -113,14 +113,41 @@ def canonical_answer(task: str, answer: str) -> str:
 def fit_text_only(train_rows: Iterable[Mapping]) -> dict[str, str]:
     """The text-only model: task -> the most frequent (canonical) answer among ``train_rows``;
     ties go to the answer that sorts first."""
+    return text_model_of(answer_counts(train_rows))
+
+
+def answer_counts(rows: Iterable[Mapping]) -> dict[str, Counter]:
+    """task -> how often each canonical answer occurs among ``rows`` (task, answer); counts of
+    parts of a split add up to the split's (``Counter`` addition)."""
     counts: dict[str, Counter] = {}
-    for row in train_rows:
+    for row in rows:
         task = canonical_task(row["task"])
         counts.setdefault(task, Counter())[canonical_answer(task, row["answer"])] += 1
+    return counts
+
+
+def text_model_of(counts: Mapping[str, Counter]) -> dict[str, str]:
+    """The text-only model of :func:`answer_counts` (see :func:`fit_text_only`)."""
     return {
         task: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0]
         for task, c in sorted(counts.items())
+        if c
     }
+
+
+def text_only_score(task: str, text_model: Mapping[str, str], row: Mapping) -> float | None:
+    """The text-only rule's score (0-1) on one row (``task`` canonical), None when the model has
+    no answer for the task."""
+    if task not in text_model:
+        return None
+    metrics = score_prediction(
+        task,
+        text_model[task],
+        row["answer"],
+        row.get("metadata"),
+        options=list(row.get("options") or []) or None,
+    )
+    return float(metrics["score"])
 
 
 def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -159,12 +186,15 @@ def blind_baselines(
     text_model: Mapping[str, str] | None = None,
     image_answers: Mapping[str, str] | None = None,
     seed: int = 0,
+    text_scores: Mapping[str, Sequence[float]] | None = None,
 ) -> dict:
     """Scores of the blind baselines on ``rows`` (id, task, answer, metadata, options):
     ``{baseline: {task: {"n", "score", "ci95"}}}`` (0-1 scale). Options-only rules cover the
     choice tasks they can read (T8 from the option text; T5/T6 from ``image_answers``, id ->
     letter); ``options_best`` is, per task, the best of those rules; ``text_only`` needs
-    ``text_model`` (:func:`fit_text_only` on the train split) and covers every task."""
+    ``text_model`` (:func:`fit_text_only` on the train split) and covers every task, unless
+    ``text_scores`` (task -> :func:`text_only_score` of each of its questions, measured elsewhere)
+    gives its scores."""
     rows = list(rows)
     out: dict[str, dict[str, list[float]]] = {}
     for rule in OPTION_RULES:
@@ -181,18 +211,16 @@ def blind_baselines(
             out.setdefault(IMAGE_RULE, {}).setdefault(canonical_task(row["task"]), []).append(
                 float(pred == str(row["answer"]).strip())
             )
-    if text_model:
+    if text_scores is not None:
+        for task, scores in text_scores.items():
+            if scores:
+                out.setdefault(TEXT_ONLY, {})[task] = list(scores)
+    elif text_model:
         for row in rows:
             task = canonical_task(row["task"])
-            if task in text_model:
-                metrics = score_prediction(
-                    task,
-                    text_model[task],
-                    row["answer"],
-                    row.get("metadata"),
-                    options=list(row.get("options") or []) or None,
-                )
-                out.setdefault(TEXT_ONLY, {}).setdefault(task, []).append(float(metrics["score"]))
+            score = text_only_score(task, text_model, row)
+            if score is not None:
+                out.setdefault(TEXT_ONLY, {}).setdefault(task, []).append(score)
     result = {
         name: {task: _cell(scores) for task, scores in tasks.items()} for name, tasks in out.items()
     }

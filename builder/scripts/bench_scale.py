@@ -15,49 +15,115 @@ Builds ``--source`` (default: the 19 embedded samples) stage by stage, each stag
 Prints CPU-s per complex of each stage, the measured speed-up from 1 to ``--workers`` processes,
 and the projected wall time of the paper's 3,993 complexes on one 16-core node and on an 8-node
 Slurm array (16 cores each; the merge job, which validates and audits, runs on one node with 16
-CPUs). Projections divide the measured CPU seconds by the cores, times the parallel efficiency
-implied by the CPU overhead of ``--workers`` processes (CPU of 1 / CPU of N; assumed to hold at
-16 free cores); the merge writes one shard file per job (16 processes, bounded below by the
-largest job, one shard of ``max_shard_bytes``) plus the card's pixel-solver baseline (a fixed
-cost: at most ``MAX_QUESTIONS`` per task, spread over the merge's processes); the audit covers
-the test complexes only (this build's test share).
+CPUs). Each stage's CPU is measured in two parts with ``--workers`` processes: the main
+process's (work that does not spread: it is projected on one core, per complex) and the worker
+processes' (projected over the node's 16 cores, worker start-up included, so pessimistic on a
+small build). The merge writes one shard file per job (bounded below by the largest job, one
+shard of ``max_shard_bytes``) and runs the card's pixel-solver baseline in its workers (a fixed
+cost: at most ``MAX_QUESTIONS`` per task); the audit covers the paper's 490 test complexes at the
+CPU measured per test complex of this build.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..dataset import pixel_solver
 from ..dataset.audit import audit_dataset
-from ..dataset.build import build_dataset
+from ..dataset.build import build_dataset, plan, work_dir
 from ..dataset.config import BuildConfig
 from ..dataset.manifest import read_manifest
+from ..dataset.merge import merge_units
 from ..dataset.validate import validate_dataset
 
 PAPER_COMPLEXES = 3993
+#: The paper's test split (3,503 train + 490 test complexes; SPEC section 6).
+PAPER_TEST_COMPLEXES = 490
 NODE_CORES = 16
 ARRAY_NODES = 8
 
 
-def _cpu() -> float:
+def _cpu() -> tuple[float, float]:
+    """CPU seconds of this process and of its (finished) worker processes."""
     own, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+@dataclass(frozen=True)
+class Timed:
+    """Wall seconds and CPU seconds of one stage: ``main`` in this process (work that does not
+    spread over workers), ``workers`` in its worker processes."""
+
+    wall: float
+    main: float
+    workers: float
+
+    @property
+    def cpu(self) -> float:
+        return self.main + self.workers
 
 
 def _timed(fn, *args, **kwargs):
-    wall, cpu = time.perf_counter(), _cpu()
+    wall, (own, kids) = time.perf_counter(), _cpu()
     out = fn(*args, **kwargs)
-    return out, time.perf_counter() - wall, _cpu() - cpu
+    own1, kids1 = _cpu()
+    return out, Timed(time.perf_counter() - wall, own1 - own, kids1 - kids)
+
+
+def _projection(
+    args, n, gen, merge, card, solved, stages, published, n_test, merge_fixed_main
+) -> list[tuple]:
+    """Projected wall seconds per stage of the paper's size, per setting (see the docstring)."""
+    N = PAPER_COMPLEXES
+    # the merge's unit of work is one shard file of at most max_shard_bytes: its share of the
+    # paper-size release bounds the merge's parallel part from below
+    largest = min(1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES))
+    # the card's pixel-solver baseline: at most MAX_QUESTIONS per task, in the merge's pool in
+    # chunks of POOL_CHUNK questions (one chunk bounds it from below); it runs in the workers
+    per_question = card.cpu / max(solved, 1)
+    card_fixed = max(
+        per_question * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS) / NODE_CORES,
+        per_question * pixel_solver.POOL_CHUNK,
+    )
+    merge_workers = max(0.0, merge.workers - card.cpu)
+
+    def spread(t: Timed, count: int, total: int, cores: int) -> float:
+        """Wall seconds of ``total`` units when ``t`` measured ``count``: the main process's
+        part on one core, the workers' part over ``cores``."""
+        return t.main / count * total + t.workers / count * total / cores
+
+    push = published / n * N / (args.upload_mb_s * 1e6)
+    rows = []
+    for label, nodes in (("one 16-core node", 1), (f"{ARRAY_NODES}-node array", ARRAY_NODES)):
+        # every array task runs its own main process over its share of the complexes
+        shards = spread(gen, n, N / nodes, NODE_CORES)
+        merging = (
+            merge.main / n * N
+            + max(merge_workers / n * N / NODE_CORES, largest * merge_workers / n * N)
+            + card_fixed
+            + merge_fixed_main
+        )
+        val = spread(stages["validation"][1], n, N, NODE_CORES)
+        audit = spread(stages["audit"][1], n_test, PAPER_TEST_COMPLEXES, NODE_CORES)
+        rows.append((label, shards, merging, val, audit, push))
+    print(
+        f"projection to {N} complexes ({PAPER_TEST_COMPLEXES} test, as the paper's split): each "
+        f"stage's main-process CPU on one core, its workers' CPU over {NODE_CORES} cores (both "
+        f"measured with {args.workers} workers, worker start-up included); card baseline "
+        f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks on "
+        f"{NODE_CORES} cores; push at {args.upload_mb_s:.0f} MB/s, {published / n * N / 1e9:.1f} GB"
+    )
+    return rows
 
 
 def _fmt(seconds: float) -> str:
@@ -82,14 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else Path(tmp) / "build"
     try:
         common = dict(source=args.source, out=out, limit=args.limit, progress=False)
-        _, gen_wall, gen_cpu = _timed(build_dataset, merge=False, workers=w, **common)
-        _, merge_wall, merge_cpu = _timed(
+        _, gen = _timed(build_dataset, merge=False, workers=w, **common)
+        _, merge = _timed(
             build_dataset, merge_only=True, validate=False, audit=False, workers=w, **common
         )
         manifest = read_manifest(out)
-        # the card's pixel-solver baseline (part of the merge) scores at most MAX_QUESTIONS per
-        # task: a fixed cost at the paper's size, timed alone here
-        _, _, card_cpu = _timed(pixel_solver.baseline_row, out, list(pixel_solver.TASKS))
+        # the card's pixel-solver baseline (part of the merge, in its workers) scores at most
+        # MAX_QUESTIONS per task: a fixed cost at the paper's size, timed alone here
+        _, card = _timed(pixel_solver.baseline_row, out, list(pixel_solver.TASKS))
         solved = sum(
             sum(manifest["counts"][t].get(s, 0) for s in ("train", "test"))
             for t in pixel_solver.TASKS
@@ -101,9 +167,28 @@ def main(argv: list[str] | None = None) -> int:
             ("validation", lambda k: validate_dataset(out, workers=k)),
             ("audit", lambda k: audit_dataset(out, split="test", workers=k)),
         ):
-            _, wall1, cpu1 = _timed(fn, 1)
-            _, wallw, cpuw = _timed(fn, w)
-            stages[name] = (wall1, cpu1, wallw, cpuw)
+            stages[name] = (_timed(fn, 1)[1], _timed(fn, w)[1])
+        # the merge's main process again, on half of the complexes and on all of them (both
+        # after every import is done): its CPU per complex (the slope, projected on one core)
+        # and its fixed part (the card's example strips, its metadata) are told apart
+        cfg = BuildConfig(source=args.source, limit=args.limit)
+        refs, splits = plan(cfg)
+        half = dict(list(refs.items())[: max(1, n // 2)])
+        mains = {}
+        for label, subset in (("half", half), ("all", refs)):
+            target = Path(tmp) / f"merge-{label}"
+            mains[label] = _timed(
+                merge_units, target, work_dir(out, cfg), cfg, subset, splits, workers=w
+            )[1].main
+            shutil.rmtree(target, ignore_errors=True)
+        per_main = max(0.0, (mains["all"] - mains["half"]) / (len(refs) - len(half)))
+        merge_fixed_main = max(0.0, mains["all"] - per_main * len(refs))
+        print(
+            f"merge's main process: {mains['all']:.2f} CPU-s for {len(refs)} complexes, "
+            f"{mains['half']:.2f} for {len(half)}: {per_main * 1000:.1f} ms per complex + "
+            f"{merge_fixed_main:.2f} s fixed"
+        )
+        merge = Timed(merge.wall, per_main * n, merge.workers)
         published = sum(v["bytes"] for v in manifest["shards"].values())
         questions = (
             manifest["totals"]["questions"]["train"] + manifest["totals"]["questions"]["test"]
@@ -111,65 +196,40 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"build of {n} complexes ({n_test} test), {questions} questions, {published / 1e6:.1f} MB published"
         )
-        print(f"| stage | wall | CPU | CPU-s per complex | speed-up 1 -> {w} workers |")
+        print(
+            f"| stage | wall | CPU (main process + workers) | CPU-s per complex | speed-up 1 -> {w} workers |"
+        )
         print("|---|---:|---:|---:|---:|")
         print(
-            f"| shards ({w} workers) | {gen_wall:.1f} s | {gen_cpu:.1f} s | {gen_cpu / n:.2f} | - |"
+            f"| shards ({w} workers) | {gen.wall:.1f} s | {gen.cpu:.1f} s ({gen.main:.1f} + "
+            f"{gen.workers:.1f}) | {gen.cpu / n:.2f} | - |"
         )
         print(
             f"| merge ({w} workers; of which the card's pixel-solver baseline, {solved} questions) | "
-            f"{merge_wall:.1f} s | {merge_cpu:.1f} s ({card_cpu:.1f} s) | "
-            f"{(merge_cpu - card_cpu) / n:.2f} + fixed | - |"
+            f"{merge.wall:.1f} s | {merge.cpu:.1f} s ({merge.main:.1f} + {merge.workers:.1f}; "
+            f"baseline {card.cpu:.1f} s) | {(merge.cpu - card.cpu) / n:.2f} + fixed | - |"
         )
-        for name, (wall1, cpu1, wallw, cpuw) in stages.items():
+        for name, (one, many) in stages.items():
             per = n_test if name == "audit" else n
             print(
-                f"| {name} (1 / {w} workers) | {wall1:.1f} / {wallw:.1f} s | {cpu1:.1f} / {cpuw:.1f} s | "
-                f"{cpu1 / per:.2f}{' per test complex' if name == 'audit' else ''} | {wall1 / wallw:.2f}x |"
+                f"| {name} (1 / {w} workers) | {one.wall:.1f} / {many.wall:.1f} s | {one.cpu:.1f} / "
+                f"{many.cpu:.1f} s ({many.main:.1f} + {many.workers:.1f}) | "
+                f"{one.cpu / per:.2f}{' per test complex' if name == 'audit' else ''} | "
+                f"{one.wall / many.wall:.2f}x |"
             )
+        build_cpu = gen.cpu + merge.cpu - card.cpu + stages["validation"][0].cpu
         print(
-            f"audit CPU / build CPU (shards + merge without the card baseline + validation): "
-            f"{stages['audit'][1] / (gen_cpu + merge_cpu - card_cpu + stages['validation'][1]):.1%}"
+            f"audit CPU / build CPU (shards + merge without the card baseline + validation) of "
+            f"this build ({n_test} of {n} complexes test): {stages['audit'][0].cpu / build_cpu:.1%}"
         )
-        # projection
-        test_share = n_test / n
-        # on free cores w workers would run w x (CPU of 1 / CPU of w) faster: the measured CPU
-        # overhead of the parallel run (wall speed-ups cannot be measured on a busy machine)
-        eff = {name: min(1.0, s[1] / s[3]) for name, s in stages.items()}
-        per_gen, per_merge = gen_cpu / n, (merge_cpu - card_cpu) / n
-        # the merge's unit of work is one shard file of at most max_shard_bytes: its share of the
-        # paper-size release bounds the merge's wall time from below
-        largest = min(
-            1.0, BuildConfig().max_shard_bytes / max(1.0, published / n * PAPER_COMPLEXES)
-        )
-        # the card's baseline: at most MAX_QUESTIONS per task, solved in the merge's pool in
-        # chunks of POOL_CHUNK questions (one chunk bounds it from below)
-        per_question = card_cpu / max(solved, 1)
-        card_fixed = max(
-            per_question * pixel_solver.MAX_QUESTIONS * len(pixel_solver.TASKS) / NODE_CORES,
-            per_question * pixel_solver.POOL_CHUNK,
-        )
-        per_val, per_audit = stages["validation"][1] / n, stages["audit"][1] / max(n_test, 1)
-        N = PAPER_COMPLEXES
-        push = published / n * N / (args.upload_mb_s * 1e6)
-        rows = []
-        settings = (
-            ("one 16-core node", NODE_CORES),
-            (f"{ARRAY_NODES}-node array", NODE_CORES * ARRAY_NODES),
-        )
-        for label, gen_cores in settings:
-            shards = per_gen * N / gen_cores
-            # one shard file per job on the node's cores; the largest job (one shard) bounds it
-            merge = max(per_merge * N / NODE_CORES, largest * per_merge * N) + card_fixed
-            val = per_val * N / (NODE_CORES * eff["validation"])
-            audit = per_audit * N * test_share / (NODE_CORES * eff["audit"])
-            rows.append((label, shards, merge, val, audit, push))
+        share = PAPER_TEST_COMPLEXES / PAPER_COMPLEXES
         print(
-            f"projection to {N} complexes ({test_share:.0%} test; parallel efficiency from the CPU overhead "
-            f"of {w} workers: validation {eff['validation']:.0%}, audit {eff['audit']:.0%}; card baseline "
-            f"{pixel_solver.MAX_QUESTIONS} questions x {len(pixel_solver.TASKS)} tasks on {NODE_CORES} cores; "
-            f"shards at the CPU-s measured with "
-            f"{w} workers; push at {args.upload_mb_s:.0f} MB/s, {published / n * N / 1e9:.1f} GB)"
+            f"the same at the paper's test share ({PAPER_TEST_COMPLEXES} of {PAPER_COMPLEXES}, "
+            f"audit per test complex and build per complex as measured): "
+            f"{stages['audit'][0].cpu / n_test * share / (build_cpu / n):.1%}"
+        )
+        rows = _projection(
+            args, n, gen, merge, card, solved, stages, published, n_test, merge_fixed_main
         )
         print(
             "| setting | shards | merge | validation | audit | push | total | total without push |"
@@ -180,19 +240,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {label} | " + " | ".join(_fmt(p) for p in parts) + f" | {_fmt(sum(parts))} | "
                 f"{_fmt(sum(parts[:-1]))} |"
             )
-        print(
-            json.dumps(
-                {
-                    "complexes": n,
-                    "cpu_per_complex": {
-                        "shards": per_gen,
-                        "merge": per_merge,
-                        "validation": per_val,
-                        "audit_per_test": per_audit,
-                    },
-                }
-            )
-        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
