@@ -11,11 +11,9 @@ without an answer (given up, or never asked because of a fatal error) are scored
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import logging
 import math
-import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -102,32 +100,6 @@ class Progress:
         return time.perf_counter() - self.start
 
 
-#: glibc ``mallopt`` settings of a run: blocks up to 16 MB come from the heap, and up to 64 MB
-#: of freed heap stay in the process (defaults: fresh pages for each block over 128 KB).
-_MALLOPT = ((-3, 16 << 20), (-1, 64 << 20))  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
-_TUNED: list = []  # set once per process
-
-
-def reuse_freed_memory() -> None:
-    """Let glibc's malloc reuse freed memory for a run's large blocks (a request body of about
-    0.5 MB each, its images and their base64) instead of mapping fresh pages for each and
-    unmapping them when freed: every fresh page costs a page fault and zeroing, a third of
-    the cost of building a body with its images. glibc adapts its threshold only to the
-    largest block freed so far, and gives memory back above twice that, so a run's bodies
-    kept paying for fresh pages. Nothing changes elsewhere than glibc."""
-    if _TUNED:
-        return
-    _TUNED.append(True)
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-            return
-        mallopt = ctypes.CDLL(None).mallopt
-        for param, value in _MALLOPT:
-            mallopt(param, value)
-    except (ValueError, OSError, AttributeError) as exc:  # not glibc, no confstr, no mallopt
-        log.debug("mallopt unavailable (%s)", exc)
-
-
 async def ask_all(
     questions: Iterator[Question],
     settings: RunSettings,
@@ -141,7 +113,6 @@ async def ask_all(
     ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
     is base64-encoded once however many questions show it."""
     images = ImageCache() if images is None else images
-    reuse_freed_memory()
     failed: dict[str, str] = {}
     fatal: list[str] = []
     client = ChatClient(
