@@ -254,6 +254,20 @@ def test_audit_chunks_are_the_rows_the_main_process_used_to_read(data_dir):
                 assert len({group.column(0)[k].as_py() for k in chunk.positions}) == 1
 
 
+def test_audit_in_process_reads_shards_as_they_are_now(copy_dir):
+    """A one-worker audit forgets its open shards when it ends: a shard rewritten in place
+    since (here: one row's image replaced) is read anew by the next audit in the process."""
+    kwargs = dict(configs=["zooming"], split="test", workers=1, checks=("reproduction",))
+    assert audit_dataset(copy_dir, **kwargs).ok
+    (path,) = sorted((copy_dir / "zooming").glob("test-*.parquet"))
+    rows = read_rows(path)
+    black = io.BytesIO()
+    Image.new("RGB", (512, 512)).save(black, format="PNG")
+    rows[0]["images"][0]["bytes"] = black.getvalue()
+    write_rows(rows, path)
+    assert not audit_dataset(copy_dir, **kwargs).ok
+
+
 def test_audit_rejects_zero_or_negative_workers(data_dir):
     from misi_bench.builder.core.errors import MisiError
 

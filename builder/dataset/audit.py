@@ -51,7 +51,7 @@ from .audit_checks import (
     margin_summary,
 )
 from .audit_margins import Margins
-from .audit_rows import RowChunk, plan_chunks, read_chunk
+from .audit_rows import RowChunk, plan_chunks, read_chunk, release
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -467,6 +467,7 @@ def _run_jobs(
             yield from map(_audit_chunk, jobs)
         finally:
             _WORKER.clear()
+            release()
         return
     cache_bytes = max(CACHE_BYTES // workers, 192 * 1024 * 1024)
     with ProcessPoolExecutor(

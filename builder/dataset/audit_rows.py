@@ -84,3 +84,10 @@ def read_chunk(chunk: RowChunk) -> list[dict]:
     if _LAST_GROUP.get("key") != key:  # consecutive chunks of a row group often meet here
         _LAST_GROUP.update(key=key, table=shard.read_row_group(chunk.group))
     return _LAST_GROUP["table"].take(list(chunk.positions)).to_pylist()
+
+
+def release() -> None:
+    """Forget the open shard files and the last row group (at the end of an audit run, so a
+    later run in the same process reads the files as they are then)."""
+    _FILES.clear()
+    _LAST_GROUP.clear()
