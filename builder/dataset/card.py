@@ -20,7 +20,6 @@ from .parquet import SPLIT_ORDER, features, iter_config_rows
 log = logging.getLogger(__name__)
 
 ALL_CONFIG = "all"
-RANDOM_DRAWS = card_stats.RANDOM_DRAWS
 
 
 def _card_file(name: str) -> str:
@@ -160,7 +159,8 @@ def _pct(value, digits: int = 1) -> str:
 def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
     question of this build (more questions than the test split alone, so less noise); the random
-    baseline is averaged over ``RANDOM_DRAWS`` draws per question. Columns: the tasks (T4 also as
+    baseline is averaged over ``card_stats.RANDOM_DRAWS`` draws per question (measured one
+    shard file per job, in ``pool`` when given: :mod:`.card_stats`). Columns: the tasks (T4 also as
     its positive and negative halves), then the paper's average and the 9- and 7-task averages
     (:data:`scoring.AVERAGE_DEFINITIONS`)."""
     tasks = ordered_tasks(manifest)
