@@ -51,7 +51,7 @@ from .audit_checks import (
     margin_summary,
 )
 from .audit_margins import Margins
-from .audit_rows import RowChunk, plan_chunks, read_chunk, release
+from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
@@ -370,14 +370,7 @@ def select_rows(
     folder: Path, task: str, split: str, limit: int | None, sample: int | None
 ) -> Iterable[dict]:
     """Rows of one config/split: all, the first ``limit``, or ``sample`` spread over the ids."""
-    rows: Iterable[dict] = iter_config_rows(folder, task, split)
-    if sample is not None:
-        rows = list(rows)
-        step = max(1, len(rows) // max(sample, 1))
-        return rows[::step][:sample]
-    if limit is not None:
-        return (row for k, row in zip(range(limit), rows))
-    return rows
+    return select(iter_config_rows(folder, task, split), limit, sample)
 
 
 def audit_dataset(

@@ -9,20 +9,14 @@ that is about 3 GB of test-split images that were read, converted and pickled on
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from functools import lru_cache
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .parquet import config_shards
-
-#: Shard files a worker keeps open (their footers parsed once).
-_OPEN_FILES = 4
-_FILES: OrderedDict[str, pq.ParquetFile] = OrderedDict()
-#: The row group a worker read last (its table), keyed by (path, group).
-_LAST_GROUP: dict = {}
+from .parquet import config_row_groups
 
 
 @dataclass(frozen=True)
@@ -34,35 +28,35 @@ class RowChunk:
     positions: tuple[int, ...]
 
 
-def _index(folder: Path, task: str, split: str) -> Iterator[tuple[str, int, int, str]]:
-    """``(path, row group, position, pdb_id)`` of every row of a config's split, in order."""
-    for path in config_shards(folder, task, split):
-        shard = pq.ParquetFile(path)
-        for group in range(shard.num_row_groups):
-            ids = shard.read_row_group(group, columns=["pdb_id"]).column(0).to_pylist()
-            for position, pdb_id in enumerate(ids):
-                yield str(path), group, position, pdb_id
+def select(items: Iterable, limit: int | None = None, sample: int | None = None) -> Iterable:
+    """All of ``items``, the first ``limit``, or ``sample`` of them spread evenly (every
+    ``len // sample``-th item)."""
+    if sample is not None:
+        every = list(items)
+        step = max(1, len(every) // max(sample, 1))
+        return every[::step][:sample]
+    if limit is not None:
+        return (item for _, item in zip(range(limit), items))
+    return items
 
 
 def plan_chunks(
-    folder: Path,
+    folder,
     task: str,
     split: str,
     limit: int | None = None,
     sample: int | None = None,
     max_rows: int = 16,
 ) -> Iterator[RowChunk]:
-    """The chunks of a config's split: every row, the first ``limit`` or ``sample`` rows spread
-    evenly over them (every ``len // sample``-th row, as :func:`audit.select_rows`)."""
-    entries = _index(Path(folder), task, split)
-    if sample is not None:
-        every = list(entries)
-        step = max(1, len(every) // max(sample, 1))
-        entries = iter(every[::step][:sample])
-    elif limit is not None:
-        entries = (e for _, e in zip(range(limit), entries))
+    """The chunks of a config's split, over the rows :func:`select` picks (all, the first
+    ``limit`` or a ``sample``), as :func:`audit.select_rows` picks them."""
+    index = (
+        (str(path), group, position, row["pdb_id"])
+        for path, group, rows in config_row_groups(folder, task, split, ["pdb_id"])
+        for position, row in enumerate(rows)
+    )
     key, positions = None, []
-    for path, group, position, pdb_id in entries:
+    for path, group, position, pdb_id in select(index, limit, sample):
         if positions and ((path, group, pdb_id) != key or len(positions) >= max_rows):
             yield RowChunk(key[0], key[1], tuple(positions))
             positions = []
@@ -72,22 +66,25 @@ def plan_chunks(
         yield RowChunk(key[0], key[1], tuple(positions))
 
 
+@lru_cache(maxsize=4)
+def _shard(path: str) -> pq.ParquetFile:
+    """A shard file a worker keeps open (its footer parsed once)."""
+    return pq.ParquetFile(path)
+
+
+@lru_cache(maxsize=1)
+def _row_group(path: str, group: int) -> pa.Table:
+    """The row group a worker read last (consecutive chunks of a row group often meet here)."""
+    return _shard(path).read_row_group(group)
+
+
 def read_chunk(chunk: RowChunk) -> list[dict]:
     """The rows of ``chunk`` (every column), as :func:`parquet.read_rows` gives them."""
-    shard = _FILES.get(chunk.path)
-    if shard is None:
-        shard = _FILES[chunk.path] = pq.ParquetFile(chunk.path)
-        while len(_FILES) > _OPEN_FILES:
-            _FILES.popitem(last=False)
-    _FILES.move_to_end(chunk.path)
-    key = (chunk.path, chunk.group)
-    if _LAST_GROUP.get("key") != key:  # consecutive chunks of a row group often meet here
-        _LAST_GROUP.update(key=key, table=shard.read_row_group(chunk.group))
-    return _LAST_GROUP["table"].take(list(chunk.positions)).to_pylist()
+    return _row_group(chunk.path, chunk.group).take(list(chunk.positions)).to_pylist()
 
 
 def release() -> None:
     """Forget the open shard files and the last row group (at the end of an audit run, so a
     later run in the same process reads the files as they are then)."""
-    _FILES.clear()
-    _LAST_GROUP.clear()
+    _row_group.cache_clear()
+    _shard.cache_clear()

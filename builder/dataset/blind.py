@@ -35,10 +35,10 @@ from .card_stats import (
     answer_counts_of,
     distance_sums,
     option_distances,
-    pool_map,
     shard_jobs,
     text_only_scores_of,
 )
+from .cluster import pool_map
 from .parquet import iter_config_rows
 
 log = logging.getLogger(__name__)

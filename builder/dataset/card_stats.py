@@ -11,7 +11,7 @@ across jobs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 from .. import scoring
 from ..core.registry import TASK_BY_NAME, canonical_task
 from .audit_checks import block_means, decode, image_distance
+from .cluster import pool_map
 from .parquet import config_shards, read_rows
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
@@ -51,13 +52,6 @@ def shard_jobs(out, tasks: Iterable[str], splits: Sequence[str] = CARD_SPLITS) -
     return jobs
 
 
-def pool_map(pool, fn: Callable, items: Sequence) -> list:
-    """``fn`` over ``items`` in order, in ``pool`` (a process pool) when given."""
-    if pool is None or len(items) <= 1:
-        return [fn(item) for item in items]
-    return list(pool.map(fn, items))
-
-
 def _entry(task: str, metrics: Sequence[dict]) -> dict:
     """One question's entry for ``scoring.aggregate``: the mean score of its ``metrics`` (one per
     draw) and, for a task with halves (T4), the gold half they all share."""
@@ -87,8 +81,7 @@ def score_shard(args: tuple[ShardJob, int, str | None]) -> dict[str, list[dict]]
             ]
             got[kind].append(_entry(task, metrics))
         if text_answer is not None:
-            options = list(row["options"] or []) or None
-            metrics = scoring.score_prediction(task, text_answer, answer, metadata, options=options)
+            metrics = scoring.text_only_metrics(task, {task: text_answer}, row)
             got[TEXT_ONLY].append(_entry(task, [metrics]))
     return got
 

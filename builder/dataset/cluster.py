@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.errors import MisiError
@@ -158,3 +158,11 @@ def missing_units_message(all_ids: Sequence[str], missing: Sequence[str], num_sh
 def _some(ids: Sequence[str], shown: int = 8) -> str:
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return ", ".join(ids[:shown]) + more
+
+
+def pool_map(pool, fn: Callable, items: Sequence) -> list:
+    """``fn`` over ``items`` in order: in ``pool`` (a process pool) when given and there is more
+    than one item, else in this process. The result is the same either way."""
+    if pool is None or len(items) <= 1:
+        return [fn(item) for item in items]
+    return list(pool.map(fn, items))

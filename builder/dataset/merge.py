@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from ..core.constants import BUILDER_VERSION
 from .blind import write_blind
 from .card import write_card
+from .cluster import pool_map
 from .manifest import sha256_file, write_manifest
 from .parquet import (
     SPLIT_ORDER,
@@ -114,10 +115,7 @@ def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, 
     """Index the units, plan every split's shards and write them (in ``pool`` when given):
     (shard checksums, rows per config and split, images per config and split)."""
     # light first pass (one job per unit): ids, tasks, splits, image counts, row sizes
-    if pool is None:
-        index = [_unit_index(str(u)) for u in units]
-    else:
-        index = list(pool.map(_unit_index, [str(u) for u in units]))
+    index = pool_map(pool, _unit_index, [str(u) for u in units])
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     counts: dict[str, dict[str, int]] = {}
@@ -142,10 +140,7 @@ def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, 
                 size = sum(b for _, _, b in part)
                 jobs.append((size, (out, task, split, k, total, names, entries)))
     jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
-    if pool is None or len(jobs) <= 1:
-        done = [_write_shard_job(job) for _, job in jobs]
-    else:
-        done = list(pool.map(_write_shard_job, [job for _, job in jobs]))
+    done = pool_map(pool, _write_shard_job, [job for _, job in jobs])
     return dict(done), counts, images
 
 

@@ -210,3 +210,14 @@ def iter_config_rows(
 def config_shards(folder: Path, task: str, split: str) -> list[Path]:
     """The shard files of one config/split of a built folder, in order."""
     return sorted((Path(folder) / task).glob(f"{split}-*.parquet"))
+
+
+def config_row_groups(
+    folder: Path, task: str, split: str, columns: list[str]
+) -> Iterable[tuple[Path, int, list[dict]]]:
+    """``(shard file, row group, its rows)`` of one config/split, in order, reading only
+    ``columns`` (a light index: no images unless asked)."""
+    for path in config_shards(folder, task, split):
+        shard = pq.ParquetFile(path)
+        for group in range(shard.num_row_groups):
+            yield path, group, shard.read_row_group(group, columns=columns).to_pylist()

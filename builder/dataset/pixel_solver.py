@@ -60,6 +60,7 @@ from ..scene.labels import RESIDUE_LABEL_COLOURS
 from ..scene.requests import ELEMENT_COLOURS, LIGAND_CARBON, POCKET_CARBONS, UNKNOWN_COLOUR, Style
 from ..scene.shading import FOG_LEVELS, band_table
 from .audit_checks import decode
+from .cluster import pool_map
 from .parquet import iter_config_rows
 
 KIND = scoring.IMAGE_BASELINES[0]
@@ -397,11 +398,8 @@ def scores(
     every = (row for split in splits for row in iter_config_rows(out, task, split, columns))
     rows = list(itertools.islice(every, limit))
     items = [(r["task"], r["question"], [img["bytes"] for img in r["images"]]) for r in rows]
-    if pool is None:
-        predictions = _solve_many(items)
-    else:
-        chunks = [items[k : k + POOL_CHUNK] for k in range(0, len(items), POOL_CHUNK)]
-        predictions = [p for chunk in pool.map(_solve_many, chunks) for p in chunk]
+    chunks = [items[k : k + POOL_CHUNK] for k in range(0, len(items), POOL_CHUNK)]
+    predictions = [p for chunk in pool_map(pool, _solve_many, chunks) for p in chunk]
     return [
         scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"]
         for pred, row in zip(predictions, rows)

@@ -32,7 +32,7 @@ from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .cluster import check_workers
 from .manifest import read_manifest
-from .parquet import SPLIT_ORDER, config_shards
+from .parquet import SPLIT_ORDER, config_row_groups
 from .sources import discover
 
 log = logging.getLogger(__name__)
@@ -115,14 +115,11 @@ def validate_dataset(
         )
         for split in SPLIT_ORDER:
             rows = light.setdefault((task, split), [])
-            for path in config_shards(folder, task, split):
-                shard = pq.ParquetFile(path)
-                for g in range(shard.num_row_groups):
-                    part = shard.read_row_group(g, columns=columns).to_pylist()
-                    groups.append(
-                        (task, split, str(path), g, len(rows), frozenset(r["pdb_id"] for r in part))
-                    )
-                    rows.extend(part)
+            for path, g, part in config_row_groups(folder, task, split, columns):
+                groups.append(
+                    (task, split, str(path), g, len(rows), frozenset(r["pdb_id"] for r in part))
+                )
+                rows.extend(part)
     found = _check_all(groups, setup, workers)
     split_of: dict[str, set[str]] = defaultdict(set)
     for task in manifest["counts"]:

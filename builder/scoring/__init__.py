@@ -89,6 +89,7 @@ from .blind import (
     format_blind_markdown,
     options_only_prediction,
     text_model_of,
+    text_only_metrics,
     text_only_score,
     wilson,
 )
@@ -134,6 +135,7 @@ __all__ = [
     "format_blind_markdown",
     "options_only_prediction",
     "text_model_of",
+    "text_only_metrics",
     "text_only_score",
     "wilson",
     "BOND_TASKS",

@@ -135,19 +135,24 @@ def text_model_of(counts: Mapping[str, Counter]) -> dict[str, str]:
     }
 
 
-def text_only_score(task: str, text_model: Mapping[str, str], row: Mapping) -> float | None:
-    """The text-only rule's score (0-1) on one row (``task`` canonical), None when the model has
-    no answer for the task."""
+def text_only_metrics(task: str, text_model: Mapping[str, str], row: Mapping) -> dict | None:
+    """The scorer's metrics of the text-only rule's answer on one row (``task`` canonical), None
+    when the model has no answer for the task."""
     if task not in text_model:
         return None
-    metrics = score_prediction(
+    return score_prediction(
         task,
         text_model[task],
         row["answer"],
         row.get("metadata"),
         options=list(row.get("options") or []) or None,
     )
-    return float(metrics["score"])
+
+
+def text_only_score(task: str, text_model: Mapping[str, str], row: Mapping) -> float | None:
+    """The text-only rule's score (0-1) on one row (see :func:`text_only_metrics`)."""
+    metrics = text_only_metrics(task, text_model, row)
+    return None if metrics is None else float(metrics["score"])
 
 
 def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
