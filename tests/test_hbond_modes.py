@@ -267,3 +267,46 @@ def test_a_build_skips_a_complex_without_template_with_the_reason(tmp_path, samp
         and str(dst) in result.error
         and "\n" not in result.error
     )
+
+
+def test_explain_pair_agrees_with_the_detector_and_names_the_failing_check(complexes):
+    """``explain_pair`` (the reasons in docs/hbonds.md) names a class pair exactly when the
+    detector finds it, and otherwise the one check that fails, with its measured value: 1A28's
+    ARG 766 NH2 ... O3 (2.77 Å) fails on the D-H...A angle of both of its computed hydrogens."""
+    from misi_bench.builder.chemistry.hbonds import _near_other_side
+
+    checked = 0
+    for cx in complexes.values():
+        g = chimerax_graph(cx)
+        polar = np.isin(cx.elements, ("N", "O", "S"))
+        near = _near_other_side(cx, md.SEARCH_RADIUS)
+        pocket = [int(k) for k in cx.pocket_indices if polar[k] and near[k]]
+        ligand = [int(k) for k in cx.ligand_indices if polar[k] and near[k]]
+        for donors, acceptors in ((pocket, ligand), (ligand, pocket)):
+            found = set(md.find_pairs(g, donors, acceptors))
+            for don in donors:
+                for acc in acceptors:
+                    if np.linalg.norm(g.coords[don] - g.coords[acc]) > md.SEARCH_RADIUS:
+                        continue
+                    reason = md.explain_pair(g, don, acc)
+                    assert ("->" in reason) == ((don, acc) in found), reason
+                    checked += 1
+    assert checked > 500
+    cx = complexes["1a28"]
+    g = chimerax_graph(cx)
+
+    def atom(res_number, name):
+        hits = np.flatnonzero(
+            (cx.res_numbers == res_number) & (cx.atom_names == name) & (cx.chain_ids == "A")
+        )
+        return int(hits[0])
+
+    arg = atom(766, "NH2")
+    o3 = int(next(k for k in cx.ligand_indices if cx.atom_names[k] == "O3"))
+    reason = md.explain_pair(g, arg, o3)
+    assert reason.startswith("protonated C=N NH2 donor test (upsilon_tau)"), reason
+    assert "D-H...A" in reason and "under 120°" in reason, reason
+    gln = md.explain_pair(g, atom(725, "NE2"), o3)
+    assert gln.startswith("ketone/aldehyde O acceptor test (phi_psi): phi 83° under 90°"), gln
+    far = md.explain_pair(g, atom(766, "NH1"), o3)
+    assert "D...A 4.64 Å over 3.70 Å" in far, far

@@ -67,10 +67,12 @@ __all__ = [
     "XH_LENGTH",
     "Graph",
     "Site",
+    "acceptor_failure",
     "acceptor_ok",
     "acceptor_site",
     "bond_positions",
     "donor_class",
+    "donor_failure",
     "donor_ok",
     "explain_pair",
     "find_pairs",
@@ -95,21 +97,30 @@ def _theta_ok(dp, hyds, ap, theta: float) -> bool:
     return not hyds or any(_angle(ap, h, dp) >= theta for h in hyds)
 
 
-def _phi_ok(dp, ap, bp, plane, phi: float) -> bool:
-    """The angle base-A-D, all projected into ``plane`` (three points), is at least ``phi``."""
+def _phi_angle(dp, ap, bp, plane) -> float | None:
+    """The angle base-A-D, all projected into ``plane`` (three points), in degrees; None when
+    there is no plane or it is degenerate (the phi test then passes)."""
     if plane is None:
-        return True
+        return None
     normal = np.cross(plane[1] - plane[0], plane[2] - plane[1])
     norm = np.linalg.norm(normal)
     if norm < 1e-9:
-        return True
+        return None
     normal = normal / norm
     off = float(np.dot(normal, plane[1]))
 
     def project(p):
         return p - normal * (float(np.dot(normal, p)) - off)
 
-    return _angle(project(bp), project(ap), project(dp)) >= phi
+    return _angle(project(bp), project(ap), project(dp))
+
+
+def _phi_failure(dp, ap, bp, plane, phi: float, what: str = "phi") -> str | None:
+    """Why the phi test fails: the projected base-A-D angle under ``phi`` (None: it passes)."""
+    angle = _phi_angle(dp, ap, bp, plane)
+    if angle is None or angle >= phi:
+        return None
+    return f"{what} {angle:.0f}° under {phi:.0f}°"
 
 
 def _phi_plane(g: Graph, acc: int, b1, b2):
@@ -184,8 +195,24 @@ def _acceptor_kind(g: Graph, acc: int) -> str:
     return "other"
 
 
-def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
-    """The acceptor class's test for donor ``don``."""
+def _over(what: str, value: float, limit: float) -> str:
+    return f"{what} {value:.2f} Å over {limit:.2f} Å"
+
+
+def _best_theta(dp, hyds, ap) -> float:
+    return max(_angle(ap, h, dp) for h in hyds)
+
+
+def _theta_failure(dp, hyds, ap, theta: float) -> str | None:
+    """``_theta_ok`` as a reason: the best D-H...A angle under ``theta``."""
+    if _theta_ok(dp, hyds, ap, theta):
+        return None
+    return f"D-H...A {_best_theta(dp, hyds, ap):.0f}° under {theta:.0f}° (best of {len(hyds)} H)"
+
+
+def acceptor_failure(g: Graph, site: Site, don: int) -> str | None:
+    """Why the acceptor class's test rejects donor ``don`` (None: it passes). Distances in Å,
+    angles in degrees, each against its relaxed limit."""
     test, limits = ACCEPTOR_CLASSES[site.name]
     lim = relax(limits)
     acc = site.atom
@@ -201,9 +228,11 @@ def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
         up = (sp - pp) - np.dot(sp - pp, axis) * axis
         is_syn = float(np.dot(dp - ap, up)) > 0.0
         r, phi, theta = lim[0:3] if is_syn else lim[3:6]
+        side = "syn" if is_syn else "anti"
         if dist > r + comp:
-            return False
-        return _phi_ok(dp, ap, pp, [ap, pp, sp], phi) and _theta_ok(dp, hyds, ap, theta)
+            return _over(f"D...A ({side})", dist, r + comp)
+        failure = _phi_failure(dp, ap, pp, [ap, pp, sp], phi, f"phi ({side})")
+        return failure or _theta_failure(dp, hyds, ap, theta)
     if test == "phi_psi":
         r, phi, theta = lim
         b1, b2 = (site.partners + (None, None))[:2]
@@ -211,22 +240,23 @@ def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
             b1 = g.nbrs[acc][0]
             b2 = g.nbrs[acc][1] if len(g.nbrs[acc]) > 1 else None
         if dist > r + comp:
-            return False
+            return _over("D...A", dist, r + comp)
         try:
             plane, base = _phi_plane(g, acc, b1, b2)
         except ValueError:
-            return False  # ChimeraX skips the pair (bad connectivity)
-        return (base is None or _phi_ok(dp, ap, base, plane, phi)) and _theta_ok(
-            dp, hyds, ap, theta
-        )
+            return "bad connectivity at the acceptor (ChimeraX skips the pair)"
+        failure = _phi_failure(dp, ap, base, plane, phi) if base is not None else None
+        return failure or _theta_failure(dp, hyds, ap, theta)
     if test == "theta_tau":
         r, up_low, up_high, theta = lim
         if dist > r + comp:
-            return False
+            return _over("D...A", dist, r + comp)
         partner = site.partners[0] if site.partners else None
         up_high = -up_high
         candidates = [g.coords[partner]] if partner is not None else _lone_pair_bisectors(g, acc)
         tau, tau_sym = ANILINE_ACCEPTOR_TAU if site.name == "aniline N" else (None, None)
+        if not candidates:
+            return _theta_failure(dp, hyds, ap, theta)
         for pp in candidates:
             ups = _angle(pp, ap, dp)
             if (
@@ -234,16 +264,25 @@ def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
                 and _theta_ok(dp, hyds, ap, theta)
                 and _tau_ok(g, tau, tau_sym or 0, acc, dp)
             ):
-                return True
-        return not candidates and _theta_ok(dp, hyds, ap, theta)
+                return None
+        return f"upsilon (outside {up_low:.0f}-{up_high:.0f}°), D-H...A or tau at the acceptor"
     r, min_angle = lim  # generic
     if dist > r + comp:
-        return False
-    return all(_angle(g.coords[k], ap, dp) >= min_angle for k in g.nbrs[acc])
+        return _over("D...A", dist, r + comp)
+    worst = min((_angle(g.coords[k], ap, dp) for k in g.nbrs[acc]), default=180.0)
+    if worst < min_angle:
+        return f"neighbour-A...D {worst:.0f}° under {min_angle:.0f}°"
+    return None
 
 
-def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
-    """The donor class's test against acceptor ``acc``."""
+def acceptor_ok(g: Graph, site: Site, don: int) -> bool:
+    """The acceptor class's test for donor ``don``."""
+    return acceptor_failure(g, site, don) is None
+
+
+def donor_failure(g: Graph, don: int, name: str, acc: int) -> str | None:
+    """Why the donor class's test rejects acceptor ``acc`` (None: it passes). Distances in Å,
+    angles in degrees, each against its relaxed limit."""
     test, tau_sym, limits = DONOR_CLASSES[name]
     lim = relax(limits)
     gen = relax(GENERIC_ACCEPTOR_LIMITS[test]) if test in GENERIC_ACCEPTOR_LIMITS else ()
@@ -253,25 +292,27 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
     acc_s = g.elements[acc] == "S"
     if test == "theta_tau":
         if not hyds:
-            return False
+            return "no hydrogen position (the class needs one)"
         if kind == "sp2 O":
             rp, theta = lim[0], lim[1]
         elif kind == "sp3 O":
             rp, theta = lim[2], lim[3]
             if g.n_bonds(acc) == 2 and len(g.nbrs[acc]) == 2:
                 plane, base = _phi_plane(g, acc, g.nbrs[acc][0], g.nbrs[acc][1])
-                if not _phi_ok(dp, ap, base, plane, lim[4]):
-                    return False
+                failure = _phi_failure(dp, ap, base, plane, lim[4], "phi at the acceptor")
+                if failure:
+                    return failure
         elif kind == "sp3 N":
             rp, theta = lim[5], lim[6]
             bis = _lone_pair_bisectors(g, acc)
             if bis and not any(_angle(dp, ap, b) > lim[7] for b in bis):
-                return False
+                return f"D...A against the acceptor's lone pairs under {lim[7]:.0f}°"
         else:
             rp, theta = gen[0] + (SULFUR_COMP if acc_s else 0.0), gen[1]
-        if not any(np.linalg.norm(h - ap) <= rp for h in hyds):
-            return False
-        return _theta_ok(dp, hyds, ap, theta)
+        nearest = min(float(np.linalg.norm(h - ap)) for h in hyds)
+        if nearest > rp:
+            return _over("H...A", nearest, rp)
+        return _theta_failure(dp, hyds, ap, theta)
     if test == "upsilon_tau":
         if kind == "sp2 O":
             r, lo, hi, theta, tau = lim[0:5]
@@ -282,20 +323,24 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
             if len(g.nbrs[acc]) + len(g.explicit_h[acc]) > 1:
                 bis = _lone_pair_bisectors(g, acc)
                 if bis and not any(_angle(b, ap, dp) >= lim[16] for b in bis):
-                    return False
+                    return f"D...A against the acceptor's lone pairs under {lim[16]:.0f}°"
         else:
             r, lo, hi, theta = gen
             r += SULFUR_COMP if acc_s else 0.0
             tau = None
-        if np.linalg.norm(dp - ap) > r:
-            return False
+        dist = float(np.linalg.norm(dp - ap))
+        if dist > r:
+            return _over("D...A", dist, r)
         heavy = g.nbrs[don]
         if len(heavy) != 1:
-            return False
+            return f"{len(heavy)} heavy neighbours (the test needs one)"
         ups = _angle(g.coords[heavy[0]], dp, ap)
         if ups < lo or ups > -hi:
-            return False
-        return _theta_ok(dp, hyds, ap, theta) and _tau_ok(g, tau, tau_sym, don, ap)
+            return f"upsilon {ups:.0f}° outside {lo:.0f}-{-hi:.0f}°"
+        failure = _theta_failure(dp, hyds, ap, theta)
+        if failure is None and not _tau_ok(g, tau, tau_sym, don, ap):
+            failure = f"tau (limit {tau:.0f}°, the acceptor off the donor's plane)"
+        return failure
     # generic donor
     sp2_rp, sp3o_rp, sp3n_rp, sp2_r, sp3o_r, sp3n_r = lim
     gen_rp, gen_r, min_h_angle, min_bonded = gen
@@ -310,13 +355,25 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
         if acc_s:
             min_bonded -= 9.0  # ChimeraX widens the angle, not the distance, for an S acceptor
     if not hyds:
-        if np.linalg.norm(dp - ap) > r:
-            return False
-    elif not any(np.linalg.norm(h - ap) < rp for h in hyds):
-        return False
-    if any(_angle(g.coords[k], dp, ap) < min_bonded for k in g.nbrs[don]):
-        return False
-    return not hyds or any(_angle(dp, h, ap) >= min_h_angle for h in hyds)
+        dist = float(np.linalg.norm(dp - ap))
+        if dist > r:
+            return _over("D...A", dist, r)
+    else:
+        nearest = min(float(np.linalg.norm(h - ap)) for h in hyds)
+        if nearest >= rp:
+            return _over("H...A", nearest, rp)
+    worst = min((_angle(g.coords[k], dp, ap) for k in g.nbrs[don]), default=180.0)
+    if worst < min_bonded:
+        return f"neighbour-D...A {worst:.0f}° under {min_bonded:.0f}°"
+    if hyds and not any(_angle(dp, h, ap) >= min_h_angle for h in hyds):
+        best = max(_angle(dp, h, ap) for h in hyds)
+        return f"D-H...A {best:.0f}° under {min_h_angle:.0f}°"
+    return None
+
+
+def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
+    """The donor class's test against acceptor ``acc``."""
+    return donor_failure(g, don, name, acc) is None
 
 
 def metal_partners(
@@ -373,20 +430,11 @@ def explain_pair(g: Graph, don: int, acc: int) -> str:
         return f"{g.types[don]} is no donor"
     if site is None:
         return f"{g.types[acc]} is no acceptor"
-    dist = float(np.linalg.norm(g.coords[don] - g.coords[acc]))
-    if not acceptor_ok(g, site, don):
-        test, limits = ACCEPTOR_CLASSES[site.name]
-        longest = max(v for v in relax(limits) if v is not None and 0 < v < 7.5)
-        comp = SULFUR_COMP if g.elements[don] == "S" else 0.0
-        if dist > longest + comp:
-            return f"D...A {dist:.2f} Å over the {site.name} limit {longest + comp:.2f} Å"
-        return f"an angle of the {site.name} acceptor test ({test})"
-    if not donor_ok(g, don, name, acc):
+    failure = acceptor_failure(g, site, don)
+    if failure is not None:
+        return f"{site.name} acceptor test ({ACCEPTOR_CLASSES[site.name][0]}): {failure}"
+    failure = donor_failure(g, don, name, acc)
+    if failure is not None:
         test = DONOR_CLASSES[name][0]
-        what = "H...A distance or D-H...A angle" if test == "theta_tau" else "distance or angle"
-        if not g.hydrogen_positions(don) and test == "theta_tau":
-            what = "no hydrogen position (the class needs one)"
-        return (
-            f"{what} of the {name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor"
-        )
+        return f"{name} donor test ({test}) against a {_acceptor_kind(g, acc)} acceptor: {failure}"
     return f"{name} -> {site.name}"
