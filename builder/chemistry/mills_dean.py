@@ -199,15 +199,14 @@ def _over(what: str, value: float, limit: float) -> str:
     return f"{what} {value:.2f} Å over {limit:.2f} Å"
 
 
-def _best_theta(dp, hyds, ap) -> float:
-    return max(_angle(ap, h, dp) for h in hyds)
-
-
 def _theta_failure(dp, hyds, ap, theta: float) -> str | None:
-    """``_theta_ok`` as a reason: the best D-H...A angle under ``theta``."""
-    if _theta_ok(dp, hyds, ap, theta):
+    """``_theta_ok`` as a reason: the best D-H...A angle under ``theta`` (None: it passes)."""
+    if not hyds:
         return None
-    return f"D-H...A {_best_theta(dp, hyds, ap):.0f}° under {theta:.0f}° (best of {len(hyds)} H)"
+    best = max(_angle(ap, h, dp) for h in hyds)
+    return (
+        None if best >= theta else f"D-H...A {best:.0f}° under {theta:.0f}° (best of {len(hyds)} H)"
+    )
 
 
 def acceptor_failure(g: Graph, site: Site, don: int) -> str | None:
@@ -365,10 +364,7 @@ def donor_failure(g: Graph, don: int, name: str, acc: int) -> str | None:
     worst = min((_angle(g.coords[k], dp, ap) for k in g.nbrs[don]), default=180.0)
     if worst < min_bonded:
         return f"neighbour-D...A {worst:.0f}° under {min_bonded:.0f}°"
-    if hyds and not any(_angle(dp, h, ap) >= min_h_angle for h in hyds):
-        best = max(_angle(dp, h, ap) for h in hyds)
-        return f"D-H...A {best:.0f}° under {min_h_angle:.0f}°"
-    return None
+    return _theta_failure(dp, hyds, ap, min_h_angle)
 
 
 def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
