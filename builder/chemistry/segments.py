@@ -1,0 +1,99 @@
+"""Chain segments of a PDB file: runs of records that repeat the residues of an earlier run with
+the same chain id, kept apart instead of merged.
+
+A homodimer pocket whose second chain carries the same chain id as the first (or where both are
+blank, as in older PDBbind files) repeats every residue id: gemmi appends the second copy's atoms
+to the first copy's residues, and dropping alternate conformations then drops them by name. So
+before gemmi reads the text, each ATOM/HETATM record is given to a segment: a residue
+(chain id, number, insertion code, name) that its chain's current segment already holds starts a
+new segment; after a chain break (``TER`` or another chain id) a run goes back to the first
+segment of its chain that lacks its first residue. A later segment is written with a chain
+character the file does not use, and :func:`split_segments` says which label each such
+character stands for: the chain id followed by the segment number (``A2``; ``_2`` for a blank
+chain id). A well-formed file (no residue repeated within a chain) comes back unchanged.
+Only the first model is looked at (later models are not read).
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+#: Characters a later segment may be written with (those the file does not use already).
+_FREE_CHARS = string.ascii_uppercase + string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A PDB text with later segments moved to chain characters of their own.
+
+    ``labels``: written chain character -> chain label (``A2``); ``notes``: one line per later
+    segment (``"A -> A2: 44 residues"``); ``unsplit``: repeated residues left merged because the
+    file uses every free chain character (the reader then refuses or counts them)."""
+
+    text: str
+    labels: dict[str, str]
+    notes: tuple[str, ...] = ()
+    unsplit: int = 0
+
+
+def _chain_label(chain: str) -> str:
+    return chain.strip() or "_"
+
+
+def split_segments(text: str) -> Segments:
+    """``text`` with every later segment of a chain id written with a chain character of its own."""
+    lines = text.splitlines(keepends=True)
+    records = ("ATOM  ", "HETATM")
+    used = {ln[21] for ln in lines if ln.startswith(records) and len(ln) > 21}
+    free = [c for c in _FREE_CHARS if c not in used]
+    order: dict[str, list[str]] = {}  # chain id -> written characters of its segments, in order
+    held: dict[str, set] = {}  # written character -> residue ids it holds
+    sizes: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    current: dict[str, str] = {}
+    prev_chain = prev_key = None
+    written = None
+    unsplit = 0
+    out = list(lines)
+    changed = False
+    for k, ln in enumerate(lines):
+        if ln.startswith("ENDMDL"):
+            break
+        if ln.startswith("TER"):
+            prev_chain = prev_key = None
+            continue
+        if ln.startswith("ANISOU") and written is not None and len(ln) > 21:
+            if written != ln[21] and ln[21] == prev_chain:
+                out[k] = ln[:21] + written + ln[22:]
+            continue
+        if not ln.startswith(records) or len(ln) < 27:
+            continue
+        chain, key = ln[21], (ln[22:27], ln[17:20])
+        if (chain, key) != (prev_chain, prev_key):
+            segs = order.setdefault(chain, [chain])
+            held.setdefault(chain, set())
+            if chain != prev_chain:  # a run starts: the first segment that lacks this residue
+                current[chain] = next((c for c in segs if key not in held[c]), segs[-1])
+            if key in held[current[chain]]:
+                if free:
+                    new = free.pop(0)
+                    segs.append(new)
+                    held[new] = set()
+                    labels[new] = f"{_chain_label(chain)}{len(segs)}"
+                    current[chain] = new
+                else:
+                    unsplit += 1
+            held[current[chain]].add(key)
+            sizes[current[chain]] = sizes.get(current[chain], 0) + 1
+            prev_chain, prev_key = chain, key
+        written = current[chain]
+        if written != chain:
+            out[k] = ln[:21] + written + ln[22:]
+            changed = True
+    notes = tuple(
+        f"{_chain_label(chain)} -> {labels[c]}: {sizes.get(c, 0)} residues"
+        for chain, segs in order.items()
+        for c in segs[1:]
+    )
+    return Segments("".join(out) if changed else text, labels, notes, unsplit)
