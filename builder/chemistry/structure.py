@@ -56,7 +56,9 @@ from .protein import (
 
 
 def load_complex(ref: ComplexRef, pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) -> Complex:
-    """Read the complex that ``ref`` points to."""
+    """Read the complex that ``ref`` points to (refused when discovery found a ``problem``)."""
+    if ref.problem:
+        raise InputError(ref.pdb_id, ref.problem)
     if ref.kind == "pdbbind":
         return read_pdbbind_dir(ref.path, pdb_id=ref.pdb_id, pocket_cutoff=pocket_cutoff)
     if not ref.ligand_code:

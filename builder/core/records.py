@@ -88,18 +88,25 @@ class ReadReport:
     ligand_source: str = ""
 
     def as_dict(self) -> dict:
-        """The manifest's record: every count, and the relabelled segments."""
-        return {
-            "atoms_read": self.atoms_read,
-            "other_model_atoms": self.other_model_atoms,
-            "altloc_atoms": self.altloc_atoms,
-            "duplicate_atoms": self.duplicate_atoms,
-            "water_atoms": self.water_atoms,
-            "nonstandard_atoms": self.nonstandard_atoms,
-            "unbonded_hydrogens": self.unbonded_hydrogens,
-            "segments": list(self.segments),
-            "ligand_source": self.ligand_source,
+        """The manifest's record: the counts that are not zero (``atoms_read`` always), the
+        relabelled segments when there are any, and ``ligand_source``."""
+        out = {
+            name: getattr(self, name)
+            for name in (
+                "atoms_read",
+                "other_model_atoms",
+                "altloc_atoms",
+                "duplicate_atoms",
+                "water_atoms",
+                "nonstandard_atoms",
+                "unbonded_hydrogens",
+            )
+            if getattr(self, name) or name == "atoms_read"
         }
+        if self.segments:
+            out["segments"] = list(self.segments)
+        out["ligand_source"] = self.ligand_source
+        return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -196,6 +196,8 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
         "skipped_tasks": {
             s["pdb_id"]: s["skipped_tasks"] for s in statuses if s["ok"] and s["skipped_tasks"]
         },
+        # per complex: what structure reading left out or relabelled (ReadReport.as_dict)
+        "reading": {s["pdb_id"]: s["reading"] for s in statuses if s.get("reading")},
         "version": None,
     }
     if (

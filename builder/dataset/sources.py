@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import logging
+import os
 from pathlib import Path
 
 from ..chemistry.samples import sample_refs
 from ..core.errors import InputError
 from ..core.records import ComplexRef
 from .id_list import id_list_refs, is_id_source
+
+log = logging.getLogger(__name__)
 
 SPLITS = ("train", "test")
 #: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
@@ -19,7 +23,9 @@ DEFAULT_TEST_FRACTION = 0.123
 def discover(source: str | Path, structures: str | Path | None = None) -> list[ComplexRef]:
     """Complex references of a build source: ``"samples"`` (the embedded set), ``"ids:LIST.csv"``
     (PDB ids and ligand codes; entries in the ``structures`` folder, see :mod:`.id_list`) or a
-    PDBbind-style root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
+    PDBbind-style root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id. A folder
+    whose name is not UTF-8, or that differs from another only by case, gets a ``problem``: the
+    build records it as a skipped complex with that reason."""
     if is_id_source(source):
         return id_list_refs(str(source), structures)
     if str(source) == "samples":
@@ -29,15 +35,59 @@ def discover(source: str | Path, structures: str | Path | None = None) -> list[C
         raise InputError(
             root, "build source is not a folder (expected a PDBbind-style root or 'samples')"
         )
-    refs = []
+    groups: dict[str, list[Path]] = {}
     for sub in sorted(root.iterdir()):
-        if sub.is_dir() and any(
-            p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()
-        ):
-            refs.append(ComplexRef(pdb_id=sub.name.lower(), path=sub, kind="pdbbind"))
-    if not refs:
+        if _is_complex_folder(sub):
+            groups.setdefault(folder_id(sub.name), []).append(sub)
+    if not groups:
         raise InputError(root, "no complex folders (<pdbid>/<pdbid>_ligand.sdf or .mol2) found")
+    refs = [
+        ComplexRef(pdb_id=pdb_id, path=subs[0], kind="pdbbind", problem=_folder_problem(subs))
+        for pdb_id, subs in sorted(groups.items())
+    ]
+    for ref in refs:
+        if ref.problem:
+            log.warning("skipping %s", ref.problem)
     return refs
+
+
+def _is_complex_folder(sub: Path) -> bool:
+    """A folder holding a ``*_ligand.sdf`` or ``*_ligand.mol2`` (an unreadable one counts, so
+    that its build unit records why it is skipped)."""
+    try:
+        return sub.is_dir() and any(
+            p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()
+        )
+    except OSError:
+        return sub.is_dir()
+
+
+def shown_name(name: str) -> str:
+    """A folder name as text that can be written anywhere: bytes that are not UTF-8 (which
+    Python keeps as surrogates) become ``\\xNN`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def folder_id(name: str) -> str:
+    """The complex id of a folder name: lower case (``4CUP`` and ``4cup`` are one complex), bytes
+    that are not UTF-8 escaped (:func:`shown_name`)."""
+    return shown_name(name).lower()
+
+
+def _folder_problem(subs: list[Path]) -> str:
+    """Why the folders ``subs`` (one complex id) cannot be built, or ``""``: a name that is not
+    UTF-8, or several folders whose names differ only by case (which one is meant cannot be
+    told, so none is used)."""
+    names = [shown_name(p.name) for p in subs]
+    where = shown_name(str(subs[0].parent))
+    if len(subs) > 1:
+        return (
+            f"{where}: folders {', '.join(names)} differ only by case and name one complex: "
+            "none is used (rename or remove all but one)"
+        )
+    if names[0] != subs[0].name:
+        return f"{where}/{names[0]}: folder name is not UTF-8 text: not used (rename it)"
+    return ""
 
 
 def read_split_file(path: str | Path) -> dict[str, str]:

@@ -38,6 +38,8 @@ class UnitResult:
     skipped_tasks: dict = field(default_factory=dict)
     error: str = ""
     inputs: dict = field(default_factory=dict)
+    #: what reading the complex left out or relabelled (``ReadReport.as_dict``)
+    reading: dict = field(default_factory=dict)
     n_images_rendered: int = 0
     seconds: float = 0.0
 
@@ -87,6 +89,8 @@ def generate_unit(
             error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
             f"{ref.path.parent} (put the entry there, or build with --fetch)",
         )
+    if ref.problem:  # found by discovery (e.g. a folder name that is not UTF-8)
+        return [], UnitResult(pdb_id, split, False, error=ref.problem)
     try:
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
@@ -148,6 +152,7 @@ def generate_unit(
         counts=counts,
         skipped_tasks=skipped,
         inputs=inputs,
+        reading=ann.complex.read_report.as_dict(),
         n_images_rendered=cache.misses,
         seconds=round(time.perf_counter() - start, 3),
     )
