@@ -306,7 +306,6 @@ def test_folder_names_not_utf8_or_colliding_by_case_are_recorded(sample_refs, tm
         refs[pdb_id].problem.encode("utf-8")  # writable anywhere
 
 
-@pytest.mark.slow
 def test_build_with_broken_complexes_ships_the_others(sample_refs, tmp_path):
     """One build over a root holding a homodimer with one chain id, a NaN, a truncated SDF, a
     folder name that is not UTF-8 and a case collision: it finishes, validates, ships 1HVR with
