@@ -189,6 +189,27 @@ def test_alternate_locations_are_counted(raw_refs, tmp_path):
 # ------------------------------------------------------------------------------ ligand files
 
 
+def test_mol2_hydrogen_without_a_bond_is_counted(sample_refs, tmp_path):
+    original = load_complex(next(r for r in sample_refs if r.pdb_id == "4cup"))
+    d = _copy(sample_refs, tmp_path, "4cup")
+    mol2 = d / "4cup_ligand.mol2"
+    lines = mol2.read_text().splitlines()
+    atoms = lines.index("@<TRIPOS>ATOM") + 1
+    hydrogens = {
+        str(k - atoms + 1)
+        for k in range(atoms, lines.index("@<TRIPOS>BOND"))
+        if lines[k].split()[5] == "H"
+    }
+    start = lines.index("@<TRIPOS>BOND") + 1
+    k = next(k for k in range(start, len(lines)) if set(lines[k].split()[1:3]) & hydrogens)
+    del lines[k]
+    mol2.write_text("\n".join(lines) + "\n")
+    cx = read_pdbbind_dir(d)
+    assert original.read_report.unbonded_hydrogens == 0
+    assert cx.read_report.unbonded_hydrogens == 1
+    assert len(cx.mol2_h_coords) == len(original.mol2_h_coords) - 1
+
+
 def test_truncated_sdf_is_an_error_not_a_silent_mol2(sample_refs, tmp_path):
     """1HVR's SDF cut in half beside a good MOL2: reading the MOL2 instead would give 2 H-bonds
     instead of 10, so the complex is refused, naming the SDF."""

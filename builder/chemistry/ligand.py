@@ -52,6 +52,8 @@ class LigandData:
         #: a MOL2 or when it draws none
         self.mol2_h_coords = np.zeros((0, 3))
         self.mol2_h_parent = np.zeros(0, dtype=np.int64)
+        #: MOL2 hydrogens bonded to no ligand heavy atom (left out, counted in the read report)
+        self.mol2_unbonded_h = 0
 
 
 def rdkit_mol_from_file(path: Path):
@@ -115,6 +117,8 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
         lig.mol2_h_coords, lig.mol2_h_parent = _mol2_hydrogens(
             lig.coords, mol2_atoms, mol2_bonds, mol2
         )
+        n_h = sum(1 for a in mol2_atoms if a["element"] in ("H", "D"))
+        lig.mol2_unbonded_h = n_h - len(lig.mol2_h_parent)
     return lig
 
 

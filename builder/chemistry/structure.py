@@ -239,7 +239,9 @@ def _assemble(
 
     h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
     report = ReadReport(
-        unbonded_hydrogens=int(np.isin(protein.h_res, pocket_res).sum()) - len(h_parent),
+        unbonded_hydrogens=int(np.isin(protein.h_res, pocket_res).sum())
+        - len(h_parent)
+        + lig.mol2_unbonded_h,
         segments=tuple(protein.segments),
         ligand_source=Path(lig.source).name,
         **protein.counts,

@@ -71,7 +71,8 @@ class ReadReport:
     ``duplicate_atoms`` (a record repeating an atom name of its residue at the same place),
     ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not standard amino acids
     or kept metal ions: modified residues, cofactors, other ligands), ``unbonded_hydrogens``
-    (pocket hydrogens with no heavy atom of their residue within 1.3 Å). ``segments``: chain
+    (pocket hydrogens with no heavy atom of their residue within 1.3 Å, and MOL2 hydrogens that
+    its bond table attaches to no ligand heavy atom). ``segments``: chain
     runs that repeat residues of an earlier run of the same chain id (a homodimer whose second
     chain carries the same or a blank id), each kept with its own chain label, as
     ``"A -> A2: 44 residues"``. ``ligand_source``: the file the ligand's chemistry came from.
