@@ -250,6 +250,18 @@ def test_nan_in_the_protein_is_refused_naming_the_atom(sample_refs, tmp_path):
         read_pdbbind_dir(d)
 
 
+def test_nan_in_the_ligand_is_refused(sample_refs, tmp_path):
+    d = _copy(sample_refs, tmp_path, "4cup")
+    (d / "4cup_ligand.sdf").unlink()
+    mol2 = d / "4cup_ligand.mol2"
+    lines = mol2.read_text().splitlines()
+    k = lines.index("@<TRIPOS>ATOM") + 1
+    lines[k] = lines[k].replace(lines[k].split()[2], "nan", 1)
+    mol2.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"4cup_ligand\.mol2: ligand atom \w+ .*not a number"):
+        read_pdbbind_dir(d)
+
+
 def _move_ligand_atom(d, pdb_id, x):
     """Move the SDF's first heavy atom (and the MOL2 atom at the same place) to x Å."""
     sdf = d / f"{pdb_id}_ligand.sdf"

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.errors import InputError, InputTooLarge
 from .files import normalise_element, open_text, parse_mol2
+from .geometry_checks import check_ligand
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +104,8 @@ def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
     lig = ligand_from_rdkit(mol, chem_source)
     if not len(lig.coords):
         raise InputError(chem_source, "ligand has no heavy atoms (only hydrogens?)")
+    # before names come from the MOL2 (matched by position): atoms named by element and place
+    check_ligand(str(chem_source), lig.names, lig.coords, lig.bonds, lig.h_coords, lig.h_parent)
     if mol2_atoms is not None:
         heavy = [a for a in mol2_atoms if a["element"] not in ("H", "D")]
         if len(heavy) != len(lig.coords):
