@@ -99,6 +99,28 @@ def test_ligand_records_of_a_chain_after_another_chain_stay_in_it(raw_refs):
     assert cx.read_report.water_atoms > 0 and not cx.read_report.segments
 
 
+def test_alternate_location_listed_apart_is_not_a_segment(raw_refs, tmp_path):
+    """GLN 725's second conformer written after GLN 726 stays an alternate location of GLN 725."""
+    text = gzip.decompress(raw_refs["1a28"].path.read_bytes()).decode()
+    out, later = [], []
+    for line in text.splitlines():
+        if line.startswith("ATOM") and line[21] == "A" and line[22:26].strip() == "725":
+            out.append(line[:16] + "A" + line[17:54] + "  0.60" + line[60:])
+            x = f"{float(line[30:38]) + 1.5:8.3f}"
+            later.append(line[:16] + "B" + line[17:30] + x + line[38:54] + "  0.40" + line[60:])
+            continue
+        if later and not (line.startswith("ATOM") and line[22:26].strip() == "726"):
+            out += later
+            later = []
+        out.append(line)
+    path = tmp_path / "1a28_altloc_apart.pdb"
+    path.write_text("\n".join(out) + "\n")
+    cx = read_raw_entry(path, "STR")
+    full = read_raw_entry(raw_refs["1a28"].path, "STR")
+    assert not cx.read_report.segments and cx.read_report.altloc_atoms > 5
+    np.testing.assert_array_equal(cx.coords, full.coords)
+
+
 # ----------------------------------------------------------------------- repeated atom names
 
 

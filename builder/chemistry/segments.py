@@ -7,9 +7,10 @@ to the first copy's residues, and dropping alternate conformations then drops th
 before gemmi reads the text, each ATOM/HETATM record is given to a segment: a residue
 (chain id, number, insertion code, name) that its chain's current segment already holds starts a
 new segment; after a chain break (``TER`` or another chain id) a run goes back to the first
-segment of its chain that lacks its first residue. A later segment is written with a chain
-character the file does not use, and :func:`split_segments` says which label each such
-character stands for: the chain id followed by the segment number (``A2``; ``_2`` for a blank
+segment of its chain that lacks its first residue. A repeated residue whose record carries an
+alternate-location letter is an alternate conformer listed apart, not a new segment. A later
+segment is written with a chain character the file does not use, and :func:`split_segments`
+says which label each such character stands for: the chain id followed by the segment number (``A2``; ``_2`` for a blank
 chain id). A well-formed file (no residue repeated within a chain) comes back unchanged.
 Only the first model is looked at (later models are not read).
 """
@@ -75,7 +76,9 @@ def split_segments(text: str) -> Segments:
             held.setdefault(chain, set())
             if chain != prev_chain:  # a run starts: the first segment that lacks this residue
                 current[chain] = next((c for c in segs if key not in held[c]), segs[-1])
-            if key in held[current[chain]]:
+            if key in held[current[chain]] and ln[16] != " ":
+                pass  # an alternate location listed apart from its residue: not a new segment
+            elif key in held[current[chain]]:
                 if free:
                     new = free.pop(0)
                     segs.append(new)
