@@ -2,10 +2,14 @@
 complexes from builder/data edited the way each broken input looks, each read alone and in a build."""
 
 import gzip
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import datasets
 import numpy as np
 import pytest
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
@@ -386,8 +390,6 @@ def test_build_with_broken_complexes_ships_the_others(sample_refs, tmp_path):
     assert manifest["validation"]["ok"]
     assert manifest["reading"]["1hvr"]["segments"] == ["A -> A2: 43 residues"]
     assert manifest["reading"]["1hvr"]["atoms_read"] == 753
-    import datasets
-
     rows = [
         r
         for split in ("train", "test")
@@ -406,3 +408,23 @@ def test_shown_name_of_a_path_escapes_bytes():
     assert folder_id(os.fsdecode(b"4CU\xfe")) == "4cu\\xfe"
     assert folder_id("4CUP") == "4cup"
     assert Path(os.fsdecode(b"x\xff")).name != folder_id(os.fsdecode(b"x\xff"))
+
+
+def test_inspect_reports_the_relabelled_chain(sample_refs, tmp_path):
+    """``misi-bench inspect --json`` of 1HVR with both chains called A: 10 bonds, five per copy,
+    and the read report naming the second run."""
+    d = _copy(sample_refs, tmp_path, "1hvr")
+    _edit_pdb(d / "1hvr_pocket.pdb", lambda ln: _chain(ln, "B", "A"))
+    code = "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "inspect", str(d), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["n_pocket_atoms"] == 627 and len(info["hbonds"]) == 10
+    assert sum(b.split(", ")[0].endswith(" A2") for b in info["hbonds"]) == 5
+    assert info["reading"]["segments"] == ["A -> A2: 43 residues"]
+    assert "kept as separate chains" in out.stderr
