@@ -16,7 +16,8 @@ from misi_bench.builder.chemistry.hbonds import detect_hbonds
 from misi_bench.builder.chemistry.segments import split_segments
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
 from misi_bench.builder.core.errors import InputError
-from misi_bench.builder.dataset.sources import discover
+from misi_bench.builder.dataset.build import build_dataset
+from misi_bench.builder.dataset.sources import discover, folder_id
 
 RECORDS = ("ATOM", "HETATM")
 
@@ -369,8 +370,6 @@ def test_build_with_broken_complexes_ships_the_others(sample_refs, tmp_path):
     """One build over a root holding a homodimer with one chain id, a NaN, a truncated SDF, a
     folder name that is not UTF-8 and a case collision: it finishes, validates, ships 1HVR with
     all its atoms and 10 H-bonds, and records every skip with its reason."""
-    from misi_bench.builder.dataset.build import build_dataset
-
     root = _bad_name_root(sample_refs, tmp_path)
     _edit_pdb(_copy(sample_refs, root, "1hvr") / "1hvr_pocket.pdb", lambda ln: _chain(ln, "B", "A"))
     nan = _copy(sample_refs, root, "1fki")
@@ -381,13 +380,18 @@ def test_build_with_broken_complexes_ships_the_others(sample_refs, tmp_path):
     cut = _copy(sample_refs, root, "1afs") / "1afs_ligand.sdf"
     cut.write_text(cut.read_text()[: len(cut.read_text()) // 2])
     manifest = build_dataset(
-        source=root, out=tmp_path / "out", tasks=["pocket_ligand"], progress=False, audit=False
+        source=root, out=tmp_path / "out", tasks=["pocket_ligand"], progress=False
     )
     skipped = manifest["skipped_complexes"]
     assert set(skipped) == {"1a28\\xff", "4cup", "1fki", "1afs"}
     assert "not UTF-8" in skipped["1a28\\xff"] and "differ only by case" in skipped["4cup"]
     assert "not a number" in skipped["1fki"] and "1afs_ligand.sdf" in skipped["1afs"]
-    assert manifest["validation"]["ok"]
+    assert manifest["validation"]["ok"] and manifest["audit"]["ok"]
+    assert set(manifest["inputs"]) - set(skipped) == {"1hvr", "2zmm"}
+    assert manifest["complexes"]["train"] + manifest["complexes"]["test"] == 2
+    assert (
+        json.loads((tmp_path / "out" / "manifest.json").read_text())["skipped_complexes"] == skipped
+    )
     assert manifest["reading"]["1hvr"]["segments"] == ["A -> A2: 43 residues"]
     assert manifest["reading"]["1hvr"]["atoms_read"] == 753
     rows = [
@@ -403,8 +407,6 @@ def test_build_with_broken_complexes_ships_the_others(sample_refs, tmp_path):
 
 
 def test_shown_name_of_a_path_escapes_bytes():
-    from misi_bench.builder.dataset.sources import folder_id
-
     assert folder_id(os.fsdecode(b"4CU\xfe")) == "4cu\\xfe"
     assert folder_id("4CUP") == "4cup"
     assert Path(os.fsdecode(b"x\xff")).name != folder_id(os.fsdecode(b"x\xff"))
