@@ -88,6 +88,40 @@ def test_homodimer_whose_chains_share_an_id_keeps_every_atom(sample_refs, tmp_pa
         assert cx.read_report.segments == ()
 
 
+def test_mmcif_chains_sharing_an_author_id_are_kept_apart(raw_refs, tmp_path):
+    """1FKI (mmCIF, two FKBP12 copies A and B) with chain B's author id set to A: the second
+    copy's subchains get the label A2 and the first copy's pocket is read as before."""
+    text = gzip.decompress(raw_refs["1fki"].path.read_bytes()).decode()
+    lines = text.splitlines()
+    columns = [ln.strip() for ln in lines if ln.startswith("_atom_site.")]
+    auth = columns.index("_atom_site.auth_asym_id")
+    out = []
+    for ln in lines:
+        if ln.startswith(("ATOM", "HETATM")):
+            fields = ln.split()
+            fields[auth] = "A" if fields[auth] == "B" else fields[auth]
+            ln = " ".join(fields)
+        out.append(ln)
+    path = tmp_path / "1fki_one_author_chain.cif"
+    path.write_text("\n".join(out) + "\n")
+    full = read_raw_entry(raw_refs["1fki"].path, "SB1")
+    cx = read_raw_entry(path, "SB1")
+    assert cx.read_report.segments == ("A -> A2: 107 residues",)
+    np.testing.assert_array_equal(cx.coords, full.coords)
+    assert _bond_keys(cx) == _bond_keys(full) and len(_bond_keys(full)) >= 2
+    # chain B's ligand copy (another residue number, so still under A) has the second protein
+    # copy around it, now labelled A2
+    b_full = read_raw_entry(raw_refs["1fki"].path, "SB1", chain="B")
+    copies = [read_raw_entry(path, "SB1", chain="A", resnum=n) for n in (108, 109)]
+    b_copy = next(
+        c for c in copies if np.array_equal(c.coords[c.is_ligand], b_full.coords[b_full.is_ligand])
+    )
+    assert [(r.chain, r.number) for r in b_copy.residues] == [
+        ({"B": "A2"}.get(r.chain, r.chain), r.number) for r in b_full.residues
+    ]
+    assert "A2" in {r.chain for r in b_copy.residues}
+
+
 def test_segments_leave_well_formed_text_alone(sample_refs):
     for ref in sample_refs:
         text = next(ref.path.glob("*_pocket.pdb")).read_text()

@@ -19,7 +19,7 @@ from ..core.errors import InputError
 from ..core.records import Residue
 from .atom_checks import check_finite, count_atoms, repeated_names
 from .files import distance_bonds, normalise_element, open_text
-from .segments import split_segments
+from .segments import Segments, split_cif_segments, split_segments
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +106,10 @@ def _parse(path: Path, legacy72: bool = False, split: bool = False):
     segments = None
     try:
         if _looks_like_cif(path, text):
-            doc = gemmi.cif.read_string(text)
-            st = gemmi.make_structure_from_block(doc.sole_block())
+            block = gemmi.cif.read_string(text).sole_block()
+            if split:
+                segments = Segments(text, {}, split_cif_segments(block))
+            st = gemmi.make_structure_from_block(block)
         else:
             text = _legacy_pdb_fix(text, force=legacy72)
             if split:

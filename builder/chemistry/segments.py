@@ -100,3 +100,57 @@ def split_segments(text: str) -> Segments:
         for c in segs[1:]
     )
     return Segments("".join(out) if changed else text, labels, notes, unsplit)
+
+
+def split_cif_segments(block) -> tuple[str, ...]:
+    """The mmCIF counterpart of :func:`split_segments`, done in place on a gemmi ``cif.Block``:
+    the unit is a subchain (``label_asym_id``); a subchain that repeats a residue (author number,
+    insertion code, name) already held under its author chain id (``auth_asym_id``) gets the
+    next free label of that chain (``A2``, ``A3``: mmCIF chain ids may be longer than one
+    character). Only the first model is looked at. Returns the notes (``"A -> A2: 107 residues"``)."""
+    table = block.find(
+        "_atom_site.",
+        [
+            "auth_asym_id",
+            "label_asym_id",
+            "auth_seq_id",
+            "?pdbx_PDB_ins_code",
+            "label_comp_id",
+            "?pdbx_PDB_model_num",
+        ],
+    )
+    if not len(table):
+        return ()
+    first_model = None
+    parts: dict[tuple[str, str], list] = {}  # (auth, label_asym) -> rows, in order of appearance
+    for row in table:
+        model = row[5] if row.has(5) else "1"
+        first_model = model if first_model is None else first_model
+        if model != first_model:
+            continue
+        parts.setdefault((row[0], row[1]), []).append(row)
+    taken = {auth for auth, _ in parts}
+    held: dict[str, set] = {}
+    labels_of: dict[str, list[str]] = {}
+    notes = []
+    for (auth, _), rows in parts.items():
+        keys = {(r[2], r[3] if r.has(3) else "?", r[4]) for r in rows}
+        labels = labels_of.setdefault(auth, [auth])
+        label = next((c for c in labels if not keys & held.setdefault(c, set())), None)
+        if label is None:
+            n = len(labels) + 1
+            while f"{auth}{n}" in taken:
+                n += 1
+            label = f"{auth}{n}"
+            labels.append(label)
+            taken.add(label)
+            held[label] = set()
+            notes.append(f"{_chain_label(auth)} -> {label}")
+        if label != auth:
+            for r in rows:
+                r[0] = label
+        held[label] |= keys
+    counts = {}
+    for label, keys in held.items():
+        counts[label] = len({k for k in keys if k[2] not in ("HOH", "WAT", "DOD")})
+    return tuple(f"{n}: {counts[n.split(' -> ')[1]]} residues" for n in notes)
