@@ -14,10 +14,10 @@ complexes whose position modulo K is I), then ``build --merge-only`` once; under
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -35,11 +35,21 @@ from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
+from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
-from .sources import assign_splits, discover
-from .units import MISSING_STRUCTURE, UnitResult, run_unit, write_json_atomic
+from .publish import discard, recover, staging_dir, switch
+from .sources import assign_splits, discover, file_checksums
+from .units import (
+    MISSING_STRUCTURE,
+    UnitResult,
+    files_digest,
+    run_unit,
+    unit_key,
+    write_json_atomic,
+)
 from .validate import validate_dataset
+from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +69,66 @@ def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
     return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
 
 
-def _finished(work: Path, ref: ComplexRef) -> bool:
-    """A unit is done when its status file exists, except a raw entry whose file was missing then
-    and is present now (fetched or copied in since): that one is tried again."""
-    status = work / f"{ref.pdb_id}.status.json"
-    if not status.exists():
-        return False
-    if ref.kind == "raw" and ref.path.exists():
-        return MISSING_STRUCTURE not in json.loads(status.read_text(encoding="utf-8")).get(
-            "error", ""
+class _Checksums:
+    """sha256 of the input files of complexes, each complex hashed once per build."""
+
+    def __init__(self, refs: dict[str, ComplexRef]):
+        self.refs, self.memo = refs, {}
+
+    def files(self, pdb_id: str) -> dict | None:
+        """{file name: sha256}, or None when the files cannot be read now."""
+        if pdb_id not in self.memo:
+            try:
+                self.memo[pdb_id] = file_checksums(self.refs[pdb_id])
+            except OSError:
+                self.memo[pdb_id] = None
+        return self.memo[pdb_id]
+
+
+def reuse_problem(
+    status: dict, ref: ComplexRef, splits: dict[str, str], sums: _Checksums
+) -> str | None:
+    """Why the finished unit ``status`` of ``ref`` may not be reused (None: it may). A unit is
+    reused only when its input files have the same sha256 as then, its split and T5 partner list
+    are the same (``unit_key``) and every other complex it read has the same files."""
+    if status.get("key") != unit_key(ref.pdb_id, splits):
+        return (
+            "its split or partner list changed" if status.get("key") else "no content key recorded"
         )
+    if ref.kind == "raw" and ref.path.exists() and MISSING_STRUCTURE in status.get("error", ""):
+        return "its structure file is present now"
+    if not (ref.kind == "raw" and not ref.path.exists()):
+        now = sums.files(ref.pdb_id)
+        before = status.get("inputs") or {}
+        if (now or {}) != before:
+            changed = sorted(
+                n for n in set(before) | set(now or {}) if before.get(n) != (now or {}).get(n)
+            )
+            return f"input file(s) changed: {', '.join(changed[:5]) or 'unreadable now'}"
+    for other, digest in sorted((status.get("read") or {}).items()):
+        files = sums.files(other) if other in sums.refs else None
+        if files is None or files_digest(files) != digest:
+            return f"the files of {other}, which it read, changed"
+    return None
+
+
+def _finished(work: Path, ref: ComplexRef, splits: dict[str, str] | None = None, sums=None) -> bool:
+    """A unit is done when its status file exists and (given ``splits``) :func:`reuse_problem`
+    finds nothing; a unit that may not be reused is logged with the reason and redone."""
+    status_path = work / f"{ref.pdb_id}.status.json"
+    if not status_path.exists():
+        return False
+    try:
+        status = json.loads(status_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        log.info("rebuilding %s: its status file is unreadable", ref.pdb_id)
+        return False
+    if splits is None:
+        return True
+    problem = reuse_problem(status, ref, splits, sums or _Checksums({ref.pdb_id: ref}))
+    if problem:
+        log.info("rebuilding %s: %s since its unit was built", ref.pdb_id, problem)
+        return False
     return True
 
 
@@ -102,6 +162,7 @@ def _fetch_missing(
                 splits[pdb_id],
                 False,
                 error=f"{refs[pdb_id].describe()}: {MISSING_STRUCTURE}; fetch failed: {result.error}",
+                key=unit_key(pdb_id, splits),
             )
             write_json_atomic(work / f"{pdb_id}.status.json", asdict(failed))
 
@@ -200,62 +261,107 @@ def build_dataset(
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
-    check_profile_of_folder(out, cfg)
-    _check_profile_covers_tasks(cfg)
-    refs, splits = plan(cfg)
-    work = work_dir(out, cfg)
-    work.mkdir(parents=True, exist_ok=True)
-    (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
-    if not merge_only:
-        mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
-        if fetch and is_id_source(cfg.source):
-            _fetch_missing(
+    # cluster shard runs (--num-shards K --no-merge) write only their own units, atomically, and
+    # may run at once; everything else, and every merge, holds the folder's writer lock
+    locked = num_shards == 1 or merge_only
+    with folder_lock(out, command_line()) if locked else contextlib.nullcontext():
+        if locked:
+            recover(out)
+        check_profile_of_folder(out, cfg)
+        _check_profile_covers_tasks(cfg)
+        refs, splits = plan(cfg)
+        work = work_dir(out, cfg)
+        work.mkdir(parents=True, exist_ok=True)
+        (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
+        if not merge_only:
+            _generate(
                 cfg,
                 refs,
                 splits,
-                [p for p in mine if _lacks_structure(work, refs[p])],
                 work,
+                num_shards,
+                shard_index,
+                workers,
+                progress,
+                fetch,
                 mirror,
                 fetch_policy,
-                progress,
             )
-        todo = [p for p in mine if not _finished(work, refs[p])]
-        log.info(
-            "build %s: %d complexes in this shard, %d already done, %d workers",
-            cfg.config_hash,
-            len(mine),
-            len(mine) - len(todo),
-            workers,
-        )
-        _run_units(todo, refs, splits, cfg, work, workers, progress)
-    if not merge and not merge_only:
-        return {}
-    missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
-    if missing:
-        raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-    manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
-    (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
-    if validate:
-        report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
-        manifest["validation"] = {
-            "ok": report.ok,
-            "checked": report.checked,
-            "problems": report.problems[:50],
-        }
-        write_manifest(out, manifest)
-        if not report.ok:
-            raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
-    if audit:
-        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
-        write_manifest(out, manifest)
-        broken = [
-            i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]
-        ]
-        if broken:
-            raise MisiError(
-                f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)"
+        if not merge and not merge_only:
+            return {}
+        missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
+        if missing:
+            raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
+        with folder_lock(out, command_line()):
+            recover(out)
+            return _merge_check_publish(
+                out, work, cfg, refs, splits, max(1, int(workers)), validate, audit, audit_sample
             )
-        _options_only_check(out, manifest, cfg)
+
+
+def _generate(
+    cfg, refs, splits, work, num_shards, shard_index, workers, progress, fetch, mirror, policy
+) -> None:
+    """Run the units of this shard that are not finished (or may not be reused)."""
+    mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
+    if fetch and is_id_source(cfg.source):
+        pending = [p for p in mine if _lacks_structure(work, refs[p])]
+        _fetch_missing(cfg, refs, splits, pending, work, mirror, policy, progress)
+    sums = _Checksums(refs)
+    todo = [p for p in mine if not _finished(work, refs[p], splits, sums)]
+    log.info(
+        "build %s: %d complexes in this shard, %d already done, %d workers",
+        cfg.config_hash,
+        len(mine),
+        len(mine) - len(todo),
+        workers,
+    )
+    _run_units(todo, refs, splits, cfg, work, workers, progress)
+
+
+def _merge_check_publish(
+    out: Path, work: Path, cfg, refs, splits, workers: int, validate, audit, audit_sample
+) -> dict:
+    """Merge into a staging folder beside the current release, validate and audit it there, then
+    switch it in (``publish``). Any failure leaves the current release of ``out`` untouched."""
+    staged = staging_dir(out, cfg.config_hash)
+    try:
+        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
+        if validate:
+            report = validate_dataset(staged, source=cfg.source, workers=workers)
+            manifest["validation"] = {
+                "ok": report.ok,
+                "checked": report.checked,
+                "problems": report.problems[:50],
+            }
+            write_manifest(staged, manifest)
+            if not report.ok:
+                raise MisiError(
+                    f"{out}: validation failed: {report.problems[:3]}; nothing was published "
+                    f"(the rejected build is in {staged})"
+                )
+        if audit:
+            manifest["audit"] = _audit_sample(staged, manifest, cfg, audit_sample, workers)
+            write_manifest(staged, manifest)
+            broken = [
+                i
+                for t in manifest["audit"]["tasks"].values()
+                for i in t["mismatched"] + t["errors"]
+            ]
+            if broken:
+                raise MisiError(
+                    f"{out}: audit: stored images do not reproduce: {broken[:3]} (see "
+                    f"{staged / 'manifest.json'}); nothing was published"
+                )
+            _options_only_check(staged, manifest, cfg)
+    except OSError as exc:  # e.g. a full disk: free the staged files, keep the old release
+        discard(staged)
+        raise MisiError(
+            f"{out}: the merge failed ({exc.strerror or exc}); the previous build in {out} "
+            "is unchanged"
+        ) from exc
+    switch(out, staged)
     return manifest
 
 
@@ -356,7 +462,7 @@ def _run_units(
                 _report(run_unit(job))
                 bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with process_pool(workers) as pool:
                 for result in pool.map(run_unit, jobs, chunksize=1):
                     _report(result)
                     bar.update()

@@ -17,7 +17,6 @@ import json
 import logging
 import math
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +30,10 @@ from ..scene.png import PNG_SIGNATURE
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .cluster import check_workers
-from .manifest import read_manifest
+from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
 from .sources import discover
+from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,8 @@ def validate_dataset(
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
+    for problem in shard_problems(folder, manifest):  # every byte as built, nothing extra
+        report.fail(problem)
     setup = (
         source or manifest.get("source") or manifest["config"].get("source"),
         structures or manifest.get("structures"),
@@ -212,9 +214,7 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
         finally:
             _WORKER.clear()
     else:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(setup,)
-        ) as pool:
+        with process_pool(workers, initializer=_init_worker, initargs=(setup,)) as pool:
             results = list(pool.map(_check_job, jobs))
     for result in results:
         found.update(result)
