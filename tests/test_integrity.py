@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset import publish
@@ -85,6 +86,7 @@ def test_fewer_tasks_remove_the_old_configs_in_the_switch(sample_refs, tmp_path)
     out = tmp_path / "out"
     build_dataset(source=root, out=out, tasks=["rotation", "pocket_ligand"], **FAST)
     assert (out / "pocket_ligand").is_dir()
+    stale = (out / "pocket_ligand" / "test-00000-of-00001.parquet").read_bytes()
     manifest = build_dataset(source=root, out=out, tasks=["rotation"], **FAST)
     assert not (out / "pocket_ligand").exists()
     assert list(manifest["counts"]) == ["rotation"] and read_manifest(out) == json.loads(
@@ -92,6 +94,19 @@ def test_fewer_tasks_remove_the_old_configs_in_the_switch(sample_refs, tmp_path)
     )
     assert shard_problems(out, manifest) == []
     assert not (out / ".publish").exists() or not any((out / ".publish").iterdir())
+    assert validate_dataset(out).ok
+    # validate compares every shard with the manifest: a stale config's shard put back, and a
+    # shard rewritten with the same rows in another order (valid Parquet, other bytes)
+    (out / "pocket_ligand").mkdir()
+    (out / "pocket_ligand" / "test-00000-of-00001.parquet").write_bytes(stale)
+    shard = out / "rotation" / "train-00000-of-00001.parquet"
+    table = pq.read_table(shard)
+    pq.write_table(table.take(list(range(table.num_rows))[::-1]), shard)
+    problems = validate_dataset(out).problems
+    assert "pocket_ligand/test-00000-of-00001.parquet: not listed in manifest.json" in problems
+    assert any(
+        p.startswith("rotation/train-00000-of-00001.parquet: sha256 differs") for p in problems
+    )
 
 
 @pytest.fixture
@@ -250,3 +265,31 @@ def test_kill_9_of_a_build_takes_its_workers_down_and_resume_is_identical(tmp_pa
     )
     assert _digests(resumed) == _digests(whole)
     assert _release(out) == _release(tmp_path / "whole")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("pdeathsig", [True, False])  # the kernel's guard; the portable poller
+def test_each_guard_alone_ends_a_worker_whose_parent_was_killed(pdeathsig):
+    script = (
+        "import multiprocessing, os, sys, time\n"
+        "from misi_bench.builder.dataset.workers import watch_parent\n"
+        "def child(parent):\n"
+        f"    watch_parent(parent, interval=0.2, pdeathsig={pdeathsig})\n"
+        "    time.sleep(60)\n"
+        "if __name__ == '__main__':\n"
+        "    p = multiprocessing.get_context('fork').Process(target=child, args=(os.getpid(),))\n"
+        "    p.start(); print(p.pid, flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = int(proc.stdout.readline())
+    time.sleep(0.5)
+    assert _running(child)
+    proc.kill()
+    proc.wait()
+    start = time.time()
+    while time.time() - start < 5 and _running(child):
+        time.sleep(0.05)
+    alive = _running(child)
+    if alive:
+        os.kill(child, 9)
+    assert not alive, "the worker outlived its parent by 5 s"
