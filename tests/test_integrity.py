@@ -62,7 +62,7 @@ def test_changed_input_file_is_rebuilt_and_logged(sample_refs, tmp_path, caplog)
     a, b = ids[0], ids[1]
     for path in (root / b).iterdir():  # a's files now hold b's structure (same names as before)
         shutil.copyfile(path, root / a / path.name.replace(b, a))
-    caplog.set_level(logging.INFO, logger="misi_bench.builder.dataset.build")
+    caplog.set_level(logging.INFO, logger="misi_bench.builder.dataset")
     second = build_dataset(out=out, **kw)
     assert f"rebuilding {a}: input file(s) changed" in caplog.text
     after = _statuses(out)

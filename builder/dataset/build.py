@@ -2,10 +2,15 @@
 
 Work is split by complex. Each complex is one unit that writes its rows to
 ``<out>/.work/<config hash>/complexes/<pdbid>.parquet`` and then a status file (the completion
-marker), both atomically; a rerun skips units whose marker exists, so a killed build resumes
-without redoing finished complexes. Units depend only on (inputs, configuration, seed), never on
-worker count or order, and the merge reads them in PDB-id order: one worker, many workers and a
-resumed build give byte-identical shards.
+marker), both atomically; a rerun reuses a finished unit only while the sha256 of its input files
+(and of the complexes it read) are those its status records (``resume.reuse_problem``), so a killed
+build resumes without redoing finished complexes and a changed input is rebuilt. Units depend only
+on (inputs, configuration, seed), never on worker count or order, and the merge reads them in
+PDB-id order: one worker, many workers and a resumed build give byte-identical shards.
+
+The merge writes the new release into a staging folder beside the current one; it is validated
+and audited there and switched in only then (``publish``), so a failed merge, validation or audit
+leaves the previous release as it was. Build and merge hold the folder's writer lock (``lock``).
 
 Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machines (each does the
 complexes whose position modulo K is I), then ``build --merge-only`` once; under Slurm see
@@ -39,15 +44,9 @@ from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
 from .publish import discard, recover, staging_dir, switch
-from .sources import assign_splits, discover, file_checksums
-from .units import (
-    MISSING_STRUCTURE,
-    UnitResult,
-    files_digest,
-    run_unit,
-    unit_key,
-    write_json_atomic,
-)
+from .resume import Checksums, finished
+from .sources import assign_splits, discover
+from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
 from .workers import process_pool
 
@@ -67,69 +66,6 @@ def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
     return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
-
-
-class _Checksums:
-    """sha256 of the input files of complexes, each complex hashed once per build."""
-
-    def __init__(self, refs: dict[str, ComplexRef]):
-        self.refs, self.memo = refs, {}
-
-    def files(self, pdb_id: str) -> dict | None:
-        """{file name: sha256}, or None when the files cannot be read now."""
-        if pdb_id not in self.memo:
-            try:
-                self.memo[pdb_id] = file_checksums(self.refs[pdb_id])
-            except OSError:
-                self.memo[pdb_id] = None
-        return self.memo[pdb_id]
-
-
-def reuse_problem(
-    status: dict, ref: ComplexRef, splits: dict[str, str], sums: _Checksums
-) -> str | None:
-    """Why the finished unit ``status`` of ``ref`` may not be reused (None: it may). A unit is
-    reused only when its input files have the same sha256 as then, its split and T5 partner list
-    are the same (``unit_key``) and every other complex it read has the same files."""
-    if status.get("key") != unit_key(ref.pdb_id, splits):
-        return (
-            "its split or partner list changed" if status.get("key") else "no content key recorded"
-        )
-    if ref.kind == "raw" and ref.path.exists() and MISSING_STRUCTURE in status.get("error", ""):
-        return "its structure file is present now"
-    if not (ref.kind == "raw" and not ref.path.exists()):
-        now = sums.files(ref.pdb_id)
-        before = status.get("inputs") or {}
-        if (now or {}) != before:
-            changed = sorted(
-                n for n in set(before) | set(now or {}) if before.get(n) != (now or {}).get(n)
-            )
-            return f"input file(s) changed: {', '.join(changed[:5]) or 'unreadable now'}"
-    for other, digest in sorted((status.get("read") or {}).items()):
-        files = sums.files(other) if other in sums.refs else None
-        if files is None or files_digest(files) != digest:
-            return f"the files of {other}, which it read, changed"
-    return None
-
-
-def _finished(work: Path, ref: ComplexRef, splits: dict[str, str] | None = None, sums=None) -> bool:
-    """A unit is done when its status file exists and (given ``splits``) :func:`reuse_problem`
-    finds nothing; a unit that may not be reused is logged with the reason and redone."""
-    status_path = work / f"{ref.pdb_id}.status.json"
-    if not status_path.exists():
-        return False
-    try:
-        status = json.loads(status_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        log.info("rebuilding %s: its status file is unreadable", ref.pdb_id)
-        return False
-    if splits is None:
-        return True
-    problem = reuse_problem(status, ref, splits, sums or _Checksums({ref.pdb_id: ref}))
-    if problem:
-        log.info("rebuilding %s: %s since its unit was built", ref.pdb_id, problem)
-        return False
-    return True
 
 
 def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
@@ -307,8 +243,8 @@ def _generate(
     if fetch and is_id_source(cfg.source):
         pending = [p for p in mine if _lacks_structure(work, refs[p])]
         _fetch_missing(cfg, refs, splits, pending, work, mirror, policy, progress)
-    sums = _Checksums(refs)
-    todo = [p for p in mine if not _finished(work, refs[p], splits, sums)]
+    sums = Checksums(refs)
+    todo = [p for p in mine if not finished(work, refs[p], splits, sums)]
     log.info(
         "build %s: %d complexes in this shard, %d already done, %d workers",
         cfg.config_hash,

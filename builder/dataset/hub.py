@@ -38,6 +38,7 @@ from ..core.errors import MisiError
 from .card import write_card
 from .lock import command_line, folder_lock
 from .manifest import read_manifest, shard_problems, write_manifest
+from .publish import recover
 
 log = logging.getLogger(__name__)
 
@@ -216,6 +217,8 @@ def push_dataset(
         _check_folder(folder)  # the clear error for a path that is not a dataset folder
     # a dry run only reads; a push holds the writer lock (its file is outside the release)
     with contextlib.nullcontext() if dry_run else folder_lock(folder, command_line()):
+        if not dry_run:
+            recover(folder)  # a publish switch a killed build left half done
         manifest = _check_folder(folder)
         return _push_checked(
             folder, manifest, repo_id, tag, revision, private, dry_run, token, endpoint

@@ -60,11 +60,9 @@ def _ordered(names: list[str]) -> list[str]:
 def switch(out: Path, staged: Path) -> None:
     """Replace the release of ``out`` by the complete, checked release in ``staged``."""
     out, staged = Path(out), Path(staged)
-    journal = {
-        "staged": staged.name,
-        "old": _ordered(release_entries(out)),
-        "new": _ordered(sorted(p.name for p in staged.iterdir())),
-    }
+    new = sorted(p.name for p in staged.iterdir())
+    old = set(release_entries(out)) | {n for n in new if (out / n).exists()}
+    journal = {"staged": staged.name, "old": _ordered(sorted(old)), "new": _ordered(new)}
     path = out / PUBLISH_DIR / JOURNAL
     shutil.rmtree(path.parent / "old", ignore_errors=True)  # a cleanup a kill interrupted
     tmp = path.with_suffix(".tmp")

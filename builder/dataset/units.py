@@ -5,7 +5,7 @@ The status file also records what the unit's output depends on besides the confi
 hash names the work folder): the sha256 of each of the complex's input files (``inputs``), the
 ``key`` of its split and T5 partner list, and a digest of the files of every other complex it
 read (``read``, the T5 targets). A rerun reuses a unit only while all of these still hold
-(``build.reuse_problem``), so a changed input file is rebuilt, never shipped stale.
+(``resume.reuse_problem``), so a changed input file is rebuilt, never shipped stale.
 """
 
 from __future__ import annotations

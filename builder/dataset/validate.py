@@ -8,7 +8,8 @@ answer. H-bond answers are recomputed from freshly read structures with the same
 generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
 detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
-schema, option distinctness, letter and axis balance, and that no complex is in two splits.
+schema, option distinctness, letter and axis balance, that no complex is in two splits, and that
+every shard file is the one the manifest lists, byte for byte (sha256), with no unlisted shard.
 """
 
 from __future__ import annotations
