@@ -62,6 +62,10 @@ def test_changed_input_file_is_rebuilt_and_logged(sample_refs, tmp_path, caplog)
     a, b = ids[0], ids[1]
     for path in (root / b).iterdir():  # a's files now hold b's structure (same names as before)
         shutil.copyfile(path, root / a / path.name.replace(b, a))
+    # a merge of units made elsewhere (cluster shards) refuses the stale ones
+    with pytest.raises(MisiError, match=f"built from other inputs .*{a}: input file"):
+        build_dataset(out=out, merge_only=True, **kw)
+    assert read_manifest(out) == json.loads(json.dumps(first))
     caplog.set_level(logging.INFO, logger="misi_bench.builder.dataset")
     second = build_dataset(out=out, **kw)
     assert f"rebuilding {a}: input file(s) changed" in caplog.text

@@ -44,7 +44,7 @@ from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
 from .publish import discard, recover, staging_dir, switch
-from .resume import Checksums, finished
+from .resume import Checksums, finished, stale_units
 from .sources import assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
@@ -228,6 +228,13 @@ def build_dataset(
         missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
         if missing:
             raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
+        stale = stale_units(work, refs, splits) if merge_only or num_shards > 1 else {}
+        if stale:
+            first = next(iter(stale))
+            raise MisiError(
+                f"{out}: {len(stale)} unit(s) were built from other inputs than those now in the "
+                f"source ({first}: {stale[first]}); build their shards again, then merge"
+            )
         with folder_lock(out, command_line()):
             recover(out)
             return _merge_check_publish(

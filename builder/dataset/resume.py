@@ -78,3 +78,22 @@ def finished(work: Path, ref: ComplexRef, splits: dict[str, str], sums: Checksum
         log.info("rebuilding %s: %s since its unit was built", ref.pdb_id, problem)
         return False
     return True
+
+
+def stale_units(work: Path, refs: dict[str, ComplexRef], splits: dict[str, str]) -> dict[str, str]:
+    """{pdb id: why} of the finished units of ``work`` that may not be reused now (what a merge of
+    units built elsewhere, e.g. by cluster shards, must refuse)."""
+    sums, stale = Checksums(refs), {}
+    for pdb_id in sorted(refs):
+        path = work / f"{pdb_id}.status.json"
+        if not path.exists():
+            continue
+        try:
+            status = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stale[pdb_id] = "its status file is unreadable"
+            continue
+        problem = reuse_problem(status, refs[pdb_id], splits, sums)
+        if problem:
+            stale[pdb_id] = problem
+    return stale
