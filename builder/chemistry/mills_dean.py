@@ -373,27 +373,33 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
 
 
 def metal_partners(
-    g: Graph, metals: list[int], atoms: list[int], cutoff: float
+    g: Graph, metals: list[int], atoms: list[int], cutoff: float, models=None
 ) -> dict[int, list[int]]:
-    """For each of ``atoms``, the metal atoms within ``cutoff`` Å."""
+    """For each of ``atoms``, the metal atoms within ``cutoff`` Å (of the atom's own model when
+    ``models`` gives each atom's model: ChimeraX pairs a model's metals with its own acceptors)."""
     out: dict[int, list[int]] = {}
     for a in atoms:
-        near = [m for m in metals if np.linalg.norm(g.coords[a] - g.coords[m]) <= cutoff]
+        near = [
+            m
+            for m in metals
+            if (models is None or models[m] == models[a])
+            and np.linalg.norm(g.coords[a] - g.coords[m]) <= cutoff
+        ]
         if near:
             out[a] = near
     return out
 
 
 def find_pairs(
-    g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = ()
+    g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = (), models=None
 ) -> list[tuple[int, int]]:
     """(donor, acceptor) pairs among ``donors`` x ``acceptors`` that pass both class tests and
-    ChimeraX's metal rules."""
+    ChimeraX's metal rules (``models``: each atom's model, see ``metal_partners``)."""
     sites = {a: acceptor_site(g, a) for a in acceptors}
     sites = {a: s for a, s in sites.items() if s is not None}
     classes = {d: donor_class(g, d) for d in donors}
     near_metal = metal_partners(
-        g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE
+        g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE, models
     )
     pairs = []
     acc_idx = np.array(sorted(sites), dtype=np.int64)
