@@ -262,17 +262,17 @@ def _terminal_n_types(cx: Complex, h_parent: np.ndarray) -> tuple[np.ndarray, np
     n_atoms = np.flatnonzero(protein & (cx.atom_names == "N"))
     if not len(n_atoms):
         return types, h_count
-    linked = set()
-    for a, b in cx.bonds:
-        for n, c in ((a, b), (b, a)):
-            if (
-                cx.atom_names[n] == "N"
-                and cx.atom_names[c] == "C"
-                and protein[n]
-                and protein[c]
-                and cx.residue_index[n] != cx.residue_index[c]
-            ):
-                linked.add(int(n))
+    bonds = np.asarray(cx.bonds, dtype=np.int64).reshape(-1, 2)
+    pairs = np.vstack([bonds, bonds[:, ::-1]])  # (n, c) both ways
+    n_end, c_end = pairs[:, 0], pairs[:, 1]
+    peptide = (
+        (cx.atom_names[n_end] == "N")
+        & (cx.atom_names[c_end] == "C")
+        & protein[n_end]
+        & protein[c_end]
+        & (cx.residue_index[n_end] != cx.residue_index[c_end])
+    )
+    linked = set(n_end[peptide].tolist())
     res_with_h = set(cx.residue_index[h_parent[~cx.is_ligand[h_parent]]].tolist())
     for n in n_atoms:
         if int(n) in linked:
