@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from misi_bench.builder.chemistry import hbonds
+from misi_bench.builder.chemistry import hbond_graph, hbonds
 from misi_bench.builder.chemistry import mills_dean as md
 from misi_bench.builder.chemistry.hbond_limits import CHIMERAX_METALS
 from misi_bench.builder.chemistry.protein import METAL_ELEMENTS
@@ -127,6 +127,24 @@ def test_planar_nh2_hydrogens_average_both_reference_atoms():
     nh2, o3 = _prot(cx, "ARG", 766, "NH2"), _lig(cx, "O3")
     assert _best_dha(g, nh2, o3) == pytest.approx(118.4, abs=0.1)
     assert "ARG 766 NH2 A, O3" not in _texts(cx)
+
+
+def test_first_planar_hydrogen_bisects_the_two_reference_planes():
+    """1A28 ARG 766 NH2 (CZ's other neighbours NE and NH1 as references): the first H is the mean
+    of the position toward NE and the one away from NH1, so it lies at equal angles from both;
+    with NE alone (builder 0.6.0) it sits on NE's side only."""
+    cx, g = _load("samples", "1a28")
+    nh2, cz = _prot(cx, "ARG", 766, "NH2"), _prot(cx, "ARG", 766, "CZ")
+    ne, nh1 = _prot(cx, "ARG", 766, "NE"), _prot(cx, "ARG", 766, "NH1")
+    n, known = g.coords[nh2], [g.coords[cz]]
+    first, second = g.hydrogen_positions(nh2)
+    toward_ne = hbond_graph.bond_positions(n, 3, 0.91, known, [g.coords[ne]])[0]
+    away_nh1 = hbond_graph.bond_positions(n, 3, 0.91, known, [2 * n - g.coords[nh1]])[0]
+    assert md._angle(first, n, toward_ne) == pytest.approx(md._angle(first, n, away_nh1), abs=1e-6)
+    assert md._angle(first, n, toward_ne) > 0.1  # the two planes differ on this real residue
+    assert md._angle(g.coords[cz], n, second) == pytest.approx(
+        md._angle(first, n, second), abs=1e-6
+    )
 
 
 # 4. esters ---------------------------------------------------------------------------------------
