@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 PACKAGE_VERSION = "0.1.0"
-BUILDER_VERSION = "0.6.0"
+BUILDER_VERSION = "0.7.0"
 
 DEFAULT_HUB_REPO = "misi-bench/misi-bench"
 REPO_ENV = "MISI_BENCH_REPO"
