@@ -75,11 +75,13 @@ def test_layout_card_and_manifest(full_build):
     assert float(cells["average_9_tasks"]) == pytest.approx(
         sum(float(cells[t]) for t in TASKS) / 9, abs=0.06
     )
-    # the paper's published rows, with their source
+    # the paper's published rows (Tables 1 and 2 in full, with ranks), with their source
     assert (
-        "| human | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | – | – | 74.54 | 92.00 | 82.78 | 81.18 |"
+        "| human | - | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | 32.00 | 26.00 | 74.54 | 92.00 | 82.78 | 81.18 |"
         in card
     )
+    assert "| GPT-4.1 | 7 | 29.71 |" in card and "| o3 | 2 | 22.00 | 20.00 |" in card  # Table 2
+    assert "Table 1 prints the average 29.20; its printed columns average 28.20" in card
 
 
 def test_load_dataset_every_config_and_split(full_build):

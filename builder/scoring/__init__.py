@@ -107,7 +107,12 @@ from .paper_reference import (
     paper_row_names,
     select_paper_rows,
 )
-from .paper_rows import T9_PAPER_EXACT, format_paper_rows_markdown, paper_exact_columns
+from .paper_rows import (
+    T9_PAPER_EXACT,
+    format_paper_rows_markdown,
+    format_readings_markdown,
+    paper_exact_columns,
+)
 from .parsing import format_parsed, parse_prediction
 from .predictions import (
     PredictionFile,
@@ -116,6 +121,7 @@ from .predictions import (
     read_predictions,
     resolve_positions,
 )
+from .readings import READINGS
 from .report import (
     AVERAGE_DEFINITIONS,
     COLUMN_KEYS,
@@ -155,6 +161,8 @@ __all__ = [
     "format_paper_rows_markdown",
     "PAPER_ROWS_HELP",
     "PaperRowsError",
+    "READINGS",
+    "format_readings_markdown",
     "T9_PAPER_EXACT",
     "default_paper_rows",
     "paper_exact_columns",

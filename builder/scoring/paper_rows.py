@@ -18,6 +18,7 @@ __all__ = [
     "T9_PAPER_EXACT",
     "baseline_columns",
     "format_paper_rows_markdown",
+    "format_readings_markdown",
     "paper_exact_columns",
 ]
 
@@ -84,53 +85,107 @@ def _title(profile: str | None) -> tuple[bool, str]:
 
 
 def format_paper_rows_markdown(
-    report: dict,
+    report: dict | None,
     profile: str | None,
     rows: Sequence[PaperReferenceRow] | None = None,
     baselines: Mapping[str, Mapping] | None = None,
+    *,
+    title: bool = True,
 ) -> str:
     """The chosen paper rows (default :func:`~.paper_reference.default_paper_rows`) beside a
     report, in percent: Table 1 with this result's scores and the blind ``baselines`` (the
     ``reference_scores`` dict of the same questions) as rows, then Table 2 with this result's
-    exact match (T9 the paper's way, ours in a note). Rows are tagged "not comparable" unless the
-    build's profile asks the paper's questions. Empty text when ``rows`` is empty."""
+    exact match (T9 the paper's way, ours in a note). ``report`` None: the paper's rows and the
+    baselines only (the dataset card). Rows are tagged "not comparable" unless the build's
+    profile asks the paper's questions; ``title`` False leaves out the heading sentence. Empty
+    text when ``rows`` is empty."""
     rows = default_paper_rows() if rows is None else tuple(rows)
     if not rows:
         return ""
-    comparable, title = _title(profile)
+    comparable, heading = _title(profile)
     tag = "" if comparable else f" ({NOT_COMPARABLE})"
-    columns = report.get("columns") or {}
-    lines = [f"{title}. Table 1, weighted score (%):", "", *_head()]
-    lines.append(_line("this result", None, columns, report.get("paper_average")))
+    lines = [f"{heading}. " if title else "", "Table 1, weighted score (%):", "", *_head()]
+    lines[:2] = ["".join(lines[:2])]
+    if report is not None:
+        lines.append(
+            _line("this result", None, report.get("columns") or {}, report.get("paper_average"))
+        )
     for row in rows:
         lines.append(_line(row.name + tag, row.rank, row.by_column, row.paper_average))
+    shown = False
     for key, label in BASELINE_ROWS:
         cells = (baselines or {}).get(key)
         if cells:
             values = baseline_columns(cells)
             lines.append(_line(f"{label} (this build)", None, values, paper_average(values)))
-    if baselines:
-        lines.append("")
-        lines.append(
-            "Blind rows answer without the pictures, on the same questions (T4 is scored per task "
-            "there, so its halves are empty); a model shows use of the pictures only where it beats them."
-        )
+            shown = True
+    if shown:
+        lines += [
+            "",
+            "Blind rows answer without the pictures, on this build's questions (T4 is scored per "
+            "task there, so its halves are empty); a model shows use of the pictures only where it "
+            "beats them.",
+        ]
     exact_rows = [r for r in rows if r.exact_scores]
     if exact_rows:
-        exact = paper_exact_columns(report)
-        lines += ["", "Table 2 (Appendix B), exact match (%):", "", *_head()]
-        lines.append(_line("this result", None, exact, paper_average(exact)))
+        lines += [
+            "",
+            "Table 2 (Appendix B), exact match (%; T9 only on complexes with at least one H-bond):",
+            "",
+            *_head(),
+        ]
+        exact = paper_exact_columns(report) if report is not None else None
+        if exact is not None:
+            lines.append(_line("this result", None, exact, paper_average(exact)))
         for row in exact_rows:
             lines.append(
                 _line(row.name + tag, row.exact_rank, row.exact_by_column, row.exact_average)
             )
-        ours = paper_columns(report, "exact").get("T9")
-        lines += [
-            "",
-            "T9 exact match here is counted the paper's way (complexes with at least one H-bond, "
-            f"App. B): {_pct(exact.get('T9'))}; over every complex (ours): {_pct(ours)}.",
-        ]
+        if exact is not None:
+            ours = paper_columns(report, "exact").get("T9")
+            lines += [
+                "",
+                "T9 exact match of this result, the paper's way (complexes with at least one "
+                f"H-bond, App. B): {_pct(exact.get('T9'))}; over every complex (ours): {_pct(ours)}.",
+            ]
     notes = [f"- {row.name}: {note}" for row in rows for note in row.notes]
     if notes:
         lines += ["", "Notes on the printed figures:", *notes]
     return "\n".join(lines) + "\n"
+
+
+#: (task, metric of the other reading, the main metric it stands beside) for the readings table.
+_READING_ROWS = (
+    ("translation", "score_steps", "score"),
+    ("rotation", "score_steps", "score"),
+    ("docking", "score_move_fixed", "score"),
+    ("docking", "move_part_fixed", "move_part"),
+    ("residue_ligand_positive", "score_precision", "score"),
+    ("residue_ligand_positive", "score_f1", "score"),
+    ("pocket_ligand", "score_precision", "score"),
+    ("pocket_ligand", "score_f1", "score"),
+    ("pocket_ligand", T9_PAPER_EXACT, "exact"),
+)
+
+
+def format_readings_markdown(report: Mapping) -> str:
+    """The other readings of rules the paper leaves open beside the headline's reading (percent),
+    one line per (task, reading) the report has questions for; empty text when it has none."""
+    sections = {**(report.get("tasks") or {}), **(report.get("subsets") or {})}
+    lines = []
+    for name, metric, main in _READING_ROWS:
+        row = sections.get(name) or {}
+        if metric in row and main in row:
+            lines.append(
+                f"| {name} | {metric} | {_pct(row[metric])} | {main} | {_pct(row[main])} |"
+            )
+    if not lines:
+        return ""
+    head = [
+        "Other readings of rules the paper leaves open (%; the headline keeps our reading, "
+        "docs/fidelity.md):",
+        "",
+        "| task | other reading | % | our reading | % |",
+        "|---|---|---:|---|---:|",
+    ]
+    return "\n".join(head + lines) + "\n"
