@@ -245,6 +245,25 @@ def test_split_file_fixes_membership(sample_refs, tmp_path):
     assert {p for p, v in manifest["inputs"].items() if v["split"] == "test"} == set(ids[:2])
 
 
+def test_split_lists_leave_out_val(sample_refs, tmp_path):
+    """ATOM3D's form (train.txt, val.txt, test.txt): the val complex is not built at all."""
+    ids = sorted(r.pdb_id for r in sample_refs)[:4]
+    folder = tmp_path / "atom3d"
+    folder.mkdir()
+    for name, part in (("train", ids[:2]), ("val", ids[2:3]), ("test", ids[3:])):
+        (folder / f"{name}.txt").write_text("".join(f"{p}\n" for p in part))
+    manifest = build_dataset(
+        source="samples",
+        out=tmp_path / "o",
+        limit=4,
+        tasks=["rotation"],
+        split_file=folder,
+        progress=False,
+    )
+    splits = {p: v["split"] for p, v in manifest["inputs"].items()}
+    assert splits == {ids[0]: "train", ids[1]: "train", ids[3]: "test"}
+
+
 def test_validator_catches_a_wrong_answer(full_build, tmp_path):
     import pyarrow.parquet as pq
 
