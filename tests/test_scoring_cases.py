@@ -397,6 +397,7 @@ def test_paper_rows_selection():
     # names and aliases, case, dots and dashes ignored; order kept; each row once
     got = select_paper_rows("gpt 4.1, best API model,O3,claude-sonnet-4.5, fine-tuned 7B")
     assert [r.name for r in got] == ["GPT-4.1", "Claude Sonnet 4.5", "o3", "Qwen2.5-VL-7B-SFT"]
+    assert [r.name for r in select_paper_rows("default,o3,human")][-1] == "o3"
     with pytest.raises(PaperRowsError, match=r"unknown row 'gpt-5'.*known rows: human, Qwen2.5"):
         select_paper_rows("human,gpt-5")
 

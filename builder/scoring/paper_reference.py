@@ -224,7 +224,7 @@ def default_paper_rows() -> tuple[PaperReferenceRow, ...]:
 
 def select_paper_rows(spec: str | None) -> tuple[PaperReferenceRow, ...]:
     """The rows ``--paper-rows SPEC`` names: ``default`` (or None), ``all``, ``none``, or names
-    and aliases separated by commas (case, spaces, dots and dashes ignored: ``gpt-4.1``,
+    and aliases separated by commas (``default`` and ``all`` may be among them) (case, spaces, dots and dashes ignored: ``gpt-4.1``,
     ``GPT 4.1``), in the order given, each once. Raises :class:`PaperRowsError` naming the
     unknown names and listing the known ones."""
     text = "default" if spec is None else str(spec).strip()
@@ -233,7 +233,14 @@ def select_paper_rows(spec: str | None) -> tuple[PaperReferenceRow, ...]:
         return paper_reference_rows()
     if word in ("none", ""):
         return ()
-    names = _load()[1] if word == "default" else [p.strip() for p in text.split(",") if p.strip()]
+    names: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if part.casefold() == "default":
+            names += _load()[1]
+        elif part.casefold() == "all":
+            names += paper_row_names()
+        elif part:
+            names.append(part)
     table = _lookup()
     unknown = [n for n in names if _key(n) not in table]
     if unknown:
