@@ -333,7 +333,9 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
         "Blind: options only: best rule",
     }
     assert lines["oracle"].count("100.00") == 12
-    assert "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Qwen2.5-VL-7B-SFT (paper)"]
+    assert (
+        "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Qwen2.5-VL-7B-SFT (paper)"]
+    )
     # chance levels: the scorer's baselines over the build's test questions
     rows = _rows(data_dir)
     rng = __import__("numpy").random.default_rng(0)

@@ -224,8 +224,8 @@ def default_paper_rows() -> tuple[PaperReferenceRow, ...]:
 
 def select_paper_rows(spec: str | None) -> tuple[PaperReferenceRow, ...]:
     """The rows ``--paper-rows SPEC`` names: ``default`` (or None), ``all``, ``none``, or names
-    and aliases separated by commas (``default`` and ``all`` may be among them) (case, spaces, dots and dashes ignored: ``gpt-4.1``,
-    ``GPT 4.1``), in the order given, each once. Raises :class:`PaperRowsError` naming the
+    and aliases separated by commas, ``default`` and ``all`` among them (case, spaces, dots and
+    dashes ignored: ``gpt-4.1``, ``GPT 4.1``), in the order given, each once. Raises :class:`PaperRowsError` naming the
     unknown names and listing the known ones."""
     text = "default" if spec is None else str(spec).strip()
     word = text.casefold()
