@@ -140,3 +140,30 @@ def test_a_list_then_a_remark_on_a_later_line_keeps_the_list():
     gold = "Yes: ARG NH2, O1B"
     got = score_prediction("residue_ligand", "Yes: ARG NH2, O1B\nNo other bonds.", gold)
     assert got["score"] == 1.0
+
+
+def test_report_reads_exact_match_and_sets_it_beside_table_2(tmp_path):
+    import json
+
+    from misi_bench.builder.scoring import format_exact_markdown, score_records
+    from misi_bench.eval_plugins.report.sources import read_result
+
+    records = [
+        {"id": "a", "task": "pocket_ligand", "answer": T9_GOLD, "metadata": '{"profile": "paper"}'},
+        {"id": "b", "task": "pocket_ligand", "answer": "None", "metadata": '{"profile": "paper"}'},
+        {
+            "id": "c",
+            "task": "translation",
+            "answer": "move x 4",
+            "metadata": '{"profile": "paper"}',
+        },
+    ]
+    result = score_records(records, {"a": "ARG 45 NE A, O2G", "b": "None", "c": "move x 4"})
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"report": result["report"]}))
+    (res,) = read_result(path, "m")
+    assert res.t9_exact == pytest.approx((0.0, 50.0))  # the paper's way, ours
+    assert res.exact["T1"] == 1.0 and res.exact["T9"] == 0.0
+    text = format_exact_markdown([(res.label, res.exact)], select_paper_rows("o3"))
+    assert "| m | - | 100.00 |" in text and "| o3 | 2 | 22.00 | 20.00 |" in text
+    assert format_exact_markdown([], select_paper_rows("o3")) == ""

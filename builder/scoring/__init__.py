@@ -109,6 +109,7 @@ from .paper_reference import (
 )
 from .paper_rows import (
     T9_PAPER_EXACT,
+    format_exact_markdown,
     format_paper_rows_markdown,
     format_readings_markdown,
     paper_exact_columns,
@@ -162,6 +163,7 @@ __all__ = [
     "PAPER_ROWS_HELP",
     "PaperRowsError",
     "READINGS",
+    "format_exact_markdown",
     "format_readings_markdown",
     "T9_PAPER_EXACT",
     "default_paper_rows",

@@ -17,6 +17,7 @@ __all__ = [
     "BASELINE_ROWS",
     "T9_PAPER_EXACT",
     "baseline_columns",
+    "format_exact_markdown",
     "format_paper_rows_markdown",
     "format_readings_markdown",
     "paper_exact_columns",
@@ -151,6 +152,31 @@ def format_paper_rows_markdown(
     notes = [f"- {row.name}: {note}" for row in rows for note in row.notes]
     if notes:
         lines += ["", "Notes on the printed figures:", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def format_exact_markdown(
+    results: Sequence[tuple[str, Mapping[str, float | None]]],
+    rows: Sequence[PaperReferenceRow],
+    comparable: bool = True,
+) -> str:
+    """Exact match (%) of ``results`` (label, :func:`paper_exact_columns` of its report, 0-1)
+    beside the Table 2 rows of ``rows`` (``misi-bench report``); empty text when either is
+    empty. Rows are tagged "not comparable" unless ``comparable``."""
+    exact_rows = [r for r in rows if r.exact_scores]
+    if not results or not exact_rows:
+        return ""
+    tag = "" if comparable else f" ({NOT_COMPARABLE})"
+    lines = [
+        "Exact match (%) beside the paper's Table 2 (App. B; T9 only on complexes with at least "
+        "one H-bond, for the results too):",
+        "",
+        *_head(),
+    ]
+    for label, columns in results:
+        lines.append(_line(label, None, columns, paper_average(columns)))
+    for row in exact_rows:
+        lines.append(_line(row.name + tag, row.exact_rank, row.exact_by_column, row.exact_average))
     return "\n".join(lines) + "\n"
 
 

@@ -128,6 +128,24 @@ def collect_rows(
     return rows, notes
 
 
+def _exact_table(args: argparse.Namespace) -> str:
+    """Exact match of the ``misi-bench score`` results beside the paper's Table 2 rows."""
+    from ...builder import scoring  # noqa: PLC0415
+
+    if args.no_paper:
+        return ""
+    found = [
+        r
+        for text in args.results
+        for r in read_result(_parse_input(text)[1], _parse_input(text)[0])
+    ]
+    results = [(r.label, r.exact) for r in merge_results(found) if r.exact]
+    profile = results_profile(found, args.dataset)
+    return scoring.format_exact_markdown(
+        results, scoring.select_paper_rows(args.paper_rows), comparable=profile == PAPER
+    )
+
+
 def _pct_text(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -154,6 +172,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.markdown:
         Path(args.markdown).write_text(table, encoding="utf-8")
     print(table)
+    exact = _exact_table(args)
+    if exact:
+        print(exact)
     print(
         f"wrote {out}"
         + (f", {args.png}" if args.png else "")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES, TASK_SPECS
-from ...builder.scoring import T9_PAPER_EXACT
+from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
 from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
@@ -52,6 +52,8 @@ class ModelResult:
     #: T9 exact match in percent, (the paper's way: complexes with at least one H-bond, ours:
     #: every complex), when the file has both (a ``misi-bench score`` report); else None.
     t9_exact: tuple[float | None, float | None] | None = None
+    #: Exact match per paper column (0-1; T9 the paper's way), when the file is a score report.
+    exact: dict[str, float | None] | None = None
 
     @property
     def paper_average(self) -> float | None:
@@ -206,6 +208,7 @@ def read_result(
                 n,
                 data["report"].get("profile") or data.get("profile"),
                 t9_exact_of(data["report"]),
+                paper_exact_columns(data["report"]),
             )
         ]
     if "tasks" in data and "scale" in data:
