@@ -239,7 +239,12 @@ def paper_reference_table(profile: str = LEGACY_PROFILE, out: Path | None = None
     test = ((data or {}).get("splits") or {}).get("test") or {}
     baselines = {k: test[k] for k in ("text_only",) if test.get(k)}
     return scoring.format_paper_rows_markdown(
-        None, profile, scoring.select_paper_rows("all"), baselines, title=False
+        None,
+        profile,
+        scoring.select_paper_rows("all"),
+        baselines,
+        title=False,
+        where="this build's test split",
     ).strip()
 
 

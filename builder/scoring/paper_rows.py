@@ -92,13 +92,15 @@ def format_paper_rows_markdown(
     baselines: Mapping[str, Mapping] | None = None,
     *,
     title: bool = True,
+    where: str = "this build",
 ) -> str:
     """The chosen paper rows (default :func:`~.paper_reference.default_paper_rows`) beside a
     report, in percent: Table 1 with this result's scores and the blind ``baselines`` (the
     ``reference_scores`` dict of the same questions) as rows, then Table 2 with this result's
     exact match (T9 the paper's way, ours in a note). ``report`` None: the paper's rows and the
     baselines only (the dataset card). Rows are tagged "not comparable" unless the build's
-    profile asks the paper's questions; ``title`` False leaves out the heading sentence. Empty
+    profile asks the paper's questions; ``title`` False leaves out the heading sentence; ``where``
+    names the baselines' questions in their labels. Empty
     text when ``rows`` is empty."""
     rows = default_paper_rows() if rows is None else tuple(rows)
     if not rows:
@@ -118,7 +120,7 @@ def format_paper_rows_markdown(
         cells = (baselines or {}).get(key)
         if cells:
             values = baseline_columns(cells)
-            lines.append(_line(f"{label} (this build)", None, values, paper_average(values)))
+            lines.append(_line(f"{label} ({where})", None, values, paper_average(values)))
             shown = True
     if shown:
         lines += [
