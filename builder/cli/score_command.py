@@ -86,10 +86,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
             f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}"
         )
+    paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
     result = scoring.score_records(rows, file.predictions)
     print(f"profile: {profile}")
     print(scoring.format_report_markdown(result["report"]))
-    print(scoring.format_paper_rows_markdown(result["report"], profile))
+    readings = scoring.format_readings_markdown(result["report"])
+    if readings:
+        print(readings)
     print(
         f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
         f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
@@ -99,6 +102,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     baselines = {} if args.no_baselines else _baselines(args.dataset, config, args.split, rows)
+    paper_text = scoring.format_paper_rows_markdown(
+        result["report"], profile, paper_rows, baselines
+    )
+    if paper_text:
+        print(paper_text)
     if baselines:
         print(
             f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
@@ -121,6 +129,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         "duplicate_ids": list(file.duplicate_ids),
         "no_prediction": list(file.no_prediction),
         "prediction_file_shape": file.shape,
+        "paper_rows": [r.name for r in paper_rows],
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
@@ -153,4 +162,11 @@ def add_commands(sub) -> None:
         action="store_true",
         help="leave out the chance and blind baselines on the same questions",
     )
+    p.add_argument("--paper-rows", default="default", help=_paper_rows_help())
     p.set_defaults(func=cmd_score)
+
+
+def _paper_rows_help() -> str:
+    from ..scoring.paper_reference import PAPER_ROWS_HELP  # noqa: PLC0415
+
+    return PAPER_ROWS_HELP

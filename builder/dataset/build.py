@@ -45,7 +45,7 @@ from .manifest import write_manifest
 from .merge import merge_units
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, stale_units
-from .sources import assign_splits, discover
+from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
 from .workers import process_pool
@@ -65,7 +65,13 @@ def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
     if cfg.limit is not None:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
-    return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
+    splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
+    left_out = {p for p, s in splits.items() if s not in SPLITS}
+    if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
+        log.info("split file %s leaves out %d complexes", cfg.split_file, len(left_out))
+        by_id = {p: r for p, r in by_id.items() if p not in left_out}
+        splits = {p: s for p, s in splits.items() if p in by_id}
+    return by_id, splits
 
 
 def _lacks_structure(work: Path, ref: ComplexRef) -> bool:

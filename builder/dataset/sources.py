@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import logging
 import os
@@ -12,10 +11,12 @@ from ..chemistry.samples import sample_refs
 from ..core.errors import InputError
 from ..core.records import ComplexRef
 from .id_list import id_list_refs, is_id_source
+from .split_files import EXCLUDED, read_split
 
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "test")
+__all__ = ["EXCLUDED", "SPLITS", "assign_splits", "discover", "file_checksums", "read_split_file"]
 #: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
 DEFAULT_TEST_FRACTION = 0.123
 
@@ -91,20 +92,11 @@ def _folder_problem(subs: list[Path]) -> str:
 
 
 def read_split_file(path: str | Path) -> dict[str, str]:
-    """``pdb_id,split`` CSV (header optional) -> {pdb_id: split}; splits must be train or test."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, f"cannot read split file ({exc.strerror or exc})") from None
-    out: dict[str, str] = {}
-    for row in csv.reader(text.splitlines()):
-        if not row or row[0].strip().lower() in ("pdb_id", "pdbid", "") or row[0].startswith("#"):
-            continue
-        if len(row) < 2 or row[1].strip() not in SPLITS:
-            raise InputError(path, f"bad row {','.join(row)!r}: expected 'pdb_id,train|test'")
-        out[row[0].strip().lower()] = row[1].strip()
-    return out
+    """The assignment of a split file: a ``pdb_id,split`` CSV (header optional; splits train or
+    test) or the per-split id lists of ATOM3D's form (a folder holding ``train.txt``,
+    ``test.txt`` and optionally ``val.txt``, or those files joined by commas; ``val`` ids map to
+    ``excluded``). See :mod:`.split_files`; errors name the file and the line."""
+    return read_split(path)[0]
 
 
 def _unit_hash(seed: int, pdb_id: str) -> float:
@@ -118,13 +110,14 @@ def assign_splits(
     split_file: str | Path | None = None,
     test_fraction: float = DEFAULT_TEST_FRACTION,
 ) -> dict[str, str]:
-    """Split by complex. With a split file its assignment wins (complexes it does not list go
-    to train). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
+    """Split by complex. With a split file its assignment wins (complexes a CSV does not list go
+    to train; with ATOM3D-style lists, val complexes and those no list names are ``excluded``,
+    which the build leaves out). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
     ``test_fraction`` (stable when complexes are added); if that leaves fewer than two test
     complexes (T5 pairs complexes within a split), the lowest-hash ones are moved to test."""
     if split_file is not None:
-        fixed = read_split_file(split_file)
-        return {p: fixed.get(p, "train") for p in pdb_ids}
+        fixed, default = read_split(split_file)
+        return {p: fixed.get(p, default) for p in pdb_ids}
     ranked = sorted(pdb_ids, key=lambda p: (_unit_hash(seed, p), p))
     test = {p for p in pdb_ids if _unit_hash(seed, p) < test_fraction}
     minimum = 2 if len(pdb_ids) >= 4 else 0
