@@ -130,12 +130,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         Path(args.png).write_bytes(png)
     table = markdown_table(rows)
-    intervals = markdown_intervals(rows)
-    if intervals:
-        table += "\nModel rows: questions (n) and 95% intervals, in percent:\n\n" + intervals
-    if args.markdown:
+    if args.markdown:  # the score table alone (one line per row); intervals are in the HTML
         Path(args.markdown).write_text(table, encoding="utf-8")
     print(table)
+    intervals = markdown_intervals(rows)
+    if intervals:
+        print("Model rows: questions (n) and 95% intervals, in percent:\n\n" + intervals)
     print(
         f"wrote {out}"
         + (f", {args.png}" if args.png else "")
