@@ -319,7 +319,7 @@ table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem
 th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:right} th:first-child,td:first-child{text-align:left}
 tr.paper td{font-style:italic} tr.chance td{color:#444} caption{text-align:left;font-weight:600;margin-bottom:.3rem}
 pre{background:#f4f4f4;padding:.8rem;overflow-x:auto;font-size:.8rem} .note{color:#444;font-size:.9rem}
-td:first-child{max-width:22rem;overflow-wrap:anywhere} .ci{font-size:.72rem;color:#444;white-space:nowrap}
+td:first-child{min-width:9rem;max-width:22rem;overflow-wrap:anywhere} .ci{font-size:.72rem;color:#444}
 """
 
 
@@ -332,7 +332,7 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
         cells = [
             _fmt(row.scores.get(c))
             + (
-                f'<br><span class="ci">{esc(interval_text(row, c))}</span>'
+                f'<br><span class="ci">{esc(interval_text(row, c)).replace(", 95%", "<br>95%")}</span>'
                 if interval_text(row, c)
                 else ""
             )
