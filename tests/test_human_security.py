@@ -315,7 +315,7 @@ _bodies = st.one_of(
 
 
 @settings(
-    max_examples=120,
+    max_examples=300,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -347,7 +347,7 @@ _bodies = st.one_of(
     body=_bodies,
 )
 def test_fuzz_request_handler(running_fuzz, method, path, length, token, body):
-    app, gold_values = running_fuzz
+    app = running_fuzz
     t0 = time.monotonic()
     status, fields, payload = app.request(
         method, path, body if method == "POST" else None, token=token, length=length, wait=8
@@ -364,9 +364,8 @@ def test_fuzz_request_handler(running_fuzz, method, path, length, token, body):
 @pytest.fixture()
 def running_fuzz(data_dir, tmp_path):
     app = Running(data_dir, tmp_path / "fuzz", read_timeout=1.0)
-    gold = gold_by_id(data_dir, ("tiny",))
     try:
-        yield app, set(gold.values())
+        yield app
         assert app.request("GET", "/api/config")[0] == 200  # still up after every case
     finally:
         app.close()
