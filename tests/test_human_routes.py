@@ -18,7 +18,6 @@ from misi_bench.eval_plugins.human.access import Tokens
 from misi_bench.eval_plugins.human.server import HumanApp, make_server
 from misi_bench.eval_plugins.human.session import load_questions
 
-
 TOKEN = "participant-token-of-this-test"
 
 
