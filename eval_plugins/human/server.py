@@ -223,6 +223,14 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def _error(self, status: int, message: str) -> None:
+        log.info(
+            "refused %s %.80s from %s: %d %s",
+            self.command,
+            self.path,
+            self.address_string(),
+            int(status),
+            message,
+        )
         self._json({"error": message}, int(status))
 
     def _body(self) -> dict:
