@@ -11,7 +11,9 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -40,9 +42,29 @@ def browser() -> Iterator:
             b.close()
 
 
+@dataclass(frozen=True)
+class HumanLinks:
+    """The links ``misi-bench human`` prints: the participants' and the administrator's."""
+
+    url: str  # the participants' link (with ?token=)
+    admin: str  # the administrator's link
+
+    @property
+    def base(self) -> str:
+        return self.url.split("?", 1)[0]
+
+    @property
+    def token(self) -> str:
+        return parse_qs(urlparse(self.url).query)["token"][0]
+
+    @property
+    def admin_token(self) -> str:
+        return parse_qs(urlparse(self.admin).query)["token"][0]
+
+
 @contextlib.contextmanager
-def human_app(dataset: Path, out: Path, *extra: str) -> Iterator[str]:
-    """Run ``misi-bench human DATASET --port 0 --out OUT`` in a subprocess; yield its URL."""
+def human_app(dataset: Path, out: Path, *extra: str) -> Iterator[HumanLinks]:
+    """Run ``misi-bench human DATASET --port 0 --out OUT`` in a subprocess; yield its links."""
     cmd = [
         sys.executable,
         "-c",
@@ -58,11 +80,16 @@ def human_app(dataset: Path, out: Path, *extra: str) -> Iterator[str]:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []
+        admin = None
         for line in proc.stdout:
             lines.append(line)
+            m = re.search(r"administrator link .*?(http://\S+)", line)
+            if m:
+                admin = m.group(1)
             m = re.search(r"serving on (http://\S+)", line)
             if m:
-                yield m.group(1)
+                assert admin, "the administrator link is printed first:\n" + "".join(lines)
+                yield HumanLinks(m.group(1), admin)
                 break
         else:
             raise AssertionError("the app did not start:\n" + "".join(lines))

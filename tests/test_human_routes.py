@@ -1,7 +1,8 @@
 """The human-baseline app's JSON routes without a browser (the fast lane's test of the server;
 ``test_human_app.py`` drives the page in Chromium in the slow lane): a session on the small real
 build answers every tiny question, is refused the answers before the end and a repeated answer,
-and its file is what ``misi-bench score`` reads."""
+and its file is what ``misi-bench score`` reads. Every call carries the run's participant token
+(``test_human_security.py`` checks what happens without it)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,19 @@ import urllib.request
 import pytest
 from misi_bench.builder.scoring import read_predictions
 from misi_bench.eval_plugins.common import gold_by_id
+from misi_bench.eval_plugins.human.access import Tokens
 from misi_bench.eval_plugins.human.server import HumanApp, make_server
 from misi_bench.eval_plugins.human.session import load_questions
+
+TOKEN = "participant-token-of-this-test"
 
 
 @pytest.fixture()
 def app_url(data_dir, tmp_path):
-    app = HumanApp(data_dir, load_questions(data_dir, "tiny"), "tiny", tmp_path / "out")
+    tokens = Tokens(TOKEN, "admin-token-of-this-test")
+    app = HumanApp(
+        data_dir, load_questions(data_dir, "tiny"), "tiny", tmp_path / "out", tokens=tokens
+    )
     server = make_server(app, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -30,9 +37,11 @@ def app_url(data_dir, tmp_path):
         server.server_close()
 
 
-def _call(url: str, body: dict | None = None) -> tuple[int, bytes]:
+def _call(url: str, body: dict | None = None, token: str = TOKEN) -> tuple[int, bytes]:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=data, headers={"Content-Type": "application/json", "X-Misi-Token": token}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.read()
@@ -49,11 +58,12 @@ def test_session_over_the_json_routes(app_url, data_dir):
     assert config["split"] == "tiny" and config["total"] == len(gold) > 0
 
     state = json.loads(_call(base + "/api/start", {"participant": "tester"})[1])
+    key = state["key"]
     first = state["question"]
     assert state["answered"] == 0 and not state["done"] and "answer" not in first
     status, png = _call(f"{base}/api/image?id={first['id']}&k=0")
     assert status == 200 and png.startswith(b"\x89PNG")
-    assert _call(f"{base}/api/results?participant=tester")[0] == 403  # not before the end
+    assert _call(f"{base}/api/results?participant=tester&key={key}")[0] == 403  # not before the end
     assert _call(base + "/api/start", {"participant": "../x"})[0] == 400  # the name is a file name
 
     answered = []
@@ -65,7 +75,13 @@ def test_session_over_the_json_routes(app_url, data_dir):
         assert read["read_as"]
         status, body = _call(
             base + "/api/answer",
-            {"participant": "tester", "id": qid, "prediction": gold[qid], "seconds": 1.5},
+            {
+                "participant": "tester",
+                "key": key,
+                "id": qid,
+                "prediction": gold[qid],
+                "seconds": 1.5,
+            },
         )
         assert status == 200, body
         state = json.loads(body)
@@ -73,15 +89,26 @@ def test_session_over_the_json_routes(app_url, data_dir):
     assert sorted(answered) == sorted(gold) and state["answered"] == len(gold)
     assert (
         _call(
-            base + "/api/answer", {"participant": "tester", "id": answered[0], "prediction": "x"}
+            base + "/api/answer",
+            {
+                "participant": "tester",
+                "key": key,
+                "id": answered[0],
+                "prediction": gold[answered[0]],
+            },
         )[0]
         == 409
     )
 
-    results = json.loads(_call(f"{base}/api/results?participant=tester")[1])
-    assert all(item["score"] == 1.0 for item in results["items"]) and len(results["items"]) == len(
-        gold
+    results = json.loads(_call(f"{base}/api/results?participant=tester&key={key}")[1])
+    assert len(results["items"]) == len(gold) and not results["gold"]
+    assert all("answer" not in item and "score" not in item for item in results["items"])
+    assert all(row["score"] == 1.0 for row in results["report"]["tasks"].values())
+    admin = json.loads(
+        _call(f"{base}/api/results?participant=tester", token="admin-token-of-this-test")[1]
     )
+    assert admin["gold"] and all(item["score"] == 1.0 for item in admin["items"])
+    assert {item["id"]: item["answer"] for item in admin["items"]} == gold
     lines = [json.loads(line) for line in (out / "tester.jsonl").read_text().splitlines()]
     assert [r["id"] for r in lines] == answered and {r["seconds"] for r in lines} == {1.5}
     assert read_predictions(out / "tester.jsonl").predictions == {

@@ -1,9 +1,11 @@
-"""``misi-bench human DIR [--split tiny] [--port 7860] [--participant NAME] [--out FOLDER]``."""
+"""``misi-bench human DIR [--split tiny] [--port 7860] [--host H] [--participant NAME] [--out FOLDER]
+[--new-tokens]``: prints the participants' link and the administrator's link (each with its token)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from ...builder.core.errors import MisiError
 
@@ -11,6 +13,7 @@ log = logging.getLogger(__name__)
 
 
 def cmd_human(args: argparse.Namespace) -> int:
+    from .access import Tokens, exposure_warning  # noqa: PLC0415
     from .server import HumanApp, make_server  # noqa: PLC0415
     from .session import check_participant, load_questions  # noqa: PLC0415
 
@@ -20,7 +23,8 @@ def cmd_human(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise MisiError(str(exc)) from None
     questions = load_questions(args.dataset, args.split)
-    app = HumanApp(args.dataset, questions, args.split, args.out, args.participant)
+    tokens = Tokens.load_or_new(args.out, renew=args.new_tokens)
+    app = HumanApp(args.dataset, questions, args.split, args.out, args.participant, tokens)
     try:
         server = make_server(app, args.host, args.port)
     except OSError as exc:
@@ -28,11 +32,21 @@ def cmd_human(args: argparse.Namespace) -> int:
             f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc}); try another --port"
         ) from None
     host, port = server.server_address[:2]
+    warning = exposure_warning(args.host, port)
+    if warning:
+        log.warning("%s", warning)
+        print(warning, file=sys.stderr, flush=True)
+    shown = f"[{host}]" if ":" in str(host) else host
     print(
         f"{len(questions)} questions of split {args.split!r}; answers go to {args.out}/<participant>.jsonl"
     )
     print(
-        f"serving on http://{host}:{port}/ (Ctrl+C stops; answers are saved as they are given)",
+        f"administrator link (gold answers and every participant's results; keep it to yourself): "
+        f"http://{shown}:{port}/?token={tokens.admin}"
+    )
+    print(
+        f"serving on http://{shown}:{port}/?token={tokens.participant} (the participants' link; "
+        "Ctrl+C stops; answers are saved as they are given)",
         flush=True,
     )
     try:
@@ -57,7 +71,14 @@ def add_commands(sub) -> None:
     p.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1, this machine only)",
+        help="address to listen on (default 127.0.0.1, this machine only; any other address "
+        "exposes the app to the network: see docs/human-baseline.md)",
+    )
+    p.add_argument(
+        "--new-tokens",
+        action="store_true",
+        help="make new access links (the old ones stop working); by default the links are kept "
+        "in <out>/.tokens.json and stay the same across restarts",
     )
     p.add_argument(
         "--participant", help="participant name to fill in on the start page (names the file)"

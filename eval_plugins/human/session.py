@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -166,8 +167,18 @@ class Session:
             for n, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
                 try:
                     item = json.loads(line)
+                    seconds = item.get("seconds")
+                    if seconds is not None and not (
+                        isinstance(seconds, (int, float))
+                        and math.isfinite(seconds)
+                        and seconds >= 0
+                    ):
+                        log.warning(
+                            "%s line %d: bad seconds %r, kept as unknown", self.path, n, seconds
+                        )
+                        item["seconds"] = None
                     self.answers.setdefault(str(item["id"]), item)
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, AttributeError):
                     log.warning("%s line %d: unreadable, ignored", self.path, n)
             log.info(
                 "%s: resuming with %d of %d answered",

@@ -9,8 +9,8 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PAPER
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
-from .reference import average_9_tasks, paper_average, reference_rows
-from .render import Row, draw, figure_png, markdown_table, page
+from .reference import complete_average_9, paper_average, reference_rows
+from .render import Row, draw, figure_png, markdown_intervals, markdown_table, page
 from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,8 @@ def collect_rows(
                 res.paper_average,
                 res.average_all,
                 f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else ""),
+                dict(res.counts),
+                dict(res.intervals),
             )
         )
         notes.append(
@@ -114,7 +116,7 @@ def collect_rows(
                     "chance",
                     scores,
                     paper_average(scores),
-                    average_9_tasks(scores),
+                    complete_average_9(scores),
                     f"build {Path(dataset).name}, split {split}",
                 )
             )
@@ -169,9 +171,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         Path(args.png).write_bytes(png)
     table = markdown_table(rows)
-    if args.markdown:
+    if args.markdown:  # the score table alone (one line per row); intervals are in the HTML
         Path(args.markdown).write_text(table, encoding="utf-8")
     print(table)
+    intervals = markdown_intervals(rows)
+    if intervals:
+        print("Model rows: questions (n) and 95% intervals, in percent:\n\n" + intervals)
     exact = _exact_table(args)
     if exact:
         print(exact)
@@ -193,8 +198,8 @@ def add_commands(sub) -> None:
         "results",
         nargs="+",
         metavar="RESULT",
-        help="a result file or folder (misi-bench score JSON, lmms-eval/lm-eval results JSON, VLMEvalKit "
-        "acc.csv/report.json), optionally as LABEL=PATH",
+        help="a result file or folder (misi-bench score JSON, a misi-bench eval run folder, "
+        "lmms-eval/lm-eval results JSON, VLMEvalKit acc.csv/report.json), optionally as LABEL=PATH",
     )
     p.add_argument("--out", required=True, help="the HTML file to write (self-contained)")
     p.add_argument("--png", help="also write the chart as a PNG (for slides)")

@@ -62,6 +62,13 @@ def average_9_tasks(scores: Mapping[str, float | None]) -> float | None:
     return mean_of(scores.get(key) for key in TASK_COLUMN.values())
 
 
+def complete_average_9(scores: Mapping[str, float | None]) -> float | None:
+    """The nine-task mean only when all nine tasks have a score (a baseline that covers three
+    tasks has no nine-task average); None otherwise."""
+    values = [_number(scores.get(key)) for key in TASK_COLUMN.values()]
+    return None if any(v is None for v in values) else mean_of(values)
+
+
 def paper_average(scores: Mapping[str, float | None]) -> float | None:
     """The paper's headline average: the mean of the eight columns T1, T2, T3, T4+, T4-, T7, T8,
     T9 (same scale as the inputs); None when any of them is missing. The scorer's definition."""

@@ -1,9 +1,12 @@
 """Drawing the report: one grouped bar chart (matplotlib), a markdown table and a self-contained
 HTML page (the chart inlined as a base64 PNG).
 
-Readable without colour: models are bars with distinct hatches, the paper's rows are markers of
-distinct shapes, chance is a dashed line; colours come from the Okabe-Ito palette, which stays
-distinguishable under the common colour-vision deficiencies.
+Readable without colour: models are bars with distinct hatches (with their 95% intervals as
+error bars and their question counts at the foot), the paper's rows are markers of distinct
+shapes, each baseline (random, constant, text only, options only) a line of its own style and
+marker; colours come from the Okabe-Ito palette, which stays distinguishable under the common
+colour-vision deficiencies. Every label (model names, titles) is drawn literally: no mathtext, no
+TeX, so ``$x$`` stays ``$x$``.
 """
 
 from __future__ import annotations
@@ -28,8 +31,19 @@ REFERENCE_STYLES = (
     ("^", "#9a9a9a", "#000000"),
     ("s", "#ffffff", "#000000"),
 )
-CHANCE_STYLES = (("--", "#000000"), (":", "#555555"), ("-.", "#000000"), ((0, (1, 1)), "#777777"))
+#: Line style, colour and centre marker of each baseline row, by the start of its label: no two
+#: share a line style or a marker (random and options only were both grey dots before).
+BASELINE_STYLES = (
+    ("Chance: random", "--", "#000000", None),
+    ("Chance: constant", (0, (1, 1.5)), "#000000", "x"),
+    ("Blind: text only", "-.", "#5a5a5a", "v"),
+    ("Blind: options only", (0, (6, 2, 1, 2, 1, 2)), "#8a8a8a", "o"),
+)
+#: Styles for any other baseline row, in order.
+CHANCE_STYLES = (((0, (3, 1)), "#333333", "s"), ((0, (1, 3)), "#333333", "D"))
 AVERAGE_COLUMN = "Avg (paper, 8 col)"
+#: Legend labels longer than this are cut (with an ellipsis); tables show them in full.
+LEGEND_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -43,10 +57,70 @@ class Row:
     average: float | None = None
     average_all: float | None = None
     note: str = ""
+    #: Column -> number of questions (model rows).
+    counts: dict[str, int] = field(default_factory=dict)
+    #: Column -> 95% interval in percent (model rows).
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def baseline_style(label: str, k: int) -> tuple:
+    """(line style, colour, marker) of a baseline row: by its name, else the k-th spare style."""
+    for start, style, colour, marker in BASELINE_STYLES:
+        if label.startswith(start):
+            return style, colour, marker
+    return CHANCE_STYLES[k % len(CHANCE_STYLES)]
+
+
+def literal(text: str, limit: int | None = None) -> str:
+    """A label as plain one-line text (no newlines; cut to ``limit`` characters)."""
+    text = " ".join(str(text).split())
+    if limit and len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text
+
+
+def _plain(artist) -> None:
+    """Draw a matplotlib text literally: no mathtext (``$...$``), no TeX."""
+    artist.set_parse_math(False)
+    artist.set_usetex(False)
 
 
 def _fmt(value: float | None) -> str:
     return "\u2013" if value is None else f"{value:.2f}"
+
+
+def _md_label(label: str) -> str:
+    """A label for a markdown cell: one line, ``|`` escaped, no raw HTML."""
+    return (
+        literal(label)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("|", "\\|")
+    )
+
+
+def interval_text(row: Row, column: str) -> str:
+    """``n=21, 95% [52.1, 85.6]`` for a model row's column ('' when unknown)."""
+    n = row.counts.get(column)
+    ci = row.intervals.get(column)
+    parts = [f"n={n}"] if n is not None else []
+    if ci is not None:
+        parts.append(f"95% [{ci[0]:.1f}, {ci[1]:.1f}]")
+    return ", ".join(parts)
+
+
+def markdown_intervals(rows: Sequence[Row]) -> str:
+    """A second table: per column, each model row's question count and 95% interval (percent)."""
+    models = [r for r in rows if r.kind == "model" and (r.counts or r.intervals)]
+    if not models:
+        return ""
+    head = ["model", *COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for row in models:
+        cells = [interval_text(row, c) or "\u2013" for c in COLUMNS]
+        lines.append(f"| {_md_label(row.label)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown_table(rows: Sequence[Row]) -> str:
@@ -54,7 +128,7 @@ def markdown_table(rows: Sequence[Row]) -> str:
     head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for row in rows:
-        label = row.label.replace("|", "\\|")
+        label = _md_label(row.label)
         cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [
             _fmt(row.average),
             _fmt(row.average_all),
@@ -86,13 +160,17 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     width = 0.8 / max(1, len(models))
     handles = []
     for k, row in enumerate(models):
-        xs, ys, missing = [], [], []
+        xs, ys, missing, errs, ns = [], [], [], [[], []], []
         for g, group in enumerate(groups):
             x = g - 0.4 + width * (k + 0.5)
             v = value(row, group)
             (missing if v is None else xs).append(x)
             if v is not None:
                 ys.append(v)
+                ci = row.intervals.get(group)
+                errs[0].append(max(0.0, v - ci[0]) if ci else 0.0)
+                errs[1].append(max(0.0, ci[1] - v) if ci else 0.0)
+                ns.append(row.counts.get(group))
         bars = ax.bar(
             xs,
             ys,
@@ -101,10 +179,29 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
             edgecolor="black",
             linewidth=0.7,
             hatch=HATCHES[k % len(HATCHES)],
-            label=row.label,
+            label=literal(row.label, LEGEND_CHARS),
             zorder=2,
         )
         handles.append(bars)
+        if any(errs[0]) or any(errs[1]):
+            ax.errorbar(
+                xs, ys, yerr=errs, fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2, zorder=3
+            )
+        for x, n in zip(xs, ns):
+            if n is not None:
+                text = ax.text(
+                    x,
+                    1.0,
+                    f"n={n}",
+                    rotation=90,
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    color="#000000",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4, "alpha": 0.8},
+                    zorder=6,
+                )
+                _plain(text)
         for x in missing:  # say "no score" rather than draw nothing
             ax.text(
                 x,
@@ -117,16 +214,39 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
                 color="#333333",
                 zorder=3,
             )
-    for k, row in enumerate(chances):
-        style, colour = CHANCE_STYLES[k % len(CHANCE_STYLES)]
+    spare = 0
+    for row in chances:
+        style, colour, marker = baseline_style(row.label, spare)
+        spare += not any(row.label.startswith(b[0]) for b in BASELINE_STYLES)
         for g, group in enumerate(groups):
             v = value(row, group)
             if v is not None:
                 ax.hlines(
                     v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4
                 )
+                if marker:
+                    ax.plot(
+                        [g + 0.45],
+                        [v],
+                        marker=marker,
+                        color=colour,
+                        markersize=5,
+                        linestyle="none",
+                        markerfacecolor="white" if marker in "ov" else colour,
+                        zorder=4,
+                    )
         handles.append(
-            Line2D([], [], color=colour, linestyle=style, linewidth=1.8, label=row.label)
+            Line2D(
+                [],
+                [],
+                color=colour,
+                linestyle=style,
+                linewidth=1.8,
+                marker=marker,
+                markersize=5,
+                markerfacecolor="white" if marker and marker in "ov" else colour,
+                label=literal(row.label, LEGEND_CHARS),
+            )
         )
     for k, row in enumerate(papers):
         marker, face, edge = REFERENCE_STYLES[k % len(REFERENCE_STYLES)]
@@ -158,7 +278,7 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
                 markerfacecolor=face,
                 markeredgecolor="#000000",
                 markeredgewidth=1.0,
-                label=row.label,
+                label=literal(row.label, LEGEND_CHARS),
             )
         )
     ax.set_xticks(range(len(groups)))
@@ -169,17 +289,19 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     ax.axvline(len(COLUMNS) - 0.5, color="#888888", linewidth=0.8)
     ax.set_ylim(0, 105)
     ax.set_xlim(-0.6, len(groups) - 0.4)
-    ax.set_ylabel("score (%), the paper's weighted score")
-    ax.set_title(title)
+    ax.set_ylabel("score (%), the paper's weighted score; bars: 95% interval, n questions")
+    _plain(ax.set_title(literal(title)))
     ax.grid(axis="y", color="#dddddd", linewidth=0.6, zorder=0)
     ax.set_axisbelow(True)
-    fig.legend(
+    legend = fig.legend(
         handles=handles,
         loc="outside lower center",
         ncol=min(4, len(handles)),
         fontsize=8.5,
         frameon=False,
     )
+    for text in [*legend.get_texts(), *ax.get_xticklabels()]:
+        _plain(text)
     return fig
 
 
@@ -197,6 +319,7 @@ table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem
 th,td{border:1px solid #bbb;padding:.25rem .5rem;text-align:right} th:first-child,td:first-child{text-align:left}
 tr.paper td{font-style:italic} tr.chance td{color:#444} caption{text-align:left;font-weight:600;margin-bottom:.3rem}
 pre{background:#f4f4f4;padding:.8rem;overflow-x:auto;font-size:.8rem} .note{color:#444;font-size:.9rem}
+td:first-child{min-width:9rem;max-width:22rem;overflow-wrap:anywhere} .ci{font-size:.72rem;color:#444}
 """
 
 
@@ -206,7 +329,15 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
     head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)", "source"]
     body = []
     for row in rows:
-        cells = [_fmt(row.scores.get(c)) for c in COLUMNS] + [
+        cells = [
+            _fmt(row.scores.get(c))
+            + (
+                f'<br><span class="ci">{esc(interval_text(row, c)).replace(", 95%", "<br>95%")}</span>'
+                if interval_text(row, c)
+                else ""
+            )
+            for c in COLUMNS
+        ] + [
             _fmt(row.average),
             _fmt(row.average_all),
         ]
@@ -219,8 +350,10 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
         f'<th scope="col" title="{esc(COLUMN_TITLES.get(h, h))}">{esc(h)}</th>' for h in head
     )
     alt = (
-        "Grouped bar chart of per-task scores in percent: bars are the models, markers the paper's "
-        "published rows, dashed lines the chance levels; last group is the paper's eight-column average."
+        "Grouped bar chart of per-task scores in percent: bars are the models (error bars: 95% "
+        "intervals; n: questions), markers the paper's published rows, lines of distinct styles the "
+        "baselines (random, constant, text only, options only); last group is the paper's "
+        "eight-column average."
     )
     note_html = "".join(f"<li>{esc(n)}</li>" for n in notes)
     return f"""<!DOCTYPE html>
@@ -229,14 +362,16 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
 <h1>{esc(title)}</h1>
 <p class="note">Scores in percent (the paper's weighted score). T4 is reported as its positive (T4+) and
 negative (T4&minus;) halves. <b>paper avg (8 col)</b> = mean of T1, T2, T3, T4+, T4&minus;, T7, T8, T9 (the
-paper's headline average; T5 and T6 left out); <b>avg all</b> = macro mean over the nine tasks.
-&ndash; = not available.</p>
+paper's headline average; T5 and T6 left out); <b>avg all</b> = macro mean over the nine tasks (for
+baseline rows only when the baseline covers all nine). Under a model's score: n questions and the 95%
+interval, also in percent. &ndash; = not available.</p>
 <img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">
 <table><caption>Per-task scores (%)</caption><thead><tr>{titles}</tr></thead><tbody>
 {chr(10).join(body)}
 </tbody></table>
 <h2>Markdown</h2>
 <pre>{esc(markdown_table(rows))}</pre>
+<pre>{esc(markdown_intervals(rows))}</pre>
 <h2>Sources</h2><ul class="note">{note_html}</ul>
 </body></html>
 """

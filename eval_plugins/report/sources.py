@@ -7,6 +7,9 @@ Recognised inputs (by content, not by name):
 - lmms-eval's ``*_results.json`` and lm-eval's ``results_*.json`` (``results`` keyed by
   ``misi_<task>`` / ``tiny_misi_<task>``, metrics ``score,none``, ``score_positive,none``...);
 - VLMEvalKit's ``<model>_<dataset>_acc.csv`` (rows ``task,n,score,exact``);
+- a ``misi-bench eval`` run folder (``run.json`` + ``report.json``; its ``report.json`` alone
+  works too): labelled with the run's model, split from its selection, intervals from its
+  per-question scores;
 - a folder: every recognised file under it.
 """
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES, TASK_SPECS
 from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
+from .intervals import Interval, column_intervals, counts_of_aggregate
 from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
@@ -49,6 +53,10 @@ class ModelResult:
     n: int | None = None
     #: The build profile the result was scored on, when the file records it (None: unknown).
     profile: str | None = None
+    #: Column -> number of questions scored (absent when the file does not say).
+    counts: dict[str, int] = field(default_factory=dict)
+    #: Column -> 95% interval in percent (see :mod:`.intervals`).
+    intervals: dict[str, Interval] = field(default_factory=dict)
     #: T9 exact match in percent, (the paper's way: complexes with at least one H-bond, ours:
     #: every complex), when the file has both (a ``misi-bench score`` report); else None.
     t9_exact: tuple[float | None, float | None] | None = None
@@ -129,9 +137,25 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
                 for sign, word in (("+", "positive"), ("-", "negative")):
                     scores[f"T{spec.number}{sign}"] = _pct(row.get(f"score_{word},none"))
         n_samples = data.get("n-samples") or {}
-        n = sum(int((n_samples.get(prefix + t) or {}).get("effective", 0)) for t in found) or None
+        counts = {
+            TASK_COLUMN[t]: int((n_samples.get(prefix + t) or {}).get("effective", 0))
+            for t in found
+            if t in TASK_COLUMN and (n_samples.get(prefix + t) or {}).get("effective")
+        }
+        n = sum(counts.values()) or None
         suffix = " [tiny]" if split == "tiny" and not label else ""
-        out.append(ModelResult(name + suffix, source, str(path), split, scores, n))
+        out.append(
+            ModelResult(
+                name + suffix,
+                source,
+                str(path),
+                split,
+                scores,
+                n,
+                counts=counts,
+                intervals=column_intervals(scores, counts),
+            )
+        )
     return out
 
 
@@ -143,11 +167,17 @@ def _vlm_csv(path: Path, label: str | None) -> ModelResult:
         "subsets": {s: {"score": rows[s]["score"]} for s in HALF_SUBSETS if s in rows},
     }
     scores, _ = from_aggregate(report)
+    counts = {
+        TASK_COLUMN[t]: int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")
+    }
+    counts.update(
+        {HALF_SUBSETS[s]: int(rows[s]["n"]) for s in HALF_SUBSETS if s in rows and rows[s].get("n")}
+    )
     n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
-    return _vlm_result(path, label, scores, n)
+    return _vlm_result(path, label, scores, n, counts)
 
 
-def _vlm_result(path: Path, label: str | None, scores, n) -> ModelResult:
+def _vlm_result(path: Path, label: str | None, scores, n, counts=None) -> ModelResult:
     from ..vlmevalkit.datasets import parse_name  # noqa: PLC0415  (no harness import)
 
     m = _VLM_FILE_RE.match(path.name)
@@ -158,7 +188,59 @@ def _vlm_result(path: Path, label: str | None, scores, n) -> ModelResult:
         except KeyError:
             split = None
     name = label or (m["model"] if m else path.stem)
-    return ModelResult(name, "VLMEvalKit", str(path), split, scores, n)
+    counts = dict(counts or {})
+    return ModelResult(
+        name,
+        "VLMEvalKit",
+        str(path),
+        split,
+        scores,
+        n,
+        counts=counts,
+        intervals=column_intervals(scores, counts),
+    )
+
+
+def _score_result(
+    data: Mapping, report: Mapping, path: Path, label: str, source: str, split: str | None
+) -> ModelResult:
+    """A result from an aggregate report (``misi-bench score`` JSON or an ``eval`` run's)."""
+    scores, n = from_aggregate(report)
+    counts = counts_of_aggregate(report)
+    per_item = data.get("per_item") if isinstance(data.get("per_item"), list) else None
+    return ModelResult(
+        label,
+        source,
+        str(path),
+        split,
+        scores,
+        n,
+        report.get("profile") or data.get("profile"),
+        counts,
+        column_intervals(scores, counts, per_item),
+        t9_exact_of(report),
+        paper_exact_columns(report),
+    )
+
+
+def _eval_run(data: Mapping, path: Path, label: str | None) -> ModelResult:
+    """A ``misi-bench eval`` run's ``report.json``: the run's model and split."""
+    settings = data.get("settings") if isinstance(data.get("settings"), Mapping) else {}
+    selection = data.get("selection") if isinstance(data.get("selection"), Mapping) else {}
+    name = label or str(settings.get("model") or path.parent.name)
+    split = selection.get("split")
+    return _score_result(
+        data, data["report"], path, name, "misi-bench eval", None if split is None else str(split)
+    )
+
+
+def _eval_reports(folder: Path) -> list[Path]:
+    """The ``report.json`` of every ``eval`` run folder (one with ``run.json``) under ``folder``."""
+    return sorted(
+        p.parent / "report.json"
+        for p in folder.rglob("run.json")
+        if (p.parent / "report.json").is_file()
+    )
 
 
 def read_result(
@@ -177,10 +259,12 @@ def read_result(
                 and f.with_name(f.name.removesuffix("_acc.csv") + "_report.json") in files
             )
         ]
+        files += [f for f in _eval_reports(path) if f not in files]
         out = [r for f in files for r in read_result(f, label, split)]
         if not out:
             raise MisiError(
-                f"{path}: no result files found (looked for {', '.join(_HARNESS_FILE_GLOBS)})"
+                f"{path}: no result files found (looked for {', '.join(_HARNESS_FILE_GLOBS)} "
+                "and misi-bench eval run folders: run.json + report.json)"
             )
         return out
     if not path.is_file():
@@ -197,37 +281,18 @@ def read_result(
     if not isinstance(data, Mapping):
         raise MisiError(f"{path}: not a result file (top level is not an object)")
     if isinstance(data.get("report"), Mapping) and "tasks" in data["report"]:
-        scores, n = from_aggregate(data["report"])
-        return [
-            ModelResult(
-                label or path.name.removesuffix(".json").removesuffix(".score"),
-                "misi-bench score",
-                str(path),
-                split,
-                scores,
-                n,
-                data["report"].get("profile") or data.get("profile"),
-                t9_exact_of(data["report"]),
-                paper_exact_columns(data["report"]),
-            )
-        ]
+        if "run_key" in data and isinstance(data.get("settings"), Mapping):
+            return [_eval_run(data, path, label)]
+        name = label or path.name.removesuffix(".json").removesuffix(".score")
+        return [_score_result(data, data["report"], path, name, "misi-bench score", split)]
     if "tasks" in data and "scale" in data:
-        scores, n = from_aggregate(data)
         if _VLM_FILE_RE.match(path.name):
             from dataclasses import replace  # noqa: PLC0415
 
-            return [replace(_vlm_result(path, label, scores, n), profile=data.get("profile"))]
-        return [
-            ModelResult(
-                label or path.stem,
-                "misi-bench score",
-                str(path),
-                split,
-                scores,
-                n,
-                data.get("profile"),
-            )
-        ]
+            scores, n = from_aggregate(data)
+            vlm = _vlm_result(path, label, scores, n, counts_of_aggregate(data))
+            return [replace(vlm, profile=data.get("profile"))]
+        return [_score_result(data, data, path, label or path.stem, "misi-bench score", split)]
     if isinstance(data.get("results"), Mapping):
         out = _harness_results(data, path, label)
         if out:
@@ -262,6 +327,11 @@ def merge_results(results: list[ModelResult]) -> list[ModelResult]:
             old.split,
             scores,
             (old.n or 0) + (res.n or 0) or None,
+            old.profile if old.profile == res.profile else None,
+            {**res.counts, **old.counts},
+            {**res.intervals, **old.intervals},
+            old.t9_exact or res.t9_exact,
+            {**(res.exact or {}), **(old.exact or {})} or None,
         )
     return list(merged.values())
 

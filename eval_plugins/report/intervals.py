@@ -1,0 +1,83 @@
+"""Per-column question counts and 95% intervals of a model's scores (percent).
+
+With the per-question scores (an ``eval`` run's ``report.json`` keeps them as ``per_item``) the
+interval is the scorer's own (:func:`misi_bench.builder.scoring.interval`: Wilson for right/wrong
+scores, the normal interval otherwise), the same as the blind baselines'. With only a column's
+mean and count (a ``score`` JSON, a harness's results file) it is the Wilson interval of that
+mean: exact for right/wrong scores and, for partial-credit scores in [0, 1], at least as wide as
+the scores' own spread allows (a variable in [0, 1] with mean p has variance at most p(1 - p)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ...builder.core.registry import TASK_BY_NAME, TASK_SPECS
+from ...builder.scoring.blind import interval, wilson
+from .reference import HALF_SUBSETS, TASK_COLUMN
+
+Interval = tuple[float, float]
+
+
+def counts_of_aggregate(report: Mapping) -> dict[str, int]:
+    """Column -> number of questions, from an aggregate report's ``tasks`` and ``subsets``."""
+    out: dict[str, int] = {}
+    for task, row in (report.get("tasks") or {}).items():
+        if task in TASK_COLUMN and isinstance(row, Mapping) and row.get("n") is not None:
+            out[TASK_COLUMN[task]] = int(row["n"])
+    for sub, col in HALF_SUBSETS.items():
+        row = (report.get("subsets") or {}).get(sub)
+        if isinstance(row, Mapping) and row.get("n") is not None:
+            out[col] = int(row["n"])
+    return out
+
+
+def per_column_scores(per_item: Iterable[Mapping]) -> dict[str, list[float]]:
+    """Column -> per-question scores (0-1) from a scored run's ``per_item`` list."""
+    out: dict[str, list[float]] = {}
+    for item in per_item:
+        spec = TASK_BY_NAME.get(str(item.get("task")))
+        metrics = item.get("metrics") or {}
+        if spec is None or metrics.get("score") is None:
+            continue
+        score = float(metrics["score"])
+        out.setdefault(TASK_COLUMN[spec.name], []).append(score)
+        if spec.halves is not None and spec.halves in metrics:
+            positive, negative = spec.half_names()
+            sub = positive if float(metrics[spec.halves]) >= 0.5 else negative
+            out.setdefault(HALF_SUBSETS[sub], []).append(score)
+    return out
+
+
+def _pct(pair: Interval) -> Interval:
+    return (round(100.0 * pair[0], 2), round(100.0 * pair[1], 2))
+
+
+def column_intervals(
+    scores: Mapping[str, float | None],
+    counts: Mapping[str, int],
+    per_item: Iterable[Mapping] | None = None,
+) -> dict[str, Interval]:
+    """Column -> 95% interval in percent, for the columns with a score and a count."""
+    if per_item:
+        return {
+            col: _pct(interval(values))
+            for col, values in per_column_scores(per_item).items()
+            if values
+        }
+    out = {}
+    for col, n in counts.items():
+        value = scores.get(col)
+        if value is not None and n > 0:
+            out[col] = _pct(wilson(value / 100.0 * n, n))
+    return out
+
+
+def cell_interval(cell: Mapping) -> Interval | None:
+    """A blind baseline cell's ``ci95`` (0-1) in percent."""
+    ci = cell.get("ci95")
+    return _pct((float(ci[0]), float(ci[1]))) if ci else None
+
+
+#: Task columns of the nine-task mean (T4 as one task).
+NINE = tuple(f"T{s.number}" for s in TASK_SPECS)

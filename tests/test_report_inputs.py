@@ -1,0 +1,144 @@
+"""``misi-bench report`` inputs and labels on the small real build: an ``eval`` run folder (from a
+run against the PROTOCOL DOUBLE of an OpenAI-compatible endpoint), per-column n and 95% intervals
+of model rows, model names drawn literally (mathtext, HTML, very long, non-ASCII), blind rows
+averaged only where they cover every task, and one line style per baseline."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from misi_bench.builder.core.registry import TASK_NAMES
+from misi_bench.builder.scoring.blind import interval, wilson
+from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer, example_answer
+from misi_bench.eval_plugins.report.cli import collect_rows
+from misi_bench.eval_plugins.report.reference import COLUMNS
+from misi_bench.eval_plugins.report.render import (
+    BASELINE_STYLES,
+    LEGEND_CHARS,
+    baseline_style,
+    draw,
+    figure_png,
+)
+from misi_bench.eval_plugins.report.sources import read_result
+
+import misi_bench
+
+WEIRD = {
+    "math": r"$\undefined$ model",
+    "html": "<script>alert(1)</script>",
+    "long": "a-very-long-model-name/" * 15,
+    "unicode": "modèle Ωmega – Größe №7",
+}
+
+
+def _rows(data_dir, split="test"):
+    rows = []
+    for task in TASK_NAMES:
+        for shard in sorted((Path(data_dir) / task).glob(f"{split}-*.parquet")):
+            rows += pq.read_table(shard, columns=["id", "task", "answer", "question"]).to_pylist()
+    return rows
+
+
+@pytest.fixture(scope="module")
+def eval_run(data_dir, tmp_path_factory) -> Path:
+    """A finished ``misi-bench eval`` run: gold answers for two thirds, examples for the rest."""
+    answers = {
+        r["id"]: r["answer"] if zlib.crc32(r["id"].encode()) % 3 else example_answer(r["question"])
+        for r in _rows(data_dir)
+    }
+    root = tmp_path_factory.mktemp("runs")
+    with DoubleServer(Double(answers=answers)) as srv:
+        code = misi_bench.main(
+            [
+                "eval",
+                "--base-url",
+                srv.url,
+                "--model",
+                "double-7b",
+                "--dataset",
+                str(data_dir),
+                "--out",
+                str(root / "run"),
+            ]
+        )
+    assert code == 0
+    return root
+
+
+def test_eval_run_folder_with_n_and_intervals(eval_run, data_dir):
+    report = json.loads((eval_run / "run" / "report.json").read_text())
+    for given in (eval_run, eval_run / "run", eval_run / "run" / "report.json"):
+        (res,) = read_result(given)
+        assert (res.label, res.source, res.split) == ("double-7b", "misi-bench eval", "test")
+    rows = _rows(data_dir)
+    n_task = {t: sum(r["task"] == t for r in rows) for t in TASK_NAMES}
+    assert res.counts["T1"] == n_task["translation"] and res.counts["T9"] == n_task["pocket_ligand"]
+    assert res.counts["T4+"] + res.counts["T4-"] == n_task["residue_ligand"]
+    # the interval is the scorer's, over the per-question scores of the column
+    t8 = [i["metrics"]["score"] for i in report["per_item"] if i["task"] == "interaction_location"]
+    low, high = interval(t8)
+    assert res.intervals["T8"] == (round(100 * low, 2), round(100 * high, 2))
+    assert res.intervals["T8"][0] <= res.scores["T8"] <= res.intervals["T8"][1]
+    for column in COLUMNS:
+        lo, hi = res.intervals[column]
+        assert 0 <= lo <= res.scores[column] + 1e-9 and res.scores[column] - 1e-9 <= hi <= 100
+
+
+def test_score_json_rows_get_wilson_intervals(eval_run, data_dir, tmp_path):
+    preds = eval_run / "run" / "predictions.jsonl"
+    out = tmp_path / "s.json"
+    argv = ["score", "--dataset", str(data_dir), "--predictions", str(preds)]
+    assert misi_bench.main([*argv, "--json-out", str(out), "--no-baselines"]) == 0
+    (res,) = read_result(out)
+    n = res.counts["T5"]
+    low, high = wilson(res.scores["T5"] / 100 * n, n)
+    assert res.intervals["T5"] == (round(100 * low, 2), round(100 * high, 2))
+
+
+def test_report_draws_names_literally(eval_run, data_dir, tmp_path):
+    run = eval_run / "run" / "report.json"
+    html_path, md_path, png_path = tmp_path / "r.html", tmp_path / "t.md", tmp_path / "r.png"
+    argv = ["report", *(f"{label}={run}" for label in WEIRD.values()), "--dataset", str(data_dir)]
+    argv += ["--split", "test", "--out", str(html_path), "--markdown", str(md_path)]
+    assert misi_bench.main([*argv, "--png", str(png_path), "--title", "$x^$ title"]) == 0
+    html = html_path.read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for label in (WEIRD["math"], WEIRD["unicode"], WEIRD["long"]):
+        assert label in html
+    md = md_path.read_text()
+    assert f"| {WEIRD['math']} |" in md and "&lt;script&gt;" in md and "<script>" not in md
+    assert png_path.read_bytes().startswith(b"\x89PNG")
+    rows, _ = collect_rows([f"{label}={run}" for label in WEIRD.values()], None, "test")
+    fig = draw(rows, title="$\\undefined$")
+    texts = [t for t in fig.legends[0].get_texts()]
+    shown = [t.get_text() for t in texts]
+    assert WEIRD["math"] in shown and WEIRD["html"] in shown and WEIRD["unicode"] in shown
+    assert any(
+        s.startswith(WEIRD["long"][: LEGEND_CHARS - 1]) and len(s) == LEGEND_CHARS for s in shown
+    )
+    assert all(not t.get_parse_math() for t in texts)
+    assert figure_png(fig).startswith(b"\x89PNG")  # mathtext would raise on \undefined here
+
+
+def test_blind_rows_average_only_complete_and_are_told_apart(eval_run, data_dir):
+    rows, _ = collect_rows([str(eval_run)], str(data_dir), "test", with_paper=False)
+    by = {r.label: r for r in rows}
+    options = next(r for label, r in by.items() if label.startswith("Blind: options only"))
+    text = next(r for label, r in by.items() if label.startswith("Blind: text only"))
+    assert [c for c in COLUMNS if options.scores.get(c) is not None] != list(COLUMNS)
+    assert options.average_all is None and options.average is None  # 3 tasks: no 9-task mean
+    assert text.average_all is not None  # the text-only rule answers every task
+    styles = [baseline_style(r.label, 0) for r in rows if r.kind == "chance"]
+    assert len(styles) == 4 and len({(str(s[0]), s[2]) for s in styles}) == 4
+    assert len({str(s[0]) for s in styles}) == 4 and len({s[2] for s in styles}) == 4
+    assert {b[0] for b in BASELINE_STYLES} == {
+        next(b[0] for b in BASELINE_STYLES if r.label.startswith(b[0]))
+        for r in rows
+        if r.kind == "chance"
+    }
+    model = by["double-7b"]
+    assert model.counts and model.intervals and model.kind == "model"
