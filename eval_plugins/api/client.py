@@ -41,7 +41,7 @@ QUESTION_HEADER = "X-MiSI-Question"
 #: Retries of a refused/dropped connection before any question of the session was answered.
 FIRST_CONNECT_RETRIES = 2
 #: Characters of an error body quoted in an error message.
-ERROR_QUOTE = 300
+ERROR_QUOTE = 600
 
 
 @dataclass(frozen=True)
@@ -131,18 +131,21 @@ def reply_text(raw: Mapping) -> str:
 
 
 def endpoint_url(base_url: str) -> str:
-    """``BASE/chat/completions`` (a base URL already ending in ``/chat/completions`` is kept)."""
-    base = base_url.rstrip("/")
-    return base if base.endswith("/chat/completions") else base + "/chat/completions"
+    """``BASE/chat/completions`` (a base URL already ending in ``/chat/completions`` is kept;
+    a query string stays at the end)."""
+    base, mark, query = base_url.partition("?")
+    base = base.rstrip("/")
+    base = base if base.endswith("/chat/completions") else base + "/chat/completions"
+    return base + mark + query
 
 
 def missing_v1_hint(url: str) -> str:
     """What a 404 from ``url`` most likely means."""
     from .redact import public_url  # noqa: PLC0415
 
-    path = url.split("://", 1)[-1].partition("/")[2]
+    path = url.split("://", 1)[-1].partition("/")[2].partition("?")[0]
     if "v1" not in path.split("/"):
-        base = public_url(url).removesuffix("/chat/completions")
+        base = public_url(url).partition("?")[0].removesuffix("/chat/completions")
         return (
             f"; OpenAI-compatible servers serve under /v1: try --base-url {base}/v1 "
             "(the path is BASE/chat/completions)"

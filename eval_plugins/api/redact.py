@@ -12,6 +12,7 @@ shown anywhere is :func:`public_url` (credentials replaced).
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Iterable
@@ -24,9 +25,13 @@ MIN_SECRET = 4
 
 
 def url_secrets(url: str) -> list[str]:
-    """The credentials written into ``url``: userinfo name and password, query values."""
+    """The credentials written into ``url``: userinfo name and password (also as the Basic
+    authorization an HTTP client makes of them), query values."""
     parts = urlsplit(url)
-    out = [unquote(v) for v in (parts.username, parts.password) if v]
+    user, password = (unquote(v) if v else "" for v in (parts.username, parts.password))
+    out = [v for v in (user, password) if v]
+    if user or password:  # what an HTTP client sends for them: Basic base64(user:password)
+        out.append(base64.b64encode(f"{user}:{password}".encode()).decode("ascii"))
     out += [v for _, v in parse_qsl(parts.query, keep_blank_values=False)]
     return out
 
