@@ -11,10 +11,13 @@ baseline's (``No``, ``None``, ``A``). It is the same socket server as the tests'
 
 A request is matched to its row by the question text (the text parts of the last message,
 whitespace collapsed; the row's question is looked up whole, then as a part of the text, so a
-harness's pre/post prompt or image tokens do not matter); rows with the same text are told
-apart by the SHA-256 of the request's images (data URLs; exact when the route sends the PNGs
-as stored) and then by the ``X-MiSI-Question`` header that ``misi-bench eval`` sends. Requests
-that match no row get an empty answer and are counted (``GET /stats``).
+harness's pre/post prompt or image tokens do not matter); rows with the same text (the same
+operation asked of different pictures) are told apart by the request's images (data URLs):
+their SHA-256 when the route sends the PNGs as stored, else the nearest 16x16 grey thumbnails
+(a harness that re-encodes or resizes the pictures), and last by the ``X-MiSI-Question`` header
+that ``misi-bench eval`` sends. Requests that match no row get an empty answer and are counted.
+It reads the ``test`` and ``tiny`` splits and holds each distinct image once in memory: meant
+for smoke tests on small builds.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from ...builder.core.errors import MisiError
 log = logging.getLogger(__name__)
 
 MODES = ("gold", "random", "constant")
-_SPLITS = ("test", "tiny", "train")
+_SPLITS = ("test", "tiny")
+_THUMB = (16, 16)
 _COLUMNS = ["id", "task", "answer", "options", "question", "images"]
 
 
@@ -40,12 +44,12 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def request_parts(request: Mapping) -> tuple[str, frozenset[str]]:
-    """The text of the request's last message and the SHA-256 of its data-URL images."""
+def request_parts(request: Mapping) -> tuple[str, list[bytes]]:
+    """The text of the request's last message and its data-URL images (bytes, in order)."""
     messages = request.get("messages") or [{}]
     content = messages[-1].get("content") if isinstance(messages[-1], Mapping) else None
     parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-    texts, images = [], set()
+    texts, images = [], []
     for part in parts:
         if not isinstance(part, Mapping):
             continue
@@ -56,11 +60,27 @@ def request_parts(request: Mapping) -> tuple[str, frozenset[str]]:
         )
         if isinstance(url, str) and url.startswith("data:") and "," in url:
             try:
-                data = base64.b64decode(url.split(",", 1)[1])
+                images.append(base64.b64decode(url.split(",", 1)[1]))
             except ValueError:
                 continue
-            images.add(hashlib.sha256(data).hexdigest())
-    return _norm("\n".join(texts)), frozenset(images)
+    return _norm("\n".join(texts)), images
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def thumbnail(data: bytes) -> bytes | None:
+    """16x16 grey pixels of an image (None when it cannot be decoded)."""
+    import io  # noqa: PLC0415
+
+    from PIL import Image  # noqa: PLC0415
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            return img.convert("L").resize(_THUMB, Image.Resampling.BILINEAR).tobytes()
+    except (OSError, ValueError):
+        return None
 
 
 class MockAnswers:
@@ -77,7 +97,9 @@ class MockAnswers:
             raise MisiError(f"{build}: serve-mock needs a local build folder")
         self.rows: list[dict] = []
         self.by_text: dict[str, list[int]] = {}
-        self.images: list[frozenset[str]] = []
+        self.images: list[tuple[str, ...]] = []  # per row: its images' SHA-256, in order
+        self.pngs: dict[str, bytes] = {}  # each distinct image once
+        self._thumbs: dict[str, bytes | None] = {}
         seen: set[str] = set()
         for config in _configs(source.location):
             for split in _SPLITS:
@@ -86,14 +108,14 @@ class MockAnswers:
                         if row["id"] in seen:
                             continue
                         seen.add(row["id"])
-                        images = row.pop("images") or []
-                        self.images.append(
-                            frozenset(
-                                hashlib.sha256(img["bytes"]).hexdigest()
-                                for img in images
-                                if isinstance(img, Mapping) and img.get("bytes")
-                            )
-                        )
+                        pngs = [
+                            img["bytes"]
+                            for img in row.pop("images") or []
+                            if isinstance(img, Mapping) and img.get("bytes")
+                        ]
+                        shas = tuple(_sha(png) for png in pngs)
+                        self.pngs.update(zip(shas, pngs))
+                        self.images.append(shas)
                         self.by_text.setdefault(_norm(row["question"]), []).append(len(self.rows))
                         self.rows.append(row)
         if not self.rows:
@@ -110,7 +132,9 @@ class MockAnswers:
             self.counts["unmatched"] += 1
             return None
         if len(found) > 1 and images:
-            found = [i for i in found if self.images[i] == images] or found
+            shas = tuple(_sha(data) for data in images)
+            exact = [i for i in found if self.images[i] == shas]
+            found = exact or self._nearest(found, images)
         if len(found) > 1:
             by_id = [i for i in found if self.rows[i]["id"] == qid]
             if by_id:
@@ -119,6 +143,26 @@ class MockAnswers:
                 self.counts["ambiguous"] += 1
         self.counts["matched"] += 1
         return self.rows[found[0]]
+
+    def _thumb(self, sha: str) -> bytes | None:
+        if sha not in self._thumbs:
+            self._thumbs[sha] = thumbnail(self.pngs[sha])
+        return self._thumbs[sha]
+
+    def _nearest(self, found: list[int], images: list[bytes]) -> list[int]:
+        """The rows of ``found`` whose pictures look most like ``images`` (re-encoded ones)."""
+        asked = [thumbnail(data) for data in images]
+        if any(t is None for t in asked):
+            return found
+        best, out = None, found
+        for i in found:
+            mine = [self._thumb(sha) for sha in self.images[i]]
+            if len(mine) != len(asked) or any(t is None for t in mine):
+                continue
+            cost = sum(abs(a - b) for x, y in zip(asked, mine) for a, b in zip(x, y))
+            if best is None or cost < best:
+                best, out = cost, [i]
+        return out
 
     def answer(self, qid: str, request: Mapping) -> str:
         row = self.find(qid, request)
