@@ -189,6 +189,7 @@ def _configs(location: str) -> list[str]:
 
 def cmd_serve_mock(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
+    import signal  # noqa: PLC0415
 
     from .testing_server import Double  # noqa: PLC0415
 
@@ -200,17 +201,23 @@ def cmd_serve_mock(args: argparse.Namespace) -> int:
         port = server.sockets[0].getsockname()[1]
         print(
             f"serve-mock: {args.answers} answers for {len(mock.rows)} questions of {args.build}; "
-            f"model {args.model!r}; Ctrl-C stops",
+            f"model {args.model!r}; Ctrl-C or kill stops it",
             flush=True,
         )
         print(f"http://127.0.0.1:{port}/v1", flush=True)
         async with server:
             await server.serve_forever()
 
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)  # `kill` stops it as Ctrl-C does
     try:
         asyncio.run(serve())
     except KeyboardInterrupt:
         pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(f"serve-mock: {double.state.requests} requests, {dict(mock.counts)}", flush=True)
     return 0
 
