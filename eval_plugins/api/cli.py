@@ -160,6 +160,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 130
     except MisiError as exc:
         raise MisiError(redactor.text(str(exc))) from None
+    except Exception as exc:  # an unexpected error's message may quote the URL: redacted too
+        if os.environ.get("MISI_BENCH_DEBUG"):
+            raise
+        raise MisiError(redactor.text(f"{type(exc).__name__}: {exc}")) from None
     if summary.fatal:  # one line, no table of zeros (report.md has the table)
         raise MisiError(summary.fatal)
     print(summary.markdown, end="")

@@ -43,7 +43,8 @@ def hub_commit(repo: str, revision: str | None) -> str:
                 f"{repo}: cannot reach the Hugging Face Hub ({type(exc).__name__}); pass "
                 "--dataset with a local build folder, or set HF_HUB_OFFLINE=1 to use a cached copy"
             ) from None
-        log.info(
+        log.log(
+            logging.DEBUG if offline else logging.INFO,
             "could not resolve %s@%s to a commit (%s); keying the run on the name",
             repo,
             revision,

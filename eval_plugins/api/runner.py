@@ -288,7 +288,13 @@ def _run_eval(
             str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"])
             for a in answers
         }
-        result = score_records(records, preds)
+        scorer_log = logging.getLogger(score_records.__module__)
+        level = scorer_log.level
+        scorer_log.setLevel(logging.ERROR)  # its "no prediction" warning: the report says it
+        try:
+            result = score_records(records, preds)
+        finally:
+            scorer_log.setLevel(level)
         tokens = _usage_totals(answers)
         session = {
             "asked": progress.answered + progress.failed,
