@@ -115,6 +115,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise MisiError(f"--timeout: must be positive, got {args.timeout}")
     if args.limit is not None and args.limit < 1:
         raise MisiError(f"--limit: must be at least 1, got {args.limit}")
+    if args.max_malformed < 0:
+        raise MisiError(f"--max-malformed: must be at least 0, got {args.max_malformed}")
     if args.max_reply_bytes < 1024:
         raise MisiError(f"--max-reply-bytes: must be at least 1024, got {args.max_reply_bytes}")
     configs = check_configs(args.configs)
@@ -227,7 +229,10 @@ def add_commands(sub) -> None:
         "if set, else no key)",
     )
     p.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds per request attempt (default 600)"
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds per request attempt, the whole reply read included (default 600)",
     )
     p.add_argument("--max-retries", type=int, default=6, help="retries per question (default 6)")
     p.add_argument(
