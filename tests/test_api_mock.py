@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import subprocess
 import sys
 import zlib
@@ -106,3 +107,42 @@ def test_serve_mock_matches_questions_as_harnesses_send_them(data_dir):
     assert mock.counts["matched"] == len(rows) and mock.counts["unmatched"] == 0
     other = {"messages": [{"role": "user", "content": "What is the capital of France?"}]}
     assert mock.answer("", other) == "" and mock.counts["unmatched"] == 1
+
+
+@pytest.mark.slow
+def test_serve_mock_checks_a_harness_route_lm_eval(data_dir, tmp_path):
+    """lm-eval's OpenAI-compatible client (`local-chat-completions`, all images) against the
+    gold mock: the group's paper_average is 1, every request matched its own question."""
+    mock = MockAnswers(str(data_dir), "gold")
+    env = {
+        **os.environ,
+        "MISI_BENCH_REPO": str(data_dir),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
+    with DoubleServer(Double(answer_request=mock.answer)) as srv:
+        proc = subprocess.run(
+            [
+                *CLI,
+                "lm-eval",
+                "--model",
+                "local-chat-completions",
+                "--model_args",
+                f"model=mock,base_url={srv.url}/chat/completions,max_images=11",
+                "--tasks",
+                "tiny_misi",
+                "--apply_chat_template",
+                "--output_path",
+                str(tmp_path / "out"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (results,) = (tmp_path / "out").rglob("results_*.json")
+    group = json.loads(results.read_text())["results"]["tiny_misi"]
+    assert group["paper_average,none"] == pytest.approx(1.0)
+    assert group["score,none"] == pytest.approx(1.0)
+    assert mock.counts["matched"] > 0 and set(mock.counts) == {"matched"}
