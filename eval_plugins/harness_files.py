@@ -5,7 +5,10 @@ and lm-eval task YAMLs (``misi_<task>.yaml`` on the test split, ``tiny_misi_<tas
 tiny split), the groups ``misi`` and ``tiny_misi`` of each harness, and the upstream lmms-eval
 patch ``eval_plugins/upstream/lmms_eval/0001-add-misi-tasks.patch`` (the lmms-eval task folder as
 new files). The shared templates (``_default_template_yaml``, ``_template_yaml``), the hook
-modules (``utils.py``) and the folder README are written by hand. A task's metrics come from
+modules (``utils.py``) and the folder README are written by hand, except the templates'
+``generation_kwargs`` blocks, which are written from :mod:`misi_bench.builder.core.generation`
+(temperature 0, max 1024 new tokens: what ``misi-bench eval`` sends too, so every route asks a
+model the same way). A task's metrics come from
 :func:`misi_bench.eval_plugins.common.spec_metric_names` (T5/T6 report no averages, a task with
 halves reports ``score_positive`` / ``score_negative``).
 
@@ -21,6 +24,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..builder.core import generation
 from ..builder.core.registry import TASK_SPECS, TaskSpec
 from .common import spec_metric_names
 
@@ -58,6 +62,32 @@ aggregate_metric_list:
 metadata:
   version: 1.0
 """
+
+
+#: The shared templates, whose ``generation_kwargs`` block is generated.
+LMMS_TEMPLATE = LMMS_FOLDER / "_default_template_yaml"
+LM_TEMPLATE = LM_FOLDER / "_template_yaml"
+
+
+def generation_block(template: Path) -> str:
+    """The ``generation_kwargs`` block of a template, from the one set of generation defaults."""
+    t, n = repr(float(generation.TEMPERATURE)), generation.MAX_TOKENS
+    if template == LMMS_TEMPLATE:
+        lines = [f"max_new_tokens: {n}", f"temperature: {t}", "do_sample: false"]
+    else:
+        lines = ["until: []", f"temperature: {t}", "do_sample: false", f"max_gen_toks: {n}"]
+    return "generation_kwargs:\n" + "".join(f"  {line}\n" for line in lines)
+
+
+def template_text(template: Path) -> str:
+    """The template with its ``generation_kwargs`` block (up to the next top-level key)
+    rewritten by :func:`generation_block`; the rest stays as written by hand."""
+    lines = template.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("generation_kwargs:"))
+    end = start + 1
+    while end < len(lines) and lines[end][:1] in (" ", "\t"):
+        end += 1
+    return "".join(lines[:start]) + generation_block(template) + "".join(lines[end:])
 
 
 def group_yaml(group: str, prefix: str) -> str:
@@ -146,6 +176,7 @@ def lmms_patch(yaml_files: dict[Path, str] | None = None) -> str:
     """The upstream patch: the lmms-eval folder's hand-written files and generated YAML."""
     yaml_files = generated_yaml() if yaml_files is None else yaml_files
     files = _hand_written(LMMS_FOLDER)
+    files[LMMS_TEMPLATE.name] = template_text(LMMS_TEMPLATE)
     files.update({p.name: text for p, text in yaml_files.items() if p.parent == LMMS_FOLDER})
     return "".join(new_file_diff(f"{UPSTREAM_DIR}/{name}", files[name]) for name in sorted(files))
 
@@ -153,6 +184,8 @@ def lmms_patch(yaml_files: dict[Path, str] | None = None) -> str:
 def generated_files() -> dict[Path, str]:
     """``{path: text}`` of every file this module writes."""
     files = generated_yaml()
+    for template in (LMMS_TEMPLATE, LM_TEMPLATE):
+        files[template] = template_text(template)
     files[TASK_PATCH] = lmms_patch(files)
     return files
 

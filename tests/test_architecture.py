@@ -108,7 +108,7 @@ LAYERS: dict[str, Layer] = {
     ),
     "eval_plugins.api": _layer_entry(
         _FRONT_END | _EVAL_BASE,
-        {"PIL", "datasets", "httpx", "huggingface_hub", "pyarrow", "pybase64", "tqdm"},
+        {"PIL", "datasets", "httpx", "huggingface_hub", "numpy", "pyarrow", "pybase64", "tqdm"},
     ),
     "eval_plugins.finetune": _layer_entry(
         _FRONT_END | _EVAL_BASE, {"datasets", "huggingface_hub", "pyarrow", "tqdm"}

@@ -1,7 +1,9 @@
 """``misi-bench eval``: evaluate an OpenAI-compatible chat-completions endpoint.
 
 Exit codes: 0 every selected question answered; 3 some questions failed (listed, scored as
-missing; a rerun asks them again); 2 bad input or a fatal endpoint error (401/403/404).
+missing; a rerun asks them again); 2 bad input or a fatal endpoint error (401/403/404, nothing
+listening: one line, no table); 130 Ctrl-C (the answers received are kept; the message says how
+many and gives the command that resumes the run).
 """
 
 from __future__ import annotations
@@ -9,11 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 
+from ...builder.core import generation
 from ...builder.core.errors import MisiError
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: Value of ``--temperature`` / ``--max-tokens`` that leaves the field out (the server decides).
+SERVER_DEFAULT = "server"
 
 
 def _api_key(env: str | None) -> str | None:
@@ -40,13 +46,65 @@ def _extra_body(text: str | None) -> dict:
             raise MisiError(
                 f"--extra-body: may not set {key!r} (use --model; messages come from the dataset)"
             )
+    if value.get("stream"):
+        raise MisiError("--extra-body: 'stream' is not supported (replies are read whole)")
     return value
+
+
+def _number(kind, flag: str, minimum: float):
+    """An argparse type: a number >= ``minimum``, or ``server`` (None: not sent)."""
+
+    def parse(text: str):
+        if text.strip().lower() in (SERVER_DEFAULT, "none"):
+            return None
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{flag}: expected a number or {SERVER_DEFAULT!r}, got {text!r}"
+            ) from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{flag}: must be at least {minimum}, got {text}")
+        return value
+
+    return parse
+
+
+def resume_command(args: argparse.Namespace, run_dir) -> str:
+    """The ``misi-bench eval`` command that resumes this run (same settings, its run folder;
+    the base URL without credentials, which the user puts back)."""
+    from .redact import public_url  # noqa: PLC0415
+
+    words = ["misi-bench", "eval", "--base-url", public_url(args.base_url), "--model", args.model]
+    for flag, value, default in (
+        ("--dataset", args.dataset, None),
+        ("--revision", args.revision, None),
+        ("--split", args.split, "test"),
+        ("--limit", args.limit, None),
+        ("--system", args.system, None),
+        ("--extra-body", args.extra_body, None),
+        ("--api-key-env", args.api_key_env, None),
+        ("--concurrency", args.concurrency, 8),
+    ):
+        if value != default:
+            words += [flag, str(value)]
+    for flag, value, default in (
+        ("--temperature", args.temperature, generation.TEMPERATURE),
+        ("--max-tokens", args.max_tokens, generation.MAX_TOKENS),
+    ):
+        if value != default:
+            words += [flag, SERVER_DEFAULT if value is None else f"{value:g}"]
+    if args.configs:
+        words += ["--configs", *args.configs]
+    words += ["--out", str(run_dir)]
+    return shlex.join(words)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from .client import RetryPolicy  # noqa: PLC0415
     from .data import QuestionSource, check_configs  # noqa: PLC0415
-    from .runner import EvalOptions, run_eval  # noqa: PLC0415
+    from .redact import Redactor  # noqa: PLC0415
+    from .runner import EvalInterrupted, EvalOptions, run_eval  # noqa: PLC0415
     from .store import RunSettings, default_run_dir  # noqa: PLC0415
 
     if args.concurrency < 1:
@@ -55,6 +113,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise MisiError(f"--base-url: {args.base_url!r} must start with http:// or https://")
     if args.timeout <= 0:
         raise MisiError(f"--timeout: must be positive, got {args.timeout}")
+    if args.limit is not None and args.limit < 1:
+        raise MisiError(f"--limit: must be at least 1, got {args.limit}")
+    if args.max_malformed < 0:
+        raise MisiError(f"--max-malformed: must be at least 0, got {args.max_malformed}")
+    if args.max_reply_bytes < 1024:
+        raise MisiError(f"--max-reply-bytes: must be at least 1024, got {args.max_reply_bytes}")
     configs = check_configs(args.configs)
     extra = _extra_body(args.extra_body)
     api_key = _api_key(args.api_key_env)
@@ -64,7 +128,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         dataset=source.location,
         revision=source.revision,
         max_tokens=args.max_tokens,
-        temperature=args.temperature,
+        temperature=None if args.temperature is None else float(args.temperature),
         system=args.system,
         extra_body=extra,
     )
@@ -73,28 +137,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
         base_url=args.base_url.rstrip("/"),
         configs=tuple(configs),
         split=args.split,
+        limit=args.limit,
         concurrency=args.concurrency,
         policy=RetryPolicy(
             timeout_s=args.timeout,
             max_retries=args.max_retries,
             backoff_s=args.backoff,
             max_backoff_s=args.max_backoff,
+            max_malformed=args.max_malformed,
+            max_reply_bytes=args.max_reply_bytes,
         ),
         api_key=api_key,
         progress=args.progress or (not args.no_progress and sys.stderr.isatty()),
     )
-    summary = run_eval(settings, source, options, run_dir)
+    redactor = Redactor.for_endpoint(api_key, args.base_url)
+    try:
+        summary = run_eval(settings, source, options, run_dir)
+    except EvalInterrupted as stop:
+        print(
+            f"misi-bench: interrupted: {stop.saved} of {stop.selected} answers are saved in "
+            f"{stop.run_dir}; resume with:\n  {resume_command(args, stop.run_dir)}",
+            file=sys.stderr,
+        )
+        return 130
+    except MisiError as exc:
+        raise MisiError(redactor.text(str(exc))) from None
+    except Exception as exc:  # an unexpected error's message may quote the URL: redacted too
+        if os.environ.get("MISI_BENCH_DEBUG"):
+            raise
+        raise MisiError(redactor.text(f"{type(exc).__name__}: {exc}")) from None
+    if summary.fatal:  # one line, no table of zeros (report.md has the table)
+        raise MisiError(summary.fatal)
     print(summary.markdown, end="")
     print(
         f"run folder: {summary.run_dir} (run key {settings.key()}); report: {summary.run_dir / 'report.json'}"
     )
-    if summary.fatal:
-        raise MisiError(summary.fatal)
     return 3 if summary.failed else 0
 
 
 def add_commands(sub) -> None:
-    """Add ``eval`` to the subparsers ``sub``."""
+    """Add ``eval`` and ``serve-mock`` to the subparsers ``sub``."""
+    from . import mock  # noqa: PLC0415  (light: its heavy imports are inside functions)
+
     p = sub.add_parser(
         "eval",
         help="evaluate an OpenAI-compatible chat-completions endpoint (resumable)",
@@ -117,9 +201,24 @@ def add_commands(sub) -> None:
         "--concurrency", type=int, default=8, help="requests in flight at most (default 8)"
     )
     p.add_argument(
-        "--max-tokens", type=int, help="max_tokens of each request (default: the server's)"
+        "--limit",
+        type=int,
+        help="ask only the first N questions of each config (dataset order; a smoke test)",
     )
-    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    p.add_argument(
+        "--max-tokens",
+        type=_number(int, "--max-tokens", 1),
+        default=generation.MAX_TOKENS,
+        help=f"max_tokens of each request (default {generation.MAX_TOKENS}, as the harness "
+        f"files; {SERVER_DEFAULT!r}: not sent)",
+    )
+    p.add_argument(
+        "--temperature",
+        type=_number(float, "--temperature", 0.0),
+        default=generation.TEMPERATURE,
+        help=f"sampling temperature (default {generation.TEMPERATURE}, as the harness files; "
+        f"{SERVER_DEFAULT!r}: not sent)",
+    )
     p.add_argument("--system", help="system prompt (default: none)")
     p.add_argument(
         "--extra-body", help="JSON object of extra request fields, e.g. '{\"top_p\": 1}'"
@@ -130,9 +229,24 @@ def add_commands(sub) -> None:
         "if set, else no key)",
     )
     p.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds per request attempt (default 600)"
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds per request attempt, the whole reply read included (default 600)",
     )
     p.add_argument("--max-retries", type=int, default=6, help="retries per question (default 6)")
+    p.add_argument(
+        "--max-malformed",
+        type=int,
+        default=1,
+        help="retries of a reply that is not a chat completion (within --max-retries; default 1)",
+    )
+    p.add_argument(
+        "--max-reply-bytes",
+        type=int,
+        default=generation.MAX_REPLY_BYTES,
+        help=f"largest reply body read; a longer one gives the question up (default {generation.MAX_REPLY_BYTES})",
+    )
     p.add_argument(
         "--backoff",
         type=float,
@@ -159,3 +273,4 @@ def add_commands(sub) -> None:
     )
     bar.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
+    mock.add_commands(sub)

@@ -27,6 +27,7 @@ from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
 from ..common import doc_prompt
 from . import pages
+from .hub import hub_commit
 
 log = logging.getLogger(__name__)
 
@@ -74,24 +75,6 @@ def _local_fingerprint(folder: Path) -> str:
     return "files:" + h.hexdigest()[:16]
 
 
-def _hub_commit(repo: str, revision: str | None) -> str:
-    """The Hub commit of ``repo`` at ``revision``, or the revision name when the Hub cannot say."""
-    try:
-        from huggingface_hub import HfApi  # noqa: PLC0415
-
-        sha = HfApi().dataset_info(repo, revision=revision).sha
-        if sha:
-            return sha
-    except Exception as exc:  # offline, no huggingface_hub, private repo...: keep the name
-        log.info(
-            "could not resolve %s@%s to a commit (%s); keying the run on the name",
-            repo,
-            revision,
-            exc,
-        )
-    return revision or "main"
-
-
 class QuestionSource:
     """The questions of one dataset (local folder or Hub repo) at one revision."""
 
@@ -109,7 +92,7 @@ class QuestionSource:
                 )
             self.location = dataset
             self.hub_revision = revision or hub_revision()
-            self.revision = _hub_commit(dataset, self.hub_revision)
+            self.revision = hub_commit(dataset, self.hub_revision)
         self._hub: dict[tuple[str, str], object] = {}
 
     def _shards(self, config: str, split: str) -> list[Path]:

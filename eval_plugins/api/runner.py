@@ -6,6 +6,9 @@ least-recently-used cache: ``data.ImageCache``), wait for the answer and
 append it to the run folder; the in-flight window is therefore exactly ``concurrency``. At the
 end every selected question is scored with the one scorer (:func:`score_records`); questions
 without an answer (given up, or never asked because of a fatal error) are scored as missing.
+Everything the run stores or prints passes through its :class:`~.redact.Redactor` first (the
+API key and the base URL's credentials never reach the run folder, the reports or the log).
+A Ctrl-C stops asking, keeps every answer received and raises :class:`EvalInterrupted`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ...builder.core.errors import MisiError
 from ...builder.scoring import format_paper_rows_markdown, format_report_markdown, score_records
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
+from .redact import Redactor, public_url, redacted_logging
 from .store import PREDICTIONS, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
@@ -33,12 +37,14 @@ USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """How to run (none of this changes an answer): the endpoint, which questions, how many requests in
-    flight, timeouts and retries, the API key (never written anywhere) and the progress bar."""
+    """How to run (none of this changes an answer): the endpoint, which questions (``limit``: the
+    first N of each config, in dataset order), how many requests in flight, timeouts and
+    retries, the API key (never written anywhere) and the progress bar."""
 
     base_url: str
     configs: tuple[str, ...]
     split: str = "test"
+    limit: int | None = None
     concurrency: int = 8
     policy: RetryPolicy = RetryPolicy()
     api_key: str | None = field(default=None, repr=False)
@@ -54,6 +60,14 @@ class EvalSummary:
     markdown: str
     failed: tuple[str, ...]
     fatal: str | None
+
+
+class EvalInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: ``saved`` of the ``selected`` questions have an answer on disk."""
+
+    def __init__(self, run_dir: Path, saved: int, selected: int):
+        super().__init__(f"{saved} of {selected} answers saved in {run_dir}")
+        self.run_dir, self.saved, self.selected = run_dir, saved, selected
 
 
 class Progress:
@@ -107,12 +121,17 @@ async def ask_all(
     store: RunStore,
     progress: Progress,
     images: ImageCache | None = None,
+    redactor: Redactor | None = None,
 ) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
     errors of the questions given up and the fatal error that stopped the run, if any.
     ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
-    is base64-encoded once however many questions show it."""
+    is base64-encoded once however many questions show it. ``redactor``: what to keep out of
+    the stored answers and errors (default: the key and the URL's credentials)."""
     images = ImageCache() if images is None else images
+    if redactor is None:
+        redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+    where = public_url(options.base_url)
     failed: dict[str, str] = {}
     fatal: list[str] = []
     client = ChatClient(
@@ -121,6 +140,7 @@ async def ask_all(
         policy=options.policy,
         concurrency=options.concurrency,
         on_event=progress.event,
+        redactor=redactor,
     )
 
     async def worker(slot: int) -> None:
@@ -142,32 +162,40 @@ async def ask_all(
                 )
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
-                if exc.fatal or (exc.kind == "connection" and not progress.answered):
-                    fatal.append(f"{options.base_url}: {exc.error}")
-                failed[q.id] = exc.error
-                store.add_failure(
-                    {
-                        "id": q.id,
-                        "task": q.task,
-                        "error": exc.error,
-                        "attempts": exc.attempts,
-                        "time": round(time.time(), 3),
-                    }
-                )
-                progress.done(None)
-                continue
-            store.add_answer(
-                {
+                error = redactor.text(exc.error)
+                if exc.fatal:
+                    fatal.append(f"{where}: {error}")
+                elif exc.kind == "connection" and not progress.answered:
+                    fatal.append(
+                        f"cannot connect to {where} ({error}); is the server running, "
+                        "and is --base-url right?"
+                    )
+                failed[q.id] = error
+                record = {
                     "id": q.id,
                     "task": q.task,
-                    "prediction": reply.text,
-                    "usage": dict(reply.usage),
-                    "latency_s": round(reply.latency_s, 4),
-                    "attempts": reply.attempts,
+                    "error": error,
+                    "attempts": exc.attempts,
                     "time": round(time.time(), 3),
-                    "raw": reply.raw,
                 }
-            )
+                if exc.malformed:
+                    record["malformed"] = exc.malformed
+                store.add_failure(record)
+                progress.done(None)
+                continue
+            record = {
+                "id": q.id,
+                "task": q.task,
+                "prediction": reply.text,
+                "usage": dict(reply.usage),
+                "latency_s": round(reply.latency_s, 4),
+                "attempts": reply.attempts,
+                "time": round(time.time(), 3),
+                "raw": reply.raw,
+            }
+            if reply.malformed:
+                record["malformed"] = reply.malformed
+            store.add_answer(redactor.obj(record) if redactor else record)
             progress.done(reply)
 
     try:
@@ -192,8 +220,34 @@ def run_eval(
 ) -> EvalSummary:
     """Ask the unanswered questions of the selection, then score the whole selection and write
     ``report.json`` / ``report.md`` into ``run_dir``. Never raises for a failed question; a
-    fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`."""
-    records = source.records(list(options.configs), options.split)
+    fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`;
+    Ctrl-C raises :class:`EvalInterrupted` once the answers received are on disk."""
+    redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+    with redacted_logging(redactor):
+        return _run_eval(settings, source, options, Path(run_dir), redactor)
+
+
+def limit_records(records: list[dict], limit: int | None) -> list[dict]:
+    """The first ``limit`` records of each task (all with None), in their order."""
+    if limit is None:
+        return records
+    seen: Counter = Counter()
+    out = []
+    for record in records:
+        seen[record["task"]] += 1
+        if seen[record["task"]] <= limit:
+            out.append(record)
+    return out
+
+
+def _run_eval(
+    settings: RunSettings,
+    source: QuestionSource,
+    options: EvalOptions,
+    run_dir: Path,
+    redactor: Redactor,
+) -> EvalSummary:
+    records = limit_records(source.records(list(options.configs), options.split), options.limit)
     if not records:
         raise MisiError(
             f"{source.location}: no questions for configs {', '.join(options.configs)} "
@@ -202,7 +256,8 @@ def run_eval(
     with RunStore(run_dir, settings) as store:
         ids = [str(r["id"]) for r in records]
         pending = [i for i in ids if i not in store.answers]
-        log.info(
+        log.log(
+            logging.INFO if len(pending) < len(ids) else logging.DEBUG,  # a fresh run: the bar
             "%d questions: %d already answered in %s, %d to ask (concurrency %d)",
             len(ids),
             len(ids) - len(pending),
@@ -220,8 +275,11 @@ def run_eval(
                     list(options.configs), options.split, set(pending), images
                 )
                 failed, fatal = asyncio.run(
-                    ask_all(questions, settings, options, store, progress, images)
+                    ask_all(questions, settings, options, store, progress, images, redactor)
                 )
+        except KeyboardInterrupt:
+            saved = sum(i in store.answers for i in ids)
+            raise EvalInterrupted(store.dir, saved, len(ids)) from None
         finally:
             elapsed = progress.close()
             store.sync()
@@ -230,7 +288,13 @@ def run_eval(
             str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"])
             for a in answers
         }
-        result = score_records(records, preds)
+        scorer_log = logging.getLogger(score_records.__module__)
+        level = scorer_log.level
+        scorer_log.setLevel(logging.ERROR)  # its "no prediction" warning: the report says it
+        try:
+            result = score_records(records, preds)
+        finally:
+            scorer_log.setLevel(level)
         tokens = _usage_totals(answers)
         session = {
             "asked": progress.answered + progress.failed,
@@ -251,10 +315,11 @@ def run_eval(
             **result,
             "run_key": settings.key(),
             "settings": settings.to_json(),
-            "base_url": options.base_url,
+            "base_url": public_url(options.base_url),
             "selection": {
                 "configs": list(options.configs),
                 "split": options.split,
+                "limit": options.limit,
                 "questions": len(ids),
             },
             "predictions_file": str(store.dir / PREDICTIONS),
@@ -264,10 +329,9 @@ def run_eval(
             "latency_s": _latency_stats(latencies),
             "session": session,
         }
-        markdown = _markdown(report)
-        store.write_text(
-            "report.json", json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-        )
+        markdown = redactor.text(_markdown(report))
+        text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        store.write_text("report.json", redactor.text(text))
         store.write_text("report.md", markdown)
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)

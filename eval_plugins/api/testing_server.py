@@ -6,7 +6,10 @@ when given an ``answers`` map (question id -> text), else with the example the q
 gives (``... for example: C`` -> ``C``). It counts requests per question (the
 ``X-MiSI-Question`` header the client sends), tracks the requests in flight, and injects faults
 on a fixed schedule: 429 with ``Retry-After``, 500, timeouts (no reply in time), malformed JSON,
-slow replies and dropped connections.
+slow replies and dropped connections. A ``behaviour`` makes every request misbehave one way
+(:data:`BEHAVIOURS`: an error whose body echoes the request line and headers, as some proxies
+do; an endless chunked 200; a 200 that trickles in a byte at a time; a malformed 200).
+``answer_request(qid, request)`` answers from the whole parsed request (``serve-mock``).
 
 Use :class:`DoubleServer` (a background thread) in tests, or run
 ``python -m misi_bench.eval_plugins.api.testing_server --delay 0.2`` (prints its URL, serves
@@ -27,9 +30,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "slow", "drop")
+#: Ways every request can misbehave (``Double(behaviour=...)``).
+BEHAVIOURS = ("echo", "endless", "drip", "malformed")
 _EXAMPLE_RE = re.compile(r"for example:\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
 _REASONS = {
     200: "OK",
+    400: "Bad Request",
     401: "Unauthorized",
     404: "Not Found",
     429: "Too Many Requests",
@@ -101,7 +107,13 @@ class Double:
         api_key: str | None = None,
         answer_fn: Callable[[str, str], str] | None = None,
         record: bool = False,
+        behaviour: str | None = None,
+        echo_status: int = 400,
+        answer_request: Callable[[str, dict], str] | None = None,
+        models: tuple[str, ...] = ("double",),
     ):
+        if behaviour is not None and behaviour not in BEHAVIOURS:
+            raise ValueError(f"behaviour {behaviour!r}: expected one of {', '.join(BEHAVIOURS)}")
         self.delay_s, self.answers, self.plan, self.api_key = (
             delay_s,
             dict(answers or {}),
@@ -109,9 +121,13 @@ class Double:
             api_key,
         )
         self.answer_fn, self.record = answer_fn, record
+        self.behaviour, self.echo_status = behaviour, echo_status
+        self.answer_request, self.models = answer_request, models
         self.state = DoubleState()
 
-    def _answer(self, qid: str, text: str) -> str:
+    def _answer(self, qid: str, text: str, request: dict) -> str:
+        if self.answer_request is not None:
+            return self.answer_request(qid, request)
         if self.answer_fn is not None:
             return self.answer_fn(qid, text)
         return self.answers[qid] if qid in self.answers else example_answer(text)
@@ -128,6 +144,9 @@ class Double:
                 }
                 n = int(headers.get("content-length") or 0)
                 body = await reader.readexactly(n) if n else b""
+                if self.behaviour and method == "POST":
+                    await self._misbehave(head, writer)
+                    break
                 if not await self._serve(method, path, headers, body, writer):
                     break
         except (
@@ -150,12 +169,42 @@ class Double:
         )
         await writer.drain()
 
+    async def _misbehave(self, head: bytes, writer) -> None:
+        """Answer a POST the way :attr:`behaviour` says (the connection is closed after)."""
+        self.state.requests += 1
+        self.state.faults[self.behaviour] += 1
+        if self.behaviour == "echo":  # the request line and every header, as some proxies do
+            echo = {"error": {"message": "rejected", "request": head.decode("latin-1")}}
+            await self._send(writer, self.echo_status, json.dumps(echo).encode())
+        elif self.behaviour == "malformed":
+            await self._send(writer, 200, b'{"choices": "none of them"}')
+        elif self.behaviour == "endless":  # a 200 whose chunked body never ends
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+            chunk = b"%x\r\n%s\r\n" % (1 << 16, b"x" * (1 << 16))
+            while True:
+                writer.write(chunk)
+                await writer.drain()
+        else:  # drip: a small 200 sent one byte every 0.1 s
+            payload = self._completion_for("drip", "A", "double")
+            writer.write(f"HTTP/1.1 200 OK\r\ncontent-length: {len(payload)}\r\n\r\n".encode())
+            for k in range(len(payload)):
+                writer.write(payload[k : k + 1])
+                await writer.drain()
+                await asyncio.sleep(0.1)
+
     async def _serve(self, method: str, path: str, headers: dict, body: bytes, writer) -> bool:
         """Answer one request; False closes the connection."""
         if method == "GET" and path.endswith("/stats"):
             await self._send(writer, 200, json.dumps(self.state.to_json()).encode())
             return True
-        if method != "POST" or not path.endswith("/chat/completions"):
+        if method == "GET" and path.endswith("/models"):
+            listing = {
+                "object": "list",
+                "data": [{"id": m, "object": "model"} for m in self.models],
+            }
+            await self._send(writer, 200, json.dumps(listing).encode())
+            return True
+        if method != "POST" or path.split("?")[0] != "/v1/chat/completions":  # as vLLM
             await self._send(writer, 404, b'{"error": {"message": "not found"}}')
             return True
         st = self.state
@@ -205,15 +254,20 @@ class Double:
         parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
         text = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
         n_images = sum(1 for p in parts if p.get("type") == "image_url")
-        answer = self._answer(qid, text)
-        prompt_tokens = len(text) // 4 + 85 * n_images
+        answer = self._answer(qid, text, request)
+        return self._completion_for(
+            self.state.requests, answer, request.get("model"), len(text) // 4 + 85 * n_images
+        )
+
+    @staticmethod
+    def _completion_for(n, answer: str, model, prompt_tokens: int = 0) -> bytes:
         completion_tokens = len(answer.split()) + 1
         return json.dumps(
             {
-                "id": f"chatcmpl-double-{self.state.requests}",
+                "id": f"chatcmpl-double-{n}",
                 "object": "chat.completion",
                 "created": 0,
-                "model": request.get("model"),
+                "model": model,
                 "choices": [
                     {
                         "index": 0,
