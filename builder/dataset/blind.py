@@ -92,7 +92,7 @@ def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> 
     for split in SPLITS:
         jobs = [(job.path, text_model) for job in shard_jobs(out, tasks, (split,))]
         text: dict[str, list[float]] = {}
-        for part in pool_map(pool, text_only_scores_of, jobs):
+        for part in pool_map(pool, text_only_scores_of, jobs, f"blind baselines: {split}"):
             for task, scores in part.items():
                 text.setdefault(task, []).extend(scores)
         splits[split] = scoring.blind_baselines(

@@ -14,6 +14,8 @@ complexes whose position modulo K is I), then ``build --merge-only`` once; under
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import logging
 from collections.abc import Sequence
@@ -32,11 +34,14 @@ from ..tasks.base import load_params, load_templates
 from . import blind
 from .archive import FetchPolicy, fetch_entries
 from .audit import audit_dataset
+from .build_warnings import log_validity_warnings
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
 from .manifest import write_manifest
 from .merge import merge_units
+from .progress import enabled as progress_enabled
+from .progress import shown as progress_shown
 from .sources import assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, write_json_atomic
 from .validate import validate_dataset
@@ -138,6 +143,20 @@ def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
             )
 
 
+def _with_stage_bars(fn):
+    """Show the merge, validation and audit bars (``progress.shown``) when ``progress`` is on."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        with progress_shown(bound.arguments["progress"]):
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_with_stage_bars
 def build_dataset(
     source: str | Path = "samples",
     out: str | Path = DEFAULT_OUT,
@@ -287,6 +306,7 @@ def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
             100 * worst["score"],
             worst["split"],
         )
+    log_validity_warnings(out, manifest)  # the ones above chance again, as WARNING lines
     if cfg.decoys == "paper":
         return
     manifest["audit"]["options_only"] = gate
@@ -319,7 +339,8 @@ def _audit_sample(
             out,
             configs=configs,
             split=split,
-            checks=("reproduction", "uniqueness"),
+            checks=("reproduction", "uniqueness", "rotamers"),
+            progress=progress_enabled(),
             sample=sample,
             source=cfg.source,
             workers=max(1, int(workers)),
