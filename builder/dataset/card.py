@@ -302,7 +302,8 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
     profile = manifest.get("profile", LEGACY_PROFILE)
     body = _card_file("template.md").format(
         profile=profile,
-        profile_text=PROFILE_TEXT[profile],
+        profile_text=PROFILE_TEXT[profile]
+        + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
         paper_title=paper_title(profile, manifest),
         provenance=card_text.provenance(manifest),
         tiny_text=card_text.tiny_text(manifest),

@@ -43,19 +43,19 @@ def tiny_text(manifest: dict) -> str:
     per_task = manifest["config"]["tiny_per_task"]
     counts = manifest["counts"]
     halves = [s.name for s in TASK_SPECS if s.halves is not None and s.name in counts]
-    rule = f"up to {per_task} questions per task drawn deterministically from `test`"
+    rule = f"`tiny`, up to {per_task} questions per task drawn deterministically from `test`"
     if halves and manifest.get("profile") == "paper":
-        rule += f" ({', '.join(halves)}: {per_task} positives and {per_task} negatives)"
+        rule += f" (`{'`, `'.join(halves)}`: {per_task} positives and {per_task} negatives)"
     whole = [t for t, c in counts.items() if c.get("test") and c.get("tiny") == c.get("test")]
     if whole and len(whole) == len([t for t, c in counts.items() if c.get("test")]):
-        return f"`tiny` ({rule}); in this build every task has fewer, so `tiny` equals `test`"
+        return f"{rule}; in this build every task's test split is smaller, so `tiny` equals `test`"
     if whole:
         return (
-            f"`tiny` ({rule}); here `tiny` equals `test` for "
+            f"{rule}; in this build `tiny` equals `test` for "
             + ", ".join(f"`{t}`" for t in whole)
             + ", whose test split is smaller"
         )
-    return f"`tiny` ({rule})"
+    return rule
 
 
 def interval_halfwidth(n: int, p: float = 0.5) -> float:
