@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.registry import TASK_SPECS
+from ..core.registry import TASK_NAMES, TASK_SPECS
 from . import blind
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
@@ -65,10 +65,12 @@ def interval_halfwidth(n: int, p: float = 0.5) -> float:
 
 def small_tasks(manifest: dict) -> dict[str, int]:
     """Tasks whose test split holds fewer than :data:`SMALL_TEST_QUESTIONS` questions -> n."""
+    counts = manifest["counts"]
+    order = [t for t in TASK_NAMES if t in counts] + sorted(set(counts) - set(TASK_NAMES))
     return {
-        t: int(c.get("test", 0))
-        for t, c in manifest["counts"].items()
-        if int(c.get("test", 0)) < SMALL_TEST_QUESTIONS
+        t: int(counts[t].get("test", 0))
+        for t in order
+        if int(counts[t].get("test", 0)) < SMALL_TEST_QUESTIONS
     }
 
 
@@ -131,11 +133,15 @@ def limitations(out, manifest: dict) -> str:
         "may change with its rotamer (`misi-bench audit` counts such answers).",
         "- **Zero-shot**: every question stands alone; the paper reports a few-shot setting "
         "without publishing its shots.",
-        "- **T3 is underdetermined in the `paper` profile**: the prompt gives neither the camera "
-        "distance nor the field of view, so the answer in Å cannot be derived exactly from the "
-        "pictures (the pixel-only solver does not answer it).",
-        _t8_leak(out, manifest),
     ]
+    if "zooming" in manifest["counts"] and manifest.get("profile", "explicit") == "paper":
+        lines.append(
+            "- **T3 is underdetermined in the `paper` profile**: the prompt gives neither the "
+            "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
+            "from the pictures (the pixel-only solver does not answer it)."
+        )
+    if "interaction_location" in manifest["counts"]:
+        lines.append(_t8_leak(out, manifest))
     if small:
         least = min(small.values())
         lines.append(
