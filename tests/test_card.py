@@ -91,6 +91,12 @@ def test_tiny_text_and_caveat_follow_the_counts(data_dir):
     assert "**Small build**" not in card_text.limitations(data_dir, large)
     n = min(card_text.small_tasks(manifest).values())
     assert f"±{card_text.interval_halfwidth(n):.0f} points" in card_text.size_caveat(manifest)
+    empty = copy.deepcopy(manifest)
+    for counts in empty["counts"].values():
+        counts["test"] = counts["tiny"] = 0
+    assert "none has any" in card_text.size_caveat(empty) and "±" not in card_text.size_caveat(
+        empty
+    )
 
 
 def test_provenance_names_a_folder_or_an_id_list(data_dir):

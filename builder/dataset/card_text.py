@@ -80,12 +80,24 @@ def size_caveat(manifest: dict) -> str:
     if not small:
         return ""
     n_test = manifest["complexes"]["test"]
-    least = min(small.values())
     return (
         f" Comparable in the questions asked, not in precision: this build has {n_test} test "
         f"complexes, and {len(small)} of its {len(manifest['counts'])} tasks have fewer than "
-        f"{SMALL_TEST_QUESTIONS} test questions (fewest: {least}, a 95% interval of about "
-        f"±{interval_halfwidth(least):.0f} points), so a score on it is a rough estimate."
+        f"{SMALL_TEST_QUESTIONS} test questions ({_fewest(small)}), so a score on it is a rough "
+        "estimate."
+    )
+
+
+def _fewest(small: dict[str, int]) -> str:
+    """The fewest test questions of the small tasks and the interval they give."""
+    held = [n for n in small.values() if n]
+    if not held:
+        return "none has any"
+    least = min(held)
+    missing = f"; {len(small) - len(held)} have none" if len(held) < len(small) else ""
+    return (
+        f"fewest: {least}, a 95% interval of about ±{interval_halfwidth(least):.0f} points"
+        + missing
     )
 
 
@@ -143,11 +155,9 @@ def limitations(out, manifest: dict) -> str:
     if "interaction_location" in manifest["counts"]:
         lines.append(_t8_leak(out, manifest))
     if small:
-        least = min(small.values())
         lines.append(
             f"- **Small build**: {n_test} test complexes; "
             + ", ".join(f"`{t}` n={n}" for t, n in small.items())
-            + f" test questions. With n={least} a 95% interval spans about "
-            f"±{interval_halfwidth(least):.0f} points: use the full build for comparisons."
+            + f" test questions ({_fewest(small)}): use a full build for comparisons."
         )
     return "\n".join(lines)
