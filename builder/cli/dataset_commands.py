@@ -77,6 +77,10 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
             f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else ', all unique'})"
         )
+    from ..dataset.build_warnings import validity_warnings  # noqa: PLC0415
+
+    for line in validity_warnings(args.out, manifest):
+        print(f"warning: {line}")
     return 0
 
 

@@ -66,7 +66,9 @@ def image_medoid_answers(
     answers: dict[str, str] = {}
     rng = np.random.default_rng(seed)
     jobs = shard_jobs(out, [t for t in tasks if t in CHOICE_TASKS], (split,))
-    for found in pool_map(pool, option_distances, [job.path for job in jobs]):
+    for found in pool_map(
+        pool, option_distances, [job.path for job in jobs], f"blind baselines: {split} images"
+    ):
         for qid, sums in found:
             answers[qid] = pick_lowest(sums, rng)
     return answers
@@ -83,7 +85,7 @@ def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> 
     rows = {s: [r for t in choice for r in iter_config_rows(out, t, s, _COLUMNS)] for s in SPLITS}
     counts: dict[str, Counter] = {}
     train = [job.path for job in shard_jobs(out, tasks, ("train",))]
-    for part in pool_map(pool, answer_counts_of, train):
+    for part in pool_map(pool, answer_counts_of, train, "blind baselines: answer counts"):
         for task, counter in part.items():
             counts.setdefault(task, Counter()).update(counter)
     text_model = scoring.text_model_of(counts)
@@ -92,7 +94,7 @@ def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> 
     for split in SPLITS:
         jobs = [(job.path, text_model) for job in shard_jobs(out, tasks, (split,))]
         text: dict[str, list[float]] = {}
-        for part in pool_map(pool, text_only_scores_of, jobs):
+        for part in pool_map(pool, text_only_scores_of, jobs, f"blind baselines: {split}"):
             for task, scores in part.items():
                 text.setdefault(task, []).extend(scores)
         splits[split] = scoring.blind_baselines(

@@ -20,6 +20,8 @@ complexes whose position modulo K is I), then ``build --merge-only`` once; under
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import json
 import logging
 from collections.abc import Sequence
@@ -37,12 +39,15 @@ from ..tasks.base import load_params, load_templates
 from . import blind
 from .archive import FetchPolicy, fetch_entries
 from .audit import audit_dataset
+from .build_warnings import log_validity_warnings
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
 from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
+from .progress import enabled as progress_enabled
+from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, stale_units
 from .sources import SPLITS, assign_splits, discover
@@ -141,6 +146,20 @@ def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
             )
 
 
+def _with_stage_bars(fn):
+    """Show the merge, validation and audit bars (``progress.shown``) when ``progress`` is on."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        with progress_shown(bound.arguments["progress"]):
+            return fn(*args, **kwargs)
+
+    return run
+
+
+@_with_stage_bars
 def build_dataset(
     source: str | Path = "samples",
     out: str | Path = DEFAULT_OUT,
@@ -342,6 +361,7 @@ def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
             100 * worst["score"],
             worst["split"],
         )
+    log_validity_warnings(out, manifest)  # the ones above chance again, as WARNING lines
     if cfg.decoys == "paper":
         return
     manifest["audit"]["options_only"] = gate
@@ -374,7 +394,8 @@ def _audit_sample(
             out,
             configs=configs,
             split=split,
-            checks=("reproduction", "uniqueness"),
+            checks=("reproduction", "uniqueness", "rotamers"),
+            progress=progress_enabled(),
             sample=sample,
             source=cfg.source,
             workers=max(1, int(workers)),

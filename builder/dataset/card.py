@@ -14,7 +14,7 @@ from .. import scoring
 from ..core.constants import hub_repo_id
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_NAMES, TASK_SPECS
-from . import blind, card_stats, pixel_solver
+from . import blind, card_stats, card_text, pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,8 @@ def card_metadata(manifest: dict) -> dict:
         for s in SPLIT_ORDER
         if any(counts[t].get(s) for t in tasks)
     ]
-    configs.append({"config_name": ALL_CONFIG, "data_files": all_files})
+    # ``all`` is the default config: ``load_dataset(repo)`` without a name loads the nine tasks
+    configs.append({"config_name": ALL_CONFIG, "data_files": all_files, "default": True})
     feats = features()._to_yaml_list()
 
     def split_bytes(task: str, split: str) -> int:
@@ -192,7 +193,7 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
     if data and scored[card_stats.TEXT_ONLY]:
         rows_md.append(row(scoring.BLIND_NAMES["text_only"], scored[card_stats.TEXT_ONLY]))
     rows_md += _best_option_rule_row(data, columns, averages)
-    rows_md.append(pixel_solver.baseline_row(out, tasks, pool))
+    rows_md.append(pixel_solver.baseline_row(out, tasks, pool, [c for c, _ in columns] + averages))
     extra = blind.blind_table(data, tasks)
     note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
     note += "\n\n" + " ".join(_card_file("decoys.md").split())
@@ -248,11 +249,14 @@ def paper_reference_table(profile: str = LEGACY_PROFILE, out: Path | None = None
     ).strip()
 
 
-def paper_title(profile: str) -> str:
+def paper_title(profile: str, manifest: dict | None = None) -> str:
+    """The line above the paper's rows: comparable or not, qualified for a small build."""
     source = scoring.paper_reference_rows()[0].source
     if PROFILES[profile].paper_comparable:
+        caveat = card_text.size_caveat(manifest) if manifest else ""
         return (
-            f"Published results ({source}: Tables 1 and 2 in full; %), comparable with this build:"
+            f"Published results ({source}: Tables 1 and 2 in full; %), comparable with this "
+            f"build.{caveat}"
         )
     return (
         f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
@@ -301,14 +305,17 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
     profile = manifest.get("profile", LEGACY_PROFILE)
     body = _card_file("template.md").format(
         profile=profile,
-        profile_text=PROFILE_TEXT[profile],
-        paper_title=paper_title(profile),
+        profile_text=PROFILE_TEXT[profile]
+        + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
+        paper_title=paper_title(profile, manifest),
+        provenance=card_text.provenance(manifest),
+        tiny_text=card_text.tiny_text(manifest),
+        limitations=card_text.limitations(out, manifest),
         fidelity_table=_card_file("fidelity.md").strip(),
         builder_version=manifest["builder_version"],
         config_hash=manifest["config_hash"],
         seed=manifest["seed"],
         version_line=f"Dataset version: **{version}**." if version else "",
-        tiny_per_task=cfg["tiny_per_task"],
         examples="\n\n".join(examples),
         counts_table=_counts_table(manifest),
         n_train=manifest["complexes"]["train"],

@@ -93,7 +93,7 @@ def card_scores(out, tasks: Sequence[str], text_model: dict, seed: int, pool=Non
     jobs = shard_jobs(out, tasks)
     args = [(job, seed, text_model.get(job.task)) for job in jobs]
     scored: dict[str, list] = {kind: [] for kind in (*CHANCE_KINDS, TEXT_ONLY)}
-    for job, got in zip(jobs, pool_map(pool, score_shard, args)):
+    for job, got in zip(jobs, pool_map(pool, score_shard, args, "card: chance levels")):
         for kind, entries in got.items():
             scored[kind].extend((job.task, e) for e in entries)
     return scored

@@ -160,9 +160,12 @@ def _some(ids: Sequence[str], shown: int = 8) -> str:
     return ", ".join(ids[:shown]) + more
 
 
-def pool_map(pool, fn: Callable, items: Sequence) -> list:
+def pool_map(pool, fn: Callable, items: Sequence, desc: str | None = None) -> list:
     """``fn`` over ``items`` in order: in ``pool`` (a process pool) when given and there is more
-    than one item, else in this process. The result is the same either way."""
+    than one item, else in this process. The result is the same either way. ``desc``: the name
+    of a progress bar over the items, drawn when a build shows its bars (``progress.shown``)."""
+    from .progress import bar  # noqa: PLC0415
+
     if pool is None or len(items) <= 1:
-        return [fn(item) for item in items]
-    return list(pool.map(fn, items))
+        return [fn(item) for item in bar(items, desc, len(items))]
+    return list(bar(pool.map(fn, items), desc, len(items)))

@@ -25,6 +25,7 @@ from .parquet import (
     row_bytes_of_table,
     write_shard,
 )
+from .progress import stage
 from .workers import process_pool
 
 
@@ -115,7 +116,7 @@ def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, 
     """Index the units, plan every split's shards and write them (in ``pool`` when given):
     (shard checksums, rows per config and split, images per config and split)."""
     # light first pass (one job per unit): ids, tasks, splits, image counts, row sizes
-    index = pool_map(pool, _unit_index, [str(u) for u in units])
+    index = pool_map(pool, _unit_index, [str(u) for u in units], "merge: index")
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     counts: dict[str, dict[str, int]] = {}
@@ -140,7 +141,7 @@ def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, 
                 size = sum(b for _, _, b in part)
                 jobs.append((size, (out, task, split, k, total, names, entries)))
     jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
-    done = pool_map(pool, _write_shard_job, [job for _, job in jobs])
+    done = pool_map(pool, _write_shard_job, [job for _, job in jobs], "merge: shards")
     return dict(done), counts, images
 
 
@@ -205,6 +206,8 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
     ):  # where an ids: source's entries are (their checksums are under inputs)
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
+    stage("merge: blind baselines (options only, text only)")
     write_blind(out, cfg.tasks, cfg.seed, pool)
+    stage("merge: card (chance levels, pixel-only solver, examples)")
     write_card(out, manifest, pool=pool)
     return manifest

@@ -399,19 +399,24 @@ def scores(
     rows = list(itertools.islice(every, limit))
     items = [(r["task"], r["question"], [img["bytes"] for img in r["images"]]) for r in rows]
     chunks = [items[k : k + POOL_CHUNK] for k in range(0, len(items), POOL_CHUNK)]
-    predictions = [p for chunk in pool_map(pool, _solve_many, chunks) for p in chunk]
+    predictions = [
+        p
+        for chunk in pool_map(pool, _solve_many, chunks, f"card: pixel-only {task}")
+        for p in chunk
+    ]
     return [
         scoring.score_prediction(task, pred, row["answer"], row["metadata"])["score"]
         for pred, row in zip(predictions, rows)
     ]
 
 
-def baseline_row(out, tasks, pool=None) -> str:
+def baseline_row(out, tasks, pool=None, columns=None) -> str:
     """The card's baselines-table row of this solver (score %, '–' for tasks it does not answer);
-    ``pool``: see :func:`scores`."""
+    ``columns``: the table's column names (default ``tasks``), one cell each ('–' for a column
+    that is not a task, such as a half or an average); ``pool``: see :func:`scores`."""
     cells = []
-    for task in tasks:
-        values = scores(out, task, pool=pool) if task in TASKS else []
+    for column in tasks if columns is None else columns:
+        values = scores(out, column, pool=pool) if column in TASKS and column in tasks else []
         cells.append(f"{100 * np.mean(values):.1f}" if values else "–")
     return (
         "| pixel-only registration (images + prompt; T1, T3 where the prompt states the camera) | "

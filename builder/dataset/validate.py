@@ -33,6 +33,7 @@ from ..tasks.room import CheckSubject
 from .cluster import check_workers
 from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
+from .progress import bar
 from .sources import discover
 from .workers import process_pool
 
@@ -211,12 +212,12 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
     if workers <= 1 or len(jobs) <= 1:
         _init_worker(setup)
         try:
-            results = [_check_job(job) for job in jobs]
+            results = [_check_job(job) for job in bar(jobs, "validation", len(jobs))]
         finally:
             _WORKER.clear()
     else:
         with process_pool(workers, initializer=_init_worker, initargs=(setup,)) as pool:
-            results = list(pool.map(_check_job, jobs))
+            results = list(bar(pool.map(_check_job, jobs), "validation", len(jobs)))
     for result in results:
         found.update(result)
     return found

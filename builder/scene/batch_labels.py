@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .labels import _ATOM_SLOTS, _POLAR, label_px, label_sprite, layout_labels
+from .labels import _POLAR, SLOTS, label_px, label_sprite, layout_labels
 from .requests import LIGAND_LABEL_COLOUR
 
 
@@ -38,7 +38,7 @@ def _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size) 
     over all poses at once: each pose's atom names in its own order (polar atoms first, then
     near to far, then atom index), each taking the first slot inside the picture whose interior
     meets no interior placed before in that pose (the rectangle test ``layout_labels`` uses),
-    else its default slot, drawn under the placed ones."""
+    else its default slot, drawn under the placed ones and kept clear by the later ones."""
     n_pose, n = u.shape
     px = label_px(style, size)
     texts = [str(complex_.atom_names[a]) for a in atoms.tolist()]
@@ -52,10 +52,11 @@ def _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size) 
         (np.broadcast_to(atoms, (n_pose, n)), depth, np.broadcast_to(~polar, (n_pose, n)), ~valid)
     )
     count = valid.sum(axis=1)
-    dx = np.array([s[0] for s in _ATOM_SLOTS], dtype=np.float64)
-    dy = np.array([s[1] for s in _ATOM_SLOTS], dtype=np.float64)
-    sx = np.array([s[2] for s in _ATOM_SLOTS], dtype=np.float64)
-    sy = np.array([s[3] for s in _ATOM_SLOTS], dtype=np.float64)
+    slots = SLOTS["avoid"][0]
+    dx = np.array([s[0] for s in slots], dtype=np.float64)
+    dy = np.array([s[1] for s in slots], dtype=np.float64)
+    sx = np.array([s[2] for s in slots], dtype=np.float64)
+    sy = np.array([s[3] for s in slots], dtype=np.float64)
     rects = np.zeros((n_pose, n, 4), dtype=np.int64)
     has = np.zeros((n_pose, n), dtype=bool)
     at = np.zeros((n_pose, n, 2), dtype=np.int64)
@@ -85,7 +86,7 @@ def _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size) 
         free[:, i] = found
         at[:, i, 0] = np.where(found, x[rows, slot], np.rint(x0).astype(np.int64))
         at[:, i, 1] = np.where(found, y[rows, slot], np.rint(y0).astype(np.int64))
-        has[:, i] = found & (wi[:, 0] > 2) & (hi[:, 0] > 2)
+        has[:, i] = valid[rows, k] & (wi[:, 0] > 2) & (hi[:, 0] > 2)  # stuck ones too
         rects[:, i] = np.stack(
             [
                 at[:, i, 0] + 1,

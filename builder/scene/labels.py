@@ -25,8 +25,13 @@ MIN_LABEL_PX = 6
 
 
 def label_px(style: Style, size: int) -> int:
-    """Label font size in pixels for an image ``size`` px wide."""
-    return max(MIN_LABEL_PX, int(round(style.label_px * size / float(REFERENCE_IMAGE_SIZE))))
+    """Label font size in pixels for an image ``size`` px wide: proportional to the size up to
+    :data:`REFERENCE_IMAGE_SIZE`, then with its square root (``--image-size 1024`` gives labels
+    1.41 times as tall in a picture twice as wide, so larger pictures have room between them)."""
+    scale = size / float(REFERENCE_IMAGE_SIZE)
+    if scale > 1:
+        scale = scale**0.5
+    return max(MIN_LABEL_PX, int(round(style.label_px * scale)))
 
 
 @lru_cache(maxsize=64)
@@ -97,14 +102,61 @@ _RESIDUE_SLOTS = (
     (0.55, 0, 1, 0),
     (-0.55, 0, -1, 0),
 )
+#: Further slots of the ``avoid`` placement (RENDER_VERSION 4), tried after the first ring: a
+#: label moved off its neighbours by up to about three label heights (or one label width),
+#: nearest slots first.
+_ATOM_SLOTS_FAR = (
+    (0, -1.2, 0, -1),
+    (0, 1.2, 0, 1),
+    (-1, -1.2, -2, -1),
+    (-1, 1.2, -2, 1),
+    (0.5, 0, 1, 0),
+    (-1.5, 0, -2, 0),
+    (-0.5, -1.7, -1, -1),
+    (-0.5, 1.7, -1, 1),
+    (0, -2.4, 0, -1),
+    (0, 2.4, 0, 1),
+    (-1, -2.4, -2, -1),
+    (-1, 2.4, -2, 1),
+    (1, 0, 2, 0),
+    (-2, 0, -2, 0),
+)
+_RESIDUE_SLOTS_FAR = (
+    (0, -2, 0, 0),
+    (0, 3, 0, 1),
+    (1.05, 0, 1, 0),
+    (-1.05, 0, -1, 0),
+    (0.55, -1, 1, 0),
+    (-0.55, -1, -1, 0),
+    (0.55, 2, 1, 1),
+    (-0.55, 2, -1, 1),
+    (0, -3, 0, 0),
+    (0, 4, 0, 1),
+    (1.05, -1.5, 1, 0),
+    (-1.05, -1.5, -1, 0),
+    (1.05, 2.5, 1, 1),
+    (-1.05, 2.5, -1, 1),
+)
+#: The slots of each placement: (atom-name slots, residue-label slots).
+SLOTS = {
+    "avoid": (_ATOM_SLOTS + _ATOM_SLOTS_FAR, _RESIDUE_SLOTS + _RESIDUE_SLOTS_FAR),
+    "avoid3": (_ATOM_SLOTS, _RESIDUE_SLOTS),
+    "overlap": ((), ()),
+}
 _POLAR = frozenset({"N", "O", "S"})
+#: Residues (or residue atoms) within this distance (Å) of a shown ligand atom are in reach of
+#: a hydrogen bond (every H-bond mode's donor-acceptor limit is below it): the ``avoid``
+#: placement labels them right after the ligand's polar atoms, before the ligand's carbons.
+BOND_REACH = 4.5
 
 
 @dataclass(frozen=True)
 class PlacedLabel:
     """One label where it is drawn: ``key`` is ``("atom", complex atom index)`` or
     ``("residue", residue index)``; ``x, y`` the top-left pixel of its sprite (``width`` x
-    ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps."""
+    ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
+    ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
+    are drawn first)."""
 
     key: tuple[str, int]
     text: str
@@ -115,6 +167,7 @@ class PlacedLabel:
     width: int
     height: int
     free: bool
+    rank: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,16 +216,21 @@ def _ligand_distance(complex_, atoms: np.ndarray, rows: np.ndarray) -> np.ndarra
 
 def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, colours) -> list:
     """Layout entries of the atom names at ``rows``: polar atoms (N, O, S) first, then by
-    ``ranks`` (depth or distance to the ligand)."""
+    ``ranks`` (depth or distance to the ligand). Tier (``avoid`` placement): ligand polar atoms
+    0, residue polar atoms in :data:`BOND_REACH` of the ligand 1, other ligand atoms 2, the rest 3."""
     out = []
-    atoms, names, polar = la.atoms, la.names, la.polar
+    atoms, names, polar, near = la.atoms, la.names, la.polar, la.near
     for k, rank, colour in zip(rows, ranks, colours):
         atom = int(atoms[k])
         text = names[k]
         uk, y, rk = float(u[k]), float(v[k]), float(radius_px[k])
+        if layer == 0:
+            tier = 0 if polar[k] else 2
+        else:
+            tier = 1 if polar[k] and near[k] <= BOND_REACH else 3
         out.append(
             [
-                (layer, 0 if polar[k] else 1, rank, atom),
+                (tier, layer, 0 if polar[k] else 1, rank, atom),
                 (1 - layer, -float(depth[k]), text, uk + rk, y),
                 uk,
                 y,
@@ -222,7 +280,7 @@ def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, siz
                 text = all_residues[r].label
                 entries.append(
                     [
-                        (1, d, 0.0, r),
+                        (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
                         (0, -z, text, x, y),
                         x,
                         y,
@@ -274,38 +332,51 @@ def layout_labels(
 ) -> list[PlacedLabel]:
     """The labels of a picture in drawing order (later ones on top), placed collision-aware.
 
-    Every label of the paper's style is kept. Labels are placed one by one, ligand atom names
-    first (polar atoms, then near to far), then residue labels or residue atom names (nearest to
-    the ligand first): each takes the first of its candidate slots around its atom that lies
-    inside the image and overlaps no label placed before. A label with no free slot stays at its
-    default slot and is drawn first, under the free ones, so a free label is never covered.
-    With ``style.label_placement == "overlap"`` every label stays at its default slot, residue
-    labels under ligand labels and far to near (the layout of RENDER_VERSION 2, for comparison).
-    ``static``: the selection's :class:`LabelAtoms` (made here when not given).
+    Every label of the paper's style is kept. Labels are placed one by one in the order of the
+    names an H-bond answer can need: the ligand's polar atom names (near to far), then the
+    residue labels (or residue polar atom names) within :data:`BOND_REACH` of the ligand (nearest
+    first), then the ligand's other atom names, then the remaining labels. The order depends on
+    geometry only, never on the answer, so which labels are legible gives nothing away. Each
+    label takes the first of its candidate slots (:data:`SLOTS`: around its atom, then up to
+    about two label heights off it) that lies inside the image and overlaps no label placed
+    before. A label with no free slot stays at its default slot, is drawn first, under the free
+    ones (a free label is never covered), and keeps the labels placed after it off its place.
+    ``style.label_placement``: ``avoid`` (this rule, RENDER_VERSION 4); ``avoid3`` (the rule of
+    RENDER_VERSION 3: all ligand names first, one ring of slots, stuck labels not avoided);
+    ``overlap`` (every label at its default slot, residue labels under ligand labels, far to
+    near: RENDER_VERSION 2). ``static``: the selection's :class:`LabelAtoms` (made here when not
+    given).
     """
     px = label_px(style, size)
     la = label_atoms(complex_, atoms) if static is None else static
     entries = _entries(complex_, la, u, v, alive, depth, radius_px, style, size)
-    avoid = style.label_placement != "overlap"
-    entries.sort(key=lambda e: e[0] if avoid else e[1])
+    placement = style.label_placement
+    block_stuck = placement == "avoid"
+    atom_slots, residue_slots = SLOTS[placement]
+    if placement == "avoid":
+        entries.sort(key=lambda e: e[0])
+    elif placement == "avoid3":
+        entries.sort(key=lambda e: e[0][1:])
+    else:
+        entries.sort(key=lambda e: e[1])
     # The interiors of the placed labels, one Python int of column bits per image row: a slot
     # is taken when one of its interior rows shares a bit with its interior columns.
     taken = [0] * size
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
-    for _, _, lu, lv, radius, text, colour, centred, key in entries:
+    for rank, (_, _, lu, lv, radius, text, colour, centred, key) in enumerate(entries):
         if not text:
             continue
         _, w, h = label_sprite(text, px, colour)
         if centred:
-            x0, y0, slots = lu - w / 2.0, lv - h - 2, _RESIDUE_SLOTS
+            x0, y0, slots = lu - w / 2.0, lv - h - 2, residue_slots
         else:
-            x0, y0, slots = lu + 1 + radius, lv - h / 2.0, _ATOM_SLOTS
+            x0, y0, slots = lu + 1 + radius, lv - h / 2.0, atom_slots
         placed = None
         # interior columns as bits; no interior (w or h <= 2) overlaps nothing
         bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
         x_max, y_max, last = size - w, size - h, h - 2
-        for dx, dy, sx, sy in slots if avoid else ():
+        for dx, dy, sx, sy in slots:
             x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
             y = round(y0 + dy * h + sy * radius)
             if not (0 <= x <= x_max and 0 <= y <= y_max):
@@ -322,17 +393,28 @@ def layout_labels(
                 placed = (x, y)
                 break
         if placed is None:
-            stuck.append(
-                PlacedLabel(key, text, colour, px, int(round(x0)), int(round(y0)), w, h, False)
-            )
+            x, y = int(round(x0)), int(round(y0))
+            stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
+            if block_stuck and bits:
+                _take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
             mask = bits << (x + 1)
             if mask:
                 for row in range(y + 1, y + h - 1):
                     taken[row] |= mask
-            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True))
+            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank))
     return stuck + free
+
+
+def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
+    """Mark the interior of a label at (x, y), clipped to the picture, as taken."""
+    lo, hi = max(x + 1, 0), min(x + w - 2, size - 1)
+    if lo > hi:
+        return
+    mask = ((1 << (hi - lo + 1)) - 1) << lo
+    for row in range(max(y + 1, 0), min(y + h - 1, size)):
+        taken[row] |= mask
 
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:

@@ -25,11 +25,14 @@ from .camera import Camera
 
 #: Bump when the pictures change (goes into the build's config hash and the dataset metadata).
 #: 3: collision-aware label placement (labels.layout_labels).
-RENDER_VERSION = "3"
+#: 4: labels an H-bond answer can need placed first, a second ring of slots, stuck labels kept
+#: clear; label font grows with the square root of the image size above 512 px.
+RENDER_VERSION = "4"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
-#: ``avoid``: collision-aware label placement; ``overlap``: every label at its default slot.
-LABEL_PLACEMENTS = ("avoid", "overlap")
+#: ``avoid``: collision-aware label placement; ``avoid3``: the placement of RENDER_VERSION 3
+#: (for comparison); ``overlap``: every label at its default slot.
+LABEL_PLACEMENTS = ("avoid", "avoid3", "overlap")
 
 LIGAND_CARBON = (0xB4, 0xB4, 0xB4)
 POCKET_CARBONS = ((0xBF, 0x99, 0xF2), (0xF2, 0xB3, 0x66))

@@ -1,0 +1,163 @@
+"""The card's build-dependent prose: provenance, the tiny split as built, the size caveat on the
+paper's rows, and the Limitations section (all read from the manifest and ``baselines.json``)."""
+
+from __future__ import annotations
+
+import math
+
+from ..core.registry import TASK_NAMES, TASK_SPECS
+from . import blind
+
+#: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
+#: interval of an accuracy near 50% is then wider than about ±10 points.
+SMALL_TEST_QUESTIONS = 100
+#: At most this many PDB ids are listed by name in the provenance line.
+MAX_LISTED_IDS = 30
+
+
+def provenance(manifest: dict) -> str:
+    """One line saying what the build was made from: the embedded samples, a PDBbind-style folder
+    or a list of PDB ids, with the complexes used (by id when few)."""
+    source = str(manifest.get("source") or manifest.get("config", {}).get("source", ""))
+    ids = sorted(manifest.get("inputs", {}))
+    kind = manifest.get("config", {}).get("source")
+    if source == "samples":
+        what = "the embedded sample complexes of the generator (`builder/data/samples`)"
+    elif kind == "ids" or source.startswith("ids:"):
+        what = f"PDB entries named by the id list `{source.removeprefix('ids:')}`"
+        if manifest.get("structures"):
+            what += " (entries read from the PDB archive's files)"
+    else:
+        what = f"a PDBbind-style folder (`{source}`)"
+    listed = ", ".join(i.upper() for i in ids[:MAX_LISTED_IDS])
+    more = f" and {len(ids) - MAX_LISTED_IDS} more" if len(ids) > MAX_LISTED_IDS else ""
+    return (
+        f"Built from {what}: {len(ids)} complexes ({listed}{more})."
+        if ids
+        else f"Built from {what}."
+    )
+
+
+def tiny_text(manifest: dict) -> str:
+    """What the ``tiny`` split is in this build: the rule, and where it is the whole test split."""
+    per_task = manifest["config"]["tiny_per_task"]
+    counts = manifest["counts"]
+    halves = [s.name for s in TASK_SPECS if s.halves is not None and s.name in counts]
+    rule = f"`tiny`, up to {per_task} questions per task drawn deterministically from `test`"
+    if halves and manifest.get("profile") == "paper":
+        rule += f" (`{'`, `'.join(halves)}`: {per_task} positives and {per_task} negatives)"
+    whole = [t for t, c in counts.items() if c.get("test") and c.get("tiny") == c.get("test")]
+    if whole and len(whole) == len([t for t, c in counts.items() if c.get("test")]):
+        return f"{rule}; in this build every task's test split is smaller, so `tiny` equals `test`"
+    if whole:
+        return (
+            f"{rule}; in this build `tiny` equals `test` for "
+            + ", ".join(f"`{t}`" for t in whole)
+            + ", whose test split is smaller"
+        )
+    return rule
+
+
+def interval_halfwidth(n: int, p: float = 0.5) -> float:
+    """Half-width (percentage points) of the normal 95% interval of an accuracy ``p`` on ``n``."""
+    return 100 * 1.96 * math.sqrt(p * (1 - p) / max(n, 1))
+
+
+def small_tasks(manifest: dict) -> dict[str, int]:
+    """Tasks whose test split holds fewer than :data:`SMALL_TEST_QUESTIONS` questions -> n."""
+    counts = manifest["counts"]
+    order = [t for t in TASK_NAMES if t in counts] + sorted(set(counts) - set(TASK_NAMES))
+    return {
+        t: int(counts[t].get("test", 0))
+        for t in order
+        if int(counts[t].get("test", 0)) < SMALL_TEST_QUESTIONS
+    }
+
+
+def size_caveat(manifest: dict) -> str:
+    """The qualifier of "comparable" for a small build ('' when every test split is large)."""
+    small = small_tasks(manifest)
+    if not small:
+        return ""
+    n_test = manifest["complexes"]["test"]
+    return (
+        f" Comparable in the questions asked, not in precision: this build has {n_test} test "
+        f"complexes, and {len(small)} of its {len(manifest['counts'])} tasks have fewer than "
+        f"{SMALL_TEST_QUESTIONS} test questions ({_fewest(small)}), so a score on it is a rough "
+        "estimate."
+    )
+
+
+def _fewest(small: dict[str, int]) -> str:
+    """The fewest test questions of the small tasks and the interval they give."""
+    held = [n for n in small.values() if n]
+    if not held:
+        return "none has any"
+    least = min(held)
+    missing = f"; {len(small) - len(held)} have none" if len(held) < len(small) else ""
+    return (
+        f"fewest: {least}, a 95% interval of about ±{interval_halfwidth(least):.0f} points"
+        + missing
+    )
+
+
+def _t8_leak(out, manifest: dict) -> str:
+    decoys = manifest.get("config", {}).get("decoys", "paper")
+    data = blind.read_blind(out) if out is not None else None
+    measured = ""
+    if data:
+        gate = blind.options_only_gate(data)
+        worst = gate["worst"].get("interaction_location")
+        if worst:
+            measured = (
+                f" On this build the best options-only rule scores {100 * worst['score']:.1f}% on "
+                f"T8 ({worst['split']} split; chance 25%)."
+            )
+    if decoys == "paper":
+        return (
+            "- **T8 options leak the answer** with the paper's decoys (`--decoys paper`, this "
+            "build): the right move is often the option nearest to the other three, so a rule "
+            "that reads the options alone beats chance." + measured + " Compare a model with "
+            "the options-only row, or build with `--decoys balanced` (docs/decoys.md)."
+        )
+    return (
+        "- T8 and the image-option tasks use balanced decoys (`--decoys balanced`): the build "
+        "fails when an options-only rule beats chance by more than "
+        f"{100 * blind.MAX_EXCESS:.0f} points." + measured
+    )
+
+
+def limitations(out, manifest: dict) -> str:
+    """The card's Limitations section body (markdown bullets)."""
+    cfg = manifest.get("config", {})
+    hbonds = cfg.get("hbonds", "plip")
+    n_test = manifest["complexes"]["test"]
+    small = small_tasks(manifest)
+    lines = [
+        "- **Our renderer, not ChimeraX**: perspective camera fitted to each scene, our own sticks, "
+        "colours and label placement; the pictures follow the paper's description, not its "
+        "pixels. Model scores on these pictures may differ from scores on the paper's images.",
+        f"- **Our hydrogen-bond code** (`--hbonds {hbonds}`) decides the T4, T8 and T9 answers; "
+        "it follows the stated criteria but is not ChimeraX itself (docs/hbonds.md lists where "
+        "the modes disagree).",
+        "- **Modelled hydrogens**: the pictures hide hydrogens, and where the input has none "
+        "their positions are inferred; a bond that depends on a rotatable hydrogen (OH, NH3+) "
+        "may change with its rotamer (`misi-bench audit` counts such answers).",
+        "- **Zero-shot**: every question stands alone; the paper reports a few-shot setting "
+        "without publishing its shots.",
+    ]
+    if "zooming" in manifest["counts"] and manifest.get("profile", "explicit") == "paper":
+        lines.append(
+            "- **T3 is underdetermined in the `paper` profile**: the prompt gives neither the "
+            "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
+            "from the pictures (the pixel-only solver does not answer it)."
+        )
+    if "interaction_location" in manifest["counts"]:
+        lines.append(_t8_leak(out, manifest))
+    if small:
+        lines.append(
+            f"- **Small build**: {n_test} test complexes; "
+            + ", ".join(f"`{t}` n={n}" for t, n in small.items())
+            + f" test questions ({_fewest(small)}): use a full build for comparisons."
+        )
+    return "\n".join(lines)
