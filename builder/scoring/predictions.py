@@ -16,7 +16,14 @@ Rules: a ``null`` or absent prediction is *missing* (scored 0 and listed as miss
 as an empty answer); when an id appears more than once the last entry wins and the id is
 reported in ``duplicate_ids``; entries that are not objects, lack an id or hold a prediction
 that is not text are skipped and reported in ``bad_entries``. A file with no usable entry, or
-in none of the shapes above, raises :class:`PredictionFileError` with one line saying why.
+in none of the shapes above, raises :class:`PredictionFileError` with one line saying why; so
+does a file whose objects have ids but no ``prediction`` field anywhere (the line names the
+fields it found).
+
+Bounds (files from someone else): a file over :data:`MAX_FILE_BYTES`, a JSON Lines line over
+:data:`MAX_LINE_CHARS`, a table field over the ``csv`` module's field limit and a workbook beyond
+the bounds of :mod:`.xlsx` are refused with one line naming the file and the limit; JSON nested
+too deeply for the parser is an unreadable entry, not a crash.
 Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 """
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,9 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import MisiError
-from .xlsx import read_xlsx_rows
+from .xlsx import XlsxLimitError, read_xlsx_rows
 
 __all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_LINE_CHARS",
     "PredictionFile",
     "PredictionFileError",
     "parse_predictions",
@@ -44,6 +54,9 @@ __all__ = [
 
 _LMMS_NAME_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
 _TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv")
+
+MAX_FILE_BYTES = 1024 * 1024 * 1024  # one predictions file (the full test split is ~1000x less)
+MAX_LINE_CHARS = 16 * 1024 * 1024  # one JSON Lines entry (a long reasoning trace is ~100 KB)
 
 
 class PredictionFileError(MisiError):
@@ -58,7 +71,8 @@ class PredictionFile:
     are not in it but in ``no_prediction``); ``shape``: ``jsonl``, ``json-list``, ``json-object``,
     ``lmms-eval-samples`` or ``table``; ``positions``: for lmms-eval samples, row position ->
     (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
-    ``config``: the task config named by an lmms-eval samples file name, else None.
+    ``config``: the task config named by an lmms-eval samples file name, else None;
+    ``builds``: the build config hashes its entries record (a ``config_hash`` field), if any.
     """
 
     path: str
@@ -69,6 +83,7 @@ class PredictionFile:
     bad_entries: tuple[str, ...] = ()
     positions: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)
     config: str | None = None
+    builds: tuple[str, ...] = ()
 
     @property
     def n_entries(self) -> int:
@@ -83,11 +98,17 @@ class _Collector:
         self.duplicates: dict[str, None] = {}
         self.bad: list[str] = []
         self.positions: dict[int, tuple[str, str | None]] = {}
+        self.with_field = 0  # objects that have a "prediction" key
+        self.keys_seen: list[str] = []  # the keys of the first object with an id
+        self.builds: dict[str, None] = {}
 
     def add(self, where: str, item: Any) -> None:
         if not isinstance(item, Mapping):
             self.bad.append(f"{where}: not an object ({type(item).__name__})")
             return
+        build = item.get("config_hash")
+        if isinstance(build, str) and build and len(self.builds) < 16:
+            self.builds[build] = None
         if "id" not in item and "doc_id" in item:
             self._add_lmms(where, item)
             return
@@ -95,6 +116,10 @@ class _Collector:
         if rid is None or isinstance(rid, (dict, list, bool)) or str(rid).strip() == "":
             self.bad.append(f"{where}: no id")
             return
+        if "prediction" in item:
+            self.with_field += 1
+        elif not self.keys_seen:
+            self.keys_seen = [str(k) for k in list(item)[:12]]
         self.put(where, str(rid).strip(), item.get("prediction"))
 
     def put(self, where: str, rid: str, value: Any) -> None:
@@ -120,6 +145,11 @@ class _Collector:
         if not self.preds and not self.positions:
             first = f" (first problem: {self.bad[0]})" if self.bad else ""
             raise PredictionFileError(f"{path}: no usable prediction in this {shape} file{first}")
+        if self.keys_seen and not self.with_field and not self.positions:
+            raise PredictionFileError(
+                f"{path}: no entry has a 'prediction' field (the first has the fields "
+                f"{self.keys_seen}); each entry needs 'id' and 'prediction'"
+            )
         if self.positions:
             shape = "lmms-eval-samples"
         return PredictionFile(
@@ -131,6 +161,7 @@ class _Collector:
             bad_entries=tuple(self.bad),
             positions=dict(self.positions),
             config=config,
+            builds=tuple(self.builds),
         )
 
 
@@ -162,7 +193,7 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
     if stripped[0] in "[{":
         try:
             whole = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             whole = _BAD
         if isinstance(whole, list):
             for i, item in enumerate(whole):
@@ -173,9 +204,14 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            raise PredictionFileError(
+                f"{path}: line {n} has {len(line)} characters, over the limit of "
+                f"{MAX_LINE_CHARS} for one entry"
+            )
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             out.bad.append(f"line {n}: not JSON")
             continue
         out.add(f"line {n}", item)
@@ -195,14 +231,25 @@ def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
 
 def _read_table(path: Path) -> PredictionFile:
     """A VLMEvalKit prediction table: rows with ``id`` and ``prediction`` columns."""
-    if path.suffix == ".xlsx":
+    if path.suffix.lower() == ".xlsx":
         try:
             rows = [["" if c is None else c for c in row] for row in read_xlsx_rows(path)]
+        except XlsxLimitError as exc:
+            raise PredictionFileError(f"{path}: refused, {exc}") from None
         except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
             raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
     else:
-        text = path.read_bytes().decode("utf-8-sig", errors="replace")
-        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if path.suffix == ".tsv" else ","))
+        text = _read_bounded(path).decode("utf-8-sig", errors="replace")
+        reader = csv.reader(
+            io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
+        )
+        try:
+            rows = list(reader)
+        except csv.Error as exc:
+            raise PredictionFileError(
+                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
+                f"is {csv.field_size_limit()} characters per field)"
+            ) from None
     if not rows:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
@@ -225,15 +272,33 @@ def read_predictions(path: str | Path) -> PredictionFile:
     """Read a prediction file in any accepted shape (see the module docstring); raises
     :class:`PredictionFileError` (a :class:`MisiError`) when the file cannot be used."""
     p = Path(path)
+    if not p.exists():
+        raise PredictionFileError(f"{path}: cannot read predictions (no such file or folder)")
     try:
         if p.suffix.lower() in _TABLE_SUFFIXES:
             return _read_table(p)
-        data = p.read_bytes()
+        data = _read_bounded(p)
     except OSError as exc:
         raise PredictionFileError(
             f"{path}: cannot read predictions ({exc.strerror or exc})"
         ) from None
     return parse_predictions(data.decode("utf-8-sig", errors="replace"), str(path))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of ``path``, refused (one line naming the limit) beyond :data:`MAX_FILE_BYTES`."""
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
+    if size > MAX_FILE_BYTES:
+        raise PredictionFileError(
+            f"{path}: {size} bytes, over the limit of {MAX_FILE_BYTES} bytes for a predictions file"
+        )
+    if len(data) > MAX_FILE_BYTES:
+        raise PredictionFileError(
+            f"{path}: over the limit of {MAX_FILE_BYTES} bytes for a predictions file"
+        )
+    return data
 
 
 def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> PredictionFile:
@@ -268,4 +333,5 @@ def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> Predicti
         duplicate_ids=file.duplicate_ids,
         bad_entries=file.bad_entries,
         config=file.config,
+        builds=file.builds,
     )

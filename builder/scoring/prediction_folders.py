@@ -1,0 +1,103 @@
+"""Prediction folders: what ``misi-bench score --predictions DIR`` reads.
+
+* an lmms-eval ``--log_samples`` output folder: every ``*_samples_[tiny_]misi_<config>.jsonl``
+  below it (lmms-eval nests them under the model's name); when one config has several files
+  (several runs) the newest by name (lmms-eval's names begin with the date) is read and the
+  others are named in :attr:`PredictionSource.notes`;
+* a VLMEvalKit work dir: the prediction tables ``<model>_MiSI[_<config>][_tiny].xlsx`` (or
+  ``.tsv`` / ``.csv``) below it, without VLMEvalKit's own ``_score`` / ``_acc`` outputs;
+* a ``misi-bench eval`` run folder: its ``predictions.jsonl``.
+
+Each file is read by :func:`.predictions.read_predictions` (so with its bounds). A folder with
+none of these raises :class:`.predictions.PredictionFileError` naming what it holds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.registry import TASK_NAMES
+from .predictions import PredictionFile, PredictionFileError, read_predictions
+
+__all__ = ["PredictionSource", "read_prediction_source"]
+
+_LMMS_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
+_VLMEVAL_RE = re.compile(r"_MiSI(?:_([a-z_]+?))?(?:_tiny)?\.(?:xlsx|tsv|csv)$")
+MAX_FILES = 1000  # prediction files read from one folder
+
+
+@dataclass(frozen=True)
+class PredictionSource:
+    """The prediction files of one ``--predictions`` argument (one file, or those of a folder),
+    the kind of source (``file``, ``lmms-eval-folder``, ``vlmevalkit-folder``, ``eval-run``)
+    and notes for the user (files passed over)."""
+
+    path: str
+    kind: str
+    files: tuple[PredictionFile, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _newest_per_config(found: list[tuple[str, Path]]) -> tuple[list[Path], list[str]]:
+    by_config: dict[str, list[Path]] = {}
+    for config, path in found:
+        by_config.setdefault(config, []).append(path)
+    chosen, notes = [], []
+    for config, paths in sorted(by_config.items(), key=lambda kv: kv[0]):
+        paths.sort(key=lambda p: (p.name, str(p)))
+        chosen.append(paths[-1])
+        if len(paths) > 1:
+            notes.append(
+                f"{config.lstrip('_')}: read {paths[-1].name}, passed over "
+                f"{len(paths) - 1} older file(s) ({', '.join(p.name for p in paths[:-1][:3])})"
+            )
+    return chosen, notes
+
+
+def _files_below(folder: Path) -> list[Path]:
+    out = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            out.append(path)
+            if len(out) > 100 * MAX_FILES:
+                raise PredictionFileError(
+                    f"{folder}: over {100 * MAX_FILES} files below it; pass the prediction file"
+                )
+    return out
+
+
+def read_prediction_source(path: str | Path) -> PredictionSource:
+    """Read ``path``: one prediction file, or a folder of them (see the module docstring)."""
+    p = Path(path)
+    if not p.is_dir():
+        return PredictionSource(str(path), "file", (read_predictions(p),))
+    if (p / "predictions.jsonl").is_file():
+        return PredictionSource(str(path), "eval-run", (read_predictions(p / "predictions.jsonl"),))
+    files = _files_below(p)
+    lmms = [(m.group(0)[:-6], f) for f in files if (m := _LMMS_RE.search(f.name))]
+    vlm = []
+    for f in files:
+        m = _VLMEVAL_RE.search(f.name)
+        if m and (m.group(1) in (None, "tiny") or m.group(1) in TASK_NAMES):
+            vlm.append((m.group(0).rsplit(".", 1)[0], f))
+    if lmms and vlm:
+        raise PredictionFileError(
+            f"{path}: holds both lmms-eval samples ({lmms[0][1].name}) and VLMEvalKit tables "
+            f"({vlm[0][1].name}); pass one of them"
+        )
+    kind, found = ("lmms-eval-folder", lmms) if lmms else ("vlmevalkit-folder", vlm)
+    if not found:
+        names = ", ".join(f.name for f in files[:5]) or "nothing"
+        raise PredictionFileError(
+            f"{path}: a folder without prediction files (no lmms-eval *_samples_misi_<config>.jsonl, "
+            f"no VLMEvalKit *_MiSI*.xlsx/.tsv, no predictions.jsonl); it holds {len(files)} "
+            f"files: {names}"
+        )
+    chosen, notes = _newest_per_config(found)
+    if len(chosen) > MAX_FILES:
+        raise PredictionFileError(f"{path}: over {MAX_FILES} prediction files in one folder")
+    return PredictionSource(
+        str(path), kind, tuple(read_predictions(f) for f in chosen), tuple(notes)
+    )
