@@ -124,7 +124,8 @@ def test_formula_cell_matches_openpyxl(tmp_path):
     path = tmp_path / "p.xlsx"
     book.save(path)
     expected = [
-        list(r) for r in openpyxl.load_workbook(path, read_only=True).active.iter_rows(values_only=True)
+        list(r)
+        for r in openpyxl.load_workbook(path, read_only=True).active.iter_rows(values_only=True)
     ]
     assert read_xlsx_rows(path) == expected == [["id", "prediction"], ["t1-0", "=move x 3"]]
 

@@ -66,15 +66,14 @@ def _gather(args: argparse.Namespace, configs: list[str]):
         if file.positions:
             own = file.config or (configs[0] if len(configs) == 1 else None)
             if own is None:
-                raise MisiError(
-                    f"{file.path}: lmms-eval samples need one config (--configs NAME)"
-                )
+                raise MisiError(f"{file.path}: lmms-eval samples need one config (--configs NAME)")
             file = scoring.resolve_positions(file, by_config.get(own, []))
         preds.update(file.predictions)
         no_pred.extend(file.no_prediction)
         dups.extend(file.duplicate_ids)
-        bad.extend(f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b
-                   for b in file.bad_entries)
+        bad.extend(
+            f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b for b in file.bad_entries
+        )
         builds.update(dict.fromkeys(file.builds))
     shape = source.files[0].shape if source.kind == "file" else source.kind
     return rows, configs, preds, no_pred, dups, bad, list(builds), shape

@@ -48,8 +48,7 @@ def load_from_args(args: argparse.Namespace):
             close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.5)
             hint = f"did you mean sample:{close[0]}? " if close else ""
             raise MisiError(
-                f"{args.path}: no such embedded sample; {hint}the samples are "
-                f"{', '.join(names)}"
+                f"{args.path}: no such embedded sample; {hint}the samples are {', '.join(names)}"
             )
         ref = refs[0]
     else:
