@@ -3,6 +3,7 @@ one model output is scored (always through :mod:`misi_bench.builder.scoring`).""
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
@@ -192,3 +193,30 @@ def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> 
                 t = pq.read_table(shard, columns=["id", "answer"])
                 table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
     return table
+
+
+@functools.lru_cache(maxsize=8)
+def build_config_hash(location: str | None = None, revision: str | None = None) -> str | None:
+    """The ``config_hash`` of a build's ``manifest.json`` (what predictions record, so that
+    ``misi-bench score`` can tell builds apart whose ids agree but whose answers differ, e.g.
+    ``--hbonds plip`` vs ``chimerax``): a local folder's, or the Hub repo's (one download, from
+    the cache when offline); None when it cannot be read. ``location`` defaults to
+    :func:`data_location`."""
+    import json
+
+    if location is None:
+        location, revision = data_location()
+    try:
+        folder = Path(os.path.expanduser(location))
+        if folder.is_dir():
+            manifest = folder / "manifest.json"
+        else:
+            from huggingface_hub import hf_hub_download
+
+            manifest = Path(
+                hf_hub_download(location, "manifest.json", repo_type="dataset", revision=revision)
+            )
+        value = json.loads(manifest.read_text(encoding="utf-8")).get("config_hash")
+    except Exception:  # noqa: BLE001 (no manifest, offline without a cache...: not recorded)
+        return None
+    return str(value) if value else None

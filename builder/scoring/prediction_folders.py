@@ -6,7 +6,8 @@
   others are named in :attr:`PredictionSource.notes`;
 * a VLMEvalKit work dir: the prediction tables ``<model>_MiSI[_<config>][_tiny].xlsx`` (or
   ``.tsv`` / ``.csv``) below it, without VLMEvalKit's own ``_score`` / ``_acc`` outputs;
-* a ``misi-bench eval`` run folder: its ``predictions.jsonl``.
+* a ``misi-bench eval`` run folder: its ``predictions.jsonl`` (with the build's config hash
+  that the run's ``report.json`` records, also when ``RUN_DIR/predictions.jsonl`` is passed).
 
 Each file is read by :func:`.predictions.read_predictions` (so with its bounds). A folder with
 none of these raises :class:`.predictions.PredictionFileError` naming what it holds.
@@ -14,12 +15,13 @@ none of these raises :class:`.predictions.PredictionFileError` naming what it ho
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.registry import TASK_NAMES
-from .predictions import PredictionFile, PredictionFileError, read_predictions
+from .predictions import MAX_FILE_BYTES, PredictionFile, PredictionFileError, read_predictions
 
 __all__ = ["PredictionSource", "read_prediction_source"]
 
@@ -68,13 +70,32 @@ def _files_below(folder: Path) -> list[Path]:
     return out
 
 
+def _with_run_build(file: PredictionFile, path: Path) -> PredictionFile:
+    """An ``eval`` run's answers with the build its ``report.json`` records (``config_hash``)."""
+    report = path.parent / "report.json"
+    if path.name != "predictions.jsonl" or not report.is_file():
+        return file
+    try:
+        if report.stat().st_size > MAX_FILE_BYTES:
+            return file
+        build = json.loads(report.read_text(encoding="utf-8")).get("config_hash")
+    except (OSError, ValueError, AttributeError):
+        return file
+    if not isinstance(build, str) or not build or build in file.builds:
+        return file
+    return replace(file, builds=(*file.builds, build))
+
+
 def read_prediction_source(path: str | Path) -> PredictionSource:
     """Read ``path``: one prediction file, or a folder of them (see the module docstring)."""
     p = Path(path)
     if not p.is_dir():
-        return PredictionSource(str(path), "file", (read_predictions(p),))
-    if (p / "predictions.jsonl").is_file():
-        return PredictionSource(str(path), "eval-run", (read_predictions(p / "predictions.jsonl"),))
+        return PredictionSource(str(path), "file", (_with_run_build(read_predictions(p), p),))
+    run = p / "predictions.jsonl"
+    if run.is_file():
+        return PredictionSource(
+            str(path), "eval-run", (_with_run_build(read_predictions(run), run),)
+        )
     files = _files_below(p)
     lmms = [(m.group(0)[:-6], f) for f in files if (m := _LMMS_RE.search(f.name))]
     vlm = []
