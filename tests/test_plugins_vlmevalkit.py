@@ -121,3 +121,23 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     want = expected_averages(data_dir, 10**9, lambda row: constant)
     assert same_figure(const["paper_average"], want["paper_average"])
     assert same_figure(const["average_7_tasks"], want["average_7_tasks"])
+
+
+def test_run_summary_headline_is_paper_average():
+    """VLMEvalKit's run summary takes one "primary metric" from the flattened ``_acc`` table
+    (keys ``task=<row>|score``, as ``vlmeval.smp.status_report.flatten_summary_metrics`` writes
+    them); left to itself it picks ``average_7_tasks``. Ours is the headline, ``paper_average``,
+    and a one-task dataset (no paper average) reports its task's score."""
+    from misi_bench.eval_plugins.vlmevalkit.datasets import primary_metric
+
+    flat = {
+        "task=rotation|n": 3,
+        "task=rotation|score": 0.5,
+        "task=paper_average|score": 0.42,
+        "task=average_9_tasks|score": 0.4,
+        "task=average_7_tasks|score": 0.41,
+    }
+    assert primary_metric(flat, None) == {"paper_average": 0.42}
+    one_task = {**flat, "task=paper_average|score": float("nan")}
+    assert primary_metric(one_task, "rotation") == {"rotation score": 0.5}
+    assert primary_metric({}, None) == {} and primary_metric(None, "rotation") == {}

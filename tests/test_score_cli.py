@@ -233,3 +233,20 @@ def test_inspect_unknown_sample_lists_the_samples():
     out = cli("inspect", "sample:9xyz")
     line = one_error_line(out, "sample:9xyz: no such embedded sample")
     assert all(r.pdb_id in line for r in sample_refs())
+
+
+def test_one_version_label_for_version_card_and_manifest(built):
+    """Issue 33: `--version`, the card and the manifest showed three unlabelled versions; now
+    each shows :func:`version_label` (package, builder, templates, each named)."""
+    from misi_bench.builder.core.constants import BUILDER_VERSION, PACKAGE_VERSION, version_label
+
+    manifest = json.loads((built / "manifest.json").read_text())
+    assert manifest["misi_bench_version"] == PACKAGE_VERSION
+    assert manifest["builder_version"] == BUILDER_VERSION
+    templates = manifest["config"]["template_version"]
+    label = version_label(PACKAGE_VERSION, BUILDER_VERSION, templates)
+    assert label in (built / "README.md").read_text()
+    out = cli("--version")
+    assert out.returncode == 0 and out.stdout.count("\n") == 1
+    assert out.stdout.startswith(version_label(PACKAGE_VERSION, BUILDER_VERSION, templates))
+    assert "(paper)" in out.stdout and "(explicit)" in out.stdout

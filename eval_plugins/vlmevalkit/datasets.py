@@ -76,6 +76,13 @@ def dataset_classes() -> dict[str, type]:
         def supported_datasets(cls):
             return _names(cls.TASK)
 
+        @classmethod
+        def report_primary_metric(cls, metrics):
+            """The headline of VLMEvalKit's run summary: ``paper_average`` (the row of the
+            ``_acc`` table), or the task's ``score`` for a one-task dataset (no paper average),
+            never whichever row VLMEvalKit would pick by itself."""
+            return primary_metric(metrics, cls.TASK)
+
         def __init__(self, dataset: str = GROUP, **kwargs):
             _task, split = parse_name(dataset)
             self.dataset_name = dataset
@@ -214,6 +221,18 @@ def dataset_classes() -> dict[str, type]:
             name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."}
         )
     return _CLASSES
+
+
+def primary_metric(metrics, task: str | None) -> dict[str, float]:
+    """``{name: value}`` of the headline among VLMEvalKit's flattened ``_acc`` metrics (keys
+    ``task=<row>|score``): ``paper_average`` when it has a value, else ``task``'s ``score``."""
+    if not isinstance(metrics, dict):
+        return {}
+    for name in ("paper_average", task):
+        value = metrics.get(f"task={name}|score") if name else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            return {"paper_average" if name == "paper_average" else f"{name} score": value}
+    return {}
 
 
 def _read_predictions(eval_file: str):
