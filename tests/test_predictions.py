@@ -252,3 +252,22 @@ def test_xlsx_reader_matches_openpyxl(tmp_path):
     expected = [list(r) for r in active.iter_rows(values_only=True)]
     assert read_xlsx_rows(path) == expected
     assert expected[1][:3] == [0, "translation-1a28-000", "move x 3"]
+
+
+def test_harness_log_that_keeps_the_row_is_read_by_its_id(tmp_path):
+    """lm-eval's --log_samples lines keep the row (``doc``, without images): its ``id`` names the
+    question and its ``config_hash`` the build, no position to resolve."""
+    path = tmp_path / "samples_misi_rotation_2026-01-01.jsonl"
+    lines = [
+        {
+            "doc_id": i,
+            "doc": {"id": r["id"], "answer": r["answer"], "config_hash": "abc123"},
+            "target": r["answer"],
+            "filtered_resps": [f"Answer: {r['answer']}"],
+        }
+        for i, r in enumerate(ROWS)
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    got = read_predictions(path)
+    assert not got.positions and got.builds == ("abc123",)
+    assert dict(got.predictions) == {r["id"]: f"Answer: {r['answer']}" for r in ROWS}

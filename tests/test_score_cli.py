@@ -212,6 +212,7 @@ def test_vlmevalkit_work_dir(built, tmp_path):
     )
     (work / "MyModel_MiSI_rotation.tsv").write_text(table)
     (work / "MyModel_MiSI_rotation_score.tsv").write_text("index\tscore\n0\t1\n")
+    (work / "MyModel_MiSI_rotation_tiny.tsv").write_text("index\tid\tprediction\n0\tx\tA\n")
     out = score(
         built,
         "--predictions",
@@ -225,6 +226,7 @@ def test_vlmevalkit_work_dir(built, tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["report"]["tasks"]["rotation"]["score"] == 1.0 and report["missing"] == []
     assert report["prediction_file_shape"] == "vlmevalkit-folder"
+    assert "another split than test (MyModel_MiSI_rotation_tiny.tsv)" in out.stderr
 
 
 def test_inspect_unknown_sample_lists_the_samples():

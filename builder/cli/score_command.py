@@ -39,7 +39,7 @@ def _gather(args: argparse.Namespace, configs: list[str]):
     samples resolved against their own config's rows). Returns (rows, file-like summary)."""
     from .. import scoring  # noqa: PLC0415
 
-    source = scoring.read_prediction_source(args.predictions)
+    source = scoring.read_prediction_source(args.predictions, args.split)
     for note in source.notes:
         log.warning("%s", note)
     named = [f.config for f in source.files if f.positions]

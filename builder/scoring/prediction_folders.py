@@ -86,8 +86,14 @@ def _with_run_build(file: PredictionFile, path: Path) -> PredictionFile:
     return replace(file, builds=(*file.builds, build))
 
 
-def read_prediction_source(path: str | Path) -> PredictionSource:
-    """Read ``path``: one prediction file, or a folder of them (see the module docstring)."""
+def _is_tiny(key: str) -> bool:
+    return key.endswith("_tiny") or "_samples_tiny_" in key
+
+
+def read_prediction_source(path: str | Path, split: str | None = None) -> PredictionSource:
+    """Read ``path``: one prediction file, or a folder of them (see the module docstring). With
+    ``split``, a folder's files of the other split (the harnesses name ``tiny`` runs apart:
+    ``_samples_tiny_misi_<config>``, ``_MiSI_<config>_tiny``) are passed over with a note."""
     p = Path(path)
     if not p.is_dir():
         return PredictionSource(str(path), "file", (_with_run_build(read_predictions(p), p),))
@@ -116,7 +122,22 @@ def read_prediction_source(path: str | Path) -> PredictionSource:
             f"no VLMEvalKit *_MiSI*.xlsx/.tsv, no predictions.jsonl); it holds {len(files)} "
             f"files: {names}"
         )
-    chosen, notes = _newest_per_config(found)
+    notes: list[str] = []
+    if split is not None:
+        other = [f for key, f in found if _is_tiny(key) != (split == "tiny")]
+        found = [(key, f) for key, f in found if _is_tiny(key) == (split == "tiny")]
+        if other:
+            notes.append(
+                f"passed over {len(other)} file(s) of another split than {split} "
+                f"({', '.join(f.name for f in other[:3])})"
+            )
+        if not found:
+            raise PredictionFileError(
+                f"{path}: no prediction file of split {split} (only of another split: "
+                f"{', '.join(f.name for f in other[:3])})"
+            )
+    chosen, newest_notes = _newest_per_config(found)
+    notes += newest_notes
     if len(chosen) > MAX_FILES:
         raise PredictionFileError(f"{path}: over {MAX_FILES} prediction files in one folder")
     return PredictionSource(

@@ -8,7 +8,8 @@ Accepted shapes (UTF-8, a byte-order mark is ignored):
 * lmms-eval ``--log_samples`` files (``<date>_samples_<task>.jsonl``): lines with ``doc_id``
   (the row's position in its config and split) and ``filtered_resps``; their ids are resolved
   against the dataset rows with :func:`resolve_positions` (``target`` must equal the row's gold
-  answer, so a file from another split or build is refused);
+  answer, so a file from another split or build is refused); lm-eval's sample logs, which keep
+  the row (``doc``), are read by the row's own ``id`` (and its ``config_hash``);
 * VLMEvalKit prediction tables (``.xlsx``, ``.tsv``, ``.csv``) with ``id`` and ``prediction``
   columns (the MiSI-Bench VLMEvalKit dataset keeps the row ``id``).
 
@@ -72,7 +73,8 @@ class PredictionFile:
     ``lmms-eval-samples`` or ``table``; ``positions``: for lmms-eval samples, row position ->
     (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
     ``config``: the task config named by an lmms-eval samples file name, else None;
-    ``builds``: the build config hashes its entries record (a ``config_hash`` field), if any.
+    ``builds``: the build config hashes its entries record (a ``config_hash`` field, or one in
+    the logged row ``doc`` of a harness sample log), if any.
     """
 
     path: str
@@ -107,6 +109,9 @@ class _Collector:
             self.bad.append(f"{where}: not an object ({type(item).__name__})")
             return
         build = item.get("config_hash")
+        doc = item.get("doc")  # harness sample logs: the row, with its config_hash column
+        if build is None and isinstance(doc, Mapping):
+            build = doc.get("config_hash")
         if isinstance(build, str) and build and len(self.builds) < 16:
             self.builds[build] = None
         if "id" not in item and "doc_id" in item:
@@ -134,6 +139,12 @@ class _Collector:
     def _add_lmms(self, where: str, item: Mapping) -> None:
         pos = item.get("doc_id")
         text = _as_text(item.get("filtered_resps", item.get("resps")))
+        doc = item.get("doc")
+        rid = doc.get("id") if isinstance(doc, Mapping) else None
+        if isinstance(rid, str) and rid.strip() and text is not _BAD:
+            self.with_field += 1  # a harness log that keeps the row (lm-eval): its own id
+            self.put(where, rid.strip(), text)
+            return
         if not isinstance(pos, int) or isinstance(pos, bool) or text is _BAD:
             self.bad.append(f"{where}: unreadable lmms-eval sample")
             return
