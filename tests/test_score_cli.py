@@ -207,8 +207,9 @@ def test_vlmevalkit_work_dir(built, tmp_path):
     rows = rows_of(built, "rotation")
     work = tmp_path / "outputs" / "MyModel"
     work.mkdir(parents=True)
-    table = "index\tid\tprediction\n" + "".join(
-        f"{i}\t{r['id']}\t{r['answer']}\n" for i, r in enumerate(rows)
+    # VLMEvalKit keeps the dataset's columns in its table, the build's config_hash among them
+    table = "index\tid\tprediction\tconfig_hash\n" + "".join(
+        f"{i}\t{r['id']}\t{r['answer']}\tfeedc0de\n" for i, r in enumerate(rows)
     )
     (work / "MyModel_MiSI_rotation.tsv").write_text(table)
     (work / "MyModel_MiSI_rotation_score.tsv").write_text("index\tscore\n0\t1\n")
@@ -227,6 +228,9 @@ def test_vlmevalkit_work_dir(built, tmp_path):
     assert report["report"]["tasks"]["rotation"]["score"] == 1.0 and report["missing"] == []
     assert report["prediction_file_shape"] == "vlmevalkit-folder"
     assert "another split than test (MyModel_MiSI_rotation_tiny.tsv)" in out.stderr
+    assert (
+        report["prediction_builds"] == ["feedc0de"] and "recorded for build feedc0de" in out.stderr
+    )
 
 
 def test_inspect_unknown_sample_lists_the_samples():

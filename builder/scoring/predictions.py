@@ -270,6 +270,10 @@ def _read_table(path: Path) -> PredictionFile:
         )
     i_id, i_pred = header.index("id"), header.index("prediction")
     out = _Collector()
+    if "config_hash" in header:  # VLMEvalKit keeps the dataset's columns, this one included
+        i_build = header.index("config_hash")
+        builds = {str(r[i_build]).strip() for r in rows[1:] if i_build < len(r)} - {""}
+        out.builds.update(dict.fromkeys(sorted(builds)[:16]))
     for n, row in enumerate(rows[1:], 2):
         rid = str(row[i_id]).strip() if i_id < len(row) else ""
         if not rid:

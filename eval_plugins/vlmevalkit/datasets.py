@@ -15,6 +15,7 @@ from misi_bench.eval_plugins.common import (
     TASKS,
     TEST_SPLIT,
     TINY_SPLIT,
+    build_config_hash,
     call_main,
     load_split,
     score_doc_raw,
@@ -99,6 +100,7 @@ def dataset_classes() -> dict[str, type]:
             task, split = parse_name(dataset)
             ds = load_split(task or "all", split)
             os.makedirs(self.img_root, exist_ok=True)
+            build = build_config_hash()  # kept in the prediction tables; `score` checks it
             records = []
             for k, row in enumerate(ds.cast_column("images", _raw_images(ds))):
                 paths = []
@@ -121,6 +123,7 @@ def dataset_classes() -> dict[str, type]:
                         "image_views": json.dumps(list(row["image_views"] or [])),
                         "metadata": row["metadata"],
                         "image_path": paths,
+                        "config_hash": build or "",
                     }
                 )
             return pd.DataFrame.from_records(records)
