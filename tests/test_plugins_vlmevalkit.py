@@ -109,6 +109,13 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
     report = json.loads((tmp_path / "misi_oracle" / "misi_oracle_MiSI_report.json").read_text())
     assert report["subsets"]  # T4 positive / negative rows
+    # the work dir is a predictions source; its tables keep the rows' config_hash column
+    from misi_bench.builder.scoring import read_prediction_source
+
+    build = json.loads((data_dir / "manifest.json").read_text())["config_hash"]
+    source = read_prediction_source(tmp_path / "misi_oracle", "test")
+    assert source.kind == "vlmevalkit-folder" and source.files
+    assert all(f.builds == (build,) for f in source.files), [f.builds for f in source.files]
 
     const = _acc(tmp_path, "misi_constant", "MiSI")
     expected = {}
