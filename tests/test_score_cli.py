@@ -256,3 +256,36 @@ def test_one_version_label_for_version_card_and_manifest(built):
     assert out.returncode == 0 and out.stdout.count("\n") == 1
     assert out.stdout.startswith(version_label(PACKAGE_VERSION, BUILDER_VERSION, templates))
     assert "(paper)" in out.stdout and "(explicit)" in out.stdout
+
+
+def test_unreachable_hub_is_one_line_after_a_short_wait(tmp_path):
+    """A Hub repo id on a machine that cannot reach the Hub: one line, not a retry loop. The
+    Hub endpoint is pointed at a closed local port (no remote service is involved)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"id": "a", "prediction": "A"}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env.update(HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"))
+    start = time.monotonic()
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
+            "score",
+            "--dataset",
+            "someone/some-bench",
+            "--predictions",
+            str(preds),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert time.monotonic() - start < 60
+    one_error_line(out, "--dataset someone/some-bench: the Hub did not answer", "HF_HUB_OFFLINE=1")
