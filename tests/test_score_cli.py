@@ -69,6 +69,8 @@ def test_unusable_inputs_are_one_line(built, tmp_path):
         "{id: prediction} object",
         str(built),
     )
+    build = json.loads((built / "manifest.json").read_text())["config_hash"]
+    assert f"(build {build})" in line
     assert "first id" not in line
     ok = tmp_path / "ok.jsonl"
     ok.write_text(

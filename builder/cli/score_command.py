@@ -96,8 +96,10 @@ def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
         if shape == "json-object"
         else ""
     )
+    build = build_hash(args.dataset)
+    where = f"{args.dataset} (build {build})" if build else args.dataset
     raise MisiError(
-        f"{args.predictions}: none of its {len(given)} {what} is a question of {args.dataset} "
+        f"{args.predictions}: none of its {len(given)} {what} is a question of {where} "
         f"(configs {', '.join(configs) or 'all'}, split {args.split}, e.g. "
         f"{sorted(ids)[0]!r}); its first {what}: {first}{hint}"
     )
