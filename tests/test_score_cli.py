@@ -203,6 +203,20 @@ def test_lmms_eval_log_samples_folder(built, tmp_path):
     assert {t: tasks[t]["n"] for t in tasks} == expected
     assert all(tasks[t]["score"] == 1.0 for t in tasks) and report["missing"] == []
     assert report["prediction_file_shape"] == "lmms-eval-folder"
+    # --configs narrows a folder to those configs' files
+    out = score(
+        built,
+        "--predictions",
+        str(tmp_path / "results"),
+        "--configs",
+        "pocket_ligand",
+        "--json-out",
+        str(tmp_path / "r2.json"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "config rotation is not selected" in out.stderr
+    narrowed = json.loads((tmp_path / "r2.json").read_text())["report"]["tasks"]
+    assert list(narrowed) == ["pocket_ligand"] and narrowed["pocket_ligand"]["score"] == 1.0
 
 
 def test_vlmevalkit_work_dir(built, tmp_path):

@@ -63,6 +63,9 @@ def _gather(args: argparse.Namespace, configs: list[str]):
     bad: list[str] = []
     builds: dict[str, None] = {}
     for file in source.files:
+        if file.config and configs and file.config not in configs and len(source.files) > 1:
+            log.warning("%s: passed over (config %s is not selected)", file.path, file.config)
+            continue
         if file.positions:
             own = file.config or (configs[0] if len(configs) == 1 else None)
             if own is None:

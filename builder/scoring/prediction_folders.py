@@ -3,7 +3,8 @@
 * an lmms-eval ``--log_samples`` output folder: every ``*_samples_[tiny_]misi_<config>.jsonl``
   below it (lmms-eval nests them under the model's name); when one config has several files
   (several runs) the newest by name (lmms-eval's names begin with the date) is read and the
-  others are named in :attr:`PredictionSource.notes`;
+  others are named in :attr:`PredictionSource.notes`; likewise lm-eval's
+  ``samples_[tiny_]misi_<config>_<date>.jsonl`` (read by each logged row's own id);
 * a VLMEvalKit work dir: the prediction tables ``<model>_MiSI[_<config>][_tiny].xlsx`` (or
   ``.tsv`` / ``.csv``) below it, without VLMEvalKit's own ``_score`` / ``_acc`` outputs;
 * a ``misi-bench eval`` run folder: its ``predictions.jsonl`` (with the build's config hash
@@ -26,6 +27,7 @@ from .predictions import MAX_FILE_BYTES, PredictionFile, PredictionFileError, re
 __all__ = ["PredictionSource", "read_prediction_source"]
 
 _LMMS_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
+_LM_EVAL_RE = re.compile(r"^samples_((?:tiny_)?misi_[a-z_]+?)_\d{4}-\d\d-\d\dT[\w.-]*\.jsonl$")
 _VLMEVAL_RE = re.compile(r"_MiSI(?:_([a-z_]+?))?(?:_tiny)?\.(?:xlsx|tsv|csv)$")
 MAX_FILES = 1000  # prediction files read from one folder
 
@@ -104,6 +106,7 @@ def read_prediction_source(path: str | Path, split: str | None = None) -> Predic
         )
     files = _files_below(p)
     lmms = [(m.group(0)[:-6], f) for f in files if (m := _LMMS_RE.search(f.name))]
+    lmms += [("_samples_" + m.group(1), f) for f in files if (m := _LM_EVAL_RE.match(f.name))]
     vlm = []
     for f in files:
         m = _VLMEVAL_RE.search(f.name)
