@@ -75,11 +75,13 @@ def test_layout_card_and_manifest(full_build):
     assert float(cells["average_9_tasks"]) == pytest.approx(
         sum(float(cells[t]) for t in TASKS) / 9, abs=0.06
     )
-    # the paper's published rows, with their source
+    # the paper's published rows (Tables 1 and 2 in full, with ranks), with their source
     assert (
-        "| human | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | – | – | 74.54 | 92.00 | 82.78 | 81.18 |"
+        "| human | - | 100.00 | 70.18 | 30.00 | 100.00 | 100.00 | 32.00 | 26.00 | 74.54 | 92.00 | 82.78 | 81.18 |"
         in card
     )
+    assert "| GPT-4.1 | 7 | 29.71 |" in card and "| o3 | 2 | 22.00 | 20.00 |" in card  # Table 2
+    assert "Table 1 prints the average 29.20; its printed columns average 28.20" in card
 
 
 def test_load_dataset_every_config_and_split(full_build):
@@ -241,6 +243,25 @@ def test_split_file_fixes_membership(sample_refs, tmp_path):
         progress=False,
     )
     assert {p for p, v in manifest["inputs"].items() if v["split"] == "test"} == set(ids[:2])
+
+
+def test_split_lists_leave_out_val(sample_refs, tmp_path):
+    """ATOM3D's form (train.txt, val.txt, test.txt): the val complex is not built at all."""
+    ids = sorted(r.pdb_id for r in sample_refs)[:4]
+    folder = tmp_path / "atom3d"
+    folder.mkdir()
+    for name, part in (("train", ids[:2]), ("val", ids[2:3]), ("test", ids[3:])):
+        (folder / f"{name}.txt").write_text("".join(f"{p}\n" for p in part))
+    manifest = build_dataset(
+        source="samples",
+        out=tmp_path / "o",
+        limit=4,
+        tasks=["rotation"],
+        split_file=folder,
+        progress=False,
+    )
+    splits = {p: v["split"] for p, v in manifest["inputs"].items()}
+    assert splits == {ids[0]: "train", ids[1]: "train", ids[3]: "test"}
 
 
 def test_validator_catches_a_wrong_answer(full_build, tmp_path):

@@ -163,6 +163,33 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
     assert score == pytest.approx((len(rows) - 1) / len(rows))
 
 
+def test_score_command_paper_rows(built, tmp_path):
+    """--paper-rows chooses the paper's rows (Tables 1 and 2 with ranks, the build's blind rows
+    beside them); an unknown name is an error that lists the names."""
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
+    )
+    base = ("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation")
+    out = cli(*base, "--paper-rows", "o3,GPT-4.1", "--json-out", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    assert "| o3 | 3 | 52.29 | 43.82 |" in out.stdout and "| o3 | 2 | 22.00 | 20.00 |" in out.stdout
+    assert "| GPT-4.1 | 7 |" in out.stdout and "| human |" not in out.stdout
+    assert "| blind: train's most frequent answer (this build) |" in out.stdout
+    assert "| rotation | score_steps | 100.00 | score | 100.00 |" in out.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["paper_rows"] == ["o3", "GPT-4.1"]
+    assert report["report"]["tasks"]["rotation"]["score_steps"] == 1.0
+    bad = cli(*base, "--paper-rows", "human,gpt-9")
+    assert bad.returncode == 2
+    assert "unknown row 'gpt-9'" in bad.stderr and "Claude Sonnet 4.5, o3" in bad.stderr
+    none = cli(*base, "--paper-rows", "none")
+    assert none.returncode == 0 and "Table 1, weighted score" not in none.stdout
+
+
 SCORE_SHAPES = [
     # (case, file name, writer of the file content from the rows, expected exit code, stderr text)
     (

@@ -54,6 +54,62 @@ def test_split_file_rows(tmp_path):
         sources.read_split_file(tmp_path / "absent.csv")
 
 
+def _atom3d_lists(folder, train, val, test):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, ids in (("train", train), ("val", val), ("test", test)):
+        (folder / f"{name}.txt").write_text("".join(f"{p.upper()}\n" for p in ids))
+    return folder
+
+
+def test_split_file_atom3d_lists(sample_refs, tmp_path):
+    """ATOM3D's published form (train.txt / val.txt / test.txt, one PDB id per line), as a
+    folder or as the files joined by commas: val and unlisted complexes are left out."""
+    from misi_bench.builder.dataset.config import BuildConfig
+    from misi_bench.builder.dataset.split_files import EXCLUDED
+
+    ids = sorted(r.pdb_id for r in sample_refs)
+    train, val, test, unlisted = ids[:8], ids[8:10], ids[10:14], ids[14:]
+    folder = _atom3d_lists(tmp_path / "atom3d", train, val, test)
+    got = sources.assign_splits(ids, seed=0, split_file=folder)
+    assert {p for p, s in got.items() if s == "train"} == set(train)
+    assert {p for p, s in got.items() if s == "test"} == set(test)
+    assert {p for p, s in got.items() if s == EXCLUDED} == set(val + unlisted)
+    joined = ",".join(str(folder / f"{n}.txt") for n in ("test", "train", "val"))
+    assert sources.assign_splits(ids, seed=0, split_file=joined) == got
+    # without val.txt: val complexes are simply unlisted, so left out all the same
+    (folder / "val.txt").unlink()
+    assert sources.assign_splits(ids, seed=0, split_file=folder) == got
+    # the config hash follows the lists' content
+    one = BuildConfig(source="samples", split_file=str(folder)).config_hash
+    (folder / "test.txt").write_text("".join(f"{p}\n" for p in test[:-1]))
+    assert BuildConfig(source="samples", split_file=str(folder)).config_hash != one
+
+
+def test_split_file_errors_name_the_file_and_line(sample_refs, tmp_path):
+    ids = sorted(r.pdb_id for r in sample_refs)
+    folder = _atom3d_lists(tmp_path / "a", ids[:3], [], ids[3:5])
+    (folder / "test.txt").write_text(f"{ids[3]}\nnot-an-id\n")
+    with pytest.raises(InputError, match="line 2: 'not-an-id' is not a 4-character PDB id") as exc:
+        sources.read_split_file(folder)
+    assert "test.txt" in str(exc.value)
+    (folder / "test.txt").write_text(f"{ids[0]}\n")  # also in train.txt
+    with pytest.raises(InputError, match=f"line 1: {ids[0]} is also in train.txt"):
+        sources.read_split_file(folder)
+    (folder / "test.txt").unlink()
+    with pytest.raises(InputError, match="split folder lacks test.txt"):
+        sources.read_split_file(folder)
+    with pytest.raises(InputError, match="one split list alone"):
+        sources.read_split_file(folder / "train.txt")
+    with pytest.raises(InputError, match="named train.txt, val.txt or test.txt"):
+        sources.read_split_file(f"{folder / 'train.txt'},{folder / 'other.txt'}")
+    with pytest.raises(InputError, match="lacks test.txt"):
+        sources.read_split_file(f"{folder / 'train.txt'},{folder / 'val.txt'}")
+    big = tmp_path / "big.csv"
+    big.write_text("x" * 300 + ",train\n")
+    with pytest.raises(InputError, match="line 1 is over 200 characters"):
+        sources.read_split_file(big)
+
+
 def test_assign_splits_is_deterministic_and_stable_when_complexes_are_added(tmp_path):
     ids = [f"{k}x{k:02d}" for k in range(60)]
     first = sources.assign_splits(ids, seed=3)

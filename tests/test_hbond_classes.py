@@ -641,7 +641,7 @@ def test_inferred_hydrogen_on_planar_nh():
         [],
     )
     (h,) = g.hydrogen_positions(0)
-    assert h[0] > 0.99 and abs(h[1]) < 1e-9
+    assert h[0] == pytest.approx(0.91) and abs(h[1]) < 1e-9  # ChimeraX: N + H covalent radii
 
 
 def test_metal_coordination_blocks_an_acceptor_facing_the_metal():

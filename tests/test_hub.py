@@ -88,6 +88,7 @@ class HubDouble(LoopbackServer):
 
     def __init__(self, token: str = TOKEN):
         self.token = token
+        self.refuse_commits = False  # a test sets it to see an upload fail after the checks
         self.repos: dict[str, _Repo] = {}
         self.requests: list[tuple[str, str, str | None]] = []  # (method, path, authorization)
         self.lock = threading.Lock()
@@ -306,6 +307,8 @@ class HubDouble(LoopbackServer):
         )
 
     def _commit(self, repo: _Repo, branch: str, body: bytes):
+        if self.refuse_commits:
+            return self._error(400, "commit refused (test: a failed upload)")
         if branch not in repo.branches:
             return self._error(404, f"Invalid rev id: {branch}", "RevisionNotFound")
         lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
@@ -515,6 +518,15 @@ def online(monkeypatch, tmp_path):
         yield double
 
 
+def folder_state(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file of a folder (hidden ones too, the lock file aside) with its bytes and mtime."""
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".misi-lock"
+    }
+
+
 def _pushable(folder: Path) -> set[str]:
     return {
         p.relative_to(folder).as_posix()
@@ -548,19 +560,23 @@ def test_push_tag_then_download_and_load(
     double, folder = online, dataset_folder
     caplog.set_level(logging.DEBUG)
 
+    before = folder_state(folder)
     result = hub.push_dataset(folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint)
 
+    # the build folder is never edited: the Hub gets a staging copy that states the version
+    assert folder_state(folder) == before
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["version"] == "v0.1.0"
-    assert "v0.1.0" in (folder / "README.md").read_text()
+    assert manifest["version"] is None
     remote = double.files_at(REPO, "v0.1.0")
     expected = _pushable(folder)
     assert expected >= {"README.md", "manifest.json"} | set(manifest["shards"])
     assert set(remote) - {".gitattributes"} == expected
     assert not [p for p in remote if p.startswith(".work") or "/." in p]
-    for rel in expected:  # byte-identical, including the rewritten manifest and card
+    for rel in expected - {"manifest.json", "README.md"}:  # shards, images: byte-identical
         assert remote[rel] == (folder / rel).read_bytes(), rel
-    assert json.loads(remote["manifest.json"])["version"] == "v0.1.0"
+    assert json.loads(remote["manifest.json"]) == {**manifest, "version": "v0.1.0"}
+    assert "v0.1.0" in remote["README.md"].decode()
+    assert "v0.1.0" not in (folder / "README.md").read_text()
     assert (
         double.repos[REPO].tags["v0.1.0"]
         == result.commit_oid
@@ -658,6 +674,7 @@ def test_push_to_branch_without_tag(online, tmp_path):
     assert set(double.files_at(REPO, "main")) == {".gitattributes"}
     assert result.commit_oid == repo.branches["dev"]
     assert json.loads((folder / "manifest.json").read_text())["version"] is None
+    assert json.loads(double.files_at(REPO, "dev")["manifest.json"])["version"] is None
 
     # then a release tag on that branch; an unchanged re-push still tags the current head
     hub.push_dataset(
@@ -673,3 +690,46 @@ def test_hub_errors_become_misi_errors(online, tmp_path):
         hub.push_dataset(folder, REPO, tag="v0.1.0", token="hf_wrong", endpoint=online.endpoint)
     assert "hf_wrong" not in str(err.value)
     assert not [r for r in online.requests if "/commit/" in r[1]]
+
+
+def test_failed_upload_leaves_the_folder_as_it_was(online, tmp_path):
+    double = online
+    folder = make_fake_folder(tmp_path / "fake")
+    before = folder_state(folder)
+    double.refuse_commits = True
+    with pytest.raises(MisiError, match="refused the push"):
+        hub.push_dataset(folder, REPO, tag="v0.2.0", token=TOKEN, endpoint=double.endpoint)
+    assert folder_state(folder) == before
+    assert "v0.2.0" not in double.repos[REPO].tags
+
+
+def test_push_refuses_a_shard_that_differs_from_the_manifest(online, tmp_path):
+    double = online
+    folder = make_fake_folder(tmp_path / "fake")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    rel = sorted(manifest["shards"])[0]
+    original = (folder / rel).read_bytes()
+    data = bytearray(original)
+    data[len(data) // 2] ^= 0xFF  # one flipped byte
+    (folder / rel).write_bytes(bytes(data))
+    with pytest.raises(MisiError, match=f"{rel}: sha256 differs"):
+        hub.push_dataset(folder, REPO, tag="v0.3.0", token=TOKEN, endpoint=double.endpoint)
+    assert not double.requests  # refused before contacting the Hub
+    # a shard the manifest does not list (a stale config of another build) is refused too
+    (folder / rel).write_bytes(original)
+    (folder / "docking").mkdir()
+    (folder / "docking" / "test-00000-of-00001.parquet").write_bytes(original)
+    with pytest.raises(MisiError, match="docking/test-00000-of-00001.parquet: not listed"):
+        hub.push_dataset(folder, REPO, dry_run=True)
+
+
+def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
+    from misi_bench.builder.dataset import manifest as manifest_io
+
+    folder = make_fake_folder(tmp_path / "fake")
+    manifest = manifest_io.read_manifest(folder)
+    manifest["validation"] = {"ok": False, "checked": 3, "problems": ["rotation/test: bad answer"]}
+    manifest_io.write_manifest(folder, manifest)
+    with pytest.raises(MisiError, match="validation failed.*bad answer"):
+        hub.push_dataset(folder, REPO, tag="v0.4.0", token=TOKEN, endpoint=online.endpoint)
+    assert not online.requests

@@ -192,9 +192,14 @@ def test_paper_reference_and_average():
     assert human.average == pytest.approx(81.18)
     # (100 + 70.18 + 30 + 100 + 100 + 74.54 + 92 + 82.78) / 8 = 81.1875, which the paper prints as 81.18
     assert paper_average(human.scores) == pytest.approx(81.18, abs=0.01)
-    assert rows["Fine-tuned 7B (paper)"].average == pytest.approx(62.96)
-    assert rows["Fine-tuned 7B (paper)"].scores["T9"] == pytest.approx(10.72)
-    assert rows["Best API model (paper)"].average == pytest.approx(34.37)
+    assert rows["Qwen2.5-VL-7B-SFT (paper)"].average == pytest.approx(62.96)
+    assert rows["Qwen2.5-VL-7B-SFT (paper)"].scores["T9"] == pytest.approx(10.72)
+    assert rows["Claude Sonnet 4.5 (paper)"].average == pytest.approx(34.37)
+    # --paper-rows: all twelve, none, names; an unknown name lists the names
+    assert len(reference_rows("all")) == 12 and reference_rows("none") == ()
+    assert [r.label for r in reference_rows("o3,GPT-4.1")] == ["O3 (paper)", "GPT-4.1 (paper)"]
+    with pytest.raises(MisiError, match="unknown row 'gpt-9'.*GPT-4.1"):
+        reference_rows("gpt-9")
     assert all("2512.10867" in r.source for r in rows.values())
     assert (
         paper_average({c: 50.0 for c in PAPER_AVERAGE_COLUMNS[:-1]}) is None
@@ -208,7 +213,7 @@ def test_reference_rows_are_the_scorers():
     """The report shows the scorer's reference data (the one place it is kept), in percent."""
     from misi_bench.builder import scoring
 
-    source = {r.name: r for r in scoring.paper_reference_rows()}
+    source = {r.name: r for r in scoring.select_paper_rows("default")}
     got = reference_rows()
     assert len(got) == len(source)
     for row in got:
@@ -320,15 +325,17 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
         "misi_constant",
         f"misi_fixed ({CONSTANT})",
         "Human (paper)",
-        "Fine-tuned 7B (paper)",
-        "Best API model (paper)",
+        "Qwen2.5-VL-7B-SFT (paper)",
+        "Claude Sonnet 4.5 (paper)",
         "Chance: random answer",
         "Chance: constant (No / None / A)",
         "Blind: text only: train's most frequent answer",
         "Blind: options only: best rule",
     }
     assert lines["oracle"].count("100.00") == 12
-    assert "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Fine-tuned 7B (paper)"]
+    assert (
+        "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Qwen2.5-VL-7B-SFT (paper)"]
+    )
     # chance levels: the scorer's baselines over the build's test questions
     rows = _rows(data_dir)
     rng = __import__("numpy").random.default_rng(0)

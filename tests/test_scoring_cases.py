@@ -348,22 +348,58 @@ def test_paper_average_ignores_t5_t6_and_weights_t4_halves():
 
 
 def test_paper_reference_rows():
+    """Tables 1 and 2 of arXiv 2512.10867v2 in full: twelve rows, every cell as printed, the
+    paper's ranks, and a note wherever a printed average is not the mean of its columns."""
     rows = paper_reference_rows()
-    assert [r.name for r in rows] == ["human", "fine-tuned 7B", "best API model"]
+    assert len(rows) == 12 and rows[0].name == "human"
     by_name = {r.name: r for r in rows}
     assert by_name["human"].paper_average == pytest.approx(0.8118)
-    assert by_name["fine-tuned 7B"].paper_average == pytest.approx(0.6296)
-    assert by_name["best API model"].paper_average == pytest.approx(0.3437)
-    ft = by_name["fine-tuned 7B"]
+    assert by_name["human"].exact_average == pytest.approx(0.7625)
+    ft = by_name["Qwen2.5-VL-7B-SFT"]
+    assert (ft.rank, ft.paper_average, ft.exact_rank, ft.exact_average) == (1, 0.6296, 1, 0.5756)
     assert (ft.score("T1"), ft.score("T2"), ft.score("T3"), ft.score("T9")) == pytest.approx(
         (0.9984, 0.9971, 0.2714, 0.1072)
     )
-    assert ft.score("T4_positive") is None and ft.score("T7") is None  # not known: not guessed
-    assert all(v is None for v in by_name["best API model"].by_column.values())
+    assert (ft.exact("T7"), ft.exact("T9")) == pytest.approx((0.0075, 0.0078))
+    # every row prints every cell of both tables
     for row in rows:
-        assert list(row.by_column) == list(COLUMN_KEYS)
+        assert list(row.by_column) == list(COLUMN_KEYS) == list(row.exact_by_column)
+        assert None not in row.by_column.values() and None not in row.exact_by_column.values()
         assert "2512.10867" in row.source
+    # ranks: the paper's, 1..11 over the models (the human row is not ranked)
+    assert sorted(r.rank for r in rows[1:]) == list(range(1, 12)) and rows[0].rank is None
+    # the printed averages kept as printed; the ones that disagree with their columns carry a note
+    gpt41 = by_name["GPT-4.1"]
+    assert gpt41.paper_average == pytest.approx(0.2920)
+    assert sum(gpt41.score(c) for c in PAPER_AVERAGE_COLUMNS) / 8 == pytest.approx(0.2820, abs=1e-4)
+    assert any("29.20" in n and "28.20" in n for n in gpt41.notes)
+    for row in rows:
+        for cells, average, table in (
+            (row.by_column, row.paper_average, "Table 1"),
+            (row.exact_by_column, row.exact_average, "Table 2"),
+        ):
+            mean = sum(cells[c] for c in PAPER_AVERAGE_COLUMNS) / 8
+            noted = any(table in n and "average" in n for n in row.notes)
+            assert abs(mean - average) <= 0.00011 or noted, (row.name, table)
     assert set(PAPER_AVERAGE_COLUMNS) == set(COLUMN_KEYS) - {"T5", "T6"}
+
+
+def test_paper_rows_selection():
+    from misi_bench.builder.scoring import PaperRowsError, select_paper_rows
+
+    assert [r.name for r in select_paper_rows(None)] == [
+        "human",
+        "Qwen2.5-VL-7B-SFT",
+        "Claude Sonnet 4.5",
+    ]
+    assert select_paper_rows("default") == select_paper_rows(None)
+    assert select_paper_rows("none") == () and len(select_paper_rows("ALL")) == 12
+    # names and aliases, case, dots and dashes ignored; order kept; each row once
+    got = select_paper_rows("gpt 4.1, best API model,O3,claude-sonnet-4.5, fine-tuned 7B")
+    assert [r.name for r in got] == ["GPT-4.1", "Claude Sonnet 4.5", "o3", "Qwen2.5-VL-7B-SFT"]
+    assert [r.name for r in select_paper_rows("default,o3,human")][-1] == "o3"
+    with pytest.raises(PaperRowsError, match=r"unknown row 'gpt-5'.*known rows: human, Qwen2.5"):
+        select_paper_rows("human,gpt-5")
 
 
 def test_paper_reference_file_rules(tmp_path, monkeypatch):

@@ -42,7 +42,7 @@ def donor_class(g: Graph, i: int) -> str | None:
         return "protonated C=N NH2"
     if t == "Ng+" and one and nh == 2 and heavy_types == ["C2"]:
         return "protonated C=N NH2"
-    if t == "N3+" and one and nh == 3 and _tet(g, nb[0]):
+    if t == "N3+" and one and 1 <= nh <= 3 and _tet(g, nb[0]):  # H may be missing (ChimeraX)
         return "protonated primary amine"
     if t == "O3" and one and nh == 1 and _tet(g, nb[0]):
         return "hydroxyl"
@@ -92,6 +92,29 @@ def donor_class(g: Graph, i: int) -> str | None:
     return None
 
 
+def _phosphate_site(g: Graph, i: int, p: int) -> Site | None:
+    """The syn/anti phosphate classes of ChimeraX's table for an O- ``i`` on phosphorus ``p``.
+
+    Three O- on one P (a terminal phosphate): ChimeraX's group matching (``chem_group``) yields
+    one group per P, whose first O- is the first in the P's bond order once an O- tried first
+    is barred from the other O- slots; only that O (with four O-, the first two) gets the class,
+    its syn partner the next O-; the others are generic O3- acceptors. Two O- (a diester): both,
+    each the other's partner, when the other two substituents are tetrahedral or single."""
+    if len(g.nbrs[p]) != 4:
+        return None
+    o_minus = [k for k in g.nbrs[p] if g.types[k] == "O3-"]
+    rest = [k for k in g.nbrs[p] if k not in o_minus]
+    if len(o_minus) >= 3 and all(_single_or_tet(g, k) for k in rest):
+        leaders = o_minus[: len(o_minus) - 2]
+        if i in leaders:
+            return Site(i, "phosphate O- (3)", (o_minus[o_minus.index(i) + 1], p))
+        return None
+    if len(o_minus) == 2 and all(_single_or_tet(g, k) and g.types[k] != "O3-" for k in rest):
+        mate = o_minus[1] if o_minus[0] == i else o_minus[0]
+        return Site(i, "phosphate O- (2)", (mate, p))
+    return None
+
+
 def _amide_carbon(g: Graph, c: int, n: int) -> bool:
     """``c`` is a C2 with neighbours O2, the N ``n`` and one tetrahedral or single atom."""
     if g.types[c] != "C2" or len(g.nbrs[c]) + g.h_count[c] != 3:
@@ -124,13 +147,9 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
     centre = nb[0] if len(nb) == 1 else None
     ctype = g.types[centre] if centre is not None else ""
     if one and t == "O3-" and ctype == "Pac":
-        mates = [
-            k for k in g.nbrs[centre] if k != i and g.types[k] == "O3-" and len(g.nbrs[k]) == 1
-        ]
-        if len(mates) >= 2 and len(g.nbrs[centre]) == 4:
-            return Site(i, "phosphate O- (3)", (mates[0], centre))
-        if len(mates) == 1 and len(g.nbrs[centre]) == 4:
-            return Site(i, "phosphate O- (2)", (mates[0], centre))
+        site = _phosphate_site(g, i, centre)
+        if site is not None:
+            return site
     if one and t == "O2-" and ctype == "Cac":
         mates = [k for k in g.nbrs[centre] if k != i and g.types[k] == "O2-"]
         if mates and len(g.nbrs[centre]) + g.h_count[centre] == 3:
@@ -142,13 +161,21 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         acid_oh = [
             k for k in others if g.types[k] == "O3" and g.h_count[k] == 1 and len(g.nbrs[k]) == 1
         ]
-        if acid_oh and len(others) + g.h_count[centre] == 2:
+        if (
+            acid_oh
+            and len(others) + g.h_count[centre] == 2
+            and all(_single_or_tet(g, k) for k in others if k != acid_oh[0])
+        ):
             return Site(i, "carboxylic acid C=O", (acid_oh[0], centre))
         if ctype == "C2" and len(others) + g.h_count[centre] == 2:
             npl = [k for k in others if g.types[k] == "Npl"]
             if npl and all(_single_or_tet(g, k) for k in others if k != npl[0]):
                 return Site(i, "amide O", (npl[0], centre))
-            if any(g.elements[k] == "C" for k in others):
+            # ChimeraX's ketone pattern C2(O2, C, R): the other substituents C or H only, so an
+            # ester (C2 with O2, C and an ether O3) reaches its own class below
+            if any(g.elements[k] == "C" for k in others) and all(
+                g.elements[k] == "C" for k in others
+            ):
                 return Site(i, "ketone/aldehyde O", (centre, None))
             o3 = [
                 k

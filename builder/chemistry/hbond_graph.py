@@ -12,8 +12,10 @@ import numpy as np
 
 from .idatm import LINEAR, PLANAR, TETRAHEDRAL, geometry, substituents
 
-#: Covalent X-H lengths (Å) for inferred hydrogens.
-XH_LENGTH = {"N": 1.01, "O": 0.96, "S": 1.34, "C": 1.09}
+#: X-H lengths (Å) of inferred hydrogens: ChimeraX's ``Element.bond_length(X, "H")``, the sum of
+#: Meng & Lewis's (1991) covalent radii (H 0.23, C/N/O 0.68, S 1.02), not the longer
+#: spectroscopic lengths (N-H 1.01, O-H 0.96, S-H 1.34), which make D-H...A ~2 degrees smaller.
+XH_LENGTH = {"N": 0.91, "O": 0.91, "S": 1.25, "C": 0.91}
 
 
 @dataclass(frozen=True)
@@ -105,17 +107,21 @@ class Graph:
             or geom - subs > 0
         ):
             return []
-        coplanar = None
-        if geom == PLANAR and len(known) == 1:
-            coplanar = (
-                [self.coords[k] for k in self.nbrs[known[0]] if k != i]
-                if self.geom(known[0]) == PLANAR
-                else []
-            )
         length = XH_LENGTH.get(self.elements[i], 1.0)
         return bond_positions(
-            self.coords[i], geom, length, [self.coords[k] for k in known], coplanar
+            self.coords[i], geom, length, [self.coords[k] for k in known], self._coplanar(i)
         )[:wanted]
+
+    def _coplanar(self, i: int) -> list[np.ndarray] | None:
+        """ChimeraX's in-plane reference points for a planar atom: the other neighbours
+        (explicit hydrogens included) of its planar heavy neighbours; None unless planar."""
+        if self.geom(i) != PLANAR:
+            return None
+        out: list[np.ndarray] = []
+        for k in self.nbrs[i]:
+            if self.geom(k) == PLANAR:
+                out += [self.coords[m] for m in self.nbrs[k] if m != i] + list(self.explicit_h[k])
+        return out
 
     def substituent_positions(self, i: int) -> list[np.ndarray]:
         """Hydrogen and lone-pair positions of atom ``i`` (ChimeraX ``hyd_positions`` with lone
@@ -126,14 +132,7 @@ class Graph:
         known = [self.coords[k] for k in self.nbrs[i]] + explicit
         if not geom or len(known) >= geom or not known or (len(known) == 1 and geom == TETRAHEDRAL):
             return explicit
-        coplanar = None
-        if geom == PLANAR and len(known) == 1:
-            coplanar = (
-                [self.coords[k] for k in self.nbrs[self.nbrs[i][0]] if k != i]
-                if self.nbrs[i]
-                else []
-            )
-        return explicit + bond_positions(self.coords[i], geom, 1.0, known, coplanar)
+        return explicit + bond_positions(self.coords[i], geom, 1.0, known, self._coplanar(i))
 
 
 def find_rings(n: int, nbrs: list[list[int]], max_size: int = 8) -> list[tuple[int, ...]]:
@@ -184,7 +183,17 @@ def bond_positions(
     centre, geom: int, length: float, known: list, coplanar: list | None = None
 ) -> list[np.ndarray]:
     """Positions of the free substituents of an atom of geometry ``geom`` (4 tetrahedral,
-    3 planar, 2 linear) given its known substituent positions, at ``length`` Å."""
+    3 planar, 2 linear) given its known substituent positions, at ``length`` Å, by the
+    construction of ChimeraX's ``bond_geom.bond_positions`` (our own code):
+
+    * planar, one known: the first position at 120 degrees from the known bond, in the plane of
+      the ``coplanar`` reference point (with two, the mean of the position toward the first and
+      the one away from the second; with none, in an arbitrary but fixed frame), the second on
+      the anti-bisector of the two; planar, two known: the anti-bisector;
+    * tetrahedral, one known: the first at 109.5 degrees in a fixed frame (ChimeraX's
+      ``z_align`` of the known bond: a lone pair has no other reference), then as for two known;
+      two known: one raised 54.75 degrees from their plane on the anti-bisector, then as for
+      three known; three known: the normal of the plane through the three unit-vector tips."""
     centre = np.asarray(centre, dtype=np.float64)
     units = []
     for p in known:
@@ -192,35 +201,85 @@ def bond_positions(
         norm = np.linalg.norm(v)
         if norm > 1e-6:
             units.append(v / norm)
-    if not units:
+    if not units or len(units) < len(known):
         return []
-    if geom == LINEAR and len(units) == 1:
-        return [centre - length * units[0]]
-    if geom == TETRAHEDRAL and len(units) == 3 or geom == PLANAR and len(units) == 2:
-        d = -np.sum(units, axis=0)
-        norm = np.linalg.norm(d)
-        return [centre + length * d / norm] if norm > 1e-6 else []
-    if geom == TETRAHEDRAL and len(units) == 2:
-        bis = -(units[0] + units[1])
-        perp = np.cross(units[0], units[1])
-        if np.linalg.norm(bis) < 1e-6 or np.linalg.norm(perp) < 1e-6:
+    if geom == LINEAR:
+        return [centre - length * units[0]] if len(units) == 1 else []
+    if geom == PLANAR:
+        if len(units) > 2:
             return []
-        bis, perp = bis / np.linalg.norm(bis), perp / np.linalg.norm(perp)
-        half = math.radians(109.47 / 2.0)
-        return [
-            centre + length * (math.cos(half) * bis + s * math.sin(half) * perp)
-            for s in (1.0, -1.0)
-        ]
-    if geom == PLANAR and len(units) == 1:
-        u = units[0]
-        ref = None
-        for c in coplanar or []:
-            w = np.asarray(c, dtype=np.float64) - centre
-            w = w - np.dot(w, u) * u
-            if np.linalg.norm(w) > 1e-3:
-                ref = w / np.linalg.norm(w)
-                break
-        if ref is None:
-            return []
-        return [centre + length * (-0.5 * u + s * 0.8660254 * ref) for s in (1.0, -1.0)]
-    return []
+        out = []
+        if len(units) == 1:
+            first = _angle_position(units[0], 120.0, centre, coplanar)
+            if first is None:
+                return []
+            units.append(first)
+            out.append(centre + length * first)
+        anti = -(units[0] + units[1])
+        norm = np.linalg.norm(anti)
+        return out + [centre + length * anti / norm] if norm > 1e-6 else []
+    if geom != TETRAHEDRAL or len(units) > 3:
+        return []
+    out = []
+    if len(units) == 1:
+        first = _angle_position(units[0], 109.5, centre, None)
+        units.append(first)
+        out.append(centre + length * first)
+    if len(units) == 2:
+        v1, v2 = units
+        anti = -(v1 + v2)
+        cross = np.cross(v1, v2) if np.dot(v1, v1) > np.dot(v2, v2) else np.cross(v2, v1)
+        if np.linalg.norm(anti) < 1e-6 or np.linalg.norm(cross) < 1e-6:
+            return out
+        anti, cross = anti / np.linalg.norm(anti), cross / np.linalg.norm(cross)
+        third = _COS_5475 * anti + _SIN_5475 * cross
+        units.append(third)
+        out.append(centre + length * third)
+    normal = np.cross(units[1] - units[0], units[2] - units[0])
+    norm = np.linalg.norm(normal)
+    if norm < 1e-9:
+        return out
+    normal = normal / norm
+    if float(np.dot(normal, -units[0])) < 0.0:  # point away from the three known bonds
+        normal = -normal
+    return out + [centre + length * normal]
+
+
+_COS_5475 = math.cos(math.radians(54.75))
+_SIN_5475 = math.sin(math.radians(54.75))
+
+
+def _z_align_axes(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(y, z) axes of ChimeraX's ``z_align`` frame for the bond direction ``u`` (z along ``u``):
+    the fixed frame a bond position is placed in when no reference point orients it."""
+    a, b, c = (float(x) for x in u)
+    lxz = math.sqrt(a * a + c * c)
+    d = math.sqrt(lxz * lxz + b * b)
+    if lxz < 1e-10:
+        y = np.array([0.0, lxz / d, -b / d])
+    else:
+        y = np.array([-(a * b) / (lxz * d), lxz / d, -(b * c) / (lxz * d)])
+    return y, np.array([a, b, c]) / d
+
+
+def _angle_position(u: np.ndarray, degrees: float, centre, coplanar) -> np.ndarray | None:
+    """Unit vector at ``degrees`` from the bond direction ``u``: toward the first ``coplanar``
+    point (averaged with the direction away from a second one, as ChimeraX's ``angle_pos``),
+    or in the ``z_align`` frame when there is no reference point."""
+    rad = math.radians(degrees)
+    if not coplanar:
+        y, z = _z_align_axes(u)
+        return math.sin(rad) * y + math.cos(rad) * z
+    points = []
+    for n, c in enumerate(list(coplanar)[:2]):
+        up = np.asarray(c, dtype=np.float64) - centre
+        if n:
+            up = -up
+        perp = up - np.dot(up, u) * u
+        norm = np.linalg.norm(perp)
+        if norm < 1e-9:
+            return None
+        points.append(math.sin(rad) * perp / norm + math.cos(rad) * u)
+    mean = np.mean(points, axis=0)
+    norm = np.linalg.norm(mean)
+    return mean / norm if norm > 1e-9 else None

@@ -11,6 +11,19 @@ ANGLE_SLOP = 20.0
 SULFUR_COMP = 0.35
 METAL_ACCEPTOR_RANGE = 4.0
 METAL_MIN_ANGLE = 45.0
+_SYMBOLS = (
+    "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se "
+    "Br Kr Rb Sr Y Zr Nb Mo Tc Ru Rh Pd Ag Cd In Sn Sb Te I Xe Cs Ba La Ce Pr Nd Pm Sm Eu Gd Tb "
+    "Dy Ho Er Tm Yb Lu Hf Ta W Re Os Ir Pt Au Hg Tl Pb Bi Po At Rn Fr Ra Ac Th Pa U Np Pu Am Cm "
+    "Bk Cf Es Fm Md No Lr"
+).split()
+#: Elements ChimeraX counts as metals for its acceptor rule (``Element.is_metal``: atomic numbers
+#: 3-4, 11-13, 19-32, 37-51, 55-84, 87-103), wider than the ``plip`` mode's ion list.
+CHIMERAX_METALS = frozenset(
+    sym
+    for z, sym in enumerate(_SYMBOLS, start=1)
+    if 3 <= z <= 4 or 11 <= z <= 13 or 19 <= z <= 32 or 37 <= z <= 51 or 55 <= z <= 84 or z >= 87
+)
 #: Pairs farther apart than this (Å) are not tested (above every relaxed limit).
 SEARCH_RADIUS = 4.8
 

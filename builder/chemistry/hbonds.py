@@ -55,6 +55,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.records import Complex
 from . import mills_dean
+from .hbond_limits import CHIMERAX_METALS
 from .protein import METAL_ELEMENTS
 
 HBOND_MODES = ("chimerax", "plip")
@@ -224,26 +225,64 @@ def chimerax_graph(
         )
     if h_coords is None:
         h_coords, h_parent = chimerax_hydrogens(cx)
-    # protein atoms are typed by template, so a neighbour the pocket cut removed (the peptide C
-    # of a segment's first N, e.g. a proline N) is no free valence; histidine ring N without input
-    # hydrogens stay open (either may carry the H, as ChimeraX treats an H-less ring N)
+    types, h_count = _terminal_n_types(cx, h_parent)
+    # protein atoms are typed by template, so their substituents are complete; histidine ring N
+    # without a hydrogen stay open (ChimeraX's template types both Npl: an H-less one may carry
+    # an inferred H)
     open_his = (
         (cx.res_names == "HIS")
         & np.isin(cx.atom_names, ("ND1", "NE2"))
-        & (cx.atom_types == "Npl")
-        & (cx.h_count == 0)
+        & (types == "Npl")
+        & (h_count == 0)
     )
     saturated = ~cx.is_ligand & ~open_his
     return mills_dean.Graph(
         cx.coords,
         cx.elements,
-        cx.atom_types,
+        types,
         cx.bonds,
-        cx.h_count,
+        h_count,
         h_coords,
         h_parent,
         saturated=saturated,
     )
+
+
+def _terminal_n_types(cx: Complex, h_parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Atom types and hydrogen counts with each segment's first backbone N typed ``N3+``.
+
+    ChimeraX's residue templates type N ``N3+`` when it "doesn't connect to another residue"
+    (the ``N.`` condition of its ``.idatmres`` files). The paper loaded PDBbind's pocket file,
+    which cuts the chains, so there every segment's first N is such an N; our pocket is the same
+    whole-residue cut. Its hydrogens as ChimeraX meets them in a protonated pocket file: a
+    proline N's two free tetrahedral positions (ChimeraX infers both: its secondary ammonium
+    class matches without explicit H), any other N's backbone H (the input's, else one)."""
+    types, h_count = cx.atom_types.copy(), cx.h_count.copy()
+    protein = ~cx.is_ligand & (cx.residue_index >= 0)
+    n_atoms = np.flatnonzero(protein & (cx.atom_names == "N"))
+    if not len(n_atoms):
+        return types, h_count
+    bonds = np.asarray(cx.bonds, dtype=np.int64).reshape(-1, 2)
+    pairs = np.vstack([bonds, bonds[:, ::-1]])  # (n, c) both ways
+    n_end, c_end = pairs[:, 0], pairs[:, 1]
+    peptide = (
+        (cx.atom_names[n_end] == "N")
+        & (cx.atom_names[c_end] == "C")
+        & protein[n_end]
+        & protein[c_end]
+        & (cx.residue_index[n_end] != cx.residue_index[c_end])
+    )
+    linked = set(n_end[peptide].tolist())
+    res_with_h = set(cx.residue_index[h_parent[~cx.is_ligand[h_parent]]].tolist())
+    for n in n_atoms:
+        if int(n) in linked:
+            continue
+        types[n] = "N3+"
+        if cx.res_names[n] == "PRO":
+            h_count[n] = 2
+        elif int(cx.residue_index[n]) not in res_with_h:
+            h_count[n] = 1
+    return types, h_count
 
 
 def chimerax_hydrogens(cx: Complex) -> tuple[np.ndarray, np.ndarray]:
@@ -270,11 +309,14 @@ def detect_chimerax_hbonds(cx: Complex, graph: mills_dean.Graph | None = None) -
     near = _near_other_side(cx, mills_dean.SEARCH_RADIUS)
     p_atoms = [int(k) for k in pocket if polar[k] and near[k]]
     l_atoms = [int(k) for k in lig if polar[k] and near[k]]
-    metals = [int(k) for k in np.flatnonzero(np.isin(cx.elements, sorted(METAL_ELEMENTS)))]
+    # ChimeraX's metals (its wider element list), each paired with the acceptors of its own
+    # model: the paper loaded the pocket and the ligand as two models
+    metals = [int(k) for k in np.flatnonzero(np.isin(cx.elements, sorted(CHIMERAX_METALS)))]
+    models = cx.is_ligand.astype(np.int64)
     bridged = _metal_partners(cx)
     found: dict[tuple[int, int], HBond] = {}
     for side, donors, acceptors in (("protein", p_atoms, l_atoms), ("ligand", l_atoms, p_atoms)):
-        for don, acc in mills_dean.find_pairs(g, donors, acceptors, metals):
+        for don, acc in mills_dean.find_pairs(g, donors, acceptors, metals, models):
             if any(don in group and acc in group for group in bridged):
                 continue
             prot, ligand_atom = (don, acc) if side == "protein" else (acc, don)

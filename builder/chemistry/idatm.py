@@ -4,10 +4,11 @@ ChimeraX's ``hbonds`` picks each atom's donor/acceptor class from its IDATM type
 1991, as ChimeraX assigns it) and its neighbours. We assign the same type names ourselves:
 
 * protein atoms from residue templates (``PROTEIN_TYPES`` below, one entry per standard residue
-  atom; a residue or atom missing from the table is bad input). Histidine ring N: ``Npl`` when the
-  input puts a hydrogen on it, ``N2`` when the input has hydrogens on the residue but none on
-  that N, and ``Npl`` without a hydrogen count when the input has none on the residue (then
-  ChimeraX's own rules make it both a ring-N acceptor and a donor with an inferred H);
+  atom; a residue or atom missing from the table is bad input). Histidine ring N are both
+  ``Npl`` whatever hydrogens the input has, as ChimeraX's HIS template types them (a ring N
+  without a hydrogen is then both a ring-N acceptor and a donor with an inferred H). A segment's
+  first N (no peptide bond to a preceding residue, e.g. where the pocket cuts the chain) is
+  ``N3+``, as the template's terminal-N condition makes it (``hbonds.chimerax_graph``);
 * ligand atoms from the ligand's RDKit chemistry (elements, bond orders, aromaticity, formal
   charges, hydrogen counts) with the rules of ``ligand_types``. Amidine/guanidine N are ``Ng+``
   whatever tautomer the file draws (SPEC section 3).
@@ -160,8 +161,6 @@ def protein_type(
         raise InputError(
             source, f"atom {atom_name} of residue {res_name} is not in its atom-type template"
         )
-    if res_name == "HIS" and atom_name in ("ND1", "NE2") and n_input_h is not None:
-        kind = "Npl" if n_input_h > 0 else "N2"
     return kind, (n_input_h if n_input_h is not None else n_h)
 
 

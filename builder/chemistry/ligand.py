@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.errors import InputError, InputTooLarge
 from .files import normalise_element, open_text, parse_mol2
+from .geometry_checks import check_ligand
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class LigandData:
         #: a MOL2 or when it draws none
         self.mol2_h_coords = np.zeros((0, 3))
         self.mol2_h_parent = np.zeros(0, dtype=np.int64)
+        #: MOL2 hydrogens bonded to no ligand heavy atom (left out, counted in the read report)
+        self.mol2_unbonded_h = 0
 
 
 def rdkit_mol_from_file(path: Path):
@@ -77,37 +80,55 @@ def rdkit_mol_from_file(path: Path):
 
 
 def read_ligand_files(sdf: Path | None, mol2: Path | None) -> LigandData:
-    """Ligand from PDBbind files: chemistry from the SDF (or MOL2), names from the MOL2."""
-    mol = None
-    chem_source = None
-    for candidate in (sdf, mol2):
-        if candidate is None:
-            continue
-        try:
-            mol = rdkit_mol_from_file(candidate)
-        except InputTooLarge:
-            raise
-        except InputError:
-            mol = None
-        if mol is not None and mol.GetNumAtoms():
-            chem_source = candidate
-            break
-    if mol is None:
-        shown = sdf or mol2
-        raise InputError(shown, "no readable ligand molecule in the SDF/MOL2 files")
+    """Ligand from PDBbind files: chemistry from the SDF (or the MOL2 when there is no SDF),
+    names from the MOL2. An SDF that is there but cannot be read (truncated, garbled) refuses
+    the complex: the MOL2 is not used in its place, since its bond orders and charges are often
+    worse (1HVR: 2 H-bonds instead of 10), which would change answers without a word."""
+    chem_source = sdf if sdf is not None else mol2
+    if chem_source is None:
+        raise InputError("ligand", "no ligand SDF or MOL2 file")
+    try:
+        mol = rdkit_mol_from_file(chem_source)
+    except InputTooLarge:
+        raise
+    except InputError as exc:
+        raise InputError(
+            chem_source, f"unreadable ligand file ({exc.reason}){_no_fallback(sdf, mol2)}"
+        ) from None
+    if mol is None or not mol.GetNumAtoms():
+        raise InputError(
+            chem_source,
+            f"no readable ligand molecule (truncated or malformed){_no_fallback(sdf, mol2)}",
+        )
     mol2_atoms, mol2_bonds = parse_mol2(mol2) if mol2 is not None else (None, [])
     lig = ligand_from_rdkit(mol, chem_source)
     if not len(lig.coords):
         raise InputError(chem_source, "ligand has no heavy atoms (only hydrogens?)")
+    # before names come from the MOL2 (matched by position): atoms named by element and place
+    check_ligand(str(chem_source), lig.names, lig.coords, lig.bonds, lig.h_coords, lig.h_parent)
     if mol2_atoms is not None:
         heavy = [a for a in mol2_atoms if a["element"] not in ("H", "D")]
+        if len(heavy) != len(lig.coords):
+            raise InputError(
+                mol2,
+                f"MOL2 has {len(heavy)} heavy atoms, {chem_source.name} has {len(lig.coords)}: "
+                "the two ligand files do not describe one molecule",
+            )
         names, residue = _names_by_coordinates(lig.coords, heavy, mol2)
         lig.names = names
         lig.residue_name = residue or lig.residue_name
         lig.mol2_h_coords, lig.mol2_h_parent = _mol2_hydrogens(
             lig.coords, mol2_atoms, mol2_bonds, mol2
         )
+        n_h = sum(1 for a in mol2_atoms if a["element"] in ("H", "D"))
+        lig.mol2_unbonded_h = n_h - len(lig.mol2_h_parent)
     return lig
+
+
+def _no_fallback(sdf: Path | None, mol2: Path | None) -> str:
+    if sdf is not None and mol2 is not None:
+        return f"; {mol2.name} is not used in its place (its chemistry can differ): fix or remove the SDF"
+    return ""
 
 
 def _mol2_hydrogens(

@@ -20,10 +20,11 @@ class test pass (either failing rejects the pair):
   which case the D-H...A tests are skipped and classes that need an H distance fail;
 * sulfur: distances grow by 0.35 Å for a sulfur donor (acceptor tests) or sulfur acceptor (the
   generic donor test), as ChimeraX does;
-* metals: an acceptor within 4.0 Å of a metal ion is not bonded when the D...A...metal angle is
-  below 45 degrees; a planar N acceptor/donor within 4.0 Å of a metal is no donor (both
-  ChimeraX's rules); and as in the ``plip`` mode a pair whose two atoms both coordinate the same
-  metal (within 3.0 Å) is not an H-bond (SPEC section 3).
+* metals: an acceptor within 4.0 Å of a metal of its own model (``find_pairs``' ``models``) is
+  not bonded when the D...A...metal angle is below 45 degrees; a planar N acceptor/donor within
+  4.0 Å of such a metal is no donor (both ChimeraX's rules); and as in the ``plip`` mode a pair
+  whose two atoms both coordinate the same metal (within 3.0 Å) is not an H-bond (SPEC
+  section 3).
 
 Atom classes come from IDATM-style types (``idatm``) and the neighbour patterns of ChimeraX's
 tables (``donor_class`` / ``acceptor_class``); atoms matching no class are generic donors or
@@ -204,9 +205,10 @@ def _theta_failure(dp, hyds, ap, theta: float) -> str | None:
     if not hyds:
         return None
     best = max(_angle(ap, h, dp) for h in hyds)
-    return (
-        None if best >= theta else f"D-H...A {best:.0f}° under {theta:.0f}° (best of {len(hyds)} H)"
-    )
+    if best >= theta:
+        return None
+    shown = f"{best:.0f}" if round(best) < theta else f"{best:.1f}"  # never "125° under 125°"
+    return f"D-H...A {shown}° under {theta:.0f}° (best of {len(hyds)} H)"
 
 
 def acceptor_failure(g: Graph, site: Site, don: int) -> str | None:
@@ -373,27 +375,33 @@ def donor_ok(g: Graph, don: int, name: str, acc: int) -> bool:
 
 
 def metal_partners(
-    g: Graph, metals: list[int], atoms: list[int], cutoff: float
+    g: Graph, metals: list[int], atoms: list[int], cutoff: float, models=None
 ) -> dict[int, list[int]]:
-    """For each of ``atoms``, the metal atoms within ``cutoff`` Å."""
+    """For each of ``atoms``, the metal atoms within ``cutoff`` Å (of the atom's own model when
+    ``models`` gives each atom's model: ChimeraX pairs a model's metals with its own acceptors)."""
     out: dict[int, list[int]] = {}
     for a in atoms:
-        near = [m for m in metals if np.linalg.norm(g.coords[a] - g.coords[m]) <= cutoff]
+        near = [
+            m
+            for m in metals
+            if (models is None or models[m] == models[a])
+            and np.linalg.norm(g.coords[a] - g.coords[m]) <= cutoff
+        ]
         if near:
             out[a] = near
     return out
 
 
 def find_pairs(
-    g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = ()
+    g: Graph, donors: list[int], acceptors: list[int], metals: list[int] = (), models=None
 ) -> list[tuple[int, int]]:
     """(donor, acceptor) pairs among ``donors`` x ``acceptors`` that pass both class tests and
-    ChimeraX's metal rules."""
+    ChimeraX's metal rules (``models``: each atom's model, see ``metal_partners``)."""
     sites = {a: acceptor_site(g, a) for a in acceptors}
     sites = {a: s for a, s in sites.items() if s is not None}
     classes = {d: donor_class(g, d) for d in donors}
     near_metal = metal_partners(
-        g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE
+        g, list(metals), sorted(set(sites) | set(classes)), METAL_ACCEPTOR_RANGE, models
     )
     pairs = []
     acc_idx = np.array(sorted(sites), dtype=np.int64)

@@ -17,7 +17,9 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.records import Residue
+from .atom_checks import check_finite, count_atoms, repeated_names
 from .files import distance_bonds, normalise_element, open_text
+from .segments import Segments, split_cif_segments, split_segments
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,20 @@ class ProteinAtoms:
         self.h_res: list[int] = []
         self.h_names: list[str] = []
         self.metals: list[dict] = []  # one-atom metal residues: element, name, chain, number, xyz
+        #: ``ReadReport`` counts of what reading left out (see ``core.records.ReadReport``)
+        self.counts: dict[str, int] = dict.fromkeys(
+            (
+                "atoms_read",
+                "other_model_atoms",
+                "altloc_atoms",
+                "duplicate_atoms",
+                "water_atoms",
+                "nonstandard_atoms",
+            ),
+            0,
+        )
+        self.segments: tuple[str, ...] = ()  # chain runs kept apart (``segments.Segments.notes``)
+        self.name_repeats: list = []  # heavy atoms named like another of their residue (dropped)
 
 
 def _looks_like_cif(path: Path, text: str) -> bool:
@@ -80,23 +96,37 @@ def _legacy_pdb_fix(text: str, force: bool = False) -> str:
     )
 
 
-def read_structure(path: Path, legacy72: bool = False):
-    """gemmi ``Structure`` of a PDB or mmCIF file (gzip allowed), alternate locations removed
-    (the first conformer kept). ``legacy72`` forces cutting PDB lines to 72 columns."""
+def _parse(path: Path, legacy72: bool = False, split: bool = False):
+    """(gemmi ``Structure`` of a PDB or mmCIF file, its ``Segments`` or None). ``split`` gives
+    repeated runs of a PDB chain id their own chains (:mod:`.segments`)."""
     import gemmi  # noqa: PLC0415 (heavy import kept out of import time)
 
     path = Path(path)
     text = open_text(path)
+    segments = None
     try:
         if _looks_like_cif(path, text):
-            doc = gemmi.cif.read_string(text)
-            st = gemmi.make_structure_from_block(doc.sole_block())
+            block = gemmi.cif.read_string(text).sole_block()
+            if split:
+                segments = Segments(text, {}, split_cif_segments(block))
+            st = gemmi.make_structure_from_block(block)
         else:
-            st = gemmi.read_pdb_string(_legacy_pdb_fix(text, force=legacy72))
+            text = _legacy_pdb_fix(text, force=legacy72)
+            if split:
+                segments = split_segments(text)
+                text = segments.text
+            st = gemmi.read_pdb_string(text)
     except (RuntimeError, ValueError, IndexError) as exc:
         raise InputError(path, f"unparsable structure file ({exc})") from None
     if len(st) == 0 or sum(1 for _ in st[0].all()) == 0:
         raise InputError(path, "no atom records found")
+    return st, segments
+
+
+def read_structure(path: Path, legacy72: bool = False):
+    """gemmi ``Structure`` of a PDB or mmCIF file (gzip allowed), alternate locations removed
+    (the first conformer kept). ``legacy72`` forces cutting PDB lines to 72 columns."""
+    st, _ = _parse(path, legacy72)
     st.remove_alternative_conformations()
     return st
 
@@ -104,14 +134,37 @@ def read_structure(path: Path, legacy72: bool = False):
 def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
     """Standard amino-acid heavy atoms (+ their hydrogens) of the first model, and hetero
     residues named ``keep_hetero`` (raw entries) with their atoms."""
-    st = read_structure(path)
+    st, segments = _parse(path, split=True)
+    labels = segments.labels if segments is not None else {}
+
+    def label(chain_name: str) -> str:
+        return labels.get(chain_name) or chain_name.strip() or "_"
+
     out = ProteinAtoms()
     out.entry_id = st.name if re.fullmatch(r"[0-9][A-Za-z0-9]{3}", st.name or "") else ""
+    model = st[0]
+    check_finite(model, path, label)
+    counts = out.counts
+    counts["atoms_read"] = count_atoms(model)
+    counts["other_model_atoms"] = sum(count_atoms(st[k]) for k in range(1, len(st)))
+    counts["duplicate_atoms"], out.name_repeats = repeated_names(model, label)
+    before = count_atoms(model)
+    st.remove_alternative_conformations()
+    counts["altloc_atoms"] = before - count_atoms(st[0]) - counts["duplicate_atoms"]
+    if segments is not None:
+        out.segments = segments.notes
+        if segments.notes:
+            log.warning(
+                "%s: chain id repeated, kept as separate chains: %s",
+                path,
+                "; ".join(segments.notes),
+            )
     skipped: set[str] = set()
     for chain in st[0]:
         for res in chain:
             name = res.name.strip().upper()
             if name in WATER_NAMES:
+                counts["water_atoms"] += len(res)
                 continue
             if keep_hetero and name == keep_hetero:
                 atoms = [
@@ -121,7 +174,7 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                 out.het_residues.append(
                     {
                         "name": name,
-                        "chain": chain.name,
+                        "chain": labels.get(chain.name, chain.name),
                         "number": res.seqid.num,
                         "icode": res.seqid.icode.strip(),
                         "atoms": atoms,
@@ -135,22 +188,21 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                     {
                         "element": normalise_element(atom.element.name),
                         "res_name": name,
-                        "chain": chain.name.strip() or "_",
+                        "chain": label(chain.name),
                         "number": int(res.seqid.num),
                         "xyz": (atom.pos.x, atom.pos.y, atom.pos.z),
                     }
                 )
                 continue
             if name not in STANDARD_AMINO_ACIDS:
+                counts["nonstandard_atoms"] += len(res)
                 skipped.add(name)
                 if res.het_flag == "H":
                     out.het_names.add(name)
                 continue
             key = len(out.residues)
             out.residues.append(
-                Residue(
-                    chain.name.strip() or "_", name, int(res.seqid.num), res.seqid.icode.strip()
-                )
+                Residue(label(chain.name), name, int(res.seqid.num), res.seqid.icode.strip())
             )
             for atom in res:
                 element = normalise_element(atom.element.name)

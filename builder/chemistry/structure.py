@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError, InputTooLarge
-from ..core.records import Complex, ComplexRef, Residue
+from ..core.records import Complex, ComplexRef, ReadReport, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
 from .files import MAX_FILE_BYTES, normalise_element
+from .geometry_checks import check_ligand, check_pocket
 from .hbond_typing import (
     ionisable_groups,
     ligand_donor_h,
@@ -55,7 +56,9 @@ from .protein import (
 
 
 def load_complex(ref: ComplexRef, pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) -> Complex:
-    """Read the complex that ``ref`` points to."""
+    """Read the complex that ``ref`` points to (refused when discovery found a ``problem``)."""
+    if ref.problem:
+        raise InputError(ref.pdb_id, ref.problem)
     if ref.kind == "pdbbind":
         return read_pdbbind_dir(ref.path, pdb_id=ref.pdb_id, pocket_cutoff=pocket_cutoff)
     if not ref.ligand_code:
@@ -181,6 +184,7 @@ def _assemble(
     p_coords = np.asarray(protein.coords, dtype=np.float64).reshape(-1, 3)
     res_key = np.asarray(protein.res_key, dtype=np.int64)
     lig_coords = lig.coords
+    check_ligand(location, lig.names, lig_coords, lig.bonds, lig.h_coords, lig.h_parent)
     # whole residues with any heavy atom within the cutoff of any ligand heavy atom
     pocket_res = pocket_residue_keys(p_coords, res_key, lig_coords, cutoff)
     if not pocket_res:
@@ -195,7 +199,18 @@ def _assemble(
         )
     res_new = {old: new for new, old in enumerate(pocket_res)}
     residues = tuple(protein.residues[k] for k in pocket_res)
+    _refuse_name_repeats(location, protein, residues)
     p_idx = np.flatnonzero(keep)
+    check_pocket(
+        location,
+        p_coords[p_idx],
+        lig_coords,
+        cutoff,
+        lambda k: (
+            f"{protein.names[p_idx[k]]} of {protein.residues[res_key[p_idx[k]]].label} "
+            f"chain {protein.residues[res_key[p_idx[k]]].chain}"
+        ),
+    )
     n_r, n_l = len(p_idx), len(lig_coords)
     res_of_atom = np.array([res_new[k] for k in res_key[p_idx]], dtype=np.int64)
     ions = metals_near(protein, lig_coords, cutoff)  # pocket-side atoms without a residue
@@ -223,6 +238,14 @@ def _assemble(
     residue_index = np.concatenate([res_of_atom, -np.ones(len(ions) + n_l, dtype=np.int64)])
 
     h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
+    report = ReadReport(
+        unbonded_hydrogens=int(np.isin(protein.h_res, pocket_res).sum())
+        - len(h_parent)
+        + lig.mol2_unbonded_h,
+        segments=tuple(protein.segments),
+        ligand_source=Path(lig.source).name,
+        **protein.counts,
+    )
     n_h_on = np.bincount(h_parent, minlength=n_r)
     res_with_h = set(res_of_atom[h_parent].tolist())
     input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [
@@ -300,7 +323,21 @@ def _assemble(
         h_count=h_count,
         mol2_h_coords=lig.mol2_h_coords[mol2_kept].reshape(-1, 3),
         mol2_h_parent=(lig.mol2_h_parent[mol2_kept] + n_p).astype(np.int64),
+        read_report=report,
     )
+
+
+def _refuse_name_repeats(location: str, protein: ProteinAtoms, residues) -> None:
+    """A pocket residue with two heavy atoms under one name makes answers ambiguous: refused.
+    Outside the pocket such a repeat is only counted (``ReadReport.duplicate_atoms``)."""
+    pocket = {(r.chain, r.name, r.number, r.ins_code) for r in residues}
+    for rep in protein.name_repeats:
+        if (rep.chain, rep.res_name, rep.number, rep.ins_code) in pocket:
+            raise InputError(
+                location,
+                f"pocket {rep.describe()}: atom names must be unique within a residue "
+                "(an unflagged alternate location or two residues under one id?)",
+            )
 
 
 def _chimerax_typing(

@@ -154,7 +154,11 @@ def add_commands(sub) -> None:
         "sampling, counts, tiny split and answer formats; explicit: prompts that state "
         "everything needed (camera distance, ranges, H-bond rule); see docs/fidelity.md",
     )
-    p.add_argument("--split-file", help="CSV pdb_id,split fixing train/test membership")
+    p.add_argument(
+        "--split-file",
+        help="CSV pdb_id,split fixing train/test membership, or ATOM3D-style lists: a folder "
+        "holding train.txt, test.txt (and val.txt, left out) or those files joined by commas",
+    )
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument(
         "--configs",

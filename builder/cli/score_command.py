@@ -119,6 +119,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     kind = check_dataset(args.dataset)
     rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs)
     _check_ids(args, rows, configs, preds, no_pred, shape)
+    paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
     profile = profile_of_rows(rows, args.dataset)
     build = build_hash(args.dataset) if kind == "local" else None
     other = [b for b in builds if build and b != build]
@@ -140,7 +141,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     print(f"profile: {profile}")
     print(scoring.format_report_markdown(result["report"], percent=True))
-    print(scoring.format_paper_rows_markdown(result["report"], profile))
+    readings = scoring.format_readings_markdown(result["report"])
+    if readings:
+        print(readings)
     print(
         f"\n{len(rows)} questions, {n_missing} without a prediction (scored 0; "
         f"{len(no_pred)} of them null or empty in the file), {len(result['unknown'])} predictions "
@@ -148,6 +151,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"{len(bad)} unreadable entries ({shape})"
     )
     baselines = {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows)
+    paper_text = scoring.format_paper_rows_markdown(
+        result["report"], profile, paper_rows, baselines
+    )
+    if paper_text:
+        print(paper_text)
     if baselines:
         print(
             f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
@@ -177,6 +185,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         "no_prediction": no_pred,
         "prediction_file_shape": shape,
         "per_item": scoring.per_item_records(result["per_item"]),
+        "paper_rows": [r.name for r in paper_rows],
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
@@ -234,4 +243,11 @@ def add_commands(sub) -> None:
         action="store_true",
         help="leave out the chance and blind baselines on the same questions",
     )
+    p.add_argument("--paper-rows", default="default", help=_paper_rows_help())
     p.set_defaults(func=cmd_score)
+
+
+def _paper_rows_help() -> str:
+    from ..scoring.paper_reference import PAPER_ROWS_HELP  # noqa: PLC0415
+
+    return PAPER_ROWS_HELP

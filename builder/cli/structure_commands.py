@@ -89,6 +89,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         ],
         "hbond_mode": args.hbonds,
         "hbonds": [b.pocket_text() for b in bonds],
+        "reading": cx.read_report.as_dict(),
     }
     if args.json:
         print(json.dumps(info, indent=2))
@@ -99,6 +100,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         f"{info['n_hydrogens_known']} hydrogens known"
     )
     print(f"pocket residues ({len(cx.residues)}): " + ", ".join(info["pocket_residues"]))
+    print("reading: " + ", ".join(f"{k} {v}" for k, v in info["reading"].items()))
     print(
         "ligand atoms: "
         + ", ".join(

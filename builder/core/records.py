@@ -28,6 +28,9 @@ class ComplexRef:
     ligand_code: str | None = None
     ligand_chain: str | None = None
     ligand_resnum: int | None = None
+    #: why this complex cannot be read at all (found by discovery, e.g. a folder name that is not
+    #: UTF-8 or that collides with another by case); the build records it as a skipped complex
+    problem: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
@@ -57,6 +60,56 @@ class Residue:
         return f"{self.number}{self.ins_code}"
 
 
+@dataclass(frozen=True)
+class ReadReport:
+    """What reading one complex left out, kept apart or relabelled, counted (``Complex.read_report``;
+    a build's manifest carries it per complex under ``reading``).
+
+    ``atoms_read``: atom records of the first model of the protein/pocket file (hydrogens and
+    waters included). Left out: ``other_model_atoms`` (models after the first),
+    ``altloc_atoms`` (alternate locations other than the kept one, and microheterogeneity),
+    ``duplicate_atoms`` (a record repeating an atom name of its residue at the same place),
+    ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not standard amino acids
+    or kept metal ions: modified residues, cofactors, other ligands), ``unbonded_hydrogens``
+    (pocket hydrogens with no heavy atom of their residue within 1.3 Å, and MOL2 hydrogens that
+    its bond table attaches to no ligand heavy atom). ``segments``: chain
+    runs that repeat residues of an earlier run of the same chain id (a homodimer whose second
+    chain carries the same or a blank id), each kept with its own chain label, as
+    ``"A -> A2: 44 residues"``. ``ligand_source``: the file the ligand's chemistry came from.
+    """
+
+    atoms_read: int = 0
+    other_model_atoms: int = 0
+    altloc_atoms: int = 0
+    duplicate_atoms: int = 0
+    water_atoms: int = 0
+    nonstandard_atoms: int = 0
+    unbonded_hydrogens: int = 0
+    segments: tuple[str, ...] = ()
+    ligand_source: str = ""
+
+    def as_dict(self) -> dict:
+        """The manifest's record: the counts that are not zero (``atoms_read`` always), the
+        relabelled segments when there are any, and ``ligand_source``."""
+        out = {
+            name: getattr(self, name)
+            for name in (
+                "atoms_read",
+                "other_model_atoms",
+                "altloc_atoms",
+                "duplicate_atoms",
+                "water_atoms",
+                "nonstandard_atoms",
+                "unbonded_hydrogens",
+            )
+            if getattr(self, name) or name == "atoms_read"
+        }
+        if self.segments:
+            out["segments"] = list(self.segments)
+        out["ligand_source"] = self.ligand_source
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class Complex:
     """Heavy atoms of the pocket residues (and metal ions) and the ligand of one complex.
@@ -76,6 +129,7 @@ class Complex:
     ``h_count``: hydrogens each heavy atom carries (explicit or implied), both for the ``chimerax``
     H-bond mode. ``mol2_h_coords``/``mol2_h_parent``: the ligand's hydrogens as the MOL2 draws
     them (the ``chimerax`` mode's ligand hydrogens; ``h_coords`` holds the SDF's).
+    ``read_report``: what reading left out or relabelled (:class:`ReadReport`).
     """
 
     pdb_id: str
@@ -103,6 +157,7 @@ class Complex:
     h_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     mol2_h_coords: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     mol2_h_parent: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    read_report: ReadReport = field(default_factory=ReadReport)
 
     def __post_init__(self) -> None:
         n = len(self.coords)

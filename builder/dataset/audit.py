@@ -26,7 +26,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .sources import discover
 from .units import AnnotationCache
+from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -463,8 +463,8 @@ def _run_jobs(
             release()
         return
     cache_bytes = max(CACHE_BYTES // workers, 192 * 1024 * 1024)
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=_init_worker, initargs=(setup, checks, cache_bytes)
+    with process_pool(
+        workers, initializer=_init_worker, initargs=(setup, checks, cache_bytes)
     ) as pool:
         pending: deque = deque()
         for job in jobs:

@@ -2,10 +2,15 @@
 
 Work is split by complex. Each complex is one unit that writes its rows to
 ``<out>/.work/<config hash>/complexes/<pdbid>.parquet`` and then a status file (the completion
-marker), both atomically; a rerun skips units whose marker exists, so a killed build resumes
-without redoing finished complexes. Units depend only on (inputs, configuration, seed), never on
-worker count or order, and the merge reads them in PDB-id order: one worker, many workers and a
-resumed build give byte-identical shards.
+marker), both atomically; a rerun reuses a finished unit only while the sha256 of its input files
+(and of the complexes it read) are those its status records (``resume.reuse_problem``), so a killed
+build resumes without redoing finished complexes and a changed input is rebuilt. Units depend only
+on (inputs, configuration, seed), never on worker count or order, and the merge reads them in
+PDB-id order: one worker, many workers and a resumed build give byte-identical shards.
+
+The merge writes the new release into a staging folder beside the current one; it is validated
+and audited there and switched in only then (``publish``), so a failed merge, validation or audit
+leaves the previous release as it was. Build and merge hold the folder's writer lock (``lock``).
 
 Cluster use: run ``build --num-shards K --shard-index I --no-merge`` on K machines (each does the
 complexes whose position modulo K is I), then ``build --merge-only`` once; under Slurm see
@@ -14,10 +19,10 @@ complexes whose position modulo K is I), then ``build --merge-only`` once; under
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -35,11 +40,15 @@ from .audit import audit_dataset
 from .cluster import missing_units_message
 from .config import DEFAULT_OUT, BuildConfig
 from .id_list import default_structures_dir, is_id_source
+from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
-from .sources import assign_splits, discover
-from .units import MISSING_STRUCTURE, UnitResult, run_unit, write_json_atomic
+from .publish import discard, recover, staging_dir, switch
+from .resume import Checksums, finished, stale_units
+from .sources import SPLITS, assign_splits, discover
+from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
+from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -56,20 +65,13 @@ def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
     if cfg.limit is not None:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
-    return by_id, assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
-
-
-def _finished(work: Path, ref: ComplexRef) -> bool:
-    """A unit is done when its status file exists, except a raw entry whose file was missing then
-    and is present now (fetched or copied in since): that one is tried again."""
-    status = work / f"{ref.pdb_id}.status.json"
-    if not status.exists():
-        return False
-    if ref.kind == "raw" and ref.path.exists():
-        return MISSING_STRUCTURE not in json.loads(status.read_text(encoding="utf-8")).get(
-            "error", ""
-        )
-    return True
+    splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
+    left_out = {p for p, s in splits.items() if s not in SPLITS}
+    if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
+        log.info("split file %s leaves out %d complexes", cfg.split_file, len(left_out))
+        by_id = {p: r for p, r in by_id.items() if p not in left_out}
+        splits = {p: s for p, s in splits.items() if p in by_id}
+    return by_id, splits
 
 
 def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
@@ -102,6 +104,7 @@ def _fetch_missing(
                 splits[pdb_id],
                 False,
                 error=f"{refs[pdb_id].describe()}: {MISSING_STRUCTURE}; fetch failed: {result.error}",
+                key=unit_key(pdb_id, splits),
             )
             write_json_atomic(work / f"{pdb_id}.status.json", asdict(failed))
 
@@ -200,62 +203,114 @@ def build_dataset(
     if not (1 <= num_shards and 0 <= shard_index < num_shards):
         raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     out = Path(out)
-    check_profile_of_folder(out, cfg)
-    _check_profile_covers_tasks(cfg)
-    refs, splits = plan(cfg)
-    work = work_dir(out, cfg)
-    work.mkdir(parents=True, exist_ok=True)
-    (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
-    if not merge_only:
-        mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
-        if fetch and is_id_source(cfg.source):
-            _fetch_missing(
+    # cluster shard runs (--num-shards K --no-merge) write only their own units, atomically, and
+    # may run at once; everything else, and every merge, holds the folder's writer lock
+    locked = num_shards == 1 or merge_only
+    with folder_lock(out, command_line()) if locked else contextlib.nullcontext():
+        if locked:
+            recover(out)
+        check_profile_of_folder(out, cfg)
+        _check_profile_covers_tasks(cfg)
+        refs, splits = plan(cfg)
+        work = work_dir(out, cfg)
+        work.mkdir(parents=True, exist_ok=True)
+        (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
+        if not merge_only:
+            _generate(
                 cfg,
                 refs,
                 splits,
-                [p for p in mine if _lacks_structure(work, refs[p])],
                 work,
+                num_shards,
+                shard_index,
+                workers,
+                progress,
+                fetch,
                 mirror,
                 fetch_policy,
-                progress,
             )
-        todo = [p for p in mine if not _finished(work, refs[p])]
-        log.info(
-            "build %s: %d complexes in this shard, %d already done, %d workers",
-            cfg.config_hash,
-            len(mine),
-            len(mine) - len(todo),
-            workers,
-        )
-        _run_units(todo, refs, splits, cfg, work, workers, progress)
-    if not merge and not merge_only:
-        return {}
-    missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
-    if missing:
-        raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-    manifest = merge_units(out, work, cfg, refs, splits, workers=max(1, int(workers)))
-    (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
-    if validate:
-        report = validate_dataset(out, source=cfg.source, workers=max(1, int(workers)))
-        manifest["validation"] = {
-            "ok": report.ok,
-            "checked": report.checked,
-            "problems": report.problems[:50],
-        }
-        write_manifest(out, manifest)
-        if not report.ok:
-            raise MisiError(f"{out}: validation failed: {report.problems[:3]}")
-    if audit:
-        manifest["audit"] = _audit_sample(out, manifest, cfg, audit_sample, workers)
-        write_manifest(out, manifest)
-        broken = [
-            i for t in manifest["audit"]["tasks"].values() for i in t["mismatched"] + t["errors"]
-        ]
-        if broken:
+        if not merge and not merge_only:
+            return {}
+        missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
+        if missing:
+            raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
+        stale = stale_units(work, refs, splits) if merge_only or num_shards > 1 else {}
+        if stale:
+            first = next(iter(stale))
             raise MisiError(
-                f"{out}: audit: stored images do not reproduce: {broken[:3]} (see manifest.json)"
+                f"{out}: {len(stale)} unit(s) were built from other inputs than those now in the "
+                f"source ({first}: {stale[first]}); build their shards again, then merge"
             )
-        _options_only_check(out, manifest, cfg)
+        with folder_lock(out, command_line()):
+            recover(out)
+            return _merge_check_publish(
+                out, work, cfg, refs, splits, max(1, int(workers)), validate, audit, audit_sample
+            )
+
+
+def _generate(
+    cfg, refs, splits, work, num_shards, shard_index, workers, progress, fetch, mirror, policy
+) -> None:
+    """Run the units of this shard that are not finished (or may not be reused)."""
+    mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
+    if fetch and is_id_source(cfg.source):
+        pending = [p for p in mine if _lacks_structure(work, refs[p])]
+        _fetch_missing(cfg, refs, splits, pending, work, mirror, policy, progress)
+    sums = Checksums(refs)
+    todo = [p for p in mine if not finished(work, refs[p], splits, sums)]
+    log.info(
+        "build %s: %d complexes in this shard, %d already done, %d workers",
+        cfg.config_hash,
+        len(mine),
+        len(mine) - len(todo),
+        workers,
+    )
+    _run_units(todo, refs, splits, cfg, work, workers, progress)
+
+
+def _merge_check_publish(
+    out: Path, work: Path, cfg, refs, splits, workers: int, validate, audit, audit_sample
+) -> dict:
+    """Merge into a staging folder beside the current release, validate and audit it there, then
+    switch it in (``publish``). Any failure leaves the current release of ``out`` untouched."""
+    staged = staging_dir(out, cfg.config_hash)
+    try:
+        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
+        if validate:
+            report = validate_dataset(staged, source=cfg.source, workers=workers)
+            manifest["validation"] = {
+                "ok": report.ok,
+                "checked": report.checked,
+                "problems": report.problems[:50],
+            }
+            write_manifest(staged, manifest)
+            if not report.ok:
+                raise MisiError(
+                    f"{out}: validation failed: {report.problems[:3]}; nothing was published "
+                    f"(the rejected build is in {staged})"
+                )
+        if audit:
+            manifest["audit"] = _audit_sample(staged, manifest, cfg, audit_sample, workers)
+            write_manifest(staged, manifest)
+            broken = [
+                i
+                for t in manifest["audit"]["tasks"].values()
+                for i in t["mismatched"] + t["errors"]
+            ]
+            if broken:
+                raise MisiError(
+                    f"{out}: audit: stored images do not reproduce: {broken[:3]} (see "
+                    f"{staged / 'manifest.json'}); nothing was published"
+                )
+            _options_only_check(staged, manifest, cfg)
+    except OSError as exc:  # e.g. a full disk: free the staged files, keep the old release
+        discard(staged)
+        raise MisiError(
+            f"{out}: the merge failed ({exc.strerror or exc}); the previous build in {out} "
+            "is unchanged"
+        ) from exc
+    switch(out, staged)
     return manifest
 
 
@@ -356,7 +411,7 @@ def _run_units(
                 _report(run_unit(job))
                 bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with process_pool(workers) as pool:
                 for result in pool.map(run_unit, jobs, chunksize=1):
                     _report(result)
                     bar.update()

@@ -230,25 +230,30 @@ def _best_option_rule_row(
     return rows
 
 
-def paper_reference_table(profile: str = LEGACY_PROFILE) -> str:
-    """The paper's published rows (%, Table 1) in its columns; – marks a figure not recorded.
-    Rows are labelled "not comparable" unless the build's profile asks the paper's questions."""
-    keys = scoring.COLUMN_KEYS
-    tag = "" if PROFILES[profile].paper_comparable else f" ({scoring.NOT_COMPARABLE})"
-    lines = [
-        "| system | " + " | ".join(keys) + " | paper_average |",
-        "|---|" + "---:|" * (len(keys) + 1),
-    ]
-    for row in scoring.paper_reference_rows():
-        cells = [_pct(row.score(k), 2) for k in keys] + [_pct(row.paper_average, 2)]
-        lines.append(f"| {row.name}{tag} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def paper_reference_table(profile: str = LEGACY_PROFILE, out: Path | None = None) -> str:
+    """The paper's Tables 1 and 2 in full (%, every row with its rank; arXiv 2512.10867v2) and,
+    as a row under them, the train split's most frequent answer scored on this build's test
+    questions (from ``baselines.json`` when ``out`` has one). Rows are labelled "not comparable"
+    unless the build's profile asks the paper's questions."""
+    data = blind.read_blind(out) if out is not None else None
+    test = ((data or {}).get("splits") or {}).get("test") or {}
+    baselines = {k: test[k] for k in ("text_only",) if test.get(k)}
+    return scoring.format_paper_rows_markdown(
+        None,
+        profile,
+        scoring.select_paper_rows("all"),
+        baselines,
+        title=False,
+        where="this build's test split",
+    ).strip()
 
 
 def paper_title(profile: str) -> str:
     source = scoring.paper_reference_rows()[0].source
     if PROFILES[profile].paper_comparable:
-        return f"Published results ({source}; %, – where a figure is not recorded here), comparable with this build:"
+        return (
+            f"Published results ({source}: Tables 1 and 2 in full; %), comparable with this build:"
+        )
     return (
         f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
         "questions state more than the paper's (see the table below); shown for orientation only:"
@@ -323,7 +328,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
         repo_or_folder=repo_or_folder or _default_repo(),
         baselines_table=baseline_table(out, manifest, pool=pool),
-        paper_table=paper_reference_table(profile),
+        paper_table=paper_reference_table(profile, out),
         licence=_card_file("licence.md").strip(),
         citation=_card_file("citation.bib").strip(),
     )

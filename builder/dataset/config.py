@@ -18,6 +18,7 @@ from ..tasks.base import load_params, load_templates
 from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS, load_decoy_params
 from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
+from .split_files import split_file_digest
 
 DEFAULT_OUT = Path("misi-bench")
 
@@ -92,7 +93,7 @@ class BuildConfig:
         data["builder_version"] = BUILDER_VERSION
         data["render_version"] = RENDER_VERSION
         data["png_encoder"] = PNG_ENCODER
-        data["split_file"] = sha256_file(Path(self.split_file)) if self.split_file else None
+        data["split_file"] = split_file_digest(self.split_file) if self.split_file else None
         return data
 
     @property

@@ -8,24 +8,37 @@ matcher (``huggingface_hub.utils.filter_repo_objects``, the one the client appli
 lists is what a real push sends.
 
 A release is a tag ``vMAJOR.MINOR.PATCH``. Before anything is uploaded the tag is checked against the
-repo's refs: an existing tag is never moved (``MisiError``). The tag is then written into
-``manifest.json`` (key ``version``) and the card is regenerated to state it, so the files of a tagged
+repo's refs: an existing tag is never moved (``MisiError``). The pushed ``manifest.json`` states the
+tag (key ``version``) and the pushed card is regenerated to state it, so the files of a tagged
 revision name their own version. A push without a tag records ``version: null`` (a development push).
+
+A push never edits the build folder: the files the Hub gets are assembled in a staging folder
+outside it (links to the shards and images, a new manifest and card), so the local manifest (and
+``misi-bench eval``'s run key, which hashes it) stay as built, and a failed upload leaves the folder
+as it was. Before anything is sent, every shard's sha256 is compared with the manifest
+(``manifest.shard_problems``) and a build whose recorded validation failed is refused. The push
+holds the folder's writer lock (``lock.folder_lock``), so no build or merge rewrites it meanwhile.
 
 The token is handed to ``huggingface_hub`` only; it is never printed, logged or written to the folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from .card import write_card
-from .manifest import read_manifest, write_manifest
+from .lock import command_line, folder_lock
+from .manifest import read_manifest, shard_problems, write_manifest
+from .publish import recover
 
 log = logging.getLogger(__name__)
 
@@ -131,15 +144,49 @@ def _check_folder(folder: Path) -> dict:
         raise MisiError(
             f"{folder}: shards listed in manifest.json are missing: {', '.join(missing[:5])}"
         )
+    validation = manifest.get("validation")
+    if isinstance(validation, dict) and not validation.get("ok", False):
+        raise MisiError(
+            f"{folder}: its validation failed ({'; '.join(validation.get('problems', [])[:2])}); "
+            "a build that failed validation is never pushed: rebuild it"
+        )
+    if validation is None:
+        log.warning("%s: the build was not validated (run 'misi-bench validate' first)", folder)
+    problems = shard_problems(folder, manifest)
+    if problems:
+        raise MisiError(
+            f"{folder}: the shards are not the ones the manifest describes: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+            + "; nothing was pushed"
+        )
     return manifest
 
 
-def _record_version(folder: Path, manifest: dict, tag: str | None, repo_id: str) -> None:
-    """Write the version into manifest.json and regenerate the card (which states it)."""
-
-    manifest["version"] = tag
-    write_manifest(folder, manifest)
-    write_card(folder, manifest, repo_id)
+def stage_release(
+    folder: Path, staging: Path, manifest: dict, tag: str | None, repo_id: str
+) -> None:
+    """Assemble in ``staging`` what the Hub gets: the folder's shards (hard links, else symbolic
+    links: the data is not copied, and nothing here ever writes to them), a manifest and card
+    stating ``tag`` (the card's images written anew), and copies of the other small files.
+    ``folder`` itself is only read."""
+    files = [rel for rel, _ in upload_files(folder)]
+    for rel in files:
+        if rel in manifest.get("shards", {}):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(folder / rel, target)
+            except OSError:
+                os.symlink((folder / rel).resolve(), target)
+        elif rel == "baselines.json":
+            shutil.copyfile(folder / rel, staging / rel)
+    staged = {**manifest, "version": tag}
+    write_manifest(staging, staged)
+    write_card(staging, staged, repo_id)
+    for rel in files:  # anything else the folder publishes that the card did not write anew
+        if not (staging / rel).exists():
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / rel, staging / rel)
 
 
 def push_dataset(
@@ -166,8 +213,31 @@ def push_dataset(
     tag = validate_tag(tag)
     revision = revision or DEFAULT_REVISION
     folder = Path(folder)
-    manifest = _check_folder(folder)
+    if not folder.is_dir():
+        _check_folder(folder)  # the clear error for a path that is not a dataset folder
+    # a dry run only reads; a push holds the writer lock (its file is outside the release)
+    with contextlib.nullcontext() if dry_run else folder_lock(folder, command_line()):
+        if not dry_run:
+            recover(folder)  # a publish switch a killed build left half done
+        manifest = _check_folder(folder)
+        return _push_checked(
+            folder, manifest, repo_id, tag, revision, private, dry_run, token, endpoint
+        )
 
+
+def _push_checked(
+    folder: Path,
+    manifest: dict,
+    repo_id: str,
+    tag: str | None,
+    revision: str,
+    private: bool,
+    dry_run: bool,
+    token: str | None,
+    endpoint: str | None,
+) -> PushResult:
+    """The push of a checked folder (its lock held): a dry run's listing, or the upload of a
+    staging copy."""
     if dry_run:
         files = upload_files(folder)
         log.info(
@@ -198,56 +268,12 @@ def push_dataset(
             log.info("creating branch %s of %s", revision, repo_id)
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
 
-        _record_version(folder, manifest, tag, repo_id)
-        files = upload_files(folder)
-        total = sum(s for _, s in files)
-        message = (
-            f"MiSI-Bench {tag or 'development build'} (builder {manifest.get('builder_version')}, "
-            f"config {manifest.get('config_hash')})"
-        )
-        log.info("pushing %d files (%d bytes) to %s@%s", len(files), total, repo_id, revision)
-        commit_oid = commit_url = None
-        large_uploader = (
-            getattr(api, "upload_large_folder", None) if total > LARGE_FOLDER_BYTES else None
-        )
-        if large_uploader is not None:
-            large_uploader(
-                repo_id=repo_id,
-                folder_path=folder,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                private=private,
-                allow_patterns=ALLOW_PATTERNS,
-                ignore_patterns=IGNORE_PATTERNS,
+        with tempfile.TemporaryDirectory(prefix="misi-push-") as tmp:
+            staging = Path(tmp)
+            stage_release(folder, staging, manifest, tag, repo_id)
+            files, commit_oid, commit_url = _upload(
+                api, staging, repo_id, tag, revision, private, manifest
             )
-        else:
-            info = api.upload_folder(
-                repo_id=repo_id,
-                folder_path=folder,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                commit_message=message,
-                allow_patterns=list(ALLOW_PATTERNS),
-                ignore_patterns=list(IGNORE_PATTERNS),
-            )
-            commit_oid, commit_url = getattr(info, "oid", None), getattr(info, "commit_url", None)
-        if tag is not None:
-            try:
-                api.create_tag(
-                    repo_id,
-                    tag=tag,
-                    revision=commit_oid or revision,
-                    repo_type=REPO_TYPE,
-                    tag_message=message,
-                )
-            except HfHubHTTPError as exc:
-                if exc.response is not None and exc.response.status_code == 409:
-                    raise MisiError(
-                        f"{repo_id}: tag {tag} was created by someone else during the upload; "
-                        "the files are on the branch but not tagged"
-                    ) from None
-                raise
-            log.info("tagged %s of %s as %s", (commit_oid or revision)[:12], repo_id, tag)
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
         raise MisiError(
@@ -256,6 +282,62 @@ def push_dataset(
     return PushResult(
         repo_id, revision, tag, files, dry_run=False, commit_oid=commit_oid, commit_url=commit_url
     )
+
+
+def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tuple:
+    """Upload the staged ``folder`` and tag the commit: (files, commit oid, commit url)."""
+    from huggingface_hub.errors import HfHubHTTPError  # noqa: PLC0415
+
+    files = upload_files(folder)
+    total = sum(s for _, s in files)
+    message = (
+        f"MiSI-Bench {tag or 'development build'} (builder {manifest.get('builder_version')}, "
+        f"config {manifest.get('config_hash')})"
+    )
+    log.info("pushing %d files (%d bytes) to %s@%s", len(files), total, repo_id, revision)
+    commit_oid = commit_url = None
+    large_uploader = (
+        getattr(api, "upload_large_folder", None) if total > LARGE_FOLDER_BYTES else None
+    )
+    if large_uploader is not None:
+        large_uploader(
+            repo_id=repo_id,
+            folder_path=folder,
+            repo_type=REPO_TYPE,
+            revision=revision,
+            private=private,
+            allow_patterns=ALLOW_PATTERNS,
+            ignore_patterns=IGNORE_PATTERNS,
+        )
+    else:
+        info = api.upload_folder(
+            repo_id=repo_id,
+            folder_path=folder,
+            repo_type=REPO_TYPE,
+            revision=revision,
+            commit_message=message,
+            allow_patterns=list(ALLOW_PATTERNS),
+            ignore_patterns=list(IGNORE_PATTERNS),
+        )
+        commit_oid, commit_url = getattr(info, "oid", None), getattr(info, "commit_url", None)
+    if tag is not None:
+        try:
+            api.create_tag(
+                repo_id,
+                tag=tag,
+                revision=commit_oid or revision,
+                repo_type=REPO_TYPE,
+                tag_message=message,
+            )
+        except HfHubHTTPError as exc:
+            if exc.response is not None and exc.response.status_code == 409:
+                raise MisiError(
+                    f"{repo_id}: tag {tag} was created by someone else during the upload; "
+                    "the files are on the branch but not tagged"
+                ) from None
+            raise
+        log.info("tagged %s of %s as %s", (commit_oid or revision)[:12], repo_id, tag)
+    return files, commit_oid, commit_url
 
 
 def _first_line(exc: BaseException) -> str:

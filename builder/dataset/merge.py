@@ -9,7 +9,6 @@ import itertools
 import json
 import shutil
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -26,6 +25,7 @@ from .parquet import (
     row_bytes_of_table,
     write_shard,
 )
+from .workers import process_pool
 
 
 def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
@@ -160,7 +160,7 @@ def merge_units(
         json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)
     ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
-    pool = ProcessPoolExecutor(max_workers=workers) if workers > 1 and len(units) > 1 else None
+    pool = process_pool(workers) if workers > 1 and len(units) > 1 else None
     try:
         return _merge(out, cfg, statuses, units, pool)
     finally:
@@ -197,6 +197,8 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
         "skipped_tasks": {
             s["pdb_id"]: s["skipped_tasks"] for s in statuses if s["ok"] and s["skipped_tasks"]
         },
+        # per complex: what structure reading left out or relabelled (ReadReport.as_dict)
+        "reading": {s["pdb_id"]: s["reading"] for s in statuses if s.get("reading")},
         "version": None,
     }
     if (

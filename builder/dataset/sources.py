@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
+import logging
+import os
 from pathlib import Path
 
 from ..chemistry.samples import sample_refs
 from ..core.errors import InputError
 from ..core.records import ComplexRef
 from .id_list import id_list_refs, is_id_source
+from .split_files import EXCLUDED, read_split
+
+log = logging.getLogger(__name__)
 
 SPLITS = ("train", "test")
+__all__ = ["EXCLUDED", "SPLITS", "assign_splits", "discover", "file_checksums", "read_split_file"]
 #: Share of complexes put in the test split when no split file is given (paper: 490 of 3,993).
 DEFAULT_TEST_FRACTION = 0.123
 
@@ -19,7 +24,9 @@ DEFAULT_TEST_FRACTION = 0.123
 def discover(source: str | Path, structures: str | Path | None = None) -> list[ComplexRef]:
     """Complex references of a build source: ``"samples"`` (the embedded set), ``"ids:LIST.csv"``
     (PDB ids and ligand codes; entries in the ``structures`` folder, see :mod:`.id_list`) or a
-    PDBbind-style root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id."""
+    PDBbind-style root folder holding ``<pdbid>/`` complex folders. Sorted by PDB id. A folder
+    whose name is not UTF-8, or that differs from another only by case, gets a ``problem``: the
+    build records it as a skipped complex with that reason."""
     if is_id_source(source):
         return id_list_refs(str(source), structures)
     if str(source) == "samples":
@@ -29,32 +36,67 @@ def discover(source: str | Path, structures: str | Path | None = None) -> list[C
         raise InputError(
             root, "build source is not a folder (expected a PDBbind-style root or 'samples')"
         )
-    refs = []
+    groups: dict[str, list[Path]] = {}
     for sub in sorted(root.iterdir()):
-        if sub.is_dir() and any(
-            p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()
-        ):
-            refs.append(ComplexRef(pdb_id=sub.name.lower(), path=sub, kind="pdbbind"))
-    if not refs:
+        if _is_complex_folder(sub):
+            groups.setdefault(folder_id(sub.name), []).append(sub)
+    if not groups:
         raise InputError(root, "no complex folders (<pdbid>/<pdbid>_ligand.sdf or .mol2) found")
+    refs = [
+        ComplexRef(pdb_id=pdb_id, path=subs[0], kind="pdbbind", problem=_folder_problem(subs))
+        for pdb_id, subs in sorted(groups.items())
+    ]
+    for ref in refs:
+        if ref.problem:
+            log.warning("skipping %s", ref.problem)
     return refs
 
 
-def read_split_file(path: str | Path) -> dict[str, str]:
-    """``pdb_id,split`` CSV (header optional) -> {pdb_id: split}; splits must be train or test."""
-    path = Path(path)
+def _is_complex_folder(sub: Path) -> bool:
+    """A folder holding a ``*_ligand.sdf`` or ``*_ligand.mol2`` (an unreadable one counts, so
+    that its build unit records why it is skipped)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, f"cannot read split file ({exc.strerror or exc})") from None
-    out: dict[str, str] = {}
-    for row in csv.reader(text.splitlines()):
-        if not row or row[0].strip().lower() in ("pdb_id", "pdbid", "") or row[0].startswith("#"):
-            continue
-        if len(row) < 2 or row[1].strip() not in SPLITS:
-            raise InputError(path, f"bad row {','.join(row)!r}: expected 'pdb_id,train|test'")
-        out[row[0].strip().lower()] = row[1].strip()
-    return out
+        return sub.is_dir() and any(
+            p.name.lower().endswith(("_ligand.sdf", "_ligand.mol2")) for p in sub.iterdir()
+        )
+    except OSError:
+        return sub.is_dir()
+
+
+def shown_name(name: str) -> str:
+    """A folder name as text that can be written anywhere: bytes that are not UTF-8 (which
+    Python keeps as surrogates) become ``\\xNN`` escapes."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def folder_id(name: str) -> str:
+    """The complex id of a folder name: lower case (``4CUP`` and ``4cup`` are one complex), bytes
+    that are not UTF-8 escaped (:func:`shown_name`)."""
+    return shown_name(name).lower()
+
+
+def _folder_problem(subs: list[Path]) -> str:
+    """Why the folders ``subs`` (one complex id) cannot be built, or ``""``: a name that is not
+    UTF-8, or several folders whose names differ only by case (which one is meant cannot be
+    told, so none is used)."""
+    names = [shown_name(p.name) for p in subs]
+    where = shown_name(str(subs[0].parent))
+    if len(subs) > 1:
+        return (
+            f"{where}: folders {', '.join(names)} differ only by case and name one complex: "
+            "none is used (rename or remove all but one)"
+        )
+    if names[0] != subs[0].name:
+        return f"{where}/{names[0]}: folder name is not UTF-8 text: not used (rename it)"
+    return ""
+
+
+def read_split_file(path: str | Path) -> dict[str, str]:
+    """The assignment of a split file: a ``pdb_id,split`` CSV (header optional; splits train or
+    test) or the per-split id lists of ATOM3D's form (a folder holding ``train.txt``,
+    ``test.txt`` and optionally ``val.txt``, or those files joined by commas; ``val`` ids map to
+    ``excluded``). See :mod:`.split_files`; errors name the file and the line."""
+    return read_split(path)[0]
 
 
 def _unit_hash(seed: int, pdb_id: str) -> float:
@@ -68,13 +110,14 @@ def assign_splits(
     split_file: str | Path | None = None,
     test_fraction: float = DEFAULT_TEST_FRACTION,
 ) -> dict[str, str]:
-    """Split by complex. With a split file its assignment wins (complexes it does not list go
-    to train). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
+    """Split by complex. With a split file its assignment wins (complexes a CSV does not list go
+    to train; with ATOM3D-style lists, val complexes and those no list names are ``excluded``,
+    which the build leaves out). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
     ``test_fraction`` (stable when complexes are added); if that leaves fewer than two test
     complexes (T5 pairs complexes within a split), the lowest-hash ones are moved to test."""
     if split_file is not None:
-        fixed = read_split_file(split_file)
-        return {p: fixed.get(p, "train") for p in pdb_ids}
+        fixed, default = read_split(split_file)
+        return {p: fixed.get(p, default) for p in pdb_ids}
     ranked = sorted(pdb_ids, key=lambda p: (_unit_hash(seed, p), p))
     test = {p for p in pdb_ids if _unit_hash(seed, p) < test_fraction}
     minimum = 2 if len(pdb_ids) >= 4 else 0

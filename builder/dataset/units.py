@@ -1,8 +1,16 @@
 """One unit of build work: the questions and images of one complex, written atomically with a
-status file that marks it complete (so a rerun skips it). Never raises for bad input."""
+status file that marks it complete. Never raises for bad input.
+
+The status file also records what the unit's output depends on besides the configuration (whose
+hash names the work folder): the sha256 of each of the complex's input files (``inputs``), the
+``key`` of its split and T5 partner list, and a digest of the files of every other complex it
+read (``read``, the T5 targets). A rerun reuses a unit only while all of these still hold
+(``resume.reuse_problem``), so a changed input file is rebuilt, never shipped stale.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -38,8 +46,27 @@ class UnitResult:
     skipped_tasks: dict = field(default_factory=dict)
     error: str = ""
     inputs: dict = field(default_factory=dict)
+    #: what reading the complex left out or relabelled (``ReadReport.as_dict``)
+    reading: dict = field(default_factory=dict)
     n_images_rendered: int = 0
     seconds: float = 0.0
+    #: :func:`unit_key` of the split and partner list the unit was made with.
+    key: str = ""
+    #: {pdb id: :func:`files_digest`} of every other complex the unit read (T5 targets).
+    read: dict = field(default_factory=dict)
+
+
+def files_digest(files: dict) -> str:
+    """One sha256 over a complex's {file name: sha256} (``sources.file_checksums``)."""
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+
+
+def unit_key(pdb_id: str, splits: dict[str, str]) -> str:
+    """What a unit's questions depend on in the plan: its split and the complexes of that split it
+    may pair with (T5), as one sha256."""
+    split = splits[pdb_id]
+    partners = [p for p in sorted(splits) if splits[p] == split and p != pdb_id]
+    return hashlib.sha256(json.dumps([pdb_id, split, partners]).encode()).hexdigest()
 
 
 class AnnotationCache:
@@ -77,6 +104,7 @@ def generate_unit(
     """Questions and images of one complex: (rows, UnitResult). Never raises for bad input."""
     start = time.perf_counter()
     split = splits[pdb_id]
+    key = unit_key(pdb_id, splits)
     inputs = {}
     ref = refs[pdb_id]
     if ref.kind == "raw" and not ref.path.exists():
@@ -86,18 +114,21 @@ def generate_unit(
             False,
             error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
             f"{ref.path.parent} (put the entry there, or build with --fetch)",
+            key=key,
         )
+    if ref.problem:  # found by discovery (e.g. a folder name that is not UTF-8)
+        return [], UnitResult(pdb_id, split, False, error=ref.problem)
     try:
         inputs = file_checksums(refs[pdb_id])
     except OSError as exc:
         return [], UnitResult(
-            pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})"
+            pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})", key=key
         )
     annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size, cfg.hbonds)
     try:
         ann = annotations.get(pdb_id)
     except MisiError as exc:
-        return [], UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs)
+        return [], UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs, key=key)
     except Exception as exc:  # a bug or an unforeseen input problem: recorded, never fatal
         log.exception("unexpected failure reading %s", pdb_id)
         return [], UnitResult(
@@ -106,6 +137,7 @@ def generate_unit(
             False,
             error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
             inputs=inputs,
+            key=key,
         )
     params = load_params(cfg.profile)
     templates_version = load_templates(cfg.profile)["version"]
@@ -148,9 +180,26 @@ def generate_unit(
         counts=counts,
         skipped_tasks=skipped,
         inputs=inputs,
+        reading=ann.complex.read_report.as_dict(),
         n_images_rendered=cache.misses,
         seconds=round(time.perf_counter() - start, 3),
+        key=key,
+        read=_read_digests(annotations, pdb_id),
     )
+
+
+def _read_digests(annotations: AnnotationCache, pdb_id: str) -> dict[str, str]:
+    """{pdb id: files digest} of the other complexes a unit read (a file that cannot be read now
+    records an empty digest, which no later state matches: the unit is redone)."""
+    out = {}
+    for other in sorted(set(annotations.cache) | set(annotations.failures)):
+        if other == pdb_id or other not in annotations.refs:
+            continue
+        try:
+            out[other] = files_digest(file_checksums(annotations.refs[other]))
+        except OSError:
+            out[other] = ""
+    return out
 
 
 def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:

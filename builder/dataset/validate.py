@@ -8,7 +8,8 @@ answer. H-bond answers are recomputed from freshly read structures with the same
 generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
 detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
-schema, option distinctness, letter and axis balance, and that no complex is in two splits.
+schema, option distinctness, letter and axis balance, that no complex is in two splits, and that
+every shard file is the one the manifest lists, byte for byte (sha256), with no unlisted shard.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import logging
 import math
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +31,10 @@ from ..scene.png import PNG_SIGNATURE
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .cluster import check_workers
-from .manifest import read_manifest
+from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
 from .sources import discover
+from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,8 @@ def validate_dataset(
     except (OSError, ValueError) as exc:
         report.fail(f"{folder}: no readable manifest.json ({exc})")
         return report
+    for problem in shard_problems(folder, manifest):  # every byte as built, nothing extra
+        report.fail(problem)
     setup = (
         source or manifest.get("source") or manifest["config"].get("source"),
         structures or manifest.get("structures"),
@@ -212,9 +215,7 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
         finally:
             _WORKER.clear()
     else:
-        with ProcessPoolExecutor(
-            max_workers=workers, initializer=_init_worker, initargs=(setup,)
-        ) as pool:
+        with process_pool(workers, initializer=_init_worker, initargs=(setup,)) as pool:
             results = list(pool.map(_check_job, jobs))
     for result in results:
         found.update(result)

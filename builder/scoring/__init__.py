@@ -13,7 +13,9 @@ parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-quest
 :mod:`.predictions` (reading prediction files), :mod:`.prediction_folders` (folders of them:
 lmms-eval ``--log_samples``, VLMEvalKit work dirs, ``eval`` runs), :mod:`.per_item` (per-question
 results as JSON Lines),
-:mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``).
+:mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``, and the
+``--paper-rows`` choice), :mod:`.paper_rows` (those rows beside a result, as markdown),
+:mod:`.readings` (the other readings of rules the paper leaves open, reported beside the score).
 
 Conventions
 -----------
@@ -99,9 +101,20 @@ from .bonds import BondAnswer
 from .metrics import score_prediction
 from .paper_reference import (
     NOT_COMPARABLE,
+    PAPER_ROWS_HELP,
     PaperReferenceRow,
-    format_paper_rows_markdown,
+    PaperRowsError,
+    default_paper_rows,
     paper_reference_rows,
+    paper_row_names,
+    select_paper_rows,
+)
+from .paper_rows import (
+    T9_PAPER_EXACT,
+    format_exact_markdown,
+    format_paper_rows_markdown,
+    format_readings_markdown,
+    paper_exact_columns,
 )
 from .parsing import format_parsed, parse_prediction
 from .per_item import per_item_jsonl, per_item_records
@@ -113,6 +126,7 @@ from .predictions import (
     read_predictions,
     resolve_positions,
 )
+from .readings import READINGS
 from .report import (
     AVERAGE_DEFINITIONS,
     COLUMN_KEYS,
@@ -150,6 +164,16 @@ __all__ = [
     "MAX_INPUT_CHARS",
     "NOT_COMPARABLE",
     "format_paper_rows_markdown",
+    "PAPER_ROWS_HELP",
+    "PaperRowsError",
+    "READINGS",
+    "format_exact_markdown",
+    "format_readings_markdown",
+    "T9_PAPER_EXACT",
+    "default_paper_rows",
+    "paper_exact_columns",
+    "paper_row_names",
+    "select_paper_rows",
     "OPERATION_TASKS",
     "PAPER_AVERAGE_COLUMNS",
     "PAPER_COLUMNS",

@@ -103,9 +103,12 @@ def _bond_re(residues: frozenset) -> re.Pattern:
 
 
 _YES_RE = re.compile(r"(?<![A-Za-z])(?i:yes)(?![A-Za-z])")
+#: A negative answer: ``No``/``None`` ending its line (text on later lines is read as after a full
+#: stop: "No\nThere are no other bonds." is a "No"), or followed by punctuation or a bond word.
 _NO_RE = re.compile(
     r"(?<![A-Za-z])(?i:no|none)(?![A-Za-z])"
-    r"(?=\s*(?:$|[.,;:!)\]]|(?i:hydrogen|h-?bonds?|h\s+bonds?|bonds?|interactions?|polar|contacts?)(?![A-Za-z])))"
+    r"(?=[ \t]*\n|\s*(?:$|[.,;:!)\]]|"
+    r"(?i:hydrogen|h-?bonds?|h\s+bonds?|bonds?|interactions?|polar|contacts?)(?![A-Za-z])))"
 )
 
 

@@ -18,6 +18,7 @@ from ..core.registry import (
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
 from .parsing import parse
+from .readings import alt_bonds, alt_pair, alt_single, alt_zero
 from .text import MAX_CHARS
 
 logger = logging.getLogger(__name__)
@@ -76,12 +77,16 @@ def _gold(spec: TaskSpec, answer: str):
 
 def _score_single_op(spec: TaskSpec, pred, gold: Operation) -> dict[str, float]:
     if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
-        return {"score": 0.0, "exact": 0.0}
+        return {"score": 0.0, "exact": 0.0, **alt_single(spec, pred, gold)}
     exact = float(pred.magnitude == gold.magnitude)
     if spec.score_radius is None:
         return {"score": exact, "exact": exact}
     diff = abs(pred.magnitude - gold.magnitude)
-    return {"score": max(0.0, 1.0 - diff / spec.score_radius), "exact": exact}
+    return {
+        "score": max(0.0, 1.0 - diff / spec.score_radius),
+        "exact": exact,
+        **alt_single(spec, pred, gold),
+    }
 
 
 def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, float]:
@@ -109,7 +114,13 @@ def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, 
     elif gold_move is None and not moves:
         mov = 1.0
     exact = float(sorted(map(str, ops)) == sorted(map(str, gold)))
-    return {"score": 0.5 * rot + 0.5 * mov, "exact": exact, "rotation_part": rot, "move_part": mov}
+    return {
+        "score": 0.5 * rot + 0.5 * mov,
+        "exact": exact,
+        "rotation_part": rot,
+        "move_part": mov,
+        **alt_pair(rot, moves, gold_move),
+    }
 
 
 def _halves(spec: TaskSpec, gold) -> dict[str, float]:
@@ -122,17 +133,20 @@ def _halves(spec: TaskSpec, gold) -> dict[str, float]:
 
 def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer, strict: bool = False) -> dict[str, float]:
     out = _halves(spec, gold)
+    n_match = None
     if not isinstance(pred, BondAnswer):
-        return {"score": 0.0, "exact": 0.0, **out}
-    if not gold.present or not gold.bonds:
+        main = {"score": 0.0, "exact": 0.0}
+    elif not gold.present or not gold.bonds:
         ok = float(pred.present == gold.present and not pred.bonds)
-        return {"score": ok, "exact": ok, **out}
-    if not pred.present:
-        return {"score": 0.0, "exact": 0.0, **out}
-    n_match = count_matched(pred.bonds, gold.bonds, strict=strict)
-    n_pred, n_gold = len(pred.bonds), len(gold.bonds)
-    exact = float(n_match == n_gold == n_pred)
-    return {"score": set_score(n_pred, n_gold, n_match), "exact": exact, **out}
+        main = {"score": ok, "exact": ok}
+    elif not pred.present:
+        main = {"score": 0.0, "exact": 0.0}
+    else:
+        n_match = count_matched(pred.bonds, gold.bonds, strict=strict)
+        n_pred, n_gold = len(pred.bonds), len(gold.bonds)
+        exact = float(n_match == n_gold == n_pred)
+        main = {"score": set_score(n_pred, n_gold, n_match), "exact": exact}
+    return {**main, **out, **alt_bonds(spec, pred, gold, n_match, main)}
 
 
 def _zero_metrics(spec: TaskSpec, gold) -> dict[str, float]:
@@ -140,6 +154,7 @@ def _zero_metrics(spec: TaskSpec, gold) -> dict[str, float]:
     if spec.answer_kind == OPERATION_PAIR:
         out.update(rotation_part=0.0, move_part=0.0)
     out.update(_halves(spec, gold))
+    out.update(alt_zero(spec, gold))
     return out
 
 
@@ -156,10 +171,13 @@ def score_prediction(
     ``metadata`` (the row's JSON text or a dict) may carry ``options`` (the choice list); the
     keyword ``options`` overrides it. Returns at least ``score``, ``exact`` and ``parsed``;
     an operation pair (T7) adds ``rotation_part`` / ``move_part``; a task with ``halves`` (T4)
-    adds that metric (``polarity``). The rules of the row's profile apply (``metadata["profile"]``,
-    ``explicit`` when absent; see ``builder.core.profiles``): in ``paper`` rows a bond item matches
-    only when it names every field of the answer format. Never raises because of ``prediction``;
-    raises ``ValueError`` for an unknown task or profile or a malformed gold answer (a dataset bug).
+    adds that metric (``polarity``); the other readings of rules the paper leaves open come as
+    metrics of their own (:mod:`.readings`: ``score_steps``, ``score_move_fixed``,
+    ``score_precision``, ``score_f1``, ``exact_bonds_present``). The rules of the row's profile
+    apply (``metadata["profile"]``, ``explicit`` when absent; see ``builder.core.profiles``): in
+    ``paper`` rows a bond item matches only when it names every field of the answer format.
+    Never raises because of ``prediction``; raises ``ValueError`` for an unknown task or profile
+    or a malformed gold answer (a dataset bug).
     """
     spec = TASK_BY_NAME[canonical_task(task)]
     task, kind = spec.name, spec.answer_kind

@@ -15,6 +15,7 @@ from ..core.profiles import profile_of_metadata
 from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, canonical_task
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
+from .readings import READINGS
 
 logger = logging.getLogger(__name__)
 
@@ -148,6 +149,7 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             ),
             "headline_excluded": list(HEADLINE_EXCLUDED),
             "averages": dict(AVERAGE_DEFINITIONS),
+            "readings": dict(READINGS),
         }
     )
     return report

@@ -11,7 +11,10 @@ Run: ``python -m misi_bench.builder.scripts.hbond_modes [--set samples|heldout|c
   T8 one per bond (a bond of one mode only changes or removes that question);
 * bonds whose existence depends on a modelled rotatable hydrogen (``rotamer_sensitive``).
 
-The figures are written to docs/hbonds.md by hand from this output.
+The figures are written to docs/hbonds.md by hand from this output. ``--diff`` prints the bonds
+that differ between the modes with their reasons; ``--dump FILE`` writes every bond of the three
+sets in both modes, and ``--changes FILE`` (run after a detector change) lists every bond that
+differs from such a dump, with the chimerax verdict now (docs/hbonds.md, builder 0.7.0).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ..chemistry.hbonds import (
     format_residue_answer,
 )
 from ..chemistry.structure import read_pdbbind_dir
-from .hbond_report import SETS, compare, pooled, set_dirs
+from .hbond_report import SETS, compare, data_root, pooled, set_dirs
 
 DISTANCE_EDGES = (3.0, 3.3, 3.5, 3.8, 4.1)
 
@@ -154,6 +157,54 @@ def diff_markdown(name: str) -> str:
     return "\n".join(lines)
 
 
+def dump_bonds() -> dict:
+    """Every bond of the three sets in both modes: {"set/complex": {mode: [[T9 text, D...A,
+    donor side], ...]}} (the input of ``--changes``; write one before a detector change)."""
+    out = {}
+    for name in SETS:
+        for d in set_dirs(name):
+            cx = read_pdbbind_dir(d)
+            out[f"{name}/{d.name}"] = {
+                mode: [[b.pocket_text(), round(b.distance, 3), b.donor_side] for b in bonds]
+                for mode in HBOND_MODES
+                for bonds in (detect_hbonds(cx, mode),)
+            }
+    return out
+
+
+def changes_markdown(before: dict) -> str:
+    """Markdown list of every bond (T9 text and donor side, per mode) that differs between a
+    ``dump_bonds`` file written before a change and the detector now, with the chimerax verdict
+    now (its classes, or its failing check) for each direction of the pair."""
+    from ..chemistry.hbonds import chimerax_graph
+    from ..chemistry.mills_dean import explain_pair
+
+    now = dump_bonds()
+    lines = [
+        "| complex | mode | bond (T9 text) | D...A Å | change | chimerax now |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key in sorted(now):
+        for mode in HBOND_MODES:
+            old = {tuple(b[0:1] + b[2:]): b for b in before.get(key, {}).get(mode, [])}
+            new = {tuple(b[0:1] + b[2:]): b for b in now[key][mode]}
+            for bond in sorted(set(old) ^ set(new)):
+                text, side = bond
+                row = new.get(bond) or old[bond]
+                change = f"{'gained' if bond in new else 'lost'} ({side} donor)"
+                cx = read_pdbbind_dir(data_root() / key)
+                found = detect_hbonds(cx, "plip") + detect_hbonds(cx, "chimerax")
+                hb = next((b for b in found if b.pocket_text() == text), None)
+                verdict = ""
+                if hb is not None:
+                    pair = (hb.protein_atom, hb.ligand_atom)
+                    verdict = explain_pair(
+                        chimerax_graph(cx), *(pair if side == "protein" else pair[::-1])
+                    )
+                lines.append(f"| {key} | {mode} | {text} | {row[1]:.2f} | {change} | {verdict} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel, else it crashes)
 
@@ -168,7 +219,21 @@ def main(argv: list[str] | None = None) -> int:
         help="print the bonds that differ between the modes "
         "(markdown, with reasons) instead; needs no PLIP",
     )
+    parser.add_argument("--dump", help="write every bond of the three sets (both modes) here")
+    parser.add_argument(
+        "--changes",
+        metavar="BEFORE_JSON",
+        help="print the bonds that differ from a --dump file written before a change (markdown)",
+    )
     args = parser.parse_args(argv)
+    if args.dump:
+        with open(args.dump, "w", encoding="utf-8") as f:
+            json.dump(dump_bonds(), f, indent=1, sort_keys=True)
+        return 0
+    if args.changes:
+        with open(args.changes, encoding="utf-8") as f:
+            print(changes_markdown(json.load(f)))
+        return 0
     if args.diff:
         for name in SETS if args.set == "all" else (args.set,):
             print(f"\n### {name}\n\n{diff_markdown(name)}")

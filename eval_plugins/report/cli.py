@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PAPER
-from ...builder.scoring import NOT_COMPARABLE
+from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
 from .reference import average_9_tasks, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_table, page
 from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
@@ -38,9 +38,14 @@ def results_profile(results, dataset: str | None) -> str | None:
 
 
 def collect_rows(
-    inputs: list[str], dataset: str | None, split: str, with_paper: bool = True
+    inputs: list[str],
+    dataset: str | None,
+    split: str,
+    with_paper: bool = True,
+    paper_rows: str | None = "default",
 ) -> tuple[list[Row], list[str]]:
-    """Report rows (models, then the paper's rows, then chance levels) and provenance notes."""
+    """Report rows (models, then the paper's rows that ``paper_rows`` names, see
+    ``--paper-rows``, then chance levels) and provenance notes."""
     rows: list[Row] = []
     notes: list[str] = []
     found = []
@@ -61,11 +66,19 @@ def collect_rows(
         notes.append(
             f"{res.label}: {res.source} result file {res.path} (split {res.split or 'not recorded'})."
         )
-    if with_paper:
+    references = reference_rows(paper_rows) if with_paper else ()
+    for res in found:
+        if res.t9_exact:
+            paper_way, ours = res.t9_exact
+            notes.append(
+                f"{res.label}: T9 exact match {_pct_text(paper_way)}% on complexes with at least one "
+                f"H-bond (the paper's way, Table 2), {_pct_text(ours)}% over every complex (ours)."
+            )
+    if references:
         profile = results_profile(found, dataset)
         comparable = profile == PAPER
         tag = "" if comparable else f" ({NOT_COMPARABLE})"
-        for ref in reference_rows():
+        for ref in references:
             computed = paper_average(ref.scores)
             if (
                 computed is not None
@@ -115,8 +128,36 @@ def collect_rows(
     return rows, notes
 
 
+def _exact_table(args: argparse.Namespace) -> str:
+    """Exact match of the ``misi-bench score`` results beside the paper's Table 2 rows."""
+    from ...builder import scoring  # noqa: PLC0415
+
+    if args.no_paper:
+        return ""
+    found = [
+        r
+        for text in args.results
+        for r in read_result(_parse_input(text)[1], _parse_input(text)[0])
+    ]
+    results = [(r.label, r.exact) for r in merge_results(found) if r.exact]
+    profile = results_profile(found, args.dataset)
+    return scoring.format_exact_markdown(
+        results, scoring.select_paper_rows(args.paper_rows), comparable=profile == PAPER
+    )
+
+
+def _pct_text(value) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    rows, notes = collect_rows(args.results, args.dataset, args.split, with_paper=not args.no_paper)
+    rows, notes = collect_rows(
+        args.results,
+        args.dataset,
+        args.split,
+        with_paper=not args.no_paper,
+        paper_rows=args.paper_rows,
+    )
     if not any(r.kind == "model" for r in rows):
         raise MisiError("no model results to report")
     fig = draw(rows, title=args.title)
@@ -131,6 +172,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.markdown:
         Path(args.markdown).write_text(table, encoding="utf-8")
     print(table)
+    exact = _exact_table(args)
+    if exact:
+        print(exact)
     print(
         f"wrote {out}"
         + (f", {args.png}" if args.png else "")
@@ -162,5 +206,8 @@ def add_commands(sub) -> None:
         "--split", default="test", help="split of --dataset for the chance levels (default test)"
     )
     p.add_argument("--title", default="MiSI-Bench results", help="title of the page and the chart")
-    p.add_argument("--no-paper", action="store_true", help="leave out the paper's published rows")
+    p.add_argument(
+        "--no-paper", action="store_true", help="leave out the paper's rows (= --paper-rows none)"
+    )
+    p.add_argument("--paper-rows", default="default", help=PAPER_ROWS_HELP)
     p.set_defaults(func=cmd_report)

@@ -149,11 +149,14 @@ def _coerce(row, source: str, factor: float = 1.0) -> ReferenceRow:
     )
 
 
-def reference_rows() -> tuple[ReferenceRow, ...]:
-    """The paper's published rows (human, fine-tuned 7B, best API model), in percent, from the
-    scorer's reference data (0-1 scale there)."""
+def reference_rows(spec: str | None = "default") -> tuple[ReferenceRow, ...]:
+    """The paper's published rows that ``--paper-rows SPEC`` names (default: human, the
+    fine-tuned 7B, the best API model; ``all``, ``none`` or names), in percent, Table 1, from the
+    scorer's reference data (0-1 scale there). An unknown name raises the scorer's
+    ``PaperRowsError`` (a MisiError listing the names)."""
     return tuple(
-        _coerce(r, "arXiv 2512.10867 Table 1", factor=100.0) for r in scoring.paper_reference_rows()
+        _coerce(r, f"{r.source} Table 1, rank {r.rank or '-'}", factor=100.0)
+        for r in scoring.select_paper_rows(spec)
     )
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES, TASK_SPECS
+from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
 from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
@@ -48,6 +49,11 @@ class ModelResult:
     n: int | None = None
     #: The build profile the result was scored on, when the file records it (None: unknown).
     profile: str | None = None
+    #: T9 exact match in percent, (the paper's way: complexes with at least one H-bond, ours:
+    #: every complex), when the file has both (a ``misi-bench score`` report); else None.
+    t9_exact: tuple[float | None, float | None] | None = None
+    #: Exact match per paper column (0-1; T9 the paper's way), when the file is a score report.
+    exact: dict[str, float | None] | None = None
 
     @property
     def paper_average(self) -> float | None:
@@ -82,6 +88,14 @@ def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None
     for sub, col in HALF_SUBSETS.items():
         scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"))
     return scores, report.get("n")
+
+
+def t9_exact_of(report: Mapping) -> tuple[float | None, float | None] | None:
+    """(T9 exact match the paper's way, ours) in percent from a score report, None without T9."""
+    row = (report.get("tasks") or {}).get("pocket_ligand") or {}
+    if "exact" not in row:
+        return None
+    return _pct(row.get(T9_PAPER_EXACT)), _pct(row.get("exact"))
 
 
 def _harness_results(data: Mapping, path: Path, label: str | None) -> list[ModelResult]:
@@ -193,6 +207,8 @@ def read_result(
                 scores,
                 n,
                 data["report"].get("profile") or data.get("profile"),
+                t9_exact_of(data["report"]),
+                paper_exact_columns(data["report"]),
             )
         ]
     if "tasks" in data and "scale" in data:

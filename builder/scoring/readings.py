@@ -1,0 +1,146 @@
+"""Other readings of the scoring rules the paper leaves open, reported beside the main score.
+
+The headline (``score``, the paper's average) keeps the rules of SPEC section 7; each rule the
+paper does not state exactly also gets its other plausible reading as a metric of its own, so a
+reader can see how much the choice matters (docs/fidelity.md, "Scoring rules: ours and the
+paper's"):
+
+* ``score_steps`` (T1, T2): the error counted in steps of the task's non-zero magnitudes
+  (T1: -4..-1, 1..4 Å; T2: -90..-15, 15..90 degrees in 15-degree steps), divided by the largest
+  step distance (7 for T1, 11 for T2). The paper's printed T1/T2 cells fit sums of sevenths and
+  elevenths for every row, not the eighths and twelfths that /8 Å and /180 degrees give.
+* ``move_part_fixed`` and ``score_move_fixed`` (T7): the move part over a fixed range (T1's
+  radius, 8 Å) instead of over the true distance |D|.
+* ``score_precision`` and ``score_f1`` (T4 positives, T9): the set rule's base ratio read as
+  |P ∩ G| / |P| (the paper's words read literally) or as F1, with the same two penalties.
+* :data:`T9_PAPER_EXACT` (T9): exact match only on complexes with at least one
+  H-bond (App. B), absent elsewhere so its mean is the paper's figure.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from ..core.registry import OPERATION_PAIR, POCKET_BONDS, SINGLE_OPERATION, TASK_BY_NAME, TaskSpec
+from ..operations.language import Move, Roll
+from .bonds import BondAnswer
+
+__all__ = [
+    "READINGS",
+    "T9_PAPER_EXACT",
+    "alt_bonds",
+    "alt_pair",
+    "alt_single",
+    "alt_zero",
+    "step_score",
+]
+
+#: The per-question metric of T9 exact match counted the paper's way (App. B: only complexes
+#: with at least one H-bond); absent on a complex without one, so its mean is over the others.
+T9_PAPER_EXACT = "exact_bonds_present"
+#: What each other reading is (the JSON report carries this table as ``readings``).
+READINGS = {
+    "score_steps": "T1/T2: error in steps of the non-zero magnitudes over the largest step distance "
+    "(7 for T1, 11 for T2); fits the paper's printed T1/T2 cells, which /8 and /180 do not",
+    "score_move_fixed": "T7 with its move part over a fixed 8 Å (T1's radius) instead of |D|",
+    "move_part_fixed": "T7's move part over a fixed 8 Å instead of |D|",
+    "score_precision": "T4 positives/T9: the set rule with |P ∩ G| / |P| as its base (the paper's "
+    "'correct among all provided outputs' read literally), same penalties",
+    "score_f1": "T4 positives/T9: the set rule with F1 as its base, same penalties",
+    T9_PAPER_EXACT: "T9 exact match on complexes with at least one H-bond only (the paper's App. B)",
+}
+#: The fixed range of T7's move part in the other reading: the translation task's radius.
+FIXED_MOVE_RANGE = TASK_BY_NAME["translation"].score_radius
+
+
+def _position(values: tuple[int, ...], v: float) -> float:
+    """Where ``v`` falls among the sorted ``values`` (0 .. len-1, fractional between two values,
+    extrapolated by the first step outside them)."""
+    step = values[1] - values[0] if len(values) > 1 else 1
+    if v <= values[0]:
+        return (v - values[0]) / step
+    if v >= values[-1]:
+        return len(values) - 1 + (v - values[-1]) / step
+    i = bisect.bisect_left(values, v)
+    if values[i] == v:
+        return float(i)
+    lo, hi = values[i - 1], values[i]
+    return i - 1 + (v - lo) / (hi - lo)
+
+
+def step_score(spec: TaskSpec, pred: float, gold: float) -> float:
+    """``max(0, 1 - steps / (n - 1))``: the error in steps of the task's n allowed magnitudes."""
+    values = tuple(sorted(spec.commands[0].values))
+    steps = abs(_position(values, pred) - _position(values, gold))
+    return max(0.0, 1.0 - steps / (len(values) - 1))
+
+
+def _weighted_single(spec: TaskSpec) -> bool:
+    return spec.answer_kind == SINGLE_OPERATION and spec.score_radius is not None
+
+
+def alt_single(spec: TaskSpec, pred, gold) -> dict[str, float]:
+    """The other readings of a single-command answer (T1, T2; none for T3)."""
+    if not _weighted_single(spec):
+        return {}
+    if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
+        return {"score_steps": 0.0}
+    return {"score_steps": step_score(spec, pred.magnitude, gold.magnitude)}
+
+
+def alt_pair(rotation_part: float, pred_moves: list, gold_move) -> dict[str, float]:
+    """T7's move part over a fixed range, and the score with it."""
+    mov = 0.0
+    if gold_move is not None and pred_moves:
+        pm = pred_moves[-1]
+        if (
+            pm.axis == gold_move.axis == "x"
+            and pm.distance != 0
+            and (pm.distance > 0) == (gold_move.distance > 0)
+        ):
+            mov = max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / FIXED_MOVE_RANGE)
+        elif pm.axis == gold_move.axis and pm.distance == gold_move.distance:
+            mov = 1.0
+    elif gold_move is None and not pred_moves:
+        mov = 1.0
+    return {"move_part_fixed": mov, "score_move_fixed": 0.5 * rotation_part + 0.5 * mov}
+
+
+def _penalised(n_pred: int, n_gold: int, n_match: int, base: float) -> float:
+    if n_pred > 2 * n_gold:
+        return 0.0
+    if n_match == n_gold and n_pred > n_gold:
+        return 0.5
+    return base
+
+
+def alt_bonds(spec: TaskSpec, pred, gold: BondAnswer, n_match: int | None, main: dict) -> dict:
+    """Precision- and F1-based set scores (T4, T9) and T9's exact match the paper's way.
+    ``n_match``: |P ∩ G| when both sets are non-empty and the answer is a list, else None (then
+    the other readings equal the main score)."""
+    out: dict[str, float] = {}
+    if n_match is None or not isinstance(pred, BondAnswer):
+        out["score_precision"] = out["score_f1"] = main["score"]
+    else:
+        n_pred, n_gold = len(pred.bonds), len(gold.bonds)
+        precision = n_match / n_pred if n_pred else 0.0
+        f1 = 2 * n_match / (n_pred + n_gold) if n_pred + n_gold else 0.0
+        out["score_precision"] = _penalised(n_pred, n_gold, n_match, precision)
+        out["score_f1"] = _penalised(n_pred, n_gold, n_match, f1)
+    if spec.answer_kind == POCKET_BONDS and gold.present and gold.bonds:
+        out[T9_PAPER_EXACT] = main["exact"]
+    return out
+
+
+def alt_zero(spec: TaskSpec, gold) -> dict[str, float]:
+    """The other readings of an unparsed answer: all 0 (present on the same rows as parsed ones)."""
+    if _weighted_single(spec):
+        return {"score_steps": 0.0}
+    if spec.answer_kind == OPERATION_PAIR:
+        return {"move_part_fixed": 0.0, "score_move_fixed": 0.0}
+    if isinstance(gold, BondAnswer):
+        out = {"score_precision": 0.0, "score_f1": 0.0}
+        if spec.answer_kind == POCKET_BONDS and gold.present and gold.bonds:
+            out[T9_PAPER_EXACT] = 0.0
+        return out
+    return {}
