@@ -1,17 +1,14 @@
 """The inputs of ``misi-bench score``: the dataset (a local build folder or a Hub repo, each
-checked with a one-line error), its rows and config hash, the task configs (names or aliases,
-with a did-you-mean) and the predictions (a file or a folder) joined into one mapping."""
+checked with a one-line error), its rows and config hash, and the task configs (names or
+aliases, with a did-you-mean). The predictions are read in :mod:`.score_command`."""
 
 from __future__ import annotations
 
 import json
-import logging
 import re
 from pathlib import Path
 
 from ..core.errors import MisiError
-
-log = logging.getLogger(__name__)
 
 ROW_FIELDS = ["id", "task", "answer", "metadata", "options"]
 
