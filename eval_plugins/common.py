@@ -3,6 +3,7 @@ one model output is scored (always through :mod:`misi_bench.builder.scoring`).""
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
@@ -192,3 +193,48 @@ def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> 
                 t = pq.read_table(shard, columns=["id", "answer"])
                 table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
     return table
+
+
+def build_config_hash(location: str | None = None, revision: str | None = None) -> str | None:
+    """The ``config_hash`` of a build's ``manifest.json`` (what predictions record, so that
+    ``misi-bench score`` can tell builds apart whose ids agree but whose answers differ, e.g.
+    ``--hbonds plip`` vs ``chimerax``): a local folder's, or the Hub repo's (one download, from
+    the cache when offline); None when it cannot be read. ``location`` defaults to
+    :func:`data_location`."""
+    if location is None:
+        location, revision = data_location()
+    folder = Path(os.path.expanduser(location))
+    if folder.is_dir():
+        return _manifest_hash(str(folder / "manifest.json"))
+    return _hub_manifest_hash(location, revision)
+
+
+def _manifest_hash(path: str) -> str | None:
+    import json
+
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8")).get("config_hash")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(value) if value else None
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_manifest_hash(repo: str, revision: str | None) -> str | None:
+    try:
+        from huggingface_hub import hf_hub_download
+
+        path = hf_hub_download(repo, "manifest.json", repo_type="dataset", revision=revision)
+    except Exception:  # noqa: BLE001 (no manifest, offline without a cache...: not recorded)
+        return None
+    return _manifest_hash(path)
+
+
+def with_build_column(dataset, location: str | None = None, revision: str | None = None):
+    """``dataset`` (a ``datasets.Dataset`` of one config and split) with a ``config_hash`` column
+    naming its build (:func:`build_config_hash`), so that the harnesses' sample logs (which log
+    each row without its images) carry it; unchanged when the hash is unknown."""
+    build = build_config_hash(location, revision)
+    if not build or "config_hash" in dataset.column_names:
+        return dataset
+    return dataset.add_column("config_hash", [build] * len(dataset))

@@ -152,6 +152,15 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
         == _score_cli(data_dir, tmp_path / "run" / "predictions.jsonl", tmp_path)["report"]
     )
     assert report["per_item"] == direct["per_item"] and report["missing"] == []
+    # per_item.jsonl: how each answer was read, with the build's config hash (issue 30 item 7)
+    manifest = json.loads((Path(data_dir) / "manifest.json").read_text())
+    assert report["config_hash"] == manifest["config_hash"]
+    lines = (tmp_path / "run" / "per_item.jsonl").read_text().splitlines()
+    items = [json.loads(line) for line in lines]
+    assert [i["id"] for i in items] == [i["id"] for i in direct["per_item"]]
+    assert [i["read_as"] for i in items] == [i["parsed"] for i in direct["per_item"]]
+    assert [i["score"] for i in items] == [i["metrics"]["score"] for i in direct["per_item"]]
+    assert {i["config_hash"] for i in items} == {manifest["config_hash"]}
     gold = [i for i in direct["per_item"] if answers[i["id"]] == i["answer"]]
     assert gold and all(i["metrics"]["score"] == 1.0 for i in gold)
     assert 0 < report["report"]["average_7_tasks"] < 1

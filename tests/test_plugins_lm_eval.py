@@ -3,7 +3,10 @@ score through lm-eval's task API, and ``simple_evaluate`` runs an oracle and a c
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
@@ -51,9 +54,12 @@ def test_hooks_score_gold_through_the_task_api(manager, offline):
 
     walk(tasks)
     assert set(flat) == {f"misi_{t}" for t in TASKS}
+    # the rows name their build: lm-eval logs each doc in its samples, `score` reads it back
+    build = json.loads((Path(os.environ["MISI_BENCH_REPO"]) / "manifest.json").read_text())
     for name, task in flat.items():
         docs = list(task.test_docs())
         assert docs, name
+        assert {doc["config_hash"] for doc in docs} == {build["config_hash"]}, name
         agg = task.aggregation()
         values: dict[str, list[float]] = {}
         for doc in docs:

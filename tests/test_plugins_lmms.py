@@ -201,3 +201,11 @@ def _score_lmms_samples_file(out: Path, data_dir: Path) -> None:
     assert sorted(file.predictions) == sorted(r["id"] for r in rows[:LIMIT])
     result = score_records(rows[:LIMIT], file.predictions)
     assert result["missing"] == [] and result["report"]["tasks"]["pocket_ligand"]["score"] == 1.0
+    # the whole --output_path folder is a predictions source of its own: every config's
+    # samples file of the split asked for (the tiny_misi_rotation run's file is passed over)
+    from misi_bench.builder.scoring import read_prediction_source
+
+    source = read_prediction_source(out, "test")
+    assert source.kind == "lmms-eval-folder" and len(source.files) == len(TASKS)
+    assert {f.config for f in source.files} == set(TASKS)
+    assert "another split" in source.notes[0]

@@ -109,6 +109,13 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
     report = json.loads((tmp_path / "misi_oracle" / "misi_oracle_MiSI_report.json").read_text())
     assert report["subsets"]  # T4 positive / negative rows
+    # the work dir is a predictions source; its tables keep the rows' config_hash column
+    from misi_bench.builder.scoring import read_prediction_source
+
+    build = json.loads((data_dir / "manifest.json").read_text())["config_hash"]
+    source = read_prediction_source(tmp_path / "misi_oracle", "test")
+    assert source.kind == "vlmevalkit-folder" and source.files
+    assert all(f.builds == (build,) for f in source.files), [f.builds for f in source.files]
 
     const = _acc(tmp_path, "misi_constant", "MiSI")
     expected = {}
@@ -121,3 +128,23 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     want = expected_averages(data_dir, 10**9, lambda row: constant)
     assert same_figure(const["paper_average"], want["paper_average"])
     assert same_figure(const["average_7_tasks"], want["average_7_tasks"])
+
+
+def test_run_summary_headline_is_paper_average():
+    """VLMEvalKit's run summary takes one "primary metric" from the flattened ``_acc`` table
+    (keys ``task=<row>|score``, as ``vlmeval.smp.status_report.flatten_summary_metrics`` writes
+    them); left to itself it picks ``average_7_tasks``. Ours is the headline, ``paper_average``,
+    and a one-task dataset (no paper average) reports its task's score."""
+    from misi_bench.eval_plugins.vlmevalkit.datasets import primary_metric
+
+    flat = {
+        "task=rotation|n": 3,
+        "task=rotation|score": 0.5,
+        "task=paper_average|score": 0.42,
+        "task=average_9_tasks|score": 0.4,
+        "task=average_7_tasks|score": 0.41,
+    }
+    assert primary_metric(flat, None) == {"paper_average": 0.42}
+    one_task = {**flat, "task=paper_average|score": float("nan")}
+    assert primary_metric(one_task, "rotation") == {"rotation score": 0.5}
+    assert primary_metric({}, None) == {} and primary_metric(None, "rotation") == {}

@@ -252,3 +252,41 @@ def test_xlsx_reader_matches_openpyxl(tmp_path):
     expected = [list(r) for r in active.iter_rows(values_only=True)]
     assert read_xlsx_rows(path) == expected
     assert expected[1][:3] == [0, "translation-1a28-000", "move x 3"]
+
+
+def test_harness_log_that_keeps_the_row_is_read_by_its_id(tmp_path):
+    """lm-eval's --log_samples lines keep the row (``doc``, without images): its ``id`` names the
+    question and its ``config_hash`` the build, no position to resolve."""
+    path = tmp_path / "samples_misi_rotation_2026-01-01.jsonl"
+    lines = [
+        {
+            "doc_id": i,
+            "doc": {"id": r["id"], "answer": r["answer"], "config_hash": "abc123"},
+            "target": r["answer"],
+            "filtered_resps": [f"Answer: {r['answer']}"],
+        }
+        for i, r in enumerate(ROWS)
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    got = read_predictions(path)
+    assert not got.positions and got.builds == ("abc123",)
+    assert dict(got.predictions) == {r["id"]: f"Answer: {r['answer']}" for r in ROWS}
+
+
+def test_lm_eval_samples_folder(tmp_path):
+    """lm-eval names its sample logs samples_<task>_<date>.jsonl; a folder of them is read."""
+    from misi_bench.builder.scoring import read_prediction_source
+
+    folder = tmp_path / "out" / "model"
+    folder.mkdir(parents=True)
+    for stamp in ("2026-01-01T10-00-00.1", "2026-02-01T10-00-00.1"):
+        (folder / f"samples_misi_rotation_{stamp}.jsonl").write_text(
+            "".join(
+                json.dumps({"doc_id": i, "doc": {"id": r["id"]}, "filtered_resps": [stamp]}) + "\n"
+                for i, r in enumerate(ROWS)
+            )
+        )
+    source = read_prediction_source(tmp_path / "out", "test")
+    assert source.kind == "lmms-eval-folder" and len(source.files) == 1
+    assert set(source.files[0].predictions.values()) == {"2026-02-01T10-00-00.1"}
+    assert "passed over 1 older file(s)" in source.notes[0]

@@ -270,7 +270,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harn
     scored = _cli(
         copy, "score", "--dataset", str(out), "--predictions", str(gold), "--config", TASK
     )
-    assert re.search(rf"\| {TASK} \| {len(rows)} \| 1\.0000 \| 1\.0000 \|", scored.stdout), (
+    assert re.search(rf"\| {TASK} \| {len(rows)} \| 100\.00 \| 100\.00 \|", scored.stdout), (
         scored.stdout
     )
     card = (out / "README.md").read_text()

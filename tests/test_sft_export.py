@@ -281,6 +281,8 @@ def test_exports_are_deterministic_and_write_each_picture_once(data_dir, source,
         assert _tree(again.out) == _tree(result.out), fmt
         manifest = json.loads((result.out / MANIFEST).read_text())
         assert manifest["total_rows"] == len(source) and manifest["image_refs"] == refs
+        build = json.loads((Path(data_dir) / "manifest.json").read_text())["config_hash"]
+        assert manifest["config_hash"] == build  # the export names its build (issue 30 item 7)
         if fmt == "hf":
             continue
         files = sorted((result.out / "images").rglob("*.png"))

@@ -56,7 +56,7 @@ def add_commands(sub) -> None:
         description="Print (or write) a Slurm script for a sharded build. `bash SCRIPT` submits the "
         "shards as a job array and the merge as a job that waits for them (afterok); `bash SCRIPT 1,4` "
         "re-submits only shards 1 and 4 (they resume) and the merge. Options after `--` go to every "
-        "`misi-bench build` (e.g. -- --seed 1 --tasks rotation).",
+        "`misi-bench build` (e.g. -- --seed 1 --configs rotation).",
     )
     p.add_argument(
         "--source",

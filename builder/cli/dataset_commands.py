@@ -27,7 +27,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     manifest = build_dataset(
         source=args.source,
         out=args.out,
-        tasks=args.tasks or (),
+        tasks=args.configs or (),
         seed=args.seed,
         limit=args.limit,
         split_file=args.split_file,
@@ -165,7 +165,12 @@ def add_commands(sub) -> None:
     )
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument(
-        "--tasks", nargs="*", choices=TASKS, help="task configs to build (default: all nine)"
+        "--configs",
+        "--tasks",
+        dest="configs",
+        nargs="*",
+        choices=TASKS,
+        help="task configs to build (default: all nine); --tasks is the old spelling",
     )
     p.add_argument(
         "--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)"

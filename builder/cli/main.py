@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 
-from ..core.constants import PACKAGE_VERSION
+from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION, version_label
 from ..core.errors import MisiError
 from . import cluster_commands, dataset_commands, score_command, structure_commands
 
@@ -31,10 +31,32 @@ BUILDER_COMMANDS: tuple[CommandGroup, ...] = (
 )
 
 
+def _version_text() -> str:
+    """``--version``: :func:`version_label` with the prompt templates of both profiles."""
+    from ..core.profiles import PROFILE_NAMES  # noqa: PLC0415
+    from ..tasks.base import load_templates  # noqa: PLC0415
+
+    templates = " / ".join(f"{load_templates(p)['version']} ({p})" for p in PROFILE_NAMES)
+    return version_label(PACKAGE_VERSION, BUILDER_VERSION, templates)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: one unwrapped line, worked out only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sys.stdout.write(_version_text() + "\n")
+        parser.exit()
+
+
 def build_parser(extra_commands: Iterable[CommandGroup] = ()) -> argparse.ArgumentParser:
     """The ``misi-bench`` parser: the builder's commands plus ``extra_commands``."""
     parser = argparse.ArgumentParser(prog="misi-bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"misi-bench {PACKAGE_VERSION}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the versions (package, builder, templates)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     for add_commands in (*BUILDER_COMMANDS, *extra_commands):

@@ -1,4 +1,5 @@
-"""``misi-bench score``: score a predictions file against a build folder or a Hub repo."""
+"""``misi-bench score``: score predictions (a file or a folder) against a build folder or a Hub
+repo. Inputs are checked in :mod:`.score_inputs`; every refusal is one line and exit code 2."""
 
 from __future__ import annotations
 
@@ -9,45 +10,18 @@ from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
+from .score_inputs import build_hash, check_configs, check_dataset, load_rows
 
 log = logging.getLogger(__name__)
 
 
-def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
-    """Rows (id, task, answer, metadata, options) of a local build folder or a Hub repo."""
-    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
-
-    path = Path(dataset)
-    rows: list[dict] = []
-    for config in configs or list(TASKS):
-        if path.is_dir() and (path / "manifest.json").exists():
-            from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
-
-            rows.extend(
-                {k: r[k] for k in ("id", "task", "answer", "metadata", "options")}
-                for r in iter_config_rows(
-                    path, config, split, ["id", "task", "answer", "metadata", "options"]
-                )
-            )
-        else:
-            import datasets  # noqa: PLC0415
-
-            ds = datasets.load_dataset(dataset, config, split=split)
-            ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
-            rows.extend(
-                {k: r[k] for k in ("id", "task", "answer", "metadata", "options")} for r in ds
-            )
-    return rows
-
-
-def _baselines(dataset: str, config: str | None, split: str, rows: list[dict]) -> dict:
+def _baselines(dataset: str, configs: list[str], split: str, rows: list[dict]) -> dict:
     """Chance and blind baselines on ``rows`` (``scoring.reference_scores``): the text-only answer
     is fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
     ``baselines.json``."""
     from .. import scoring  # noqa: PLC0415
 
     try:
-        configs = [config] if config else []
         train = rows if split == "train" else load_rows(dataset, configs, "train")
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
         log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
@@ -60,48 +34,123 @@ def _baselines(dataset: str, config: str | None, split: str, rows: list[dict]) -
     return scoring.reference_scores(rows, train, image_answers)
 
 
-def cmd_score(args: argparse.Namespace) -> int:
-    """Read the predictions (any shape :func:`scoring.read_predictions` accepts), score them,
-    print the markdown report and write the JSON summary. Unusable files raise MisiError (exit 2)."""
+def _gather(args: argparse.Namespace, configs: list[str]):
+    """Rows of the selection and the predictions joined over the source's files (lmms-eval
+    samples resolved against their own config's rows). Returns (rows, file-like summary)."""
     from .. import scoring  # noqa: PLC0415
 
-    file = scoring.read_predictions(args.predictions)
-    config = args.config or file.config
-    if file.positions and not config:
+    source = scoring.read_prediction_source(args.predictions, args.split)
+    for note in source.notes:
+        log.warning("%s", note)
+    named = [f.config for f in source.files if f.positions]
+    if any(c is None for c in named) and not configs:
         raise MisiError(
-            f"{args.predictions}: lmms-eval samples need --config (the file name does not name one)"
+            f"{args.predictions}: lmms-eval samples need --configs (the file name does not name one)"
         )
-    rows = load_rows(args.dataset, [config] if config else [], args.split)
+    if not configs and named and all(f.positions for f in source.files):
+        configs = sorted(set(named), key=named.index)
+    rows = load_rows(args.dataset, configs, args.split)
     if not rows:
-        raise MisiError(f"{args.dataset}: no rows for config {config or 'all'} split {args.split}")
-    profile = profile_of_rows(rows, args.dataset)
-    file = scoring.resolve_positions(file, rows)
+        raise MisiError(
+            f"{args.dataset}: no rows for configs {', '.join(configs) or 'all'} split {args.split}"
+        )
+    by_config: dict[str, list[dict]] = {}
+    for r in rows:
+        by_config.setdefault(str(r["task"]), []).append(r)
+    preds: dict[str, str] = {}
+    no_pred: list[str] = []
+    dups: list[str] = []
+    bad: list[str] = []
+    builds: dict[str, None] = {}
+    for file in source.files:
+        if file.config and configs and file.config not in configs and len(source.files) > 1:
+            log.warning("%s: passed over (config %s is not selected)", file.path, file.config)
+            continue
+        if file.positions:
+            own = file.config or (configs[0] if len(configs) == 1 else None)
+            if own is None:
+                raise MisiError(f"{file.path}: lmms-eval samples need one config (--configs NAME)")
+            file = scoring.resolve_positions(file, by_config.get(own, []))
+        preds.update(file.predictions)
+        no_pred.extend(file.no_prediction)
+        dups.extend(file.duplicate_ids)
+        bad.extend(
+            f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b for b in file.bad_entries
+        )
+        builds.update(dict.fromkeys(file.builds))
+    shape = source.files[0].shape if source.kind == "file" else source.kind
+    return rows, configs, preds, no_pred, dups, bad, list(builds), shape
+
+
+def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
     ids = {str(r["id"]) for r in rows}
-    given = set(file.predictions) | set(file.no_prediction)
-    if not given & ids and {id_for_profile(i, profile) for i in given} & ids:
+    given = set(preds) | set(no_pred)
+    if given & ids:
+        return
+    profile = profile_of_rows(rows, args.dataset)
+    if {id_for_profile(i, profile) for i in given} & ids:
         made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
         raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
-    if not given & ids:
-        raise MisiError(
-            f"{args.predictions}: none of its {len(given)} ids is a question of {args.dataset} "
-            f"(config {config or 'all'}, split {args.split}); first id: {min(given)!r}"
-        )
+    first = ", ".join(repr(i) for i in sorted(given)[:3])
+    what = "keys" if shape == "json-object" else "ids"
+    hint = (
+        " (read as one {id: prediction} object; for JSON Lines each entry needs 'id' and "
+        "'prediction')"
+        if shape == "json-object"
+        else ""
+    )
+    build = build_hash(args.dataset)
+    where = f"{args.dataset} (build {build})" if build else args.dataset
+    raise MisiError(
+        f"{args.predictions}: none of its {len(given)} {what} is a question of {where} "
+        f"(configs {', '.join(configs) or 'all'}, split {args.split}, e.g. "
+        f"{sorted(ids)[0]!r}); its first {what}: {first}{hint}"
+    )
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Read the predictions (a file or folder :func:`scoring.read_prediction_source` accepts),
+    score them, print the markdown report (in %) and write the JSON summary (and the
+    per-question file). Unusable inputs raise MisiError (exit 2)."""
+    from .. import scoring  # noqa: PLC0415
+    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
+
+    configs = check_configs(args.configs)
+    kind = check_dataset(args.dataset)
+    rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs)
+    _check_ids(args, rows, configs, preds, no_pred, shape)
     paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
-    result = scoring.score_records(rows, file.predictions)
+    profile = profile_of_rows(rows, args.dataset)
+    build = build_hash(args.dataset) if kind == "local" else None
+    other = [b for b in builds if build and b != build]
+    if other:
+        log.warning(
+            "%s: recorded for build %s, but %s is build %s (same ids, possibly other answers: "
+            "check --dataset)",
+            args.predictions,
+            other[0],
+            args.dataset,
+            build,
+        )
+    result = scoring.score_records(rows, preds)
+    n_missing = len(result["missing"])
+    if n_missing and args.strict:
+        raise MisiError(
+            f"{args.predictions}: {n_missing} of {len(rows)} questions have no prediction "
+            f"(--strict; e.g. {result['missing'][0]!r})"
+        )
     print(f"profile: {profile}")
-    print(scoring.format_report_markdown(result["report"]))
+    print(scoring.format_report_markdown(result["report"], percent=True))
     readings = scoring.format_readings_markdown(result["report"])
     if readings:
         print(readings)
     print(
-        f"\n{len(rows)} questions, {len(result['missing'])} without a prediction (scored 0; "
-        f"{len(file.no_prediction)} of them null or empty in the file), {len(result['unknown'])} predictions "
-        f"with unknown ids, {len(file.duplicate_ids)} duplicate ids (last entry used), "
-        f"{len(file.bad_entries)} unreadable entries ({file.shape} file)"
+        f"\n{len(rows)} questions, {n_missing} without a prediction (scored 0; "
+        f"{len(no_pred)} of them null or empty in the file), {len(result['unknown'])} predictions "
+        f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
+        f"{len(bad)} unreadable entries ({shape})"
     )
-    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
-
-    baselines = {} if args.no_baselines else _baselines(args.dataset, config, args.split, rows)
+    baselines = {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows)
     paper_text = scoring.format_paper_rows_markdown(
         result["report"], profile, paper_rows, baselines
     )
@@ -119,16 +168,23 @@ def cmd_score(args: argparse.Namespace) -> int:
                 {args.split: baselines}, [t for t in TASKS if t in present], scoring.BASELINE_NAMES
             )
         )
+    if args.per_item:
+        Path(args.per_item).write_text(
+            scoring.per_item_jsonl(result["per_item"], build), encoding="utf-8"
+        )
     summary = {
         "profile": profile,
+        "config_hash": build,
+        "prediction_builds": builds,
         "report": result["report"],
         "missing": result["missing"],
         "unknown": result["unknown"],
         "baselines": baselines,
-        "unreadable_lines": list(file.bad_entries),
-        "duplicate_ids": list(file.duplicate_ids),
-        "no_prediction": list(file.no_prediction),
-        "prediction_file_shape": file.shape,
+        "unreadable_lines": bad,
+        "duplicate_ids": dups,
+        "no_prediction": no_pred,
+        "prediction_file_shape": shape,
+        "per_item": scoring.per_item_records(result["per_item"]),
         "paper_rows": [r.name for r in paper_rows],
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
@@ -136,6 +192,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         Path(args.json_out).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
+    if n_missing:
+        log.warning(
+            "%d of %d questions have no prediction and score 0 (--strict makes this an error)",
+            n_missing,
+            len(rows),
+        )
     return 0
 
 
@@ -146,17 +208,36 @@ def add_commands(sub) -> None:
         help="score a predictions file against a dataset",
         description="Score model outputs with the one MiSI-Bench scorer. Accepted predictions: "
         'JSONL of {"id", "prediction"} objects, a JSON list of them, a JSON '
-        "{id: prediction} object, lmms-eval --log_samples files, VLMEvalKit .xlsx/.tsv.",
+        "{id: prediction} object, lmms-eval --log_samples files or their folder, VLMEvalKit "
+        ".xlsx/.tsv tables or its work dir, a misi-bench eval run folder.",
     )
     p.add_argument("--dataset", required=True, help="a build folder or a Hub dataset repo id")
     p.add_argument(
         "--predictions",
         required=True,
-        help='a predictions file (JSONL with one {"id": ..., "prediction": ...} per line, or see above)',
+        help='a predictions file (JSONL with one {"id": ..., "prediction": ...} per line, or see '
+        "above) or a folder of them",
     )
-    p.add_argument("--config", help="one task config (default: all nine)")
+    p.add_argument(
+        "--configs",
+        "--config",
+        dest="configs",
+        nargs="+",
+        metavar="CONFIG",
+        help="task configs, names or aliases (default: all nine); --config is the old spelling",
+    )
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")
+    p.add_argument(
+        "--per-item",
+        metavar="FILE",
+        help="write one JSON line per question: id, task, gold, prediction, read_as, score, parts",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="questions without a prediction are an error (exit 2), not a warning",
+    )
     p.add_argument(
         "--no-baselines",
         action="store_true",

@@ -42,7 +42,14 @@ def load_from_args(args: argparse.Namespace):
         wanted = args.path.split(":", 1)[1].lower()
         refs = [r for r in sample_refs() if r.pdb_id == wanted]
         if not refs:
-            raise MisiError(f"{args.path}: no such embedded sample")
+            import difflib  # noqa: PLC0415
+
+            names = sorted(r.pdb_id for r in sample_refs())
+            close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.5)
+            hint = f"did you mean sample:{close[0]}? " if close else ""
+            raise MisiError(
+                f"{args.path}: no such embedded sample; {hint}the samples are {', '.join(names)}"
+            )
         ref = refs[0]
     else:
         ref = ref_for_path(args.path, args.ligand, args.chain, args.resnum)

@@ -4,6 +4,8 @@
   a test keeps the two equal).
 * ``BUILDER_VERSION``: keys every build (config hash, row metadata, manifest); bump it when the
   same inputs and seed would give different rows.
+* :func:`version_label`: the one way the versions are shown (``--version``, card, manifest):
+  the package, the builder and the prompt templates, each named as such.
 * ``DEFAULT_HUB_REPO``: the canonical Hub repository of the published benchmark, overridable by
   ``$MISI_BENCH_REPO`` (and ``$MISI_BENCH_REVISION`` for a tag or branch) and by command-line
   options; the evaluation plugins read their data location through :func:`hub_repo_id`.
@@ -19,6 +21,18 @@ import os
 
 PACKAGE_VERSION = "0.1.0"
 BUILDER_VERSION = "0.7.0"
+
+
+def version_label(
+    package: str = PACKAGE_VERSION, builder: str = BUILDER_VERSION, templates: str | None = None
+) -> str:
+    """``misi-bench 0.1.0, builder 0.6.0, templates paper-1.0.0``: the versions, each labelled
+    (the templates part only when given)."""
+    parts = [f"misi-bench {package}", f"builder {builder}"]
+    if templates:
+        parts.append(f"templates {templates}")
+    return ", ".join(parts)
+
 
 DEFAULT_HUB_REPO = "misi-bench/misi-bench"
 REPO_ENV = "MISI_BENCH_REPO"

@@ -11,6 +11,7 @@ generator, prompt, audit replay and validator check live in its own module ``bui
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -279,4 +280,8 @@ def canonical_task(name: str) -> str:
     for prefix in _ALIAS_PREFIXES:
         if key.startswith(prefix) and key[len(prefix) :] in TASK_ALIASES:
             return TASK_ALIASES[key[len(prefix) :]]
-    raise ValueError(f"unknown MiSI-Bench task {name!r}; expected one of {', '.join(TASK_NAMES)}")
+    close = difflib.get_close_matches(key, [*TASK_NAMES, *TASK_ALIASES], n=1, cutoff=0.6)
+    hint = f"did you mean {TASK_ALIASES.get(close[0], close[0])}? " if close else ""
+    raise ValueError(
+        f"unknown MiSI-Bench task {name!r}; {hint}expected one of {', '.join(TASK_NAMES)}"
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from .. import scoring
-from ..core.constants import hub_repo_id
+from ..core.constants import hub_repo_id, version_label
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_NAMES, TASK_SPECS
 from . import blind, card_stats, card_text, pixel_solver
@@ -312,7 +312,11 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         tiny_text=card_text.tiny_text(manifest),
         limitations=card_text.limitations(out, manifest),
         fidelity_table=_card_file("fidelity.md").strip(),
-        builder_version=manifest["builder_version"],
+        version_label=version_label(
+            manifest.get("misi_bench_version", "(not recorded)"),
+            manifest["builder_version"],
+            cfg.get("template_version"),
+        ),
         config_hash=manifest["config_hash"],
         seed=manifest["seed"],
         version_line=f"Dataset version: **{version}**." if version else "",

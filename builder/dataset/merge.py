@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ..core.constants import BUILDER_VERSION
+from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION
 from .blind import write_blind
 from .card import write_card
 from .cluster import pool_map
@@ -174,6 +174,7 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
     worker processes, or None)."""
     shards, counts, images = _write_shards(out, units, cfg, pool)
     manifest = {
+        "misi_bench_version": PACKAGE_VERSION,
         "builder_version": BUILDER_VERSION,
         "profile": cfg.profile,
         "config": cfg.generation_fields(),

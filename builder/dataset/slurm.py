@@ -54,7 +54,7 @@ class SlurmJob:
     """What the script runs and asks Slurm for. ``time`` is a Slurm time limit per shard,
     ``merge_time`` the merge job's (default: ``time``; the merge validates every row); ``mem`` a
     Slurm memory size per shard (e.g. ``8G``); ``build_args`` extra
-    ``misi-bench build`` options (``--seed``, ``--tasks``, ``--limit``, ...)."""
+    ``misi-bench build`` options (``--seed``, ``--configs``, ``--limit``, ...)."""
 
     source: str
     out: str

@@ -10,7 +10,9 @@ Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, l
 parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
 :mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
 :mod:`.baselines` (chance answers), :mod:`.blind` (options-only and text-only answers),
-:mod:`.predictions` (reading prediction files),
+:mod:`.predictions` (reading prediction files), :mod:`.prediction_folders` (folders of them:
+lmms-eval ``--log_samples``, VLMEvalKit work dirs, ``eval`` runs), :mod:`.per_item` (per-question
+results as JSON Lines),
 :mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``, and the
 ``--paper-rows`` choice), :mod:`.paper_rows` (those rows beside a result, as markdown),
 :mod:`.readings` (the other readings of rules the paper leaves open, reported beside the score).
@@ -115,6 +117,8 @@ from .paper_rows import (
     paper_exact_columns,
 )
 from .parsing import format_parsed, parse_prediction
+from .per_item import per_item_jsonl, per_item_records
+from .prediction_folders import PredictionSource, read_prediction_source
 from .predictions import (
     PredictionFile,
     PredictionFileError,
@@ -178,6 +182,7 @@ __all__ = [
     "BondAnswer",
     "PaperReferenceRow",
     "PredictionFile",
+    "PredictionSource",
     "PredictionFileError",
     "aggregate",
     "baseline_prediction",
@@ -189,6 +194,9 @@ __all__ = [
     "paper_reference_rows",
     "parse_prediction",
     "parse_predictions",
+    "per_item_jsonl",
+    "per_item_records",
+    "read_prediction_source",
     "read_predictions",
     "resolve_positions",
     "score_prediction",

@@ -8,7 +8,8 @@ Accepted shapes (UTF-8, a byte-order mark is ignored):
 * lmms-eval ``--log_samples`` files (``<date>_samples_<task>.jsonl``): lines with ``doc_id``
   (the row's position in its config and split) and ``filtered_resps``; their ids are resolved
   against the dataset rows with :func:`resolve_positions` (``target`` must equal the row's gold
-  answer, so a file from another split or build is refused);
+  answer, so a file from another split or build is refused); lm-eval's sample logs, which keep
+  the row (``doc``), are read by the row's own ``id`` (and its ``config_hash``);
 * VLMEvalKit prediction tables (``.xlsx``, ``.tsv``, ``.csv``) with ``id`` and ``prediction``
   columns (the MiSI-Bench VLMEvalKit dataset keeps the row ``id``).
 
@@ -16,7 +17,14 @@ Rules: a ``null`` or absent prediction is *missing* (scored 0 and listed as miss
 as an empty answer); when an id appears more than once the last entry wins and the id is
 reported in ``duplicate_ids``; entries that are not objects, lack an id or hold a prediction
 that is not text are skipped and reported in ``bad_entries``. A file with no usable entry, or
-in none of the shapes above, raises :class:`PredictionFileError` with one line saying why.
+in none of the shapes above, raises :class:`PredictionFileError` with one line saying why; so
+does a file whose objects have ids but no ``prediction`` field anywhere (the line names the
+fields it found).
+
+Bounds (files from someone else): a file over :data:`MAX_FILE_BYTES`, a JSON Lines line over
+:data:`MAX_LINE_CHARS`, a table field over the ``csv`` module's field limit and a workbook beyond
+the bounds of :mod:`.xlsx` are refused with one line naming the file and the limit; JSON nested
+too deeply for the parser is an unreadable entry, not a crash.
 Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 """
 
@@ -25,6 +33,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,9 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import MisiError
-from .xlsx import read_xlsx_rows
+from .xlsx import XlsxLimitError, read_xlsx_rows
 
 __all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_LINE_CHARS",
     "PredictionFile",
     "PredictionFileError",
     "parse_predictions",
@@ -44,6 +55,9 @@ __all__ = [
 
 _LMMS_NAME_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
 _TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv")
+
+MAX_FILE_BYTES = 1024 * 1024 * 1024  # one predictions file (the full test split is ~1000x less)
+MAX_LINE_CHARS = 16 * 1024 * 1024  # one JSON Lines entry (a long reasoning trace is ~100 KB)
 
 
 class PredictionFileError(MisiError):
@@ -58,7 +72,9 @@ class PredictionFile:
     are not in it but in ``no_prediction``); ``shape``: ``jsonl``, ``json-list``, ``json-object``,
     ``lmms-eval-samples`` or ``table``; ``positions``: for lmms-eval samples, row position ->
     (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
-    ``config``: the task config named by an lmms-eval samples file name, else None.
+    ``config``: the task config named by an lmms-eval samples file name, else None;
+    ``builds``: the build config hashes its entries record (a ``config_hash`` field, or one in
+    the logged row ``doc`` of a harness sample log), if any.
     """
 
     path: str
@@ -69,6 +85,7 @@ class PredictionFile:
     bad_entries: tuple[str, ...] = ()
     positions: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)
     config: str | None = None
+    builds: tuple[str, ...] = ()
 
     @property
     def n_entries(self) -> int:
@@ -83,11 +100,20 @@ class _Collector:
         self.duplicates: dict[str, None] = {}
         self.bad: list[str] = []
         self.positions: dict[int, tuple[str, str | None]] = {}
+        self.with_field = 0  # objects that have a "prediction" key
+        self.keys_seen: list[str] = []  # the keys of the first object with an id
+        self.builds: dict[str, None] = {}
 
     def add(self, where: str, item: Any) -> None:
         if not isinstance(item, Mapping):
             self.bad.append(f"{where}: not an object ({type(item).__name__})")
             return
+        build = item.get("config_hash")
+        doc = item.get("doc")  # harness sample logs: the row, with its config_hash column
+        if build is None and isinstance(doc, Mapping):
+            build = doc.get("config_hash")
+        if isinstance(build, str) and build and len(self.builds) < 16:
+            self.builds[build] = None
         if "id" not in item and "doc_id" in item:
             self._add_lmms(where, item)
             return
@@ -95,6 +121,10 @@ class _Collector:
         if rid is None or isinstance(rid, (dict, list, bool)) or str(rid).strip() == "":
             self.bad.append(f"{where}: no id")
             return
+        if "prediction" in item:
+            self.with_field += 1
+        elif not self.keys_seen:
+            self.keys_seen = [str(k) for k in list(item)[:12]]
         self.put(where, str(rid).strip(), item.get("prediction"))
 
     def put(self, where: str, rid: str, value: Any) -> None:
@@ -109,6 +139,12 @@ class _Collector:
     def _add_lmms(self, where: str, item: Mapping) -> None:
         pos = item.get("doc_id")
         text = _as_text(item.get("filtered_resps", item.get("resps")))
+        doc = item.get("doc")
+        rid = doc.get("id") if isinstance(doc, Mapping) else None
+        if isinstance(rid, str) and rid.strip() and text is not _BAD:
+            self.with_field += 1  # a harness log that keeps the row (lm-eval): its own id
+            self.put(where, rid.strip(), text)
+            return
         if not isinstance(pos, int) or isinstance(pos, bool) or text is _BAD:
             self.bad.append(f"{where}: unreadable lmms-eval sample")
             return
@@ -120,6 +156,11 @@ class _Collector:
         if not self.preds and not self.positions:
             first = f" (first problem: {self.bad[0]})" if self.bad else ""
             raise PredictionFileError(f"{path}: no usable prediction in this {shape} file{first}")
+        if self.keys_seen and not self.with_field and not self.positions:
+            raise PredictionFileError(
+                f"{path}: no entry has a 'prediction' field (the first has the fields "
+                f"{self.keys_seen}); each entry needs 'id' and 'prediction'"
+            )
         if self.positions:
             shape = "lmms-eval-samples"
         return PredictionFile(
@@ -131,6 +172,7 @@ class _Collector:
             bad_entries=tuple(self.bad),
             positions=dict(self.positions),
             config=config,
+            builds=tuple(self.builds),
         )
 
 
@@ -162,7 +204,7 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
     if stripped[0] in "[{":
         try:
             whole = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             whole = _BAD
         if isinstance(whole, list):
             for i, item in enumerate(whole):
@@ -173,9 +215,14 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            raise PredictionFileError(
+                f"{path}: line {n} has {len(line)} characters, over the limit of "
+                f"{MAX_LINE_CHARS} for one entry"
+            )
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             out.bad.append(f"line {n}: not JSON")
             continue
         out.add(f"line {n}", item)
@@ -195,14 +242,25 @@ def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
 
 def _read_table(path: Path) -> PredictionFile:
     """A VLMEvalKit prediction table: rows with ``id`` and ``prediction`` columns."""
-    if path.suffix == ".xlsx":
+    if path.suffix.lower() == ".xlsx":
         try:
             rows = [["" if c is None else c for c in row] for row in read_xlsx_rows(path)]
+        except XlsxLimitError as exc:
+            raise PredictionFileError(f"{path}: refused, {exc}") from None
         except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
             raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
     else:
-        text = path.read_bytes().decode("utf-8-sig", errors="replace")
-        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if path.suffix == ".tsv" else ","))
+        text = _read_bounded(path).decode("utf-8-sig", errors="replace")
+        reader = csv.reader(
+            io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
+        )
+        try:
+            rows = list(reader)
+        except csv.Error as exc:
+            raise PredictionFileError(
+                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
+                f"is {csv.field_size_limit()} characters per field)"
+            ) from None
     if not rows:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
@@ -212,6 +270,10 @@ def _read_table(path: Path) -> PredictionFile:
         )
     i_id, i_pred = header.index("id"), header.index("prediction")
     out = _Collector()
+    if "config_hash" in header:  # VLMEvalKit keeps the dataset's columns, this one included
+        i_build = header.index("config_hash")
+        builds = {str(r[i_build]).strip() for r in rows[1:] if i_build < len(r)} - {""}
+        out.builds.update(dict.fromkeys(sorted(builds)[:16]))
     for n, row in enumerate(rows[1:], 2):
         rid = str(row[i_id]).strip() if i_id < len(row) else ""
         if not rid:
@@ -225,15 +287,33 @@ def read_predictions(path: str | Path) -> PredictionFile:
     """Read a prediction file in any accepted shape (see the module docstring); raises
     :class:`PredictionFileError` (a :class:`MisiError`) when the file cannot be used."""
     p = Path(path)
+    if not p.exists():
+        raise PredictionFileError(f"{path}: cannot read predictions (no such file or folder)")
     try:
         if p.suffix.lower() in _TABLE_SUFFIXES:
             return _read_table(p)
-        data = p.read_bytes()
+        data = _read_bounded(p)
     except OSError as exc:
         raise PredictionFileError(
             f"{path}: cannot read predictions ({exc.strerror or exc})"
         ) from None
     return parse_predictions(data.decode("utf-8-sig", errors="replace"), str(path))
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of ``path``, refused (one line naming the limit) beyond :data:`MAX_FILE_BYTES`."""
+    with path.open("rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
+    if size > MAX_FILE_BYTES:
+        raise PredictionFileError(
+            f"{path}: {size} bytes, over the limit of {MAX_FILE_BYTES} bytes for a predictions file"
+        )
+    if len(data) > MAX_FILE_BYTES:
+        raise PredictionFileError(
+            f"{path}: over the limit of {MAX_FILE_BYTES} bytes for a predictions file"
+        )
+    return data
 
 
 def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> PredictionFile:
@@ -268,4 +348,5 @@ def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> Predicti
         duplicate_ids=file.duplicate_ids,
         bad_entries=file.bad_entries,
         config=file.config,
+        builds=file.builds,
     )

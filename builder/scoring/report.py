@@ -155,17 +155,23 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     return report
 
 
-def _fmt(value) -> str:
+def _fmt_value(value, percent: bool = False) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    return f"{value:.4f}"
+    return f"{100 * value:.2f}" if percent else f"{value:.4f}"
 
 
-def format_report_markdown(report: Mapping) -> str:
+def format_report_markdown(report: Mapping, percent: bool = False) -> str:
     """A markdown table of an :func:`aggregate` report: one row per task (T4 positive/negative
     rows after T4), then ``paper_average``, ``average_9_tasks`` and ``average_7_tasks``; columns
-    n, score, exact (0-1 scale); a note under the table says what each average is."""
-    lines = ["| task | n | score | exact |", "|---|---:|---:|---:|"]
+    n, score, exact (0-1 scale, or in % with two decimals, as the paper prints, when
+    ``percent``); a note under the table says what each average is."""
+    unit = " %" if percent else ""
+    lines = [f"| task | n | score{unit} | exact{unit} |", "|---|---:|---:|---:|"]
+
+    def _fmt(value) -> str:
+        return _fmt_value(value, percent)
+
     tasks = report.get("tasks", {}) or {}
     subsets = report.get("subsets", {}) or {}
     for name, row in tasks.items():

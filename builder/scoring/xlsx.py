@@ -1,7 +1,20 @@
 """Read the cells of an ``.xlsx`` workbook's active sheet with the standard library only (an
 ``.xlsx`` file is a zip of XML parts), so that the scorer reads VLMEvalKit's prediction tables
-without openpyxl. Cell values as openpyxl gives them: text, ``int`` or ``float`` for numbers,
-``bool`` for booleans, None for an empty cell; formulas give their cached value."""
+without openpyxl. Cell values as openpyxl's read-only rows give them: text, ``int`` or ``float``
+for numbers, ``bool`` for booleans, None for an empty cell; a formula cell gives its formula
+text (``=...``, as openpyxl without ``data_only``), never its cached value: openpyxl (so pandas
+and VLMEvalKit) writes any text that begins with ``=`` as a formula, so the text is the answer.
+
+Why not openpyxl: the scorer is part of the core install (numpy and yaml only, so that every
+front-end loads it cheaply); openpyxl comes only with the VLMEvalKit extra. This reader is ~100
+lines checked cell for cell against openpyxl (tests/test_predictions.py) and fuzzed.
+
+Bounds (a file from someone else): each part is read only when its declared size is at most
+:data:`MAX_PART_BYTES` (the zip module stops at the declared size); a cell reference beyond
+Excel's own sheet (:data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns) or a sheet whose
+rectangle would hold more than :data:`MAX_CELLS` cells is refused before anything is allocated
+for it. Each refusal is an :class:`XlsxLimitError` naming the limit.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +24,21 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
+__all__ = ["MAX_CELLS", "MAX_COLUMNS", "MAX_PART_BYTES", "MAX_ROWS", "XlsxLimitError"]
+
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _DOC_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _REF_RE = re.compile(r"^([A-Z]+)(\d+)$")
+
+MAX_ROWS = 1_048_576  # Excel's own sheet size
+MAX_COLUMNS = 16_384
+MAX_CELLS = 2_000_000  # rows x widest row: 100,000 questions x 20 columns
+MAX_PART_BYTES = 256 * 1024 * 1024  # declared uncompressed size of one XML part
+
+
+class XlsxLimitError(ValueError):
+    """The workbook is beyond one of this reader's bounds (the message names the limit)."""
 
 
 def _text(node) -> str:
@@ -24,11 +48,13 @@ def _text(node) -> str:
 
 def _column(ref: str | None, default: int) -> int:
     m = _REF_RE.match(ref or "")
-    if not m:
-        return default
-    index = 0
-    for ch in m.group(1):
-        index = index * 26 + ord(ch) - ord("A") + 1
+    index = default + 1
+    if m:
+        index = 0
+        for ch in m.group(1)[:4]:  # four letters are already beyond the last column
+            index = index * 26 + ord(ch) - ord("A") + 1
+    if index > MAX_COLUMNS:
+        raise XlsxLimitError(f"cell {ref} is beyond the {MAX_COLUMNS} columns of a sheet")
     return index - 1
 
 
@@ -36,13 +62,22 @@ def _number(text: str) -> int | float:
     return float(text) if any(ch in text for ch in ".eE") else int(text)
 
 
+def _read_part(book: zipfile.ZipFile, name: str) -> bytes:
+    size = book.getinfo(name).file_size
+    if size > MAX_PART_BYTES:
+        raise XlsxLimitError(
+            f"part {name} unpacks to {size} bytes, over the limit of {MAX_PART_BYTES}"
+        )
+    return book.read(name)
+
+
 def _active_sheet_path(book: zipfile.ZipFile) -> str:
-    workbook = ElementTree.fromstring(book.read("xl/workbook.xml"))
+    workbook = ElementTree.fromstring(_read_part(book, "xl/workbook.xml"))
     sheets = workbook.findall(f"{_MAIN}sheets/{_MAIN}sheet")
     view = workbook.find(f"{_MAIN}bookViews/{_MAIN}workbookView")
     active = int(view.get("activeTab", "0")) if view is not None else 0
-    rel_id = sheets[min(active, len(sheets) - 1)].get(f"{_DOC_REL}id")
-    rels = ElementTree.fromstring(book.read("xl/_rels/workbook.xml.rels"))
+    rel_id = sheets[max(0, min(active, len(sheets) - 1))].get(f"{_DOC_REL}id")
+    rels = ElementTree.fromstring(_read_part(book, "xl/_rels/workbook.xml.rels"))
     target = next(
         r.get("Target") for r in rels.iter(f"{_PKG_REL}Relationship") if r.get("Id") == rel_id
     )
@@ -53,43 +88,66 @@ def _active_sheet_path(book: zipfile.ZipFile) -> str:
     )
 
 
+def _cell_value(cell, shared: list[str]):
+    kind, value = cell.get("t", "n"), cell.find(f"{_MAIN}v")
+    formula = cell.find(f"{_MAIN}f")
+    if formula is not None:
+        if not formula.text:
+            raise ValueError(
+                f"cell {cell.get('r', '?')} holds a shared formula without its text (refused: "
+                "its answer would be a cached value, not what was written)"
+            )
+        return "=" + formula.text
+    if kind == "inlineStr":
+        item = cell.find(f"{_MAIN}is")
+        return _text(item) if item is not None else None
+    if value is None or value.text is None:
+        return None
+    if kind == "s":
+        return shared[int(value.text)]
+    if kind == "b":
+        return value.text.strip() == "1"
+    if kind in ("str", "e"):
+        return value.text
+    return _number(value.text)
+
+
 def read_xlsx_rows(path: str | Path) -> list[list]:
     """The rows of the active sheet, each a list of cell values (None where a cell is empty),
-    all as wide as the widest row (as openpyxl's read-only rows are).
-    Raises ``zipfile.BadZipFile``, ``KeyError`` or ``ElementTree.ParseError`` for a damaged file."""
+    all as wide as the widest row (as openpyxl's read-only rows are). Raises
+    :class:`XlsxLimitError` beyond a bound, and ``zipfile.BadZipFile``, ``KeyError``,
+    ``ValueError``, ``IndexError`` or ``ElementTree.ParseError`` for a damaged file."""
     with zipfile.ZipFile(path) as book:
         names = set(book.namelist())
         shared = []
         if "xl/sharedStrings.xml" in names:
             shared = [
                 _text(si)
-                for si in ElementTree.fromstring(book.read("xl/sharedStrings.xml")).iter(
+                for si in ElementTree.fromstring(_read_part(book, "xl/sharedStrings.xml")).iter(
                     f"{_MAIN}si"
                 )
             ]
-        sheet = ElementTree.fromstring(book.read(_active_sheet_path(book)))
-    rows: list[list] = []
+        sheet = ElementTree.fromstring(_read_part(book, _active_sheet_path(book)))
+    found: list[tuple[int, dict[int, object]]] = []
+    n_rows = width = 0
     for row in sheet.iter(f"{_MAIN}row"):
         cells: dict[int, object] = {}
         for k, cell in enumerate(row.iter(f"{_MAIN}c")):
-            kind, value = cell.get("t", "n"), cell.find(f"{_MAIN}v")
-            if kind == "inlineStr":
-                item = cell.find(f"{_MAIN}is")
-                content = _text(item) if item is not None else None
-            elif value is None or value.text is None:
-                content = None
-            elif kind == "s":
-                content = shared[int(value.text)]
-            elif kind == "b":
-                content = value.text.strip() == "1"
-            elif kind in ("str", "e"):
-                content = value.text
-            else:
-                content = _number(value.text)
-            cells[_column(cell.get("r"), k)] = content
-        index = int(row.get("r", len(rows) + 1)) - 1
+            cells[_column(cell.get("r"), k)] = _cell_value(cell, shared)
+        index = int(row.get("r", n_rows + 1)) - 1
+        if not 0 <= index < MAX_ROWS:
+            raise XlsxLimitError(f"row {index + 1} is beyond the {MAX_ROWS} rows of a sheet")
+        n_rows = max(n_rows + 1, index + 1)
+        width = max(width, max(cells) + 1 if cells else 0)
+        if n_rows * width > MAX_CELLS:
+            raise XlsxLimitError(
+                f"the sheet spans {n_rows} rows x {width} columns, over the limit of "
+                f"{MAX_CELLS} cells"
+            )
+        found.append((index, cells))
+    rows: list[list] = []
+    for index, cells in found:
         while len(rows) < index:
-            rows.append([])
-        rows.append([cells.get(i) for i in range(max(cells) + 1)] if cells else [])
-    width = max((len(r) for r in rows), default=0)
-    return [r + [None] * (width - len(r)) for r in rows]
+            rows.append([None] * width)
+        rows.append([cells.get(i) for i in range(width)])
+    return rows

@@ -182,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
     )
-    parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
+    parser.add_argument(
+        "--configs", "--tasks", dest="configs", nargs="*", default=list(TASKS), choices=TASKS
+    )
     parser.add_argument(
         "--add",
         nargs="*",
@@ -197,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         args.sources,
         _seeds(args.seeds),
         set(_seeds(args.image_seeds)) if args.image_seeds else set(),
-        tasks=tuple(args.tasks),
+        tasks=tuple(args.configs),
         earlier=[json.loads(Path(p).read_text(encoding="utf-8")) for p in args.add],
     )
     print(format_table(result))

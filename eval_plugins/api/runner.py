@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.scoring import format_paper_rows_markdown, format_report_markdown, score_records
+from ...builder.scoring import (
+    format_paper_rows_markdown,
+    format_report_markdown,
+    per_item_jsonl,
+    score_records,
+)
+from ..common import build_config_hash
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
 from .redact import Redactor, public_url, redacted_logging
@@ -311,8 +317,10 @@ def _run_eval(
         latencies = sorted(
             float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
         )
+        build = build_config_hash(source.location, None if source.local else source.revision)
         report = {
             **result,
+            "config_hash": build,
             "run_key": settings.key(),
             "settings": settings.to_json(),
             "base_url": public_url(options.base_url),
@@ -333,6 +341,7 @@ def _run_eval(
         text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         store.write_text("report.json", redactor.text(text))
         store.write_text("report.md", markdown)
+        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build))
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
 

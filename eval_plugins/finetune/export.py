@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...builder.core.constants import PACKAGE_VERSION
 from ...builder.core.errors import InputError
+from ..common import build_config_hash
 from .formats import FORMATS, WRITERS
 from .source import (
     SPLITS,
@@ -145,6 +146,8 @@ def export_sft(
             "image_files": store.written if store else None,
             "misi_bench_version": PACKAGE_VERSION,
             "profile": shards_profile(shards),
+            # the build's config hash: which build (and so which answers) the rows come from
+            "config_hash": build_config_hash(str(root)),
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         if out.exists():

@@ -66,7 +66,7 @@ def resolve_source(
         raise InputError(
             source, "reading from the Hub needs huggingface_hub (pip install 'misi-bench[hub]')"
         ) from exc
-    patterns = [f"{c}/{split}-*.parquet" for c in configs]
+    patterns = [f"{c}/{split}-*.parquet" for c in configs] + ["manifest.json"]
     log.info("fetching %s (%s) shards of %s from the Hub", split, ", ".join(configs), source)
     try:
         return Path(

@@ -15,6 +15,7 @@ from misi_bench.eval_plugins.common import (
     TASKS,
     TEST_SPLIT,
     TINY_SPLIT,
+    build_config_hash,
     call_main,
     load_split,
     score_doc_raw,
@@ -76,6 +77,13 @@ def dataset_classes() -> dict[str, type]:
         def supported_datasets(cls):
             return _names(cls.TASK)
 
+        @classmethod
+        def report_primary_metric(cls, metrics):
+            """The headline of VLMEvalKit's run summary: ``paper_average`` (the row of the
+            ``_acc`` table), or the task's ``score`` for a one-task dataset (no paper average),
+            never whichever row VLMEvalKit would pick by itself."""
+            return primary_metric(metrics, cls.TASK)
+
         def __init__(self, dataset: str = GROUP, **kwargs):
             _task, split = parse_name(dataset)
             self.dataset_name = dataset
@@ -92,6 +100,7 @@ def dataset_classes() -> dict[str, type]:
             task, split = parse_name(dataset)
             ds = load_split(task or "all", split)
             os.makedirs(self.img_root, exist_ok=True)
+            build = build_config_hash()  # kept in the prediction tables; `score` checks it
             records = []
             for k, row in enumerate(ds.cast_column("images", _raw_images(ds))):
                 paths = []
@@ -114,6 +123,7 @@ def dataset_classes() -> dict[str, type]:
                         "image_views": json.dumps(list(row["image_views"] or [])),
                         "metadata": row["metadata"],
                         "image_path": paths,
+                        "config_hash": build or "",
                     }
                 )
             return pd.DataFrame.from_records(records)
@@ -214,6 +224,18 @@ def dataset_classes() -> dict[str, type]:
             name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."}
         )
     return _CLASSES
+
+
+def primary_metric(metrics, task: str | None) -> dict[str, float]:
+    """``{name: value}`` of the headline among VLMEvalKit's flattened ``_acc`` metrics (keys
+    ``task=<row>|score``): ``paper_average`` when it has a value, else ``task``'s ``score``."""
+    if not isinstance(metrics, dict):
+        return {}
+    for name in ("paper_average", task):
+        value = metrics.get(f"task={name}|score") if name else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+            return {"paper_average" if name == "paper_average" else f"{name} score": value}
+    return {}
 
 
 def _read_predictions(eval_file: str):

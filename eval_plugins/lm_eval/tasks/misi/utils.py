@@ -12,6 +12,7 @@ from misi_bench.eval_plugins.common import (
     load_split,
     paper_average_share,
     score_doc,
+    with_build_column,
 )
 
 IMAGE_TOKEN = "<image>"
@@ -19,8 +20,9 @@ IMAGE_TOKEN = "<image>"
 
 def misi_dataset(config: str, split: str = "test", **_ignored):
     """``{split: Dataset}`` for one config, from ``misi_bench.hub_repo_id()`` (Hub repo or local
-    folder) at the revision ``$MISI_BENCH_REVISION``; called by lm-eval's ``custom_dataset``."""
-    return {split: load_split(config, split)}
+    folder) at the revision ``$MISI_BENCH_REVISION``; called by lm-eval's ``custom_dataset``.
+    Rows carry the build's ``config_hash`` (logged with each sample, read back by ``score``)."""
+    return {split: with_build_column(load_split(config, split))}
 
 
 def misi_doc_to_image(doc):

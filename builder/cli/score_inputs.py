@@ -1,0 +1,91 @@
+"""The inputs of ``misi-bench score``: the dataset (a local build folder or a Hub repo, each
+checked with a one-line error), its rows and config hash, and the task configs (names or
+aliases, with a did-you-mean). The predictions are read in :mod:`.score_command`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..core.errors import MisiError
+
+ROW_FIELDS = ["id", "task", "answer", "metadata", "options"]
+
+
+def check_configs(names: list[str] | None) -> list[str]:
+    """Config names or aliases as config names (in the given order, once each); one line with a
+    did-you-mean for an unknown name."""
+    from ..core.registry import canonical_task  # noqa: PLC0415
+
+    out: list[str] = []
+    for name in names or []:
+        try:
+            config = canonical_task(name)
+        except ValueError as exc:
+            raise MisiError(f"--configs: {exc}") from None
+        if config not in out:
+            out.append(config)
+    return out
+
+
+_HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+
+
+def check_dataset(dataset: str) -> str:
+    """``local`` for a build folder, ``hub`` for a reachable (or cached, offline) Hub repo id;
+    one line naming the input otherwise: a path that does not exist, a folder that is not a
+    build, an unreachable Hub (:func:`..dataset.hub_probe.probe_dataset_repo`)."""
+    path = Path(dataset).expanduser()
+    if path.is_dir():
+        if not (path / "manifest.json").is_file():
+            raise MisiError(
+                f"--dataset {dataset}: a folder but not a MiSI-Bench build (no manifest.json)"
+            )
+        return "local"
+    if path.exists():
+        raise MisiError(f"--dataset {dataset}: a file, not a build folder or a Hub repo id")
+    if not _HUB_ID_RE.match(dataset):
+        raise MisiError(
+            f"--dataset {dataset}: no such folder (a local build folder must exist; a Hub "
+            "dataset is named owner/name)"
+        )
+    from ..dataset.hub_probe import probe_dataset_repo  # noqa: PLC0415
+
+    probe_dataset_repo(dataset)
+    return "hub"
+
+
+def build_hash(dataset: str) -> str | None:
+    """The config hash of a local build (its ``manifest.json``); None for a Hub repo."""
+    path = Path(dataset).expanduser() / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("config_hash")
+    except (OSError, ValueError):
+        return None
+
+
+def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
+    """Rows (id, task, answer, metadata, options) of a local build folder or a Hub repo."""
+    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
+
+    path = Path(dataset).expanduser()
+    local = path.is_dir() and (path / "manifest.json").exists()
+    rows: list[dict] = []
+    for config in configs or list(TASKS):
+        if local:
+            from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
+
+            rows.extend(
+                {k: r[k] for k in ROW_FIELDS}
+                for r in iter_config_rows(path, config, split, ROW_FIELDS)
+            )
+        else:
+            import datasets  # noqa: PLC0415
+
+            ds = datasets.load_dataset(dataset, config, split=split)
+            ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
+            rows.extend({k: r[k] for k in ROW_FIELDS} for r in ds)
+    return rows

@@ -1,0 +1,148 @@
+"""Prediction folders: what ``misi-bench score --predictions DIR`` reads.
+
+* an lmms-eval ``--log_samples`` output folder: every ``*_samples_[tiny_]misi_<config>.jsonl``
+  below it (lmms-eval nests them under the model's name); when one config has several files
+  (several runs) the newest by name (lmms-eval's names begin with the date) is read and the
+  others are named in :attr:`PredictionSource.notes`; likewise lm-eval's
+  ``samples_[tiny_]misi_<config>_<date>.jsonl`` (read by each logged row's own id);
+* a VLMEvalKit work dir: the prediction tables ``<model>_MiSI[_<config>][_tiny].xlsx`` (or
+  ``.tsv`` / ``.csv``) below it, without VLMEvalKit's own ``_score`` / ``_acc`` outputs;
+* a ``misi-bench eval`` run folder: its ``predictions.jsonl`` (with the build's config hash
+  that the run's ``report.json`` records, also when ``RUN_DIR/predictions.jsonl`` is passed).
+
+Each file is read by :func:`.predictions.read_predictions` (so with its bounds). A folder with
+none of these raises :class:`.predictions.PredictionFileError` naming what it holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..core.registry import TASK_NAMES
+from .predictions import MAX_FILE_BYTES, PredictionFile, PredictionFileError, read_predictions
+
+__all__ = ["PredictionSource", "read_prediction_source"]
+
+_LMMS_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
+_LM_EVAL_RE = re.compile(r"^samples_((?:tiny_)?misi_[a-z_]+?)_\d{4}-\d\d-\d\dT[\w.-]*\.jsonl$")
+_VLMEVAL_RE = re.compile(r"_MiSI(?:_([a-z_]+?))?(?:_tiny)?\.(?:xlsx|tsv|csv)$")
+MAX_FILES = 1000  # prediction files read from one folder
+
+
+@dataclass(frozen=True)
+class PredictionSource:
+    """The prediction files of one ``--predictions`` argument (one file, or those of a folder),
+    the kind of source (``file``, ``lmms-eval-folder``, ``vlmevalkit-folder``, ``eval-run``)
+    and notes for the user (files passed over)."""
+
+    path: str
+    kind: str
+    files: tuple[PredictionFile, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _newest_per_config(found: list[tuple[str, Path]]) -> tuple[list[Path], list[str]]:
+    by_config: dict[str, list[Path]] = {}
+    for config, path in found:
+        by_config.setdefault(config, []).append(path)
+    chosen, notes = [], []
+    for config, paths in sorted(by_config.items(), key=lambda kv: kv[0]):
+        paths.sort(key=lambda p: (p.name, str(p)))
+        chosen.append(paths[-1])
+        if len(paths) > 1:
+            notes.append(
+                f"{config.lstrip('_')}: read {paths[-1].name}, passed over "
+                f"{len(paths) - 1} older file(s) ({', '.join(p.name for p in paths[:-1][:3])})"
+            )
+    return chosen, notes
+
+
+def _files_below(folder: Path) -> list[Path]:
+    out = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            out.append(path)
+            if len(out) > 100 * MAX_FILES:
+                raise PredictionFileError(
+                    f"{folder}: over {100 * MAX_FILES} files below it; pass the prediction file"
+                )
+    return out
+
+
+def _with_run_build(file: PredictionFile, path: Path) -> PredictionFile:
+    """An ``eval`` run's answers with the build its ``report.json`` records (``config_hash``)."""
+    report = path.parent / "report.json"
+    if path.name != "predictions.jsonl" or not report.is_file():
+        return file
+    try:
+        if report.stat().st_size > MAX_FILE_BYTES:
+            return file
+        build = json.loads(report.read_text(encoding="utf-8")).get("config_hash")
+    except (OSError, ValueError, AttributeError):
+        return file
+    if not isinstance(build, str) or not build or build in file.builds:
+        return file
+    return replace(file, builds=(*file.builds, build))
+
+
+def _is_tiny(key: str) -> bool:
+    return key.endswith("_tiny") or "_samples_tiny_" in key
+
+
+def read_prediction_source(path: str | Path, split: str | None = None) -> PredictionSource:
+    """Read ``path``: one prediction file, or a folder of them (see the module docstring). With
+    ``split``, a folder's files of the other split (the harnesses name ``tiny`` runs apart:
+    ``_samples_tiny_misi_<config>``, ``_MiSI_<config>_tiny``) are passed over with a note."""
+    p = Path(path)
+    if not p.is_dir():
+        return PredictionSource(str(path), "file", (_with_run_build(read_predictions(p), p),))
+    run = p / "predictions.jsonl"
+    if run.is_file():
+        return PredictionSource(
+            str(path), "eval-run", (_with_run_build(read_predictions(run), run),)
+        )
+    files = _files_below(p)
+    lmms = [(m.group(0)[:-6], f) for f in files if (m := _LMMS_RE.search(f.name))]
+    lmms += [("_samples_" + m.group(1), f) for f in files if (m := _LM_EVAL_RE.match(f.name))]
+    vlm = []
+    for f in files:
+        m = _VLMEVAL_RE.search(f.name)
+        if m and (m.group(1) in (None, "tiny") or m.group(1) in TASK_NAMES):
+            vlm.append((m.group(0).rsplit(".", 1)[0], f))
+    if lmms and vlm:
+        raise PredictionFileError(
+            f"{path}: holds both lmms-eval samples ({lmms[0][1].name}) and VLMEvalKit tables "
+            f"({vlm[0][1].name}); pass one of them"
+        )
+    kind, found = ("lmms-eval-folder", lmms) if lmms else ("vlmevalkit-folder", vlm)
+    if not found:
+        names = ", ".join(f.name for f in files[:5]) or "nothing"
+        raise PredictionFileError(
+            f"{path}: a folder without prediction files (no lmms-eval *_samples_misi_<config>.jsonl, "
+            f"no VLMEvalKit *_MiSI*.xlsx/.tsv, no predictions.jsonl); it holds {len(files)} "
+            f"files: {names}"
+        )
+    notes: list[str] = []
+    if split is not None:
+        other = [f for key, f in found if _is_tiny(key) != (split == "tiny")]
+        found = [(key, f) for key, f in found if _is_tiny(key) == (split == "tiny")]
+        if other:
+            notes.append(
+                f"passed over {len(other)} file(s) of another split than {split} "
+                f"({', '.join(f.name for f in other[:3])})"
+            )
+        if not found:
+            raise PredictionFileError(
+                f"{path}: no prediction file of split {split} (only of another split: "
+                f"{', '.join(f.name for f in other[:3])})"
+            )
+    chosen, newest_notes = _newest_per_config(found)
+    notes += newest_notes
+    if len(chosen) > MAX_FILES:
+        raise PredictionFileError(f"{path}: over {MAX_FILES} prediction files in one folder")
+    return PredictionSource(
+        str(path), kind, tuple(read_predictions(f) for f in chosen), tuple(notes)
+    )
