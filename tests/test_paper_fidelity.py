@@ -167,3 +167,11 @@ def test_report_reads_exact_match_and_sets_it_beside_table_2(tmp_path):
     text = format_exact_markdown([(res.label, res.exact)], select_paper_rows("o3"))
     assert "| m | - | 100.00 |" in text and "| o3 | 2 | 22.00 | 20.00 |" in text
     assert format_exact_markdown([], select_paper_rows("o3")) == ""
+
+
+def test_fixed_move_range_is_the_translation_radius():
+    """T7's fixed-range reading divides a move error by T1's radius (docs/fidelity.md)."""
+    from misi_bench.builder.core.registry import TASK_BY_NAME
+    from misi_bench.builder.scoring.readings import FIXED_MOVE_RANGE
+
+    assert FIXED_MOVE_RANGE == TASK_BY_NAME["translation"].score_radius

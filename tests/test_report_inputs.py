@@ -88,15 +88,23 @@ def test_eval_run_folder_with_n_and_intervals(eval_run, data_dir):
         assert 0 <= lo <= res.scores[column] + 1e-9 and res.scores[column] - 1e-9 <= hi <= 100
 
 
-def test_score_json_rows_get_wilson_intervals(eval_run, data_dir, tmp_path):
+def test_score_json_rows_get_the_scorers_intervals(eval_run, data_dir, tmp_path):
+    """A ``score --json-out`` file keeps its per-question scores: its intervals are the scorer's
+    own, the same as the run's; without them (a harness's aggregate) they are Wilson intervals."""
     preds = eval_run / "run" / "predictions.jsonl"
     out = tmp_path / "s.json"
     argv = ["score", "--dataset", str(data_dir), "--predictions", str(preds)]
     assert misi_bench.main([*argv, "--json-out", str(out), "--no-baselines"]) == 0
     (res,) = read_result(out)
-    n = res.counts["T5"]
-    low, high = wilson(res.scores["T5"] / 100 * n, n)
-    assert res.intervals["T5"] == (round(100 * low, 2), round(100 * high, 2))
+    (run,) = read_result(eval_run / "run" / "report.json")
+    assert res.intervals and res.intervals == run.intervals
+    data = json.loads(out.read_text())
+    del data["per_item"]
+    out.write_text(json.dumps(data))
+    (bare,) = read_result(out)
+    n = bare.counts["T5"]
+    low, high = wilson(bare.scores["T5"] / 100 * n, n)
+    assert bare.intervals["T5"] == (round(100 * low, 2), round(100 * high, 2))
 
 
 def test_report_draws_names_literally(eval_run, data_dir, tmp_path):

@@ -68,8 +68,13 @@ class TaskSpec:
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
     ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
     the paper's column in two: T4's positive and negative questions), ``label`` and
-    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form) and
-    ``aliases`` (other names a user may type; the paper's names among them). The generator,
+    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form),
+    ``aliases`` (other names a user may type; the paper's names among them), ``readings`` (other
+    readings of a rule the paper leaves open, shown beside the main metric: (``""`` for the task
+    or ``"positive"`` for its positive half, the other reading's metric, the main metric)),
+    ``underdetermined_in`` (profiles whose prompt does not fix the answer from the pictures, a
+    card limitation) and ``decoy_leak`` (the paper's decoys let the options alone point at the
+    answer, a card limitation). The generator,
     prompt, audit replay and validator check of a task live in ``builder/tasks/<name>.py``."""
 
     name: str
@@ -87,6 +92,9 @@ class TaskSpec:
     form: str = TEXT_FORM
     form_hint: str = ""
     aliases: tuple[str, ...] = ()
+    readings: tuple[tuple[str, str, str], ...] = ()
+    underdetermined_in: tuple[str, ...] = ()
+    decoy_leak: bool = False
 
     @property
     def is_choice(self) -> bool:
@@ -117,6 +125,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
         form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
         aliases=("trans", "translate", "move"),
+        readings=(("", "score_steps", "score"),),
     ),
     TaskSpec(
         "rotation",
@@ -130,6 +139,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
         form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
         aliases=("rot", "roll"),
+        readings=(("", "score_steps", "score"),),
     ),
     TaskSpec(
         "zooming",
@@ -142,6 +152,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("move", ("z",), tuple(range(40, 61))),),
         form_hint="one command: move z D, D in whole Å (e.g. move z 50)",
         aliases=("zoom", "zoom_in", "scale", "scaling"),
+        underdetermined_in=("paper",),
     ),
     TaskSpec(
         "residue_ligand",
@@ -155,6 +166,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         halves="polarity",
         form_hint="No, or Yes: RESIDUE ATOM, LIGAND_ATOM with bonds separated by ; (e.g. Yes: ASN OD1, O1B)",
         aliases=("residue_ligand_interaction", "residue_ligand_hbond", "res_lig"),
+        readings=(("positive", "score_precision", "score"), ("positive", "score_f1", "score")),
     ),
     TaskSpec(
         "translation_rotation",
@@ -197,6 +209,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         ),
         form_hint="two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
         aliases=("ligand_docking", "dock"),
+        readings=(("", "score_move_fixed", "score"), ("", "move_part_fixed", "move_part")),
     ),
     TaskSpec(
         "interaction_location",
@@ -214,6 +227,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
             "interaction_locating",
             "hbond_location",
         ),
+        decoy_leak=True,
     ),
     TaskSpec(
         "pocket_ligand",
@@ -227,6 +241,11 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         form_hint="None, or RESIDUE NUMBER ATOM CHAIN, LIGAND_ATOM with bonds separated by ; "
         "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",
         aliases=("pocket_ligand_interaction", "pocket_ligand_hbond", "pocket_lig"),
+        readings=(
+            ("", "score_precision", "score"),
+            ("", "score_f1", "score"),
+            ("", "exact_bonds_present", "exact"),
+        ),
     ),
 )
 TASK_BY_NAME: dict[str, TaskSpec] = {spec.name: spec for spec in TASK_SPECS}

@@ -101,13 +101,13 @@ def _fewest(small: dict[str, int]) -> str:
     )
 
 
-def _t8_leak(out, manifest: dict) -> str:
+def _t8_leak(out, manifest: dict, leaking: list[str]) -> str:
     decoys = manifest.get("config", {}).get("decoys", "paper")
     data = blind.read_blind(out) if out is not None else None
     measured = ""
     if data:
         gate = blind.options_only_gate(data)
-        worst = gate["worst"].get("interaction_location")
+        worst = next((gate["worst"][t] for t in leaking if t in gate["worst"]), None)
         if worst:
             measured = (
                 f" On this build the best options-only rule scores {100 * worst['score']:.1f}% on "
@@ -146,14 +146,16 @@ def limitations(out, manifest: dict) -> str:
         "- **Zero-shot**: every question stands alone; the paper reports a few-shot setting "
         "without publishing its shots.",
     ]
-    if "zooming" in manifest["counts"] and manifest.get("profile", "explicit") == "paper":
+    profile = manifest.get("profile", "explicit")
+    if any(s.name in manifest["counts"] and profile in s.underdetermined_in for s in TASK_SPECS):
         lines.append(
             "- **T3 is underdetermined in the `paper` profile**: the prompt gives neither the "
             "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
             "from the pictures (the pixel-only solver does not answer it)."
         )
-    if "interaction_location" in manifest["counts"]:
-        lines.append(_t8_leak(out, manifest))
+    leaking = [s.name for s in TASK_SPECS if s.decoy_leak and s.name in manifest["counts"]]
+    if leaking:
+        lines.append(_t8_leak(out, manifest, leaking))
     if small:
         lines.append(
             f"- **Small build**: {n_test} test complexes; "

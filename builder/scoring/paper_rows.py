@@ -182,18 +182,14 @@ def format_exact_markdown(
     return "\n".join(lines) + "\n"
 
 
-#: (task, metric of the other reading, the main metric it stands beside) for the readings table.
-_READING_ROWS = (
-    ("translation", "score_steps", "score"),
-    ("rotation", "score_steps", "score"),
-    ("docking", "score_move_fixed", "score"),
-    ("docking", "move_part_fixed", "move_part"),
-    ("residue_ligand_positive", "score_precision", "score"),
-    ("residue_ligand_positive", "score_f1", "score"),
-    ("pocket_ligand", "score_precision", "score"),
-    ("pocket_ligand", "score_f1", "score"),
-    ("pocket_ligand", T9_PAPER_EXACT, "exact"),
-)
+def _reading_rows() -> list[tuple[str, str, str]]:
+    """(report section, metric of the other reading, the main metric it stands beside), from the
+    registry's ``readings`` (a positive-half reading reads the task's positive subset)."""
+    return [
+        (spec.half_names()[0] if half == "positive" else spec.name, metric, main)
+        for spec in TASK_SPECS
+        for half, metric, main in spec.readings
+    ]
 
 
 def format_readings_markdown(report: Mapping) -> str:
@@ -201,7 +197,7 @@ def format_readings_markdown(report: Mapping) -> str:
     one line per (task, reading) the report has questions for; empty text when it has none."""
     sections = {**(report.get("tasks") or {}), **(report.get("subsets") or {})}
     lines = []
-    for name, metric, main in _READING_ROWS:
+    for name, metric, main in _reading_rows():
         row = sections.get(name) or {}
         if metric in row and main in row:
             lines.append(

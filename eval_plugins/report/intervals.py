@@ -3,7 +3,7 @@
 With the per-question scores (an ``eval`` run's ``report.json`` keeps them as ``per_item``) the
 interval is the scorer's own (:func:`misi_bench.builder.scoring.interval`: Wilson for right/wrong
 scores, the normal interval otherwise), the same as the blind baselines'. With only a column's
-mean and count (a ``score`` JSON, a harness's results file) it is the Wilson interval of that
+mean and count (a harness's results file; a ``score`` JSON has its ``per_item``) it is the Wilson interval of that
 mean: exact for right/wrong scores and, for partial-credit scores in [0, 1], at least as wide as
 the scores' own spread allows (a variable in [0, 1] with mean p has variance at most p(1 - p)).
 """
@@ -33,11 +33,15 @@ def counts_of_aggregate(report: Mapping) -> dict[str, int]:
 
 
 def per_column_scores(per_item: Iterable[Mapping]) -> dict[str, list[float]]:
-    """Column -> per-question scores (0-1) from a scored run's ``per_item`` list."""
+    """Column -> per-question scores (0-1) from a scored run's ``per_item`` list: the scorer's
+    items (``metrics``) or the records of ``score --json-out`` (``score`` and ``parts``)."""
     out: dict[str, list[float]] = {}
     for item in per_item:
         spec = TASK_BY_NAME.get(str(item.get("task")))
-        metrics = item.get("metrics") or {}
+        metrics = item.get("metrics")
+        if not isinstance(metrics, Mapping):
+            parts = item.get("parts") if isinstance(item.get("parts"), Mapping) else {}
+            metrics = {**parts, "score": item.get("score")}
         if spec is None or metrics.get("score") is None:
             continue
         score = float(metrics["score"])

@@ -100,7 +100,8 @@ def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None
 
 def t9_exact_of(report: Mapping) -> tuple[float | None, float | None] | None:
     """(T9 exact match the paper's way, ours) in percent from a score report, None without T9."""
-    row = (report.get("tasks") or {}).get("pocket_ligand") or {}
+    task = next((s.name for s in TASK_SPECS for r in s.readings if r[1] == T9_PAPER_EXACT), None)
+    row = (report.get("tasks") or {}).get(task) or {}
     if "exact" not in row:
         return None
     return _pct(row.get(T9_PAPER_EXACT)), _pct(row.get("exact"))
