@@ -21,7 +21,6 @@ questions and records the summary in the manifest.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import deque
@@ -36,6 +35,7 @@ from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
+from ..core.rows import parse_metadata
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
@@ -341,14 +341,16 @@ class _Auditor(Margins):
         if "rotamers" in checks and task in ROTAMER_TASKS:
             vanish, appear = self.rotamer_bonds(row["pdb_id"])
             out.rotamer_dependent = bool(
-                room_of(task).hbond_scope(row, json.loads(row["metadata"]), vanish | appear)
+                room_of(task).hbond_scope(
+                    row, parse_metadata(row["metadata"], task), vanish | appear
+                )
             )
 
     def needed_labels(self, row: dict) -> set[tuple[str, int]]:
         """Label keys an H-bond answer needs (the task room's ``needed_labels``: T4 both atom
         names of each bond; T9 the residue label and the ligand atom name of each bond)."""
         return room_of(row["task"]).needed_labels(
-            row, json.loads(row["metadata"]), self.load(row["pdb_id"])
+            row, parse_metadata(row["metadata"], row["task"]), self.load(row["pdb_id"])
         )
 
 

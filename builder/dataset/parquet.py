@@ -1,4 +1,5 @@
-"""Parquet shards with declared features: the one schema, writing shards in bounded memory, reading them."""
+"""Parquet shards with declared features: the one schema (the columns of the row record,
+``builder.core.rows``), writing shards in bounded memory, reading them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ..core.rows import COLUMNS
 
 SPLIT_ORDER = ("train", "test", "tiny")
 #: A row group is closed before the first row of a new complex once it holds this many rows, so
@@ -25,24 +28,16 @@ DICTIONARY_PAGE_BYTES = 2 * ROW_GROUP_BYTES
 
 
 def features():
-    """The one schema of every config, as ``datasets.Features`` (declared, not inferred)."""
+    """The one schema of every config, as ``datasets.Features`` (declared, not inferred): the
+    row record's columns (``builder.core.rows.COLUMNS``) with their ``datasets`` types."""
     import datasets  # noqa: PLC0415
 
-    return datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            "task": datasets.Value("string"),
-            "split": datasets.Value("string"),
-            "pdb_id": datasets.Value("string"),
-            "images": datasets.List(datasets.Image()),
-            "image_views": datasets.List(datasets.Value("string")),
-            "question": datasets.Value("string"),
-            "options": datasets.List(datasets.Value("string")),
-            "answer": datasets.Value("string"),
-            "answer_format": datasets.Value("string"),
-            "metadata": datasets.Value("string"),
-        }
-    )
+    types = {
+        "string": lambda: datasets.Value("string"),
+        "strings": lambda: datasets.List(datasets.Value("string")),
+        "images": lambda: datasets.List(datasets.Image()),
+    }
+    return datasets.Features({name: types[kind]() for name, kind in COLUMNS})
 
 
 def arrow_schema() -> pa.Schema:

@@ -22,6 +22,7 @@ from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..chemistry.structure import load_complex
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
+from ..core.rows import Row, parse_metadata
 from ..scene.cache import RenderCache
 from ..tasks import generator
 from ..tasks.base import TaskContext, annotate, load_params, load_templates
@@ -203,23 +204,25 @@ def _read_digests(annotations: AnnotationCache, pdb_id: str) -> dict[str, str]:
 
 
 def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
+    """The stored row of one question (through the row record, so every row fits its schema
+    and its task's metadata type)."""
     images = []
     for spec in inst.images:
         cx = annotations.get(spec.pdb_id).complex
-        images.append({"bytes": cache.get(cx, spec.request), "path": None})
-    return {
-        "id": inst.qid,
-        "task": inst.task,
-        "split": split,
-        "pdb_id": inst.pdb_id,
-        "images": images,
-        "image_views": [s.view_name for s in inst.images],
-        "question": inst.question,
-        "options": list(inst.options),
-        "answer": inst.answer,
-        "answer_format": inst.answer_format,
-        "metadata": inst.metadata_json,
-    }
+        images.append(cache.get(cx, spec.request))
+    return Row(
+        id=inst.qid,
+        task=inst.task,
+        split=split,
+        pdb_id=inst.pdb_id,
+        images=tuple(images),
+        image_views=tuple(s.view_name for s in inst.images),
+        question=inst.question,
+        options=tuple(inst.options),
+        answer=inst.answer,
+        answer_format=inst.answer_format,
+        metadata=parse_metadata(inst.metadata_json, inst.task),
+    ).to_row()
 
 
 def run_unit(args) -> UnitResult:

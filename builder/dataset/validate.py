@@ -14,7 +14,6 @@ every shard file is the one the manifest lists, byte for byte (sha256), with no 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections import Counter, defaultdict
@@ -27,6 +26,8 @@ from .. import scoring
 from ..chemistry.hbonds import detect_hbonds
 from ..chemistry.structure import load_complex
 from ..core.registry import TASK_NAMES, answer_format
+from ..core.rows import Row, RowError, parse_metadata
+from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
@@ -38,20 +39,6 @@ from .sources import discover
 from .workers import process_pool
 
 log = logging.getLogger(__name__)
-
-COLUMNS = (
-    "id",
-    "task",
-    "split",
-    "pdb_id",
-    "images",
-    "image_views",
-    "question",
-    "options",
-    "answer",
-    "answer_format",
-    "metadata",
-)
 
 
 @dataclass
@@ -145,7 +132,7 @@ def validate_dataset(
                     if row["answer_format"] == "multiple_choice":
                         letters[row["answer"]] += 1
                     if balanced_axes:
-                        axes[json.loads(row["metadata"])["operations"][0].split()[1]] += 1
+                        axes[_first_axis(row, task)] += 1
                 for problem in found[(task, split, pos)]:
                     report.fail(problem)
                 report.checked += 1
@@ -239,12 +226,12 @@ def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> No
 
 
 def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> None:
-    for col in COLUMNS:
-        if col not in row:
-            report.fail(f"{row.get('id')}: missing column {col}")
-            return
+    try:
+        meta = Row.from_row(row).metadata
+    except RowError as exc:  # names the column or metadata field
+        report.fail(str(exc))
+        return
     rid, task = row["id"], row["task"]
-    meta = json.loads(row["metadata"])
     if len(row["images"]) != len(row["image_views"]) or not row["images"]:
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
     if any(not img["bytes"] or not img["bytes"].startswith(PNG_SIGNATURE) for img in row["images"]):
@@ -256,3 +243,9 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
     pivot = (screen.min(0) + screen.max(0)) / 2.0
     for problem in room_of(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):
         report.fail(problem)
+
+
+def _first_axis(row: dict, task: str) -> str:
+    """The screen axis of a single-operation row's gold operation (the balance of T1-T3)."""
+    meta = parse_metadata(row["metadata"], task)
+    return parse_operations(meta.operations[0])[0].axis

@@ -23,6 +23,7 @@ from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import LEGACY_PROFILE, check_profile, question_id
 from ..core.records import Complex
 from ..core.registry import answer_format
+from ..core.rows import metadata_from_dict
 from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
 from ..scene.camera import Camera, fit_camera
@@ -280,7 +281,8 @@ def ops_json(ops: Sequence[Operation]) -> list[str]:
 
 
 def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
-    """Canonical JSON metadata of one question (sorted keys, no whitespace variance)."""
+    """Canonical JSON metadata of one question (sorted keys, no whitespace variance): the fields
+    every row carries and the room's ``payload``, typed by :mod:`builder.core.rows`."""
     base = {
         "task": task,
         "pdb_id": ctx.ann.pdb_id,
@@ -298,7 +300,8 @@ def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
     if ctx.profile != LEGACY_PROFILE:  # explicit rows stay byte-identical to builds before profiles
         base["profile"] = ctx.profile
     base.update(payload)
-    return json.dumps(base, sort_keys=True, separators=(",", ":"))
+    # typed by the task's answer kind (builder.core.rows): a field of the wrong type fails here
+    return metadata_from_dict(base, task).to_json()
 
 
 def projected_difference(

@@ -96,7 +96,7 @@ def replay_options(row, meta, ann, load, spec, images_of):
     """``images_of(ann, load, meta, truth, options)`` for the stored row: the truth from the
     gold letter, the options from the metadata."""
     truth = gold_ops(spec, row, meta)
-    return images_of(ann, load, meta, truth, [ops_of(o) for o in meta["option_operations"]])
+    return images_of(ann, load, meta, truth, [ops_of(o) for o in meta.option_operations])
 
 
 def option_space(row, meta, images, ann, load):
@@ -112,11 +112,11 @@ def option_space(row, meta, images, ann, load):
 def check_option_pair(row, meta, subject: CheckSubject) -> list[str]:
     """Distinct option operations, the gold letter naming the true pair, distinct option images."""
     rid, out = row["id"], []
-    opts = [tuple(o) for o in meta["option_operations"]]
+    opts = list(meta.option_operations)
     if len(set(opts)) != 4:
         out.append(f"{rid}: option operations not distinct")
     letter = "ABCD".index(row["answer"])
-    if list(opts[letter]) != meta["operations"]:
+    if opts[letter] != meta.operations:
         out.append(f"{rid}: option {row['answer']} is not the true operation pair")
     digests = {img["bytes"] for img in row["images"][-4:]}
     if len(digests) != 4:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import TaskError
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
 from ..operations.transforms import Pose
@@ -167,7 +166,7 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
 def answer_space(row, meta, images, ann, load):
     """Every roll of the roll range on every axis, combined with ``move x`` within
     :data:`DOCKING_MOVE_WINDOW` Å of the gold move."""
-    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    p = load_params(meta.build_profile)["tasks"][row["task"]]
     gold = parse_operations(row["answer"])
     roll, move = gold
     ops, camera = _scene_of(ann, gold)
@@ -194,9 +193,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     cx, screen = subject.complex, subject.screen
     lig = screen[cx.is_ligand]
     lpivot = (lig.min(0) + lig.max(0)) / 2.0
-    displaced = apply_ops(lig, parse_ops(meta["displacement"]), lpivot)
+    displaced = apply_ops(lig, parse_ops(meta.displacement), lpivot)
     moved_pivot = apply_ops(
-        lpivot[None], [op for op in parse_ops(meta["displacement"]) if op[0] == "move"], lpivot
+        lpivot[None], [op for op in parse_ops(meta.displacement) if op[0] == "move"], lpivot
     )[0]
     restored = apply_ops(displaced, parse_ops(row["answer"]), moved_pivot)
     if np.abs(restored - lig).max() > 1e-6:

@@ -15,8 +15,8 @@ import math
 import re
 from collections.abc import Mapping
 
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
+from ..core.rows import ChoiceMeta
 from ..operations.language import Move
 from .base import (
     LETTERS,
@@ -142,15 +142,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann, view_order(profile_of_metadata(meta)))
+    return six_views(ann, view_order(meta.build_profile))
 
 
 def answer_space(row, meta, images, ann, load):
     """The front view after each option's move (no stored image pictures an option)."""
     cands = [
-        ImageSpec(
-            letter, ann.pdb_id, request(ann, "front", ops=ops_of(meta["option_operations"][k]))
-        )
+        ImageSpec(letter, ann.pdb_id, request(ann, "front", ops=ops_of(meta.option_operations[k])))
         for k, letter in enumerate(LETTERS)
     ]
     return split_space(cands, row["answer"], None)
@@ -159,7 +157,7 @@ def answer_space(row, meta, images, ann, load):
 def check(row, meta, subject: CheckSubject) -> list[str]:
     """The gold option is the centring move of the named bond's atoms; options are distinct."""
     cx, screen, rid = subject.complex, subject.screen, row["id"]
-    m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta["hbond"])
+    m = re.match(r"^(\S+) (\S+) (\S+) (\S+), (.+)$", meta.hbond)
     res_name, number, atom, chain, lig_atom = m.groups()
     prot = [
         i
@@ -186,9 +184,9 @@ def check(row, meta, subject: CheckSubject) -> list[str]:
     return out
 
 
-def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+def hbond_scope(row: Mapping, meta: ChoiceMeta, bonds: set) -> set:
     """The one bond the question is about."""
-    return {meta["hbond"]} & set(bonds)
+    return {meta.hbond} & set(bonds)
 
 
 ROOM = Room(

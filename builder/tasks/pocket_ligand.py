@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..chemistry.hbonds import format_pocket_answer
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from .base import TaskContext, TaskInstance, caption, hbond_rule, metadata, six_views, view_order
 from .room import CheckSubject, Room
@@ -40,7 +39,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann, view_order(profile_of_metadata(meta)))
+    return six_views(ann, view_order(meta.build_profile))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:

@@ -17,10 +17,10 @@ of the roll range on every axis, combined with ``move x`` within ``docking.DOCKI
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from ..core.errors import TaskError
+from ..core.rows import parse_metadata
 from . import TASKS, room_of
 from .base import ImageSpec
 from .room import AnswerSpace, Loader
@@ -37,7 +37,7 @@ def _room(row: Mapping):
 def question_images(row: Mapping, load: Loader) -> tuple[ImageSpec, ...]:
     """The image plan of a stored row, in prompt order."""
     room = _room(row)
-    return room.replay(row, json.loads(row["metadata"]), load(row["pdb_id"]), load)
+    return room.replay(row, parse_metadata(row["metadata"], row["task"]), load(row["pdb_id"]), load)
 
 
 def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> AnswerSpace | None:
@@ -45,4 +45,6 @@ def answer_space(row: Mapping, images: tuple[ImageSpec, ...], load: Loader) -> A
     room = _room(row)
     if room.answer_space is None:
         return None
-    return room.answer_space(row, json.loads(row["metadata"]), images, load(row["pdb_id"]), load)
+    return room.answer_space(
+        row, parse_metadata(row["metadata"], row["task"]), images, load(row["pdb_id"]), load
+    )

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..chemistry.hbonds import format_residue_answer
 from ..core.errors import TaskError
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
+from ..core.rows import BondsMeta
 from ..operations.transforms import VIEW_NAMES
 from ..scene.camera import fit_camera
 from .base import (
@@ -159,16 +159,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def _residue_bonds(hbonds, r) -> list:
     return [
-        b
-        for b in hbonds
-        if (b.chain, b.res_number, b.ins_code) == (r["chain"], r["number"], r["ins_code"])
+        b for b in hbonds if (b.chain, b.res_number, b.ins_code) == (r.chain, r.number, r.ins_code)
     ]
 
 
 def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     """The six views of the residue the metadata names."""
-    r = meta["residue"]
-    wanted = (r["chain"], r["name"], r["number"], r["ins_code"])
+    r = meta.residue
+    wanted = (r.chain, r.name, r.number, r.ins_code)
     index = next(
         (
             k
@@ -179,12 +177,12 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     )
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
-    return residue_images(ann, index, view_order(profile_of_metadata(meta)))
+    return residue_images(ann, index, view_order(meta.build_profile))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
     """Both atom names of each bond of the residue."""
-    bonds = _residue_bonds(ann.hbonds, meta["residue"])
+    bonds = _residue_bonds(ann.hbonds, meta.residue)
     return {("atom", int(b.protein_atom)) for b in bonds} | {
         ("atom", int(b.ligand_atom)) for b in bonds
     }
@@ -192,16 +190,16 @@ def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
 
 def check(row, meta, subject: CheckSubject) -> list[str]:
     """The residue's H-bonds, recomputed from the freshly read structure, give the answer."""
-    if format_residue_answer(_residue_bonds(subject.hbonds, meta["residue"])) != row["answer"]:
+    if format_residue_answer(_residue_bonds(subject.hbonds, meta.residue)) != row["answer"]:
         return [f"{row['id']}: recomputed residue H-bonds differ from the answer"]
     return []
 
 
-def hbond_scope(row: Mapping, meta: Mapping, bonds: set) -> set:
+def hbond_scope(row: Mapping, meta: BondsMeta, bonds: set) -> set:
     """The bonds (``RES NUM ATOM CHAIN, LIGATOM`` texts) of the question's residue."""
-    r = meta["residue"]
-    head = f"{r['name']} {r['number']}{r['ins_code']} "
-    return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r['chain']}")}
+    r = meta.residue
+    head = f"{r.name} {r.number}{r.ins_code} "
+    return {t for t in bonds if t.startswith(head) and t.split(",")[0].endswith(f" {r.chain}")}
 
 
 ROOM = Room(

@@ -19,8 +19,9 @@ import numpy as np
 from ..core.errors import TaskError
 from ..core.records import Complex
 from ..core.registry import LETTER, TaskSpec
+from ..core.rows import QuestionMeta
 from ..operations.language import Operation, parse_operations
-from .base import LETTERS, Annotation, ImageSpec, TaskContext, TaskInstance
+from .base import Annotation, ImageSpec, TaskContext, TaskInstance
 
 #: Loads the annotation of a complex by PDB id (the audit's cache).
 Loader = Callable[[str], Annotation]
@@ -59,15 +60,16 @@ class Room:
     the label keys the legibility audit looks for (H-bond answers); ``hbond_scope(row, meta,
     bonds)`` the bonds among ``bonds`` (``HBond.pocket_text()`` strings) that the question's answer
     is about (the rotamers audit; H-bond tasks only); ``balanced_axes`` asks the validator to check
-    that the axis of the first operation is drawn evenly."""
+    that the axis of the first operation is drawn evenly. ``meta`` is the row's metadata typed by
+    its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``, ``BondsMeta``)."""
 
     spec: TaskSpec
     generate: Callable[[TaskContext], list[TaskInstance]]
-    replay: Callable[[Mapping, Mapping, Annotation, Loader], tuple[ImageSpec, ...]]
-    check: Callable[[Mapping, Mapping, CheckSubject], list[str]]
+    replay: Callable[[Mapping, QuestionMeta, Annotation, Loader], tuple[ImageSpec, ...]]
+    check: Callable[[Mapping, QuestionMeta, CheckSubject], list[str]]
     answer_space: Callable[..., AnswerSpace] | None = None
-    needed_labels: Callable[[Mapping, Mapping, Annotation], set] | None = None
-    hbond_scope: Callable[[Mapping, Mapping, set], set] | None = None
+    needed_labels: Callable[[Mapping, QuestionMeta, Annotation], set] | None = None
+    hbond_scope: Callable[[Mapping, QuestionMeta, set], set] | None = None
     balanced_axes: bool = False
 
     @property
@@ -80,10 +82,10 @@ def ops_of(texts: Sequence[str]) -> tuple[Operation, ...]:
     return tuple(op for text in texts for op in parse_operations(text))
 
 
-def gold_ops(spec: TaskSpec, row: Mapping, meta: Mapping) -> tuple[Operation, ...]:
+def gold_ops(spec: TaskSpec, row: Mapping, meta: QuestionMeta) -> tuple[Operation, ...]:
     """The gold operation sequence: the answer itself, or the option the gold letter names."""
     if spec.answer_kind == LETTER:
-        return ops_of(meta["option_operations"][LETTERS.index(row["answer"])])
+        return ops_of(meta.option_of(row["answer"]))
     return parse_operations(row["answer"])
 
 

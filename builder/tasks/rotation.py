@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Roll
 from .base import TaskContext, TaskInstance, load_params, nonzero_int
@@ -27,7 +26,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``roll x|y|z A`` over the angle range."""
-    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    p = load_params(meta.build_profile)["tasks"][row["task"]]
     return unit_space(row, ann, [Roll(a, v) for a in p["axes"] for v in magnitudes(p["angle"])])
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move, parse_operations
 from .base import (
@@ -92,7 +91,7 @@ def unit_space(row, ann, space) -> object:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move x|y D`` over the distance range."""
-    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    p = load_params(meta.build_profile)["tasks"][row["task"]]
     return unit_space(row, ann, [Move(a, d) for a in p["axes"] for d in magnitudes(p["distance"])])
 
 
@@ -106,13 +105,13 @@ def _recovered(row, text: str | None) -> list[str]:
 
 def check_shift(row, meta, subject: CheckSubject) -> list[str]:
     """The stored move must be the centroid shift of the moved coordinates."""
-    after = apply_ops(subject.screen, parse_ops(meta["operations"]), subject.pivot)
+    after = apply_ops(subject.screen, parse_ops(meta.operations), subject.pivot)
     return _recovered(row, recover_shift(subject.screen, after))
 
 
 def check_roll(row, meta, subject: CheckSubject) -> list[str]:
     """The stored roll must be the rotation fitted to the turned coordinates."""
-    after = apply_ops(subject.screen, parse_ops(meta["operations"]), subject.pivot)
+    after = apply_ops(subject.screen, parse_ops(meta.operations), subject.pivot)
     got = recover_roll(subject.screen, after)
     return _recovered(row, f"roll {got[0]} {got[1]}" if got else None)
 

@@ -153,7 +153,7 @@ def replay(row, meta, ann, load):
         ann,
         load,
         TASK_BY_NAME[TASK],
-        lambda a, ld, m, truth, options: question_images(a, ld(m["target"]), truth, options),
+        lambda a, ld, m, truth, options: question_images(a, ld(m.target), truth, options),
     )
 
 

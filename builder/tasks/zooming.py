@@ -7,7 +7,6 @@ complex with no feasible depth is skipped for this task with a recorded reason.
 from __future__ import annotations
 
 from ..core.errors import TaskError
-from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
 from .base import TaskContext, TaskInstance, load_params, visible_fraction
@@ -49,7 +48,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move z D`` over the distance range."""
-    p = load_params(profile_of_metadata(meta))["tasks"][row["task"]]
+    p = load_params(meta.build_profile)["tasks"][row["task"]]
     return unit_space(row, ann, [Move("z", d) for d in magnitudes(p["distance"])])
 
 
