@@ -200,18 +200,32 @@ def test_paper_t9_items_must_name_every_field():
         scoring.score_prediction("pocket_ligand", "None", "None", '{"profile":"fancy"}')
 
 
+def _stratum_row(k: int, stratum: str | None) -> dict:
+    meta = {
+        "task": "residue_ligand",
+        "pdb_id": "x",
+        "k": k,
+        "seed": 0,
+        "split": "test",
+        "template_version": "1",
+        "params_version": "1",
+        "camera": {"distance": 1.0, "fov_deg": 30.0, "size": 512},
+        "hbonds": [],
+        **({"tiny_stratum": stratum} if stratum else {}),
+    }
+    return {
+        "id": f"residue_ligand-x-{k:03d}p",
+        "task": "residue_ligand",
+        "metadata": json.dumps(meta),
+    }
+
+
 def test_tiny_draws_per_stratum():
-    rows = [
-        {
-            "id": f"residue_ligand-x-{k:03d}p",
-            "metadata": json.dumps({"tiny_stratum": "positive" if k % 5 else "negative"}),
-        }
-        for k in range(200)
-    ]
+    rows = [_stratum_row(k, "positive" if k % 5 else "negative") for k in range(200)]
     tiny = tiny_ids_by_stratum(rows, 10, 0)
     strata = [json.loads(r["metadata"])["tiny_stratum"] for r in rows if r["id"] in tiny]
     assert strata.count("positive") == 10 and strata.count("negative") == 10
-    plain = [{"id": f"t-{k}", "metadata": "{}"} for k in range(30)]
+    plain = [_stratum_row(k, None) for k in range(30)]
     assert len(tiny_ids_by_stratum(plain, 10, 0)) == 10
 
 

@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 from ..core.errors import MisiError
+from ..core.rows import SCORE_COLUMNS
 
-ROW_FIELDS = ["id", "task", "answer", "metadata", "options"]
+ROW_FIELDS = list(SCORE_COLUMNS)
 
 
 def check_configs(names: list[str] | None) -> list[str]:

@@ -12,6 +12,12 @@ the task's answer kind (registry ``answer_kind``): :class:`OperationMeta` (singl
 operation pair), :class:`ChoiceMeta` (letter) and :class:`BondsMeta` (H-bond lists), each with the
 fields every row carries (:class:`QuestionMeta`). A field a room writes that no type declares is
 kept, untouched, in ``extra`` (read only by that room), so ``to_json(from_json(text)) == text``.
+Room hooks (replay, check, answer space, needed labels, H-bond scope) get the typed metadata.
+
+The scorer is the exception by design: it scores rows that harnesses hand back (their documents
+may carry partial metadata), so it never refuses metadata and reads only ``profile`` (written by
+the shared generator base, through ``core.profiles.profile_of_metadata``) and a harness's
+``options``; the columns it reads are :data:`SCORE_COLUMNS`.
 
 >>> meta = parse_metadata('{"applies_to":"ligand","camera":{"distance":90.1,"fov_deg":30.0,'
 ...     '"size":512},"k":0,"operations":["move x 2"],"params_version":"1","pdb_id":"1a28",'
@@ -59,6 +65,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("metadata", "string"),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _ in COLUMNS)
+#: The columns the scorer reads of a row (``score_prediction`` and the score reports).
+SCORE_COLUMNS: tuple[str, ...] = ("id", "task", "answer", "metadata", "options")
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,6 +107,8 @@ class QuestionMeta:
     params_version: str
     camera: CameraMeta
     profile: str | None = None
+    #: the stratum the tiny split draws evenly from (the paper's T4: positive/negative)
+    tiny_stratum: str | None = None
     #: fields a room wrote that no type declares, as parsed (only that room reads them)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -158,15 +168,13 @@ class ChoiceMeta(QuestionMeta):
 @dataclass(frozen=True, kw_only=True)
 class BondsMeta(QuestionMeta):
     """H-bond list answers (T8, T9): the bonds (as their answer text), and for the residue task
-    the residue asked about, whether it bonds, how it was selected, the scene origin and the
-    tiny split's stratum."""
+    the residue asked about, whether it bonds, how it was selected and the scene origin."""
 
     hbonds: tuple[str, ...]
     residue: ResidueMeta | None = None
     positive: bool | None = None
     selection: str | None = None
     origin: tuple[float, ...] | None = None
-    tiny_stratum: str | None = None
 
 
 #: The metadata type of each answer kind.

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import scoring
 from ..core.registry import CHOICE_TASKS, TASK_NAMES
+from ..core.rows import SCORE_COLUMNS
 from ..scoring.blind import (
     BEST_RULE,
     IMAGE_RULE,
@@ -48,7 +49,7 @@ SPLITS = ("train", "test")
 #: Options-only rules may beat chance by at most this much (0-1 scale) in a balanced build.
 MAX_EXCESS = 0.10
 CHANCE = 0.25
-_COLUMNS = ["id", "task", "answer", "metadata", "options"]
+_COLUMNS = list(SCORE_COLUMNS)
 
 
 def image_medoid(pixels: list[np.ndarray], rng: np.random.Generator) -> str:

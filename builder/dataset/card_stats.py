@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import scoring
 from ..core.registry import TASK_BY_NAME, canonical_task
+from ..core.rows import SCORE_COLUMNS
 from .audit_checks import block_means, decode, image_distance
 from .cluster import pool_map
 from .parquet import config_shards, read_rows
@@ -29,7 +30,7 @@ CARD_SPLITS = ("train", "test")
 #: The chance kinds of the card's table, in its row order.
 CHANCE_KINDS = ("random", "always_no")
 TEXT_ONLY = "text_only"
-_SCORE_COLUMNS = ["id", "task", "answer", "metadata", "options"]
+_SCORE_COLUMNS = list(SCORE_COLUMNS)
 
 
 @dataclass(frozen=True)

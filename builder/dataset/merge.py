@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION
+from ..core.rows import parse_metadata
 from .blind import write_blind
 from .card import write_card
 from .cluster import pool_map
@@ -37,10 +38,7 @@ def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
 
 def tiny_stratum(row: dict) -> str | None:
     """The ``tiny_stratum`` a row's metadata names (``paper`` T4 rows: positive/negative)."""
-    text = row.get("metadata")
-    if not text or "tiny_stratum" not in text:
-        return None
-    return json.loads(text).get("tiny_stratum")
+    return parse_metadata(row["metadata"], row["task"]).tiny_stratum
 
 
 def tiny_ids_by_stratum(rows: Iterable[dict], per_task: int, seed: int) -> set[str]:

@@ -25,6 +25,7 @@ from typing import Any
 from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
+from ...builder.core.rows import SCORE_COLUMNS as ROW_SCORE_COLUMNS
 from ..common import doc_prompt
 from . import pages
 from .hub import hub_commit
@@ -32,7 +33,7 @@ from .hub import hub_commit
 log = logging.getLogger(__name__)
 
 #: Columns the scorer needs, and those a request needs.
-SCORE_COLUMNS = ["id", "task", "answer", "metadata", "options"]
+SCORE_COLUMNS = list(ROW_SCORE_COLUMNS)
 PROMPT_COLUMNS = ["id", "task", "question", "images"]
 BATCH_ROWS = 16
 _DATA_URL = "data:image/png;base64,"

@@ -24,6 +24,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, profile_of_metadata
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
+from ...builder.core.rows import SCORE_COLUMNS
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +134,7 @@ def records(build: str | Path, split: str) -> list[dict]:
     out = []
     for task in TASK_NAMES:
         for shard in _shards(Path(build), task, split):
-            out += pq.read_table(
-                shard, columns=["id", "task", "answer", "metadata", "options"]
-            ).to_pylist()
+            out += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     return out
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES, TASK_SPECS
+from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
 from .intervals import Interval, column_intervals, counts_of_aggregate
 from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
@@ -367,9 +368,7 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
     records = []
     for task in TASK_NAMES:
         for shard in sorted((build / task).glob(f"{split}-*.parquet")):
-            records += pq.read_table(
-                shard, columns=["id", "task", "answer", "metadata", "options"]
-            ).to_pylist()
+            records += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     if not records:
         raise MisiError(f"{build}: no questions in split {split!r}")
     rows = {}
