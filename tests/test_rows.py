@@ -107,6 +107,10 @@ def test_metadata_is_typed_per_answer_kind():
     assert set(kinds) == set(rows.METADATA_TYPES)
     with pytest.raises(RowError, match="not in the registry"):
         metadata_type("no_such_task")
+    with pytest.raises(RowError, match="^metadata.task: task 'no_such_task' is not in the"):
+        parse_metadata('{"task":"no_such_task"}')
+    with pytest.raises(RowError, match="^metadata.task: expected the task's name, got None"):
+        parse_metadata("{}")
 
 
 def test_an_undeclared_field_is_kept_for_its_room_and_round_trips():

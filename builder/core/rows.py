@@ -205,7 +205,12 @@ def metadata_from_dict(value: object, task: str | None = None) -> QuestionMeta:
     own = value.get("task")
     if task is not None and own != task:
         raise RowError(f"metadata.task: {own!r} is not the row's task {task!r}")
-    cls = metadata_type(own if isinstance(own, str) else repr(own))
+    if not isinstance(own, str):
+        raise RowError(f"metadata.task: expected the task's name, got {own!r}")
+    try:
+        cls = metadata_type(own)
+    except RowError as exc:
+        raise RowError(f"metadata.task: {exc}") from None
     known = {f.name: f for f in fields(cls) if f.name != "extra"}
     kwargs: dict[str, Any] = {}
     for name, f in known.items():
