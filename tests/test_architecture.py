@@ -43,7 +43,6 @@ LONG_FUNCTIONS_BEING_SPLIT: frozenset[str] = frozenset(
         "builder/chemistry/mills_dean.py:donor_failure",
         "builder/chemistry/protein.py:read_protein",
         "builder/chemistry/structure.py:_assemble",
-        "builder/scene/batch.py:_plan",
         "builder/scene/labels.py:_entries",
         "builder/scene/raster.py:_render",
         "builder/scene/sticks.py:stick_polygons",
