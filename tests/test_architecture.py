@@ -44,7 +44,6 @@ LONG_FUNCTIONS_BEING_SPLIT: frozenset[str] = frozenset(
         "builder/chemistry/protein.py:read_protein",
         "builder/chemistry/structure.py:_assemble",
         "builder/scene/labels.py:_entries",
-        "builder/scene/raster.py:_render",
         "builder/scene/sticks.py:stick_polygons",
         "builder/scripts/bench_scale.py:main",
         "builder/scripts/measure_decoys.py:measure",

@@ -7,14 +7,13 @@ renderer, elementwise over poses (see :mod:`.batch` for why the bands then hold 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .camera import FIT_MARGIN
+from .raster import fog_levels
 from .requests import RenderRequest
-from .shading import FOG_LEVELS, sphere_sprite
+from .shading import sphere_sprite
 from .sticks import stick_polygons
 
 
@@ -67,11 +66,8 @@ def project(camera, ss: int, coords: np.ndarray) -> View:
 def fog_and_radii(scene, request: RenderRequest, view: View):
     """Per pose and atom: the depth-cue level (0 .. FOG_LEVELS - 1) and the sphere radius in
     quarter supersampled pixels (``raster.render_rows``, ``_bonds_and_radii``)."""
-    style, camera = request.style, request.camera
-    sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
-    near_d, far_d = camera.distance - sphere_r, camera.distance + sphere_r
-    t = np.clip((view.depth - near_d) / max(far_d - near_d, 1e-9), 0.0, 1.0)
-    fog_level = np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
+    style = request.style
+    fog_level = fog_levels(request.camera, view.depth)
     bonded = np.zeros(view.depth.shape[1], dtype=bool)
     if scene.bonds.size:
         bonded[scene.bonds.ravel()] = True
