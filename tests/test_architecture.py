@@ -43,8 +43,6 @@ LONG_FUNCTIONS_BEING_SPLIT: frozenset[str] = frozenset(
         "builder/chemistry/mills_dean.py:donor_failure",
         "builder/chemistry/protein.py:read_protein",
         "builder/chemistry/structure.py:_assemble",
-        "builder/scene/labels.py:_entries",
-        "builder/scene/sticks.py:stick_polygons",
         "builder/scripts/bench_scale.py:main",
         "builder/scripts/measure_decoys.py:measure",
         "eval_plugins/api/bench.py:main",
