@@ -42,7 +42,6 @@ LONG_FUNCTIONS_BEING_SPLIT: frozenset[str] = frozenset(
         "builder/chemistry/hbond_classes.py:acceptor_site",
         "builder/chemistry/mills_dean.py:donor_failure",
         "builder/chemistry/protein.py:read_protein",
-        "builder/chemistry/structure.py:_assemble",
         "builder/scripts/bench_scale.py:main",
         "builder/scripts/measure_decoys.py:measure",
         "eval_plugins/api/bench.py:main",
