@@ -48,7 +48,6 @@ LONG_FUNCTIONS_BEING_SPLIT: frozenset[str] = frozenset(
         "eval_plugins/finetune/export.py:export_sft",
         "eval_plugins/report/cli.py:collect_rows",
         "eval_plugins/report/render.py:draw",
-        "eval_plugins/vlmevalkit/datasets.py:dataset_classes",
     }
 )
 
