@@ -12,7 +12,6 @@ import sys
 import time
 
 import pytest
-
 from misi_bench.builder.dataset import progress
 from misi_bench.builder.dataset.runner import JobRunner, Setup, WorkerDied
 
@@ -138,9 +137,7 @@ def test_workers_die_with_their_parent():
         "    print(*sorted(set(runner.run(_pid, range(4)))), flush=True)\n"
         "    runner.run(time.sleep, [60, 60])\n"
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     workers = [int(p) for p in proc.stdout.readline().split()]
     assert len(workers) == 2 and all(_alive(w) for w in workers)
     proc.kill()  # SIGKILL of the runner's process only

@@ -2,8 +2,8 @@
 
 Every stage counts its work on the job runner's :func:`meter` (``runner.JobRunner.map``).
 ``build_dataset`` turns the bars on for its run with :func:`shown` (``misi-bench audit`` for
-its own); library calls (tests, the merge of a Slurm job without a terminal) stay quiet. Bars are drawn by the main process only, so
-they never change what a stage computes.
+its own); library calls (tests, the merge of a Slurm job without a terminal) stay quiet. Bars
+are drawn by the main process only, so they never change what a stage computes.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class _Silent:
 def meter(desc: str | None, total: int | None = None, unit: str = "job"):
     """A counter of a stage's finished work (``update(n)``): a tqdm bar named ``desc`` when bars
     are shown (and ``desc`` is given), else a silent one. The bar is closed on leaving."""
-    if desc is None or not _SHOWN.get():
+    if desc is None or total == 0 or not _SHOWN.get():
         yield _Silent()
         return
     counter = tqdm(desc=desc, total=total, unit=unit, leave=False)
