@@ -151,10 +151,11 @@ class JobRunner:
             self._state = self.setup()
         for job in jobs:
             try:
-                yield fn(job) if self.setup is None else fn(self._state, job)
+                result = fn(job) if self.setup is None else fn(self._state, job)
             except Exception as exc:
                 _name(exc, name, label(job))
                 raise
+            yield result
 
     def _in_pool(self, fn: Callable, jobs: Iterator, name: str, label) -> Iterator:
         if self._pool is None:
