@@ -57,6 +57,8 @@ _LAZY = {
     "score_prediction": "builder.scoring",
     "score_records": "builder.scoring",
     "build_dataset": "builder.dataset.build",
+    "BuildConfig": "builder.dataset.config",
+    "BuildOptions": "builder.dataset.config",
     "validate_dataset": "builder.dataset.validate",
     "MisiBenchBuilder": "builder.dataset.hf_builder",
     "MisiBenchConfig": "builder.dataset.hf_builder",

@@ -159,9 +159,9 @@ def test_pixel_solver_reads_t1_from_the_pictures(explicit_dir):
     data_dir = explicit_dir
     values = pixel_solver.scores(data_dir, "translation")
     assert values and np.mean(values) >= 0.95
-    from concurrent.futures import ProcessPoolExecutor
+    from misi_bench.builder.dataset.runner import JobRunner
 
-    with ProcessPoolExecutor(max_workers=2) as pool:  # the merge's pool: same scores, same order
+    with JobRunner(2) as pool:  # the merge's runner: same scores, same order
         assert pixel_solver.scores(data_dir, "translation", pool=pool, limit=11) == values[:11]
     blank = io.BytesIO()
     Image.new("RGB", (512, 512)).save(blank, format="PNG")

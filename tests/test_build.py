@@ -10,7 +10,9 @@ import time
 
 import datasets
 import pytest
+from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset.build import build_dataset
+from misi_bench.builder.dataset.config import BuildConfig, BuildOptions
 from misi_bench.builder.dataset.validate import validate_dataset
 from misi_bench.builder.tasks import TASKS
 
@@ -20,8 +22,46 @@ LIMIT = 5
 @pytest.fixture(scope="module")
 def full_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("build") / "misi-bench"
-    manifest = build_dataset(source="samples", out=out, limit=LIMIT, workers=1, progress=False)
+    what = BuildConfig(source="samples", limit=LIMIT)
+    manifest = build_dataset(BuildOptions(what, out=out, workers=1, progress=False))
     return out, manifest
+
+
+def test_build_options_one_object_and_its_keyword_form(tmp_path):
+    """``build_dataset`` takes one frozen ``BuildOptions``; keywords name its fields or its
+    ``BuildConfig``'s, and the CLI builds the same object."""
+    from dataclasses import FrozenInstanceError
+
+    from misi_bench.builder.cli.dataset_commands import build_options
+    from misi_bench.builder.cli.main import build_parser
+
+    made = BuildOptions(
+        BuildConfig(source="samples", limit=4, tasks=("rotation",)), out=tmp_path, workers=2
+    )
+    assert (
+        BuildOptions.of(source="samples", limit=4, tasks=["rotation"], out=tmp_path, workers=2)
+        == made
+    )
+    assert BuildOptions.of(made, seed=3).config.seed == 3 and made.config.seed == 0
+    with pytest.raises(FrozenInstanceError):
+        made.workers = 3
+    with pytest.raises(TypeError):
+        BuildOptions.of(wokers=2)
+    with pytest.raises(MisiError, match="shard index 2 is not in 0..1"):
+        BuildOptions(num_shards=2, shard_index=2)
+    with pytest.raises(MisiError, match="workers must be a positive"):
+        BuildOptions(workers=0)
+    assert (
+        BuildOptions(num_shards=2).locked is False
+        and BuildOptions(num_shards=2, merge_only=True).locked
+    )
+    args = build_parser().parse_args(
+        ["build", "--limit", "4", "--configs", "rotation", "--workers", "2", "--out", str(tmp_path)]
+    )
+    assert build_options(args) == made
+    quiet = build_parser().parse_args(["build", "--quiet", "--no-audit", "--no-merge"])
+    cli = build_options(quiet)
+    assert (cli.progress, cli.audit, cli.merge, cli.validate) == (False, False, False, True)
 
 
 def shard_digests(manifest):

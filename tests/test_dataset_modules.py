@@ -272,15 +272,14 @@ def test_card_counts_and_baselines_tables(data_dir):
 def test_card_and_blind_baselines_are_the_same_in_a_process_pool(data_dir):
     """The merge's pool measures the card's chance and text-only rows and the T5/T6 image rule's
     distances one shard file per job: same figures and answers as without a pool."""
-    from concurrent.futures import ProcessPoolExecutor
-
     from misi_bench.builder.dataset import blind, card_stats
+    from misi_bench.builder.dataset.runner import JobRunner
 
     manifest = manifest_io.read_manifest(data_dir)
     tasks = card.ordered_tasks(manifest)
     alone = blind.compute_blind(data_dir, tasks, seed=3)
     assert alone["image_answers"]["test"] and alone["image_answers"]["train"]
-    with ProcessPoolExecutor(max_workers=2) as pool:
+    with JobRunner(2) as pool:
         pooled = blind.compute_blind(data_dir, tasks, seed=3, pool=pool)
         table = card.baseline_table(data_dir, manifest, pool=pool)
         scored = card_stats.card_scores(data_dir, tasks, alone["text_model"], 5, pool)

@@ -212,14 +212,15 @@ def test_prompt_rule_follows_the_mode(complexes):
 def test_validator_rederives_in_the_builds_mode(complexes, sample_refs):
     from misi_bench.builder.dataset import validate
 
-    s = validate._Structures("samples")
     for mode in HBOND_MODES:
-        s.cache.clear()
-        s.hbonds = mode
-        _, bonds = s.get("1hvr")
+        manifest = {"source": "samples", "config": {"hbonds": mode, "image_size": 256}}
+        setup = validate.StructureSource.of(manifest)
+        assert setup.hbonds == mode
+        bonds = setup.annotations().get("1hvr").hbonds
         assert [b.pocket_text() for b in bonds] == [
             b.pocket_text() for b in detect_hbonds(complexes["1hvr"], mode)
         ]
+    assert validate.StructureSource.of({"source": "samples", "config": {}}).hbonds == "plip"
 
 
 def test_card_describes_the_mode():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import datasets
 import pytest
@@ -52,17 +51,18 @@ def _fake_build(calls: list):
     from misi_bench.builder.dataset import manifest as manifest_io
     from misi_bench.builder.dataset import parquet as write
 
-    def build(source, out, tasks, seed, limit, image_size, workers, progress, profile):
+    def build(options):
+        cfg, out, tasks = options.config, options.out, options.config.tasks
+        assert options.progress is False
         calls.append(
             {
-                "source": source,
+                "source": cfg.source,
                 "tasks": tuple(tasks),
-                "limit": limit,
-                "seed": seed,
-                "profile": profile,
+                "limit": cfg.limit,
+                "seed": cfg.seed,
+                "profile": cfg.profile,
             }
         )
-        out = Path(out)
         counts = {}
         for task in tasks:
             counts[task] = {}

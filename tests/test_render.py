@@ -433,7 +433,7 @@ def test_drawing_only_the_rows_in_use_gives_the_whole_canvas_pixels(complexes, m
         )
     rows = [np.asarray(raster.render_image(c, r)) for c, r in cases]
     parts = [raster.render_rows(c, r) for c, r in cases]
-    monkeypatch.setattr(raster, "_content_rows", lambda ys, sprites, polys, limit, ss: (0, limit))
+    monkeypatch.setattr(raster, "content_rows", lambda ys, sprites, polys, limit, ss: (0, limit))
     whole = [np.asarray(raster.render_image(c, r)) for c, r in cases]
     for (_, r), a, b, (part, top) in zip(cases, rows, whole, parts):
         assert np.array_equal(a, b), r.view

@@ -157,35 +157,9 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
     if one and t == "S2" and g.elements[centre] == "C":
         return Site(i, "thiocarbonyl S", (centre, None))
     if one and t == "O2" and g.elements[centre] == "C":
-        others = [k for k in g.nbrs[centre] if k != i]
-        acid_oh = [
-            k for k in others if g.types[k] == "O3" and g.h_count[k] == 1 and len(g.nbrs[k]) == 1
-        ]
-        if (
-            acid_oh
-            and len(others) + g.h_count[centre] == 2
-            and all(_single_or_tet(g, k) for k in others if k != acid_oh[0])
-        ):
-            return Site(i, "carboxylic acid C=O", (acid_oh[0], centre))
-        if ctype == "C2" and len(others) + g.h_count[centre] == 2:
-            npl = [k for k in others if g.types[k] == "Npl"]
-            if npl and all(_single_or_tet(g, k) for k in others if k != npl[0]):
-                return Site(i, "amide O", (npl[0], centre))
-            # ChimeraX's ketone pattern C2(O2, C, R): the other substituents C or H only, so an
-            # ester (C2 with O2, C and an ether O3) reaches its own class below
-            if any(g.elements[k] == "C" for k in others) and all(
-                g.elements[k] == "C" for k in others
-            ):
-                return Site(i, "ketone/aldehyde O", (centre, None))
-            o3 = [
-                k
-                for k in others
-                if g.types[k] == "O3"
-                and len(g.nbrs[k]) == 2
-                and all(_tet(g, m) for m in g.nbrs[k] if m != centre)
-            ]
-            if o3 and any(g.elements[k] == "C" for k in others):
-                return Site(i, "ester C=O", (centre, None))
+        site = _carbonyl_acceptor(g, i, centre)
+        if site is not None:
+            return site
     if one and t == "O2-" and ctype == "Ntr":
         mates = [k for k in g.nbrs[centre] if k != i and g.types[k] == "O2-"]
         if mates:
@@ -233,6 +207,52 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         return Site(i, "phenol O", (nb[0],))
     if t in ("Npl", "N3") and len(nb) == 1 and nh == 2 and g.types[nb[0]] == "Car":
         return Site(i, "aniline N", (nb[0],))
+    site = _open_chain_acceptor(g, i)
+    if site is not None:
+        return site
+    site = _ring_acceptor(g, i)
+    if site is not None:
+        return site
+    return _generic_acceptor(g, i)
+
+
+def _carbonyl_acceptor(g: Graph, i: int, centre: int) -> Site | None:
+    """The class of a terminal O2 on carbon ``centre`` (carboxylic acid C=O, amide O,
+    ketone/aldehyde O, ester C=O, in ChimeraX's order), or None."""
+    ctype = g.types[centre]
+    others = [k for k in g.nbrs[centre] if k != i]
+    acid_oh = [
+        k for k in others if g.types[k] == "O3" and g.h_count[k] == 1 and len(g.nbrs[k]) == 1
+    ]
+    if (
+        acid_oh
+        and len(others) + g.h_count[centre] == 2
+        and all(_single_or_tet(g, k) for k in others if k != acid_oh[0])
+    ):
+        return Site(i, "carboxylic acid C=O", (acid_oh[0], centre))
+    if ctype == "C2" and len(others) + g.h_count[centre] == 2:
+        npl = [k for k in others if g.types[k] == "Npl"]
+        if npl and all(_single_or_tet(g, k) for k in others if k != npl[0]):
+            return Site(i, "amide O", (npl[0], centre))
+        # ChimeraX's ketone pattern C2(O2, C, R): the other substituents C or H only, so an
+        # ester (C2 with O2, C and an ether O3) reaches its own class below
+        if any(g.elements[k] == "C" for k in others) and all(g.elements[k] == "C" for k in others):
+            return Site(i, "ketone/aldehyde O", (centre, None))
+        o3 = [
+            k
+            for k in others
+            if g.types[k] == "O3"
+            and len(g.nbrs[k]) == 2
+            and all(_tet(g, m) for m in g.nbrs[k] if m != centre)
+        ]
+        if o3 and any(g.elements[k] == "C" for k in others):
+            return Site(i, "ester C=O", (centre, None))
+    return None
+
+
+def _open_chain_acceptor(g: Graph, i: int) -> Site | None:
+    """A non-ring ether O or imine N between two carbons, or None."""
+    t, nb, nh = g.types[i], g.nbrs[i], g.h_count[i]
     in_ring = bool(g.rings_of[i])
     if (
         t == "O3"
@@ -250,10 +270,7 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         and all(g.elements[k] == "C" for k in nb)
     ):
         return Site(i, "non-ring imine N", (nb[0], nb[1]))
-    site = _ring_acceptor(g, i)
-    if site is not None:
-        return site
-    return _generic_acceptor(g, i)
+    return None
 
 
 def _ring_acceptor(g: Graph, i: int) -> Site | None:

@@ -287,62 +287,87 @@ def donor_failure(g: Graph, don: int, name: str, acc: int) -> str | None:
     test, tau_sym, limits = DONOR_CLASSES[name]
     lim = relax(limits)
     gen = relax(GENERIC_ACCEPTOR_LIMITS[test]) if test in GENERIC_ACCEPTOR_LIMITS else ()
+    if test == "theta_tau":
+        return _theta_tau_failure(g, don, acc, lim, gen)
+    if test == "upsilon_tau":
+        return _upsilon_tau_failure(g, don, acc, lim, gen, tau_sym)
+    return _generic_donor_failure(g, don, acc, lim, gen)
+
+
+def _theta_tau_failure(g: Graph, don: int, acc: int, lim, gen) -> str | None:
+    """The theta/tau test: H...A distance and D-H...A angle by acceptor kind (plus phi at an
+    sp3 O with two bonds, the lone pairs at an sp3 N)."""
     dp, ap = g.coords[don], g.coords[acc]
     hyds = g.hydrogen_positions(don)
     kind = _acceptor_kind(g, acc)
     acc_s = g.elements[acc] == "S"
-    if test == "theta_tau":
-        if not hyds:
-            return "no hydrogen position (the class needs one)"
-        if kind == "sp2 O":
-            rp, theta = lim[0], lim[1]
-        elif kind == "sp3 O":
-            rp, theta = lim[2], lim[3]
-            if g.n_bonds(acc) == 2 and len(g.nbrs[acc]) == 2:
-                plane, base = _phi_plane(g, acc, g.nbrs[acc][0], g.nbrs[acc][1])
-                failure = _phi_failure(dp, ap, base, plane, lim[4], "phi at the acceptor")
-                if failure:
-                    return failure
-        elif kind == "sp3 N":
-            rp, theta = lim[5], lim[6]
+    if not hyds:
+        return "no hydrogen position (the class needs one)"
+    if kind == "sp2 O":
+        rp, theta = lim[0], lim[1]
+    elif kind == "sp3 O":
+        rp, theta = lim[2], lim[3]
+        if g.n_bonds(acc) == 2 and len(g.nbrs[acc]) == 2:
+            plane, base = _phi_plane(g, acc, g.nbrs[acc][0], g.nbrs[acc][1])
+            failure = _phi_failure(dp, ap, base, plane, lim[4], "phi at the acceptor")
+            if failure:
+                return failure
+    elif kind == "sp3 N":
+        rp, theta = lim[5], lim[6]
+        bis = _lone_pair_bisectors(g, acc)
+        if bis and not any(_angle(dp, ap, b) > lim[7] for b in bis):
+            return f"D...A against the acceptor's lone pairs under {lim[7]:.0f}°"
+    else:
+        rp, theta = gen[0] + (SULFUR_COMP if acc_s else 0.0), gen[1]
+    nearest = min(float(np.linalg.norm(h - ap)) for h in hyds)
+    if nearest > rp:
+        return _over("H...A", nearest, rp)
+    return _theta_failure(dp, hyds, ap, theta)
+
+
+def _upsilon_tau_failure(g: Graph, don: int, acc: int, lim, gen, tau_sym) -> str | None:
+    """The upsilon/tau test: D...A distance, the angle at the donor from its one heavy
+    neighbour (upsilon), D-H...A (theta) and the acceptor off the donor's plane (tau)."""
+    dp, ap = g.coords[don], g.coords[acc]
+    hyds = g.hydrogen_positions(don)
+    kind = _acceptor_kind(g, acc)
+    acc_s = g.elements[acc] == "S"
+    if kind == "sp2 O":
+        r, lo, hi, theta, tau = lim[0:5]
+    elif kind == "sp3 O":
+        r, lo, hi, theta, tau = lim[5:10]
+    elif kind == "sp3 N":
+        r, lo, hi, theta, tau = lim[11:16]
+        if len(g.nbrs[acc]) + len(g.explicit_h[acc]) > 1:
             bis = _lone_pair_bisectors(g, acc)
-            if bis and not any(_angle(dp, ap, b) > lim[7] for b in bis):
-                return f"D...A against the acceptor's lone pairs under {lim[7]:.0f}°"
-        else:
-            rp, theta = gen[0] + (SULFUR_COMP if acc_s else 0.0), gen[1]
-        nearest = min(float(np.linalg.norm(h - ap)) for h in hyds)
-        if nearest > rp:
-            return _over("H...A", nearest, rp)
-        return _theta_failure(dp, hyds, ap, theta)
-    if test == "upsilon_tau":
-        if kind == "sp2 O":
-            r, lo, hi, theta, tau = lim[0:5]
-        elif kind == "sp3 O":
-            r, lo, hi, theta, tau = lim[5:10]
-        elif kind == "sp3 N":
-            r, lo, hi, theta, tau = lim[11:16]
-            if len(g.nbrs[acc]) + len(g.explicit_h[acc]) > 1:
-                bis = _lone_pair_bisectors(g, acc)
-                if bis and not any(_angle(b, ap, dp) >= lim[16] for b in bis):
-                    return f"D...A against the acceptor's lone pairs under {lim[16]:.0f}°"
-        else:
-            r, lo, hi, theta = gen
-            r += SULFUR_COMP if acc_s else 0.0
-            tau = None
-        dist = float(np.linalg.norm(dp - ap))
-        if dist > r:
-            return _over("D...A", dist, r)
-        heavy = g.nbrs[don]
-        if len(heavy) != 1:
-            return f"{len(heavy)} heavy neighbours (the test needs one)"
-        ups = _angle(g.coords[heavy[0]], dp, ap)
-        if ups < lo or ups > -hi:
-            return f"upsilon {ups:.0f}° outside {lo:.0f}-{-hi:.0f}°"
-        failure = _theta_failure(dp, hyds, ap, theta)
-        if failure is None and not _tau_ok(g, tau, tau_sym, don, ap):
-            failure = f"tau (limit {tau:.0f}°, the acceptor off the donor's plane)"
-        return failure
-    # generic donor
+            if bis and not any(_angle(b, ap, dp) >= lim[16] for b in bis):
+                return f"D...A against the acceptor's lone pairs under {lim[16]:.0f}°"
+    else:
+        r, lo, hi, theta = gen
+        r += SULFUR_COMP if acc_s else 0.0
+        tau = None
+    dist = float(np.linalg.norm(dp - ap))
+    if dist > r:
+        return _over("D...A", dist, r)
+    heavy = g.nbrs[don]
+    if len(heavy) != 1:
+        return f"{len(heavy)} heavy neighbours (the test needs one)"
+    ups = _angle(g.coords[heavy[0]], dp, ap)
+    if ups < lo or ups > -hi:
+        return f"upsilon {ups:.0f}° outside {lo:.0f}-{-hi:.0f}°"
+    failure = _theta_failure(dp, hyds, ap, theta)
+    if failure is None and not _tau_ok(g, tau, tau_sym, don, ap):
+        failure = f"tau (limit {tau:.0f}°, the acceptor off the donor's plane)"
+    return failure
+
+
+def _generic_donor_failure(g: Graph, don: int, acc: int, lim, gen) -> str | None:
+    """The generic donor test: D...A (no hydrogen) or H...A distance by acceptor kind, the
+    smallest neighbour-D...A angle and D-H...A."""
+    dp, ap = g.coords[don], g.coords[acc]
+    hyds = g.hydrogen_positions(don)
+    kind = _acceptor_kind(g, acc)
+    acc_s = g.elements[acc] == "S"
     sp2_rp, sp3o_rp, sp3n_rp, sp2_r, sp3o_r, sp3n_r = lim
     gen_rp, gen_r, min_h_angle, min_bonded = gen
     if kind == "sp2 O":

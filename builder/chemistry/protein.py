@@ -142,6 +142,42 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
 
     out = ProteinAtoms()
     out.entry_id = st.name if re.fullmatch(r"[0-9][A-Za-z0-9]{3}", st.name or "") else ""
+    _read_counts(st, segments, out, path, label)
+    skipped: set[str] = set()
+    for chain in st[0]:
+        for res in chain:
+            name = res.name.strip().upper()
+            if name in WATER_NAMES:
+                out.counts["water_atoms"] += len(res)
+            elif keep_hetero and name == keep_hetero:
+                out.het_residues.append(
+                    _hetero_residue(res, name, labels.get(chain.name, chain.name))
+                )
+            elif (metal := _metal_ion(res, name, label(chain.name))) is not None:
+                out.metals.append(metal)
+            elif name not in STANDARD_AMINO_ACIDS:
+                out.counts["nonstandard_atoms"] += len(res)
+                skipped.add(name)
+                if res.het_flag == "H":
+                    out.het_names.add(name)
+            else:
+                _add_amino_acid(out, res, name, label(chain.name))
+    if skipped:
+        log.debug(
+            "%s: non-standard residues left out of the pocket: %s", path, ", ".join(sorted(skipped))
+        )
+    if not out.coords and not out.het_residues:
+        raise InputError(
+            path,
+            "no standard amino-acid heavy atoms found (only hydrogens, waters or hetero groups?)",
+        )
+    return out
+
+
+def _read_counts(st, segments, out: ProteinAtoms, path: Path, label) -> None:
+    """Check the first model's coordinates, fill ``out.counts`` (atoms read, in other models,
+    duplicates, alternative locations, all before filtering), drop alternative conformations
+    from ``st`` and note repeated chain ids."""
     model = st[0]
     check_finite(model, path, label)
     counts = out.counts
@@ -159,73 +195,53 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                 path,
                 "; ".join(segments.notes),
             )
-    skipped: set[str] = set()
-    for chain in st[0]:
-        for res in chain:
-            name = res.name.strip().upper()
-            if name in WATER_NAMES:
-                counts["water_atoms"] += len(res)
-                continue
-            if keep_hetero and name == keep_hetero:
-                atoms = [
-                    (a.name, normalise_element(a.element.name), (a.pos.x, a.pos.y, a.pos.z))
-                    for a in res
-                ]
-                out.het_residues.append(
-                    {
-                        "name": name,
-                        "chain": labels.get(chain.name, chain.name),
-                        "number": res.seqid.num,
-                        "icode": res.seqid.icode.strip(),
-                        "atoms": atoms,
-                    }
-                )
-                continue
-            heavy = [a for a in res if normalise_element(a.element.name) not in ("H", "D")]
-            if len(heavy) == 1 and normalise_element(heavy[0].element.name) in METAL_ELEMENTS:
-                atom = heavy[0]
-                out.metals.append(
-                    {
-                        "element": normalise_element(atom.element.name),
-                        "res_name": name,
-                        "chain": label(chain.name),
-                        "number": int(res.seqid.num),
-                        "xyz": (atom.pos.x, atom.pos.y, atom.pos.z),
-                    }
-                )
-                continue
-            if name not in STANDARD_AMINO_ACIDS:
-                counts["nonstandard_atoms"] += len(res)
-                skipped.add(name)
-                if res.het_flag == "H":
-                    out.het_names.add(name)
-                continue
-            key = len(out.residues)
-            out.residues.append(
-                Residue(label(chain.name), name, int(res.seqid.num), res.seqid.icode.strip())
-            )
-            for atom in res:
-                element = normalise_element(atom.element.name)
-                pos = (atom.pos.x, atom.pos.y, atom.pos.z)
-                if element in ("H", "D"):
-                    out.h_coords.append(pos)
-                    out.h_res.append(key)
-                    out.h_names.append(atom.name)
-                    continue
-                out.coords.append(pos)
-                out.elements.append(element)
-                out.names.append(atom.name)
-                out.res_key.append(key)
-    if skipped:
-        log.debug(
-            "%s: non-standard residues left out of the pocket: %s", path, ", ".join(sorted(skipped))
-        )
-    if not out.coords and not out.het_residues:
-        raise InputError(
-            path,
-            "no standard amino-acid heavy atoms found (only hydrogens, waters or hetero groups?)",
-        )
-    return out
+
+
+def _hetero_residue(res, name: str, chain: str) -> dict:
+    """A kept hetero residue (raw entry): name, chain, number, insertion code and its atoms as
+    ``(name, element, (x, y, z) Å)``."""
+    atoms = [(a.name, normalise_element(a.element.name), (a.pos.x, a.pos.y, a.pos.z)) for a in res]
+    return {
+        "name": name,
+        "chain": chain,
+        "number": res.seqid.num,
+        "icode": res.seqid.icode.strip(),
+        "atoms": atoms,
+    }
+
+
+def _metal_ion(res, name: str, chain: str) -> dict | None:
+    """A residue whose one heavy atom is a metal, as a pocket-side ion record, or None."""
+    heavy = [a for a in res if normalise_element(a.element.name) not in ("H", "D")]
+    if len(heavy) == 1 and normalise_element(heavy[0].element.name) in METAL_ELEMENTS:
+        atom = heavy[0]
+        return {
+            "element": normalise_element(atom.element.name),
+            "res_name": name,
+            "chain": chain,
+            "number": int(res.seqid.num),
+            "xyz": (atom.pos.x, atom.pos.y, atom.pos.z),
+        }
+    return None
+
+
+def _add_amino_acid(out: ProteinAtoms, res, name: str, chain: str) -> None:
+    """Append a standard amino-acid residue and its atoms: heavy atoms to the atom lists,
+    hydrogens (H or D) to the hydrogen lists."""
+    key = len(out.residues)
+    out.residues.append(Residue(chain, name, int(res.seqid.num), res.seqid.icode.strip()))
+    for atom in res:
+        element = normalise_element(atom.element.name)
+        pos = (atom.pos.x, atom.pos.y, atom.pos.z)
+        if element in ("H", "D"):
+            out.h_coords.append(pos)
+            out.h_res.append(key)
+            out.h_names.append(atom.name)
+            continue
+        out.coords.append(pos)
+        out.elements.append(element)
+        out.names.append(atom.name)
+        out.res_key.append(key)
 
 
 def pocket_residue_keys(

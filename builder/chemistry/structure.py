@@ -179,13 +179,85 @@ def _assemble(
     cutoff: float,
     source: Path,
 ) -> Complex:
+    pocket_res, p_idx, residues, res_new = _pocket(location, lig_code, protein, lig, cutoff)
+    res_key = np.asarray(protein.res_key, dtype=np.int64)
+    n_r = len(p_idx)
+    res_of_atom = np.array([res_new[k] for k in res_key[p_idx]], dtype=np.int64)
+    ions = metals_near(protein, lig.coords, cutoff)  # pocket-side atoms without a residue
+    n_p = n_r + len(ions)
+    columns = _atom_columns(protein, lig, lig_code, p_idx, residues, res_of_atom, ions)
+    p_names, p_elements = columns.pop("p_names"), columns.pop("p_elements")
+    p_resnames = columns.pop("p_resnames")
+    coords = columns["coords"]
+
+    h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
+    report = ReadReport(
+        unbonded_hydrogens=int(np.isin(protein.h_res, pocket_res).sum())
+        - len(h_parent)
+        + lig.mol2_unbonded_h,
+        segments=tuple(protein.segments),
+        ligand_source=Path(lig.source).name,
+        **protein.counts,
+    )
+    n_h_on = np.bincount(h_parent, minlength=n_r)
+    res_with_h = set(res_of_atom[h_parent].tolist())
+    input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [
+        None
+    ] * len(ions)
+    is_donor, is_acceptor, donor_h = _polarity(p_resnames, p_names, input_h, n_r, lig)
+    charges = np.concatenate([np.zeros(n_p, dtype=np.int64), lig.charges])
+    bonds, orders = _bonds(coords, p_elements, p_names, res_of_atom, lig, n_r, n_p)
+
+    amidine_n, acid_o = ionisable_groups(lig)
+    if len(lig.h_coords):
+        # hydrogens drawn on amidine/guanidine N are one arbitrary tautomer: not used
+        kept = ~np.isin(lig.h_parent, sorted(amidine_n))
+        h_coords = np.vstack([h_coords, lig.h_coords[kept]])
+        h_parent = np.concatenate([h_parent, lig.h_parent[kept] + n_p])
+    mol2_kept = ~np.isin(lig.mol2_h_parent, sorted(amidine_n))
+    atom_types, h_count = _chimerax_typing(
+        p_resnames[:n_r],
+        p_names[:n_r],
+        input_h[:n_r],
+        res_of_atom,
+        p_elements[n_r:],
+        lig,
+        amidine_n,
+        acid_o,
+        location,
+    )
+    return Complex(
+        pdb_id=pdb_id,
+        ligand_code=lig_code,
+        source=location,
+        **columns,
+        residues=residues,
+        bonds=bonds.reshape(-1, 2),
+        bond_orders=orders,
+        is_donor=is_donor,
+        is_acceptor=is_acceptor,
+        formal_charges=charges,
+        h_coords=h_coords.reshape(-1, 3),
+        h_parent=h_parent.astype(np.int64),
+        donor_h=donor_h,
+        atom_types=atom_types,
+        h_count=h_count,
+        mol2_h_coords=lig.mol2_h_coords[mol2_kept].reshape(-1, 3),
+        mol2_h_parent=(lig.mol2_h_parent[mol2_kept] + n_p).astype(np.int64),
+        read_report=report,
+    )
+
+
+def _pocket(location: str, lig_code: str, protein: ProteinAtoms, lig: LigandData, cutoff):
+    """The pocket: whole residues with any heavy atom within ``cutoff`` Å of any ligand heavy
+    atom, after the input checks. Returns the pocket's residue keys, the protein atom indices
+    kept, the residues and the old-to-new residue numbering."""
     if not (isinstance(cutoff, (int, float)) and math.isfinite(cutoff) and cutoff > 0):
         raise InputError(location, f"pocket cutoff must be a positive number of Å, got {cutoff!r}")
     p_coords = np.asarray(protein.coords, dtype=np.float64).reshape(-1, 3)
     res_key = np.asarray(protein.res_key, dtype=np.int64)
     lig_coords = lig.coords
     check_ligand(location, lig.names, lig_coords, lig.bonds, lig.h_coords, lig.h_parent)
-    # whole residues with any heavy atom within the cutoff of any ligand heavy atom
     pocket_res = pocket_residue_keys(p_coords, res_key, lig_coords, cutoff)
     if not pocket_res:
         raise InputError(
@@ -211,46 +283,48 @@ def _assemble(
             f"chain {protein.residues[res_key[p_idx[k]]].chain}"
         ),
     )
-    n_r, n_l = len(p_idx), len(lig_coords)
-    res_of_atom = np.array([res_new[k] for k in res_key[p_idx]], dtype=np.int64)
-    ions = metals_near(protein, lig_coords, cutoff)  # pocket-side atoms without a residue
-    n_p = n_r + len(ions)
+    return pocket_res, p_idx, residues, res_new
 
+
+def _atom_columns(protein, lig, lig_code, p_idx, residues, res_of_atom, ions) -> dict:
+    """The per-atom columns of the complex (pocket residues' atoms, then ions, then the ligand):
+    ``coords`` (Å), elements, names, residue names, numbers, insertion codes, chains, ligand
+    flag, residue index (-1 off residues); plus the pocket side's names, elements and residue
+    names as lists (``p_*``)."""
+    n_l = len(lig.coords)
+    p_coords = np.asarray(protein.coords, dtype=np.float64).reshape(-1, 3)
     p_names = [protein.names[k] for k in p_idx] + [m["element"] for m in ions]
     p_elements = [protein.elements[k] for k in p_idx] + [m["element"] for m in ions]
     p_resnames = [residues[r].name for r in res_of_atom] + [m["res_name"] for m in ions]
     p_xyz = np.vstack(
         [p_coords[p_idx], np.array([m["xyz"] for m in ions], dtype=np.float64).reshape(-1, 3)]
     )
-    coords = np.vstack([p_xyz, lig_coords])
-    elements = np.array(p_elements + lig.elements, dtype="<U2")
-    atom_names = np.array(p_names + lig.names)
-    res_names = np.array(p_resnames + [lig_code] * n_l)
-    res_numbers = np.array(
-        [residues[r].number for r in res_of_atom] + [m["number"] for m in ions] + [0] * n_l,
-        dtype=np.int64,
-    )
-    ins_codes = np.array([residues[r].ins_code for r in res_of_atom] + [""] * (len(ions) + n_l))
-    chain_ids = np.array(
-        [residues[r].chain for r in res_of_atom] + [m["chain"] for m in ions] + [""] * n_l
-    )
-    is_ligand = np.array([False] * n_p + [True] * n_l)
-    residue_index = np.concatenate([res_of_atom, -np.ones(len(ions) + n_l, dtype=np.int64)])
+    return {
+        "p_names": p_names,
+        "p_elements": p_elements,
+        "p_resnames": p_resnames,
+        "coords": np.vstack([p_xyz, lig.coords]),
+        "elements": np.array(p_elements + lig.elements, dtype="<U2"),
+        "atom_names": np.array(p_names + lig.names),
+        "res_names": np.array(p_resnames + [lig_code] * n_l),
+        "res_numbers": np.array(
+            [residues[r].number for r in res_of_atom] + [m["number"] for m in ions] + [0] * n_l,
+            dtype=np.int64,
+        ),
+        "ins_codes": np.array(
+            [residues[r].ins_code for r in res_of_atom] + [""] * (len(ions) + n_l)
+        ),
+        "chain_ids": np.array(
+            [residues[r].chain for r in res_of_atom] + [m["chain"] for m in ions] + [""] * n_l
+        ),
+        "is_ligand": np.array([False] * len(p_names) + [True] * n_l),
+        "residue_index": np.concatenate([res_of_atom, -np.ones(len(ions) + n_l, dtype=np.int64)]),
+    }
 
-    h_coords, h_parent = protein_hydrogens(protein, pocket_res, res_new, coords[:n_r], res_of_atom)
-    report = ReadReport(
-        unbonded_hydrogens=int(np.isin(protein.h_res, pocket_res).sum())
-        - len(h_parent)
-        + lig.mol2_unbonded_h,
-        segments=tuple(protein.segments),
-        ligand_source=Path(lig.source).name,
-        **protein.counts,
-    )
-    n_h_on = np.bincount(h_parent, minlength=n_r)
-    res_with_h = set(res_of_atom[h_parent].tolist())
-    input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [
-        None
-    ] * len(ions)
+
+def _polarity(p_resnames, p_names, input_h, n_r: int, lig: LigandData):
+    """``(is_donor, is_acceptor, donor_h)`` per atom: protein atoms by residue and atom name
+    (and the hydrogens the input gives them), ions neither, ligand atoms by their chemistry."""
     polar = [
         protein_polarity(rn, an, nh) if k < n_r else (False, False)
         for k, (rn, an, nh) in enumerate(zip(p_resnames, p_names, input_h))
@@ -270,61 +344,19 @@ def _assemble(
     )
     is_donor = np.array([d for d, _ in polar] + l_donor.tolist(), dtype=bool)
     is_acceptor = np.array([a for _, a in polar] + l_acceptor.tolist(), dtype=bool)
-    charges = np.concatenate([np.zeros(n_p, dtype=np.int64), lig.charges])
+    return is_donor, is_acceptor, donor_h
 
+
+def _bonds(coords, p_elements, p_names, res_of_atom, lig: LigandData, n_r: int, n_p: int):
+    """``(bonds, orders)``: the pocket residues' bonds (single) then the ligand's (its atoms
+    numbered after the ``n_p`` pocket-side atoms)."""
     p_bonds = protein_bonds(coords[:n_r], p_elements[:n_r], p_names[:n_r], res_of_atom)
     l_bonds = lig.bonds + n_p
     bonds = (
         np.vstack([p_bonds, l_bonds]).astype(np.int64) if len(l_bonds) else p_bonds.astype(np.int64)
     )
     orders = np.concatenate([np.ones(len(p_bonds), dtype=np.int64), lig.orders]).astype(np.int8)
-
-    amidine_n, acid_o = ionisable_groups(lig)
-    if len(lig.h_coords):
-        # hydrogens drawn on amidine/guanidine N are one arbitrary tautomer: not used
-        kept = ~np.isin(lig.h_parent, sorted(amidine_n))
-        h_coords = np.vstack([h_coords, lig.h_coords[kept]])
-        h_parent = np.concatenate([h_parent, lig.h_parent[kept] + n_p])
-    mol2_kept = ~np.isin(lig.mol2_h_parent, sorted(amidine_n))
-    atom_types, h_count = _chimerax_typing(
-        p_resnames[:n_r],
-        p_names[:n_r],
-        input_h[:n_r],
-        res_of_atom,
-        p_elements[n_r:],
-        lig,
-        amidine_n,
-        acid_o,
-        location,
-    )
-    return Complex(
-        pdb_id=pdb_id,
-        ligand_code=lig_code,
-        source=location,
-        coords=coords,
-        elements=elements,
-        atom_names=atom_names,
-        res_names=res_names,
-        res_numbers=res_numbers,
-        ins_codes=ins_codes,
-        chain_ids=chain_ids,
-        is_ligand=is_ligand,
-        residue_index=residue_index,
-        residues=residues,
-        bonds=bonds.reshape(-1, 2),
-        bond_orders=orders,
-        is_donor=is_donor,
-        is_acceptor=is_acceptor,
-        formal_charges=charges,
-        h_coords=h_coords.reshape(-1, 3),
-        h_parent=h_parent.astype(np.int64),
-        donor_h=donor_h,
-        atom_types=atom_types,
-        h_count=h_count,
-        mol2_h_coords=lig.mol2_h_coords[mol2_kept].reshape(-1, 3),
-        mol2_h_parent=(lig.mol2_h_parent[mol2_kept] + n_p).astype(np.int64),
-        read_report=report,
-    )
+    return bonds, orders
 
 
 def _refuse_name_repeats(location: str, protein: ProteinAtoms, residues) -> None:

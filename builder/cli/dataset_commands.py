@@ -15,49 +15,69 @@ def cmd_push(args: argparse.Namespace) -> int:
     return int(cli_push(args) or 0)
 
 
-def cmd_build(args: argparse.Namespace) -> int:
+def build_options(args: argparse.Namespace):
+    """The ``BuildOptions`` of ``misi-bench build``'s arguments (shard and worker count from the
+    flags, or from Slurm inside an array task)."""
     from ..dataset.archive import FetchPolicy  # noqa: PLC0415
-    from ..dataset.build import build_dataset  # noqa: PLC0415
     from ..dataset.cluster import choose_shard, default_workers  # noqa: PLC0415
+    from ..dataset.config import BuildConfig, BuildOptions  # noqa: PLC0415
 
     shard = choose_shard(args.num_shards, 0 if args.merge_only else args.shard_index)
-    merge = not args.no_merge and not (
-        shard.from_slurm and shard.count > 1
-    )  # a Slurm array task: its shard only
-    manifest = build_dataset(
+    config = BuildConfig(
         source=args.source,
-        out=args.out,
-        tasks=args.configs or (),
+        tasks=tuple(args.configs or ()),
         seed=args.seed,
         limit=args.limit,
         split_file=args.split_file,
-        workers=default_workers(args.workers),
         image_size=args.image_size,
         pocket_cutoff=args.pocket_cutoff,
-        num_shards=shard.count,
-        shard_index=shard.index,
-        merge=merge,
-        merge_only=args.merge_only,
-        validate=not args.no_validate,
         tiny_per_task=args.tiny_per_task,
-        progress=not args.quiet,
         structures=args.structures,
-        fetch=args.fetch,
-        mirror=args.mirror,
-        fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
-        audit=not args.no_audit,
         hbonds=args.hbonds,
         decoys=args.decoys,
         profile=args.profile,
     )
+    return BuildOptions(
+        config,
+        out=args.out,
+        workers=default_workers(args.workers),
+        num_shards=shard.count,
+        shard_index=shard.index,
+        # a Slurm array task generates its shard only
+        merge=not args.no_merge and not (shard.from_slurm and shard.count > 1),
+        merge_only=args.merge_only,
+        validate=not args.no_validate,
+        audit=not args.no_audit,
+        progress=not args.quiet,
+        fetch=args.fetch,
+        mirror=args.mirror,
+        fetch_policy=FetchPolicy(concurrency=args.fetch_concurrency),
+    )
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from ..dataset.build import build_dataset  # noqa: PLC0415
+    from ..dataset.build_warnings import validity_warnings  # noqa: PLC0415
+
+    options = build_options(args)
+    manifest = build_dataset(options)
     if not manifest:
         print(
-            f"shard {shard.index} of {shard.count} generated in {args.out}; run --merge-only when all are done"
+            f"shard {options.shard_index} of {options.num_shards} generated in {args.out}; "
+            "run --merge-only when all are done"
         )
         return 0
+    _print_build_summary(args.out, manifest)
+    for line in validity_warnings(args.out, manifest):
+        print(f"warning: {line}")
+    return 0
+
+
+def _print_build_summary(out: str, manifest: dict) -> None:
+    """The counts per config, and the validation and audit verdicts, of a merged build."""
     totals = manifest["totals"]
     print(
-        f"built {args.out} (profile {manifest.get('profile', 'explicit')}): "
+        f"built {out} (profile {manifest.get('profile', 'explicit')}): "
         f"{totals['questions']['train']} train + {totals['questions']['test']} test questions "
         f"({totals['questions']['tiny']} tiny), {totals['images']['train'] + totals['images']['test']} images, "
         f"{len(manifest['skipped_complexes'])} complexes skipped"
@@ -77,11 +97,6 @@ def cmd_build(args: argparse.Namespace) -> int:
             f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
             f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else ', all unique'})"
         )
-    from ..dataset.build_warnings import validity_warnings  # noqa: PLC0415
-
-    for line in validity_warnings(args.out, manifest):
-        print(f"warning: {line}")
-    return 0
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -128,6 +143,13 @@ def add_commands(sub) -> None:
     """Add ``build``, ``validate``, ``audit`` and ``push`` to the subparsers ``sub``."""
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
+    _add_build(sub, TASKS)
+    _add_validate(sub)
+    _add_audit(sub, TASKS)
+    _add_push(sub)
+
+
+def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in every parser
     p = sub.add_parser("build", help="build the dataset folder (Parquet configs, card, manifest)")
     p.add_argument(
         "--source",
@@ -195,6 +217,12 @@ def add_commands(sub) -> None:
         "PLIP-comparable); both take rotatable H (OH, SH, NH3+) as the input models them",
     )
     p.add_argument("--tiny-per-task", type=int, default=50)
+    _add_run_flags(p)
+    p.set_defaults(func=cmd_build)
+
+
+def _add_run_flags(p) -> None:
+    """``build``'s flags of how the run goes: shards, merge, checks, progress."""
     p.add_argument(
         "--num-shards",
         type=int,
@@ -218,7 +246,9 @@ def add_commands(sub) -> None:
         help="skip the audit of a sample of questions (reproduction, uniqueness) after the merge",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_build)
+
+
+def _add_validate(sub) -> None:
     p = sub.add_parser(
         "validate", help="re-derive every answer of a built folder (exit 0 only if all hold)"
     )
@@ -239,6 +269,9 @@ def add_commands(sub) -> None:
         "the report is the same for any count)",
     )
     p.set_defaults(func=cmd_validate)
+
+
+def _add_audit(sub, TASKS) -> None:  # noqa: N803
     p = sub.add_parser(
         "audit",
         help="check that a built folder's pictures carry exactly one answer "
@@ -267,6 +300,9 @@ def add_commands(sub) -> None:
         "the report is the same for any count)",
     )
     p.set_defaults(func=cmd_audit)
+
+
+def _add_push(sub) -> None:
     p = sub.add_parser("push", help="publish a build folder to the Hugging Face Hub")
     p.add_argument("folder")
     p.add_argument("--repo", help="ORG/NAME (default: $MISI_BENCH_REPO or the canonical repo)")

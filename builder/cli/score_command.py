@@ -113,7 +113,6 @@ def cmd_score(args: argparse.Namespace) -> int:
     score them, print the markdown report (in %) and write the JSON summary (and the
     per-question file). Unusable inputs raise MisiError (exit 2)."""
     from .. import scoring  # noqa: PLC0415
-    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     configs = check_configs(args.configs)
     kind = check_dataset(args.dataset)
@@ -151,23 +150,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"{len(bad)} unreadable entries ({shape})"
     )
     baselines = {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows)
-    paper_text = scoring.format_paper_rows_markdown(
-        result["report"], profile, paper_rows, baselines
-    )
-    if paper_text:
-        print(paper_text)
-    if baselines:
-        print(
-            f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
-            "at the pictures; a score shows use of the pictures only where it beats them, "
-            "docs/decoys.md):\n"
-        )
-        present = {r["task"] for r in rows}
-        print(
-            scoring.format_blind_markdown(
-                {args.split: baselines}, [t for t in TASKS if t in present], scoring.BASELINE_NAMES
-            )
-        )
+    _print_baselines(args, rows, result, profile, paper_rows, baselines)
     if args.per_item:
         Path(args.per_item).write_text(
             scoring.per_item_jsonl(result["per_item"], build), encoding="utf-8"
@@ -199,6 +182,31 @@ def cmd_score(args: argparse.Namespace) -> int:
             len(rows),
         )
     return 0
+
+
+def _print_baselines(args, rows, result, profile, paper_rows, baselines) -> None:
+    """The paper's rows beside the scores, then the chance and blind baselines on the same
+    questions (when computed)."""
+    from .. import scoring  # noqa: PLC0415
+    from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
+
+    paper_text = scoring.format_paper_rows_markdown(
+        result["report"], profile, paper_rows, baselines
+    )
+    if paper_text:
+        print(paper_text)
+    if baselines:
+        print(
+            f"\nBaselines on the same {len(rows)} questions (score %, 95% interval; none looks "
+            "at the pictures; a score shows use of the pictures only where it beats them, "
+            "docs/decoys.md):\n"
+        )
+        present = {r["task"] for r in rows}
+        print(
+            scoring.format_blind_markdown(
+                {args.split: baselines}, [t for t in TASKS if t in present], scoring.BASELINE_NAMES
+            )
+        )
 
 
 def add_commands(sub) -> None:

@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ..chemistry.hbond_rotamers import rotamer_sensitive
 from ..core.constants import BUILDER_VERSION
@@ -54,9 +52,10 @@ from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
+from .progress import shown as progress_shown
+from .runner import JobRunner, Setup
 from .sources import discover
 from .units import AnnotationCache
-from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
@@ -411,22 +410,27 @@ def audit_dataset(
     report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
     report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
-    bar = tqdm(
-        total=total if sample is None and limit is None else None,
-        desc="audit",
-        unit="q",
-        disable=not progress,
-    )
     jobs = (
         (task, chunk)
         for task in tasks
         for chunk in plan_chunks(folder, task, split, limit, sample, CHUNK_ROWS)
     )
-    for task, found in _run_jobs(jobs, (manifest, source, structures), tuple(checks), workers):
-        for row in found:
-            add_row(report.tasks[task], row)
-        bar.update(len(found))
-    bar.close()
+    setup = Setup(
+        _AuditWorker, ((manifest, source, structures), tuple(checks), _cache_bytes(workers))
+    )
+    with progress_shown(progress), JobRunner(workers, setup) as runner:
+        found_rows = runner.map(
+            _audit_chunk,
+            jobs,
+            "audit",
+            total=total if sample is None and limit is None else None,
+            unit="q",
+            size=lambda result: len(result[1]),
+            label=_chunk_label,
+        )
+        for task, found in found_rows:
+            for row in found:
+                add_row(report.tasks[task], row)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -437,41 +441,32 @@ def audit_dataset(
 #: worker reads them itself (``audit_rows``).
 CHUNK_ROWS = 16
 
-_WORKER: dict = {}
+
+def _cache_bytes(workers: int) -> int:
+    """The render cache of each of ``workers`` processes (one process: :data:`CACHE_BYTES`)."""
+    return CACHE_BYTES if workers <= 1 else max(CACHE_BYTES // workers, 192 * 1024 * 1024)
 
 
-def _init_worker(setup: tuple, checks: tuple[str, ...], cache_bytes: int) -> None:
-    _WORKER["auditor"] = _Auditor(*setup, cache_bytes=cache_bytes)
-    _WORKER["checks"] = checks
+class _AuditWorker:
+    """An audit worker's state: its auditor (structures, render caches) and the checks to run."""
+
+    def __init__(self, setup: tuple, checks: tuple[str, ...], cache_bytes: int):
+        self.auditor = _Auditor(*setup, cache_bytes=cache_bytes)
+        self.checks = checks
+
+    def close(self) -> None:
+        """Forget the open shard files (an in-process run: a later one reads them afresh)."""
+        release()
 
 
-def _audit_chunk(job: tuple[str, RowChunk]) -> tuple[str, list[RowAudit]]:
+def _audit_chunk(worker: _AuditWorker, job: tuple[str, RowChunk]) -> tuple[str, list[RowAudit]]:
     task, chunk = job
-    auditor, checks = _WORKER["auditor"], _WORKER["checks"]
-    return task, [auditor.audit_row(row, checks) for row in read_chunk(chunk)]
+    return task, [worker.auditor.audit_row(row, worker.checks) for row in read_chunk(chunk)]
 
 
-def _run_jobs(
-    jobs: Iterable[tuple[str, RowChunk]], setup: tuple, checks: tuple[str, ...], workers: int
-) -> Iterator[tuple[str, list[RowAudit]]]:
-    """Findings of each job, in job order, from ``workers`` processes (1: this process). At
-    most ``2 * workers`` jobs are in flight, so memory stays bounded whatever the split's size."""
-    if workers <= 1:
-        _init_worker(setup, checks, CACHE_BYTES)
-        try:
-            yield from map(_audit_chunk, jobs)
-        finally:
-            _WORKER.clear()
-            release()
-        return
-    cache_bytes = max(CACHE_BYTES // workers, 192 * 1024 * 1024)
-    with process_pool(
-        workers, initializer=_init_worker, initargs=(setup, checks, cache_bytes)
-    ) as pool:
-        pending: deque = deque()
-        for job in jobs:
-            pending.append(pool.submit(_audit_chunk, job))
-            if len(pending) >= 2 * workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+def _chunk_label(job: tuple[str, RowChunk]) -> str:
+    task, chunk = job
+    return (
+        f"{task} {Path(chunk.path).name} row group {chunk.group} "
+        f"rows {chunk.positions[0]}..{chunk.positions[-1]}"
+    )

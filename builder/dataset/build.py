@@ -19,29 +19,22 @@ complexes whose position modulo K is I), then ``build --merge-only`` once; under
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import inspect
 import json
 import logging
-from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
-from ..chemistry.hbonds import DEFAULT_HBOND_MODE
-from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
-from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
+from ..core.profiles import LEGACY_PROFILE
 from ..core.records import ComplexRef
 from ..tasks.base import load_params, load_templates
 from . import blind
-from .archive import FetchPolicy, fetch_entries
+from .archive import fetch_entries
 from .audit import audit_dataset
 from .build_warnings import log_validity_warnings
 from .cluster import missing_units_message
-from .config import DEFAULT_OUT, BuildConfig
+from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
 from .lock import command_line, folder_lock
 from .manifest import write_manifest
@@ -50,17 +43,13 @@ from .progress import enabled as progress_enabled
 from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, stale_units
+from .runner import JobRunner, Setup
 from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
-from .workers import process_pool
 
 log = logging.getLogger(__name__)
 
-#: Questions per config that the build's audit checks (see ``build_dataset``).
-AUDIT_SAMPLE = 4
-#: Fetch settings when a caller gives none (a frozen dataclass: safe to share as a default).
-DEFAULT_FETCH_POLICY = FetchPolicy()
 
 # ---------------------------------------------------------------------------- the build
 
@@ -90,19 +79,14 @@ def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
 
 
 def _fetch_missing(
-    cfg: BuildConfig,
-    refs: dict[str, ComplexRef],
-    splits: dict[str, str],
-    pending: list[str],
-    work: Path,
-    mirror: str | None,
-    policy: FetchPolicy,
-    progress: bool,
+    options: BuildOptions, refs: dict[str, ComplexRef], splits: dict[str, str], pending, work: Path
 ) -> None:
     """Download the pending entries that the structures folder lacks; an entry that cannot be had
     is recorded as a skipped complex (with the reason) without stopping the build."""
+    cfg = options.config
     folder = Path(cfg.structures).expanduser() if cfg.structures else default_structures_dir()
-    for pdb_id, result in fetch_entries(pending, folder, mirror, policy, progress).items():
+    fetched = fetch_entries(pending, folder, options.mirror, options.fetch_policy, options.progress)
+    for pdb_id, result in fetched.items():
         if result.error:
             failed = UnitResult(
                 pdb_id,
@@ -146,135 +130,73 @@ def check_profile_of_folder(out: Path, cfg: BuildConfig) -> None:
             )
 
 
-def _with_stage_bars(fn):
-    """Show the merge, validation and audit bars (``progress.shown``) when ``progress`` is on."""
+def build_dataset(options: BuildOptions | None = None, /, **changes) -> dict:
+    """Build the dataset folder ``options.out`` (layout: docs/architecture.md) and return its
+    manifest ({} for a shard run that does not merge). ``options``: one :class:`BuildOptions`
+    (what is built and how the run goes); ``changes``: its fields (or its ``BuildConfig``'s) by
+    name, applied on top (``build_dataset(source="samples", out=..., limit=4)``).
 
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-        bound.apply_defaults()
-        with progress_shown(bound.arguments["progress"]):
-            return fn(*args, **kwargs)
-
-    return run
-
-
-@_with_stage_bars
-def build_dataset(
-    source: str | Path = "samples",
-    out: str | Path = DEFAULT_OUT,
-    tasks: Sequence[str] = (),
-    seed: int = 0,
-    limit: int | None = None,
-    split_file: str | Path | None = None,
-    workers: int = 1,
-    image_size: int = DEFAULT_IMAGE_SIZE,
-    pocket_cutoff: float = 10.0,
-    num_shards: int = 1,
-    shard_index: int = 0,
-    merge: bool = True,
-    merge_only: bool = False,
-    validate: bool = True,
-    tiny_per_task: int = 50,
-    progress: bool = True,
-    structures: str | Path | None = None,
-    fetch: bool = False,
-    mirror: str | None = None,
-    fetch_policy: FetchPolicy = DEFAULT_FETCH_POLICY,
-    audit: bool = True,
-    audit_sample: int = AUDIT_SAMPLE,
-    hbonds: str = DEFAULT_HBOND_MODE,
-    decoys: str = "paper",
-    profile: str = DEFAULT_PROFILE,
-) -> dict:
-    """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
-
-    ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
-    merge afterwards with ``merge_only=True``). ``workers`` processes run complexes in parallel.
-    For an ``ids:LIST.csv`` source, ``structures`` is the folder of entries (default
-    ``$MISI_BENCH_STRUCTURES`` or ``~/.cache/misi-bench/pdb``) and ``fetch`` downloads the missing
-    ones of this shard from ``mirror`` (default: the PDB archive's file service) first.
-    ``audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
+    ``options.audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
     ``audit_sample`` questions per config (test split; train when a config has no test question)
-    and records the summary under ``manifest["audit"]``; a question whose images do not
-    reproduce fails the build, an ambiguous one is logged as a warning. ``profile`` (``paper``
-    or ``explicit``, see ``builder.core.profiles``) selects prompts, parameters and scoring; it is
-    part of the build's identity, and a folder holding a build of another profile is refused.
-    reproduce fails the build, an ambiguous one is logged as a warning.
-    ``decoys``: how the choice tasks draw their options (``paper`` or ``balanced``, see
-    ``tasks.decoys``); a ``balanced`` build fails when an options-only rule beats chance by more
-    than :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
+    and records the summary under ``manifest["audit"]``; a question whose images do not reproduce
+    fails the build, an ambiguous one is logged as a warning. The ``profile`` is part of the
+    build's identity: a folder holding a build of another profile is refused. A ``balanced``
+    decoys build fails when an options-only rule beats chance by more than
+    :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
     """
-    cfg = BuildConfig(
-        source=str(source),
-        tasks=tuple(tasks),
-        seed=int(seed),
-        limit=limit,
-        split_file=str(split_file) if split_file else None,
-        image_size=int(image_size),
-        pocket_cutoff=float(pocket_cutoff),
-        tiny_per_task=int(tiny_per_task),
-        structures=str(structures) if structures else None,
-        hbonds=str(hbonds),
-        decoys=str(decoys),
-        profile=check_profile(profile),
-    )
-    if not (1 <= num_shards and 0 <= shard_index < num_shards):
-        raise MisiError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
-    out = Path(out)
-    # cluster shard runs (--num-shards K --no-merge) write only their own units, atomically, and
-    # may run at once; everything else, and every merge, holds the folder's writer lock
-    locked = num_shards == 1 or merge_only
-    with folder_lock(out, command_line()) if locked else contextlib.nullcontext():
-        if locked:
-            recover(out)
-        check_profile_of_folder(out, cfg)
-        _check_profile_covers_tasks(cfg)
-        refs, splits = plan(cfg)
-        work = work_dir(out, cfg)
-        work.mkdir(parents=True, exist_ok=True)
-        (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
-        if not merge_only:
-            _generate(
-                cfg,
-                refs,
-                splits,
-                work,
-                num_shards,
-                shard_index,
-                workers,
-                progress,
-                fetch,
-                mirror,
-                fetch_policy,
-            )
-        if not merge and not merge_only:
-            return {}
-        missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
-        if missing:
-            raise MisiError(missing_units_message(sorted(refs), missing, num_shards))
-        stale = stale_units(work, refs, splits) if merge_only or num_shards > 1 else {}
-        if stale:
-            first = next(iter(stale))
-            raise MisiError(
-                f"{out}: {len(stale)} unit(s) were built from other inputs than those now in the "
-                f"source ({first}: {stale[first]}); build their shards again, then merge"
-            )
-        with folder_lock(out, command_line()):
-            recover(out)
-            return _merge_check_publish(
-                out, work, cfg, refs, splits, max(1, int(workers)), validate, audit, audit_sample
-            )
+    options = BuildOptions.of(options, **changes) if changes else options or BuildOptions()
+    with progress_shown(options.progress):
+        with folder_lock(options.out, command_line()) if options.locked else nullcontext():
+            refs, splits, work = _prepare(options)
+            if not options.merge_only:
+                _generate(options, refs, splits, work)
+            if not options.merge and not options.merge_only:
+                return {}
+            _check_mergeable(options, refs, splits, work)
+            with folder_lock(options.out, command_line()):
+                recover(options.out)
+                return _merge_check_publish(options, work, refs, splits)
 
 
-def _generate(
-    cfg, refs, splits, work, num_shards, shard_index, workers, progress, fetch, mirror, policy
-) -> None:
+def _prepare(options: BuildOptions) -> tuple[dict[str, ComplexRef], dict[str, str], Path]:
+    """Checks before any work (a locked run first finishes an interrupted switch), then the plan
+    (complexes and splits) and the work folder, marked with the build's profile."""
+    cfg = options.config
+    if options.locked:
+        recover(options.out)
+    check_profile_of_folder(options.out, cfg)
+    _check_profile_covers_tasks(cfg)
+    refs, splits = plan(cfg)
+    work = work_dir(options.out, cfg)
+    work.mkdir(parents=True, exist_ok=True)
+    (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
+    return refs, splits, work
+
+
+def _check_mergeable(options: BuildOptions, refs, splits, work: Path) -> None:
+    """Refuse to merge while a unit is missing, or (merging units built elsewhere) was built
+    from other inputs than those now in the source."""
+    missing = [p for p in sorted(refs) if not (work / f"{p}.status.json").exists()]
+    if missing:
+        raise MisiError(missing_units_message(sorted(refs), missing, options.num_shards))
+    check = options.merge_only or options.num_shards > 1
+    stale = stale_units(work, refs, splits) if check else {}
+    if stale:
+        first = next(iter(stale))
+        raise MisiError(
+            f"{options.out}: {len(stale)} unit(s) were built from other inputs than those now in "
+            f"the source ({first}: {stale[first]}); build their shards again, then merge"
+        )
+
+
+def _generate(options: BuildOptions, refs, splits, work: Path) -> None:
     """Run the units of this shard that are not finished (or may not be reused)."""
-    mine = [p for k, p in enumerate(sorted(refs)) if k % num_shards == shard_index]
-    if fetch and is_id_source(cfg.source):
+    cfg = options.config
+    shard, count = options.shard_index, options.num_shards
+    mine = [p for k, p in enumerate(sorted(refs)) if k % count == shard]
+    if options.fetch and is_id_source(cfg.source):
         pending = [p for p in mine if _lacks_structure(work, refs[p])]
-        _fetch_missing(cfg, refs, splits, pending, work, mirror, policy, progress)
+        _fetch_missing(options, refs, splits, pending, work)
     sums = Checksums(refs)
     todo = [p for p in mine if not finished(work, refs[p], splits, sums)]
     log.info(
@@ -282,21 +204,20 @@ def _generate(
         cfg.config_hash,
         len(mine),
         len(mine) - len(todo),
-        workers,
+        options.workers,
     )
-    _run_units(todo, refs, splits, cfg, work, workers, progress)
+    _run_units(todo, refs, splits, cfg, work, options.workers)
 
 
-def _merge_check_publish(
-    out: Path, work: Path, cfg, refs, splits, workers: int, validate, audit, audit_sample
-) -> dict:
+def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dict:
     """Merge into a staging folder beside the current release, validate and audit it there, then
     switch it in (``publish``). Any failure leaves the current release of ``out`` untouched."""
+    out, cfg, workers = options.out, options.config, options.workers
     staged = staging_dir(out, cfg.config_hash)
     try:
         manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
         (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
-        if validate:
+        if options.validate:
             report = validate_dataset(staged, source=cfg.source, workers=workers)
             manifest["validation"] = {
                 "ok": report.ok,
@@ -309,8 +230,8 @@ def _merge_check_publish(
                     f"{out}: validation failed: {report.problems[:3]}; nothing was published "
                     f"(the rejected build is in {staged})"
                 )
-        if audit:
-            manifest["audit"] = _audit_sample(staged, manifest, cfg, audit_sample, workers)
+        if options.audit:
+            manifest["audit"] = _audit_sample(staged, manifest, cfg, options.audit_sample, workers)
             write_manifest(staged, manifest)
             broken = [
                 i
@@ -421,23 +342,20 @@ def _audit_sample(
     return summary
 
 
-def _run_units(
-    todo: list[str], refs, splits, cfg, work: Path, workers: int, progress: bool
-) -> None:
-    jobs = [(p, refs, splits, cfg, work) for p in todo]
-    bar = tqdm(total=len(jobs), desc="complexes", unit="cx", disable=not progress or not jobs)
-    try:
-        if workers <= 1 or len(jobs) <= 1:
-            for job in jobs:
-                _report(run_unit(job))
-                bar.update()
-        else:
-            with process_pool(workers) as pool:
-                for result in pool.map(run_unit, jobs, chunksize=1):
-                    _report(result)
-                    bar.update()
-    finally:
-        bar.close()
+def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int) -> None:
+    """Run the units ``todo`` (PDB ids) on ``workers`` processes, reporting each as it ends."""
+    with JobRunner(workers, Setup(_unit_plan, (refs, splits, cfg, work))) as runner:
+        for result in runner.map(_unit_job, todo, "complexes", unit="cx"):
+            _report(result)
+
+
+def _unit_plan(refs, splits, cfg, work: Path) -> tuple:
+    """A build worker's state: what every unit reads besides its PDB id."""
+    return refs, splits, cfg, work
+
+
+def _unit_job(plan: tuple, pdb_id: str) -> UnitResult:
+    return run_unit((pdb_id, *plan))
 
 
 def _report(result: UnitResult) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..core.errors import MisiError
+from .runner import run_jobs
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +161,9 @@ def _some(ids: Sequence[str], shown: int = 8) -> str:
     return ", ".join(ids[:shown]) + more
 
 
-def pool_map(pool, fn: Callable, items: Sequence, desc: str | None = None) -> list:
-    """``fn`` over ``items`` in order: in ``pool`` (a process pool) when given and there is more
-    than one item, else in this process. The result is the same either way. ``desc``: the name
-    of a progress bar over the items, drawn when a build shows its bars (``progress.shown``)."""
-    from .progress import bar  # noqa: PLC0415
-
-    if pool is None or len(items) <= 1:
-        return [fn(item) for item in bar(items, desc, len(items))]
-    return list(bar(pool.map(fn, items), desc, len(items)))
+def pool_map(runner, fn: Callable, items: Sequence, desc: str | None = None) -> list:
+    """``fn`` over ``items`` in order on ``runner`` (a ``runner.JobRunner``, whose workers it
+    uses when it has several and there is more than one item), or in this process when None. The
+    result is the same either way. ``desc``: the name of the stage's progress bar over the items
+    (drawn when a build shows its bars, ``progress.shown``)."""
+    return run_jobs(runner, fn, items, desc)

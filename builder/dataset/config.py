@@ -1,10 +1,11 @@
-"""The build configuration: everything that determines a build's output."""
+"""The build's configuration: what determines its output (:class:`BuildConfig`, hashed) and how
+one run of it goes (:class:`BuildOptions`, the one argument of ``build.build_dataset``)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
@@ -16,11 +17,14 @@ from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
 from ..tasks.base import load_params, load_templates
 from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS, load_decoy_params
+from .archive import FetchPolicy
 from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
 from .split_files import split_file_digest
 
 DEFAULT_OUT = Path("misi-bench")
+#: Questions per config that the build's audit checks (``BuildOptions.audit_sample``).
+AUDIT_SAMPLE = 4
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,10 @@ class BuildConfig:
     profile: str = DEFAULT_PROFILE
 
     def __post_init__(self) -> None:
+        for name, kind in (("source", str), ("split_file", str), ("structures", str)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                object.__setattr__(self, name, kind(value))  # e.g. a Path
         tasks = tuple(self.tasks) or TASKS
         unknown = [t for t in tasks if t not in TASKS]
         if unknown:
@@ -66,6 +74,9 @@ class BuildConfig:
             )
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "seed", int(self.seed))
+        object.__setattr__(self, "pocket_cutoff", float(self.pocket_cutoff))
+        object.__setattr__(self, "tiny_per_task", int(self.tiny_per_task))
         try:
             object.__setattr__(self, "image_size", check_image_size(self.image_size))
         except ValueError as exc:
@@ -100,3 +111,61 @@ class BuildConfig:
     def config_hash(self) -> str:
         text = json.dumps(self.generation_fields(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+#: The fields of :class:`BuildConfig` (what is built), as :meth:`BuildOptions.of` sorts names.
+CONFIG_FIELDS = frozenset(f.name for f in fields(BuildConfig))
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """One run of ``build_dataset``: what is built (``config``) and how the run goes.
+
+    ``out``: the build folder. ``workers``: processes running the jobs of every stage.
+    ``num_shards``/``shard_index``: generate one shard of the complexes only (``merge_only``
+    merges them afterwards; ``merge=False``: stop after generating). ``validate``/``audit``:
+    run the validator and the audit of ``audit_sample`` questions per config on the merged
+    release before it is published. ``progress``: draw the stage bars. ``fetch``: download the
+    missing entries of an ``ids:`` source from ``mirror`` (default: the PDB archive's file
+    service) under ``fetch_policy`` first.
+    """
+
+    config: BuildConfig = field(default_factory=BuildConfig)
+    out: str | Path = DEFAULT_OUT
+    workers: int = 1
+    num_shards: int = 1
+    shard_index: int = 0
+    merge: bool = True
+    merge_only: bool = False
+    validate: bool = True
+    audit: bool = True
+    audit_sample: int = AUDIT_SAMPLE
+    progress: bool = True
+    fetch: bool = False
+    mirror: str | None = None
+    fetch_policy: FetchPolicy = field(default_factory=FetchPolicy)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "out", Path(self.out))
+        if int(self.workers) < 1:
+            raise MisiError(f"workers must be a positive number of processes, got {self.workers}")
+        if not (1 <= self.num_shards and 0 <= self.shard_index < self.num_shards):
+            raise MisiError(f"shard index {self.shard_index} is not in 0..{self.num_shards - 1}")
+
+    @classmethod
+    def of(cls, base: BuildOptions | None = None, **changes) -> BuildOptions:
+        """``base`` (default: all defaults) with ``changes``, named as the fields of this class or
+        of :class:`BuildConfig` (``source``, ``tasks``, ``seed`` ...): the keyword form of a
+        build (``build_dataset(out=..., tasks=...)``)."""
+        base = cls() if base is None else base
+        what = {k: v for k, v in changes.items() if k in CONFIG_FIELDS}
+        how = {k: v for k, v in changes.items() if k not in CONFIG_FIELDS}
+        if "tasks" in what:
+            what["tasks"] = tuple(what["tasks"] or ())
+        return replace(base, config=replace(base.config, **what), **how)
+
+    @property
+    def locked(self) -> bool:
+        """Does this run hold the folder's writer lock? Cluster shard runs (``num_shards > 1``
+        without ``merge_only``) write only their own units, atomically, and may run at once."""
+        return self.num_shards == 1 or self.merge_only

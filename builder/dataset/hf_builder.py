@@ -35,6 +35,7 @@ from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..tasks import TASKS
 from .build import build_dataset
 from .card import ALL_CONFIG, _card_file
+from .config import BuildConfig, BuildOptions
 from .manifest import read_manifest
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
@@ -116,17 +117,15 @@ class MisiBenchBuilder(datasets.GeneratorBasedBuilder):
         cfg = self.config
         folder = self._build_folder()
         log.info("generating MiSI-Bench %s into %s", cfg.name, folder)
-        build_dataset(
+        what = BuildConfig(
             source=cfg.source,
-            out=folder,
-            tasks=cfg.tasks,
+            tasks=tuple(cfg.tasks),
             seed=int(cfg.seed),
             limit=cfg.limit,
             image_size=int(cfg.image_size),
-            workers=int(cfg.workers),
-            progress=False,
             profile=cfg.profile,
         )
+        build_dataset(BuildOptions(what, out=folder, workers=int(cfg.workers), progress=False))
         counts = read_manifest(folder)["counts"]
         splits = [s for s in SPLIT_ORDER if any(counts.get(t, {}).get(s, 0) for t in cfg.tasks)]
         if not splits:

@@ -17,7 +17,6 @@ from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION
 from ..core.rows import parse_metadata
 from .blind import write_blind
 from .card import write_card
-from .cluster import pool_map
 from .manifest import sha256_file, write_manifest
 from .parquet import (
     SPLIT_ORDER,
@@ -27,7 +26,7 @@ from .parquet import (
     write_shard,
 )
 from .progress import stage
-from .workers import process_pool
+from .runner import JobRunner, run_jobs
 
 
 def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
@@ -110,11 +109,22 @@ def _plan_task(task: str, index: list[list[dict]], tiny_per_task: int, seed: int
     return streams
 
 
-def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, dict]:
-    """Index the units, plan every split's shards and write them (in ``pool`` when given):
+def _unit_label(unit: str) -> str:
+    return Path(unit).name
+
+
+def _shard_label(job: tuple) -> str:
+    _, task, split, index, total, _, _ = job
+    return f"{task}/{split} shard {index + 1} of {total}"
+
+
+def _write_shards(out: Path, units: list[Path], cfg, runner) -> tuple[dict, dict, dict]:
+    """Index the units, plan every split's shards and write them (on ``runner``'s workers):
     (shard checksums, rows per config and split, images per config and split)."""
     # light first pass (one job per unit): ids, tasks, splits, image counts, row sizes
-    index = pool_map(pool, _unit_index, [str(u) for u in units], "merge: index")
+    index = run_jobs(
+        runner, _unit_index, [str(u) for u in units], "merge: index", label=_unit_label
+    )
     for task in cfg.tasks:  # rebuild config folders from scratch
         shutil.rmtree(out / task, ignore_errors=True)
     counts: dict[str, dict[str, int]] = {}
@@ -139,7 +149,9 @@ def _write_shards(out: Path, units: list[Path], cfg, pool) -> tuple[dict, dict, 
                 size = sum(b for _, _, b in part)
                 jobs.append((size, (out, task, split, k, total, names, entries)))
     jobs.sort(key=lambda j: -j[0])  # largest shards first: the workers finish together
-    done = pool_map(pool, _write_shard_job, [job for _, job in jobs], "merge: shards")
+    done = run_jobs(
+        runner, _write_shard_job, [job for _, job in jobs], "merge: shards", label=_shard_label
+    )
     return dict(done), counts, images
 
 
@@ -159,18 +171,14 @@ def merge_units(
         json.loads((work / f"{p}.status.json").read_text(encoding="utf-8")) for p in sorted(refs)
     ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
-    pool = process_pool(workers) if workers > 1 and len(units) > 1 else None
-    try:
-        return _merge(out, cfg, statuses, units, pool)
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    with JobRunner(workers if len(units) > 1 else 1) as runner:
+        return _merge(out, cfg, statuses, units, runner)
 
 
-def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dict:
-    """The shards, manifest, blind baselines and card of :func:`merge_units` (``pool``: its
-    worker processes, or None)."""
-    shards, counts, images = _write_shards(out, units, cfg, pool)
+def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], runner) -> dict:
+    """The shards, manifest, blind baselines and card of :func:`merge_units` (``runner``: the
+    job runner of its workers)."""
+    shards, counts, images = _write_shards(out, units, cfg, runner)
     manifest = {
         "misi_bench_version": PACKAGE_VERSION,
         "builder_version": BUILDER_VERSION,
@@ -206,7 +214,7 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], pool) -> dic
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
     stage("merge: blind baselines (options only, text only)")
-    write_blind(out, cfg.tasks, cfg.seed, pool)
+    write_blind(out, cfg.tasks, cfg.seed, runner)
     stage("merge: card (chance levels, pixel-only solver, examples)")
-    write_card(out, manifest, pool=pool)
+    write_card(out, manifest, pool=runner)
     return manifest

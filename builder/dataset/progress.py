@@ -1,14 +1,14 @@
-"""Progress bars of a build's later stages (merge, baselines, card, validation, audit).
+"""Progress bars of the builder's stages (units, merge, baselines, card, validation, audit).
 
-``build_dataset`` turns them on for its run with :func:`shown`; library calls (tests, the merge
-of a Slurm job without a terminal) stay quiet. Bars are drawn by the main process only, so
-they never change what a stage computes.
+Every stage counts its work on the job runner's :func:`meter` (``runner.JobRunner.map``).
+``build_dataset`` turns the bars on for its run with :func:`shown` (``misi-bench audit`` for
+its own); library calls (tests, the merge of a Slurm job without a terminal) stay quiet. Bars
+are drawn by the main process only, so they never change what a stage computes.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -33,13 +33,27 @@ def enabled() -> bool:
     return _SHOWN.get()
 
 
-def bar(items: Iterable, desc: str | None, total: int | None = None, unit: str = "job"):
-    """``items`` wrapped in a tqdm bar named ``desc`` when bars are shown (else ``items``)."""
-    if desc is None or not _SHOWN.get():
-        return items
-    return tqdm(items, desc=desc, total=total, unit=unit, leave=False)
-
-
 def stage(text: str) -> None:
     """Log the start of a stage (INFO) so a long step without a bar still says what it does."""
     log.info("%s", text)
+
+
+class _Silent:
+    """The counter of a stage whose bar is not shown."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+@contextmanager
+def meter(desc: str | None, total: int | None = None, unit: str = "job"):
+    """A counter of a stage's finished work (``update(n)``): a tqdm bar named ``desc`` when bars
+    are shown (and ``desc`` is given), else a silent one. The bar is closed on leaving."""
+    if desc is None or total == 0 or not _SHOWN.get():
+        yield _Silent()
+        return
+    counter = tqdm(desc=desc, total=total, unit=unit, leave=False)
+    try:
+        yield counter
+    finally:
+        counter.close()

@@ -106,40 +106,10 @@ def generate_unit(
     start = time.perf_counter()
     split = splits[pdb_id]
     key = unit_key(pdb_id, splits)
-    inputs = {}
-    ref = refs[pdb_id]
-    if ref.kind == "raw" and not ref.path.exists():
-        return [], UnitResult(
-            pdb_id,
-            split,
-            False,
-            error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
-            f"{ref.path.parent} (put the entry there, or build with --fetch)",
-            key=key,
-        )
-    if ref.problem:  # found by discovery (e.g. a folder name that is not UTF-8)
-        return [], UnitResult(pdb_id, split, False, error=ref.problem)
-    try:
-        inputs = file_checksums(refs[pdb_id])
-    except OSError as exc:
-        return [], UnitResult(
-            pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})", key=key
-        )
-    annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size, cfg.hbonds)
-    try:
-        ann = annotations.get(pdb_id)
-    except MisiError as exc:
-        return [], UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs, key=key)
-    except Exception as exc:  # a bug or an unforeseen input problem: recorded, never fatal
-        log.exception("unexpected failure reading %s", pdb_id)
-        return [], UnitResult(
-            pdb_id,
-            split,
-            False,
-            error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
-            inputs=inputs,
-            key=key,
-        )
+    read = _read_unit_complex(pdb_id, refs, split, key, cfg)
+    if isinstance(read, UnitResult):  # the complex cannot be read: the unit is a skip
+        return [], read
+    inputs, annotations, ann = read
     params = load_params(cfg.profile)
     templates_version = load_templates(cfg.profile)["version"]
 
@@ -187,6 +157,47 @@ def generate_unit(
         key=key,
         read=_read_digests(annotations, pdb_id),
     )
+
+
+def _read_unit_complex(
+    pdb_id: str, refs: dict[str, ComplexRef], split: str, key: str, cfg: BuildConfig
+) -> UnitResult | tuple[dict, AnnotationCache, object]:
+    """A unit's complex read: (checksums of its input files, the unit's annotation cache, its
+    annotation), or the failed :class:`UnitResult` saying why it cannot be read."""
+    inputs = {}
+    ref = refs[pdb_id]
+    if ref.kind == "raw" and not ref.path.exists():
+        return UnitResult(
+            pdb_id,
+            split,
+            False,
+            error=f"{ref.describe()}: {MISSING_STRUCTURE} in "
+            f"{ref.path.parent} (put the entry there, or build with --fetch)",
+            key=key,
+        )
+    if ref.problem:  # found by discovery (e.g. a folder name that is not UTF-8)
+        return UnitResult(pdb_id, split, False, error=ref.problem)
+    try:
+        inputs = file_checksums(refs[pdb_id])
+    except OSError as exc:
+        return UnitResult(
+            pdb_id, split, False, error=f"{refs[pdb_id].path}: cannot read ({exc})", key=key
+        )
+    annotations = AnnotationCache(refs, cfg.pocket_cutoff, cfg.image_size, cfg.hbonds)
+    try:
+        return inputs, annotations, annotations.get(pdb_id)
+    except MisiError as exc:
+        return UnitResult(pdb_id, split, False, error=str(exc), inputs=inputs, key=key)
+    except Exception as exc:  # a bug or an unforeseen input problem: recorded, never fatal
+        log.exception("unexpected failure reading %s", pdb_id)
+        return UnitResult(
+            pdb_id,
+            split,
+            False,
+            error=f"{refs[pdb_id].describe()}: {type(exc).__name__}: {exc}",
+            inputs=inputs,
+            key=key,
+        )
 
 
 def _read_digests(annotations: AnnotationCache, pdb_id: str) -> dict[str, str]:

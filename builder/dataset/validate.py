@@ -23,8 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .. import scoring
-from ..chemistry.hbonds import detect_hbonds
-from ..chemistry.structure import load_complex
+from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.registry import TASK_NAMES, answer_format
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
@@ -34,9 +33,9 @@ from ..tasks.room import CheckSubject
 from .cluster import check_workers
 from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
-from .progress import bar
+from .runner import JobRunner, Setup
 from .sources import discover
-from .workers import process_pool
+from .units import AnnotationCache
 
 log = logging.getLogger(__name__)
 
@@ -54,21 +53,38 @@ class ValidationReport:
         self.problems.append(text)
 
 
-class _Structures:
-    def __init__(self, source: str | None, structures: str | None = None):
-        self.source, self.structures, self.refs, self.cache = source, structures, None, {}
+@dataclass(frozen=True)
+class StructureSource:
+    """Where and how the validator re-reads a build's structures: its source and entries folder,
+    and the build's pocket cutoff, image size and H-bond mode (from its manifest)."""
 
-    def get(self, pdb_id: str):
-        if pdb_id not in self.cache:
-            if self.refs is None:
-                self.refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
-            cx = load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
-            self.cache[pdb_id] = (cx, detect_hbonds(cx, self.hbonds))
-        return self.cache[pdb_id]
-
-    pocket_cutoff = 10.0
+    source: str | None
+    structures: str | None = None
+    pocket_cutoff: float = 10.0
     #: the build's H-bond mode (manifests before ``--hbonds`` existed were built by ``plip``)
-    hbonds = "plip"
+    hbonds: str = "plip"
+    image_size: int = DEFAULT_IMAGE_SIZE
+
+    @classmethod
+    def of(
+        cls, manifest: dict, source: str | None = None, structures: str | None = None
+    ) -> StructureSource:
+        """The structures of the build ``manifest`` describes (``source``/``structures``: read
+        them from there instead)."""
+        config = manifest["config"]
+        return cls(
+            source or manifest.get("source") or config.get("source"),
+            structures or manifest.get("structures"),
+            float(config.get("pocket_cutoff", 10.0)),
+            config.get("hbonds", "plip"),
+            int(config.get("image_size", DEFAULT_IMAGE_SIZE)),
+        )
+
+    def annotations(self, refs: dict | None = None) -> AnnotationCache:
+        """A fresh cache of the complexes' annotations (``refs``: already discovered ones)."""
+        if refs is None:
+            refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
+        return AnnotationCache(refs, self.pocket_cutoff, self.image_size, self.hbonds)
 
 
 def validate_dataset(
@@ -90,12 +106,7 @@ def validate_dataset(
         return report
     for problem in shard_problems(folder, manifest):  # every byte as built, nothing extra
         report.fail(problem)
-    setup = (
-        source or manifest.get("source") or manifest["config"].get("source"),
-        structures or manifest.get("structures"),
-        float(manifest["config"].get("pocket_cutoff", 10.0)),
-        manifest["config"].get("hbonds", "plip"),
-    )
+    setup = StructureSource.of(manifest, source, structures)
     # light pass: ids, complexes, answers and axes of every row, and where each row group is
     light: dict[tuple[str, str], list[dict]] = {}
     groups: list[tuple[str, str, str, int, int, frozenset]] = []
@@ -147,7 +158,7 @@ def validate_dataset(
     return report
 
 
-def _row_problems(row: dict, structures: _Structures) -> list[str]:
+def _row_problems(row: dict, structures: AnnotationCache) -> list[str]:
     """Problems of one row: its checks, then its gold answer's score."""
     mine = ValidationReport()
     try:
@@ -160,23 +171,20 @@ def _row_problems(row: dict, structures: _Structures) -> list[str]:
     return mine.problems
 
 
-_WORKER: dict = {}
+class _Checker:
+    """A validation worker's state: the build's structure source, its complexes discovered once."""
 
-
-def _init_worker(setup: tuple) -> None:
-    source, structures, cutoff, hbonds = setup
-    _WORKER["structures"] = _Structures(source, structures)
-    _WORKER["structures"].pocket_cutoff = cutoff
-    _WORKER["structures"].hbonds = hbonds
+    def __init__(self, setup: StructureSource):
+        self.setup = setup
+        self.refs = {r.pdb_id: r for r in discover(setup.source, setup.structures)}
 
 
 def _check_job(
-    job: tuple[frozenset, list[tuple[str, str, str, int, int]]],
+    checker: _Checker, job: tuple[frozenset, list[tuple[str, str, str, int, int]]]
 ) -> list[tuple[tuple, list[str]]]:
     """Problems of the rows of one run of complexes, read from the row groups that hold them."""
     complexes, groups = job
-    structures = _WORKER["structures"]
-    structures.cache.clear()  # complexes of one job are never another's
+    structures = checker.setup.annotations(checker.refs)  # one job's complexes are its own
     out = []
     for task, split, path, g, first in groups:
         rows = pq.ParquetFile(path).read_row_group(g).to_pylist()
@@ -186,7 +194,12 @@ def _check_job(
     return out
 
 
-def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, list[str]]:
+def _job_label(job: tuple) -> str:
+    ids = sorted(job[0])
+    return f"complexes {ids[0]}..{ids[-1]}" if len(ids) > 1 else f"complex {ids[0]}"
+
+
+def _check_all(groups: list[tuple], setup: StructureSource, workers: int) -> dict[tuple, list[str]]:
     """Problems of every row, keyed by (task, split, position), from ``workers`` processes."""
     ids = sorted(set().union(*(g[5] for g in groups))) if groups else []
     # two runs of complexes per worker: few row groups are read twice (at the runs' edges)
@@ -196,17 +209,9 @@ def _check_all(groups: list[tuple], setup: tuple, workers: int) -> dict[tuple, l
         chunk = frozenset(ids[start : start + size])
         jobs.append((chunk, [g[:5] for g in groups if g[5] & chunk]))
     found: dict[tuple, list[str]] = {}
-    if workers <= 1 or len(jobs) <= 1:
-        _init_worker(setup)
-        try:
-            results = [_check_job(job) for job in bar(jobs, "validation", len(jobs))]
-        finally:
-            _WORKER.clear()
-    else:
-        with process_pool(workers, initializer=_init_worker, initargs=(setup,)) as pool:
-            results = list(bar(pool.map(_check_job, jobs), "validation", len(jobs)))
-    for result in results:
-        found.update(result)
+    with JobRunner(workers, Setup(_Checker, (setup,))) as runner:
+        for result in runner.map(_check_job, jobs, "validation", label=_job_label):
+            found.update(result)
     return found
 
 
@@ -225,7 +230,7 @@ def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> No
         report.warnings.append(f"{task}: only {sorted(counts)} appear among {n} questions")
 
 
-def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> None:
+def _check_row(row: dict, structures: AnnotationCache, report: ValidationReport) -> None:
     try:
         meta = Row.from_row(row).metadata
     except RowError as exc:  # names the column or metadata field
@@ -238,7 +243,8 @@ def _check_row(row: dict, structures: _Structures, report: ValidationReport) -> 
         report.fail(f"{rid}: an image is not a PNG")
     if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
-    cx, hbonds = structures.get(row["pdb_id"])
+    ann = structures.get(row["pdb_id"])
+    cx, hbonds = ann.complex, ann.hbonds
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0
     pivot = (screen.min(0) + screen.max(0)) / 2.0
     for problem in room_of(task).check(row, meta, CheckSubject(cx, hbonds, screen, pivot)):

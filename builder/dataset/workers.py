@@ -1,5 +1,5 @@
-"""Worker processes that die with their parent: the one place every pool of the builder (build,
-merge, validate, audit) gets its processes from.
+"""Worker processes that die with their parent: where the job runner (``runner.JobRunner``, which
+runs the jobs of every stage: build, merge, validate, audit) gets its processes from.
 
 A ``ProcessPoolExecutor`` worker whose parent is killed with ``kill -9`` would otherwise live on
 (holding its memory) until it next looks at its call queue. :func:`process_pool` starts every

@@ -4,8 +4,9 @@ The candidates of a question's answer space (T7: 252 poses of the displaced liga
 whole scene after each command) are render requests that differ only in their groups'
 operations. :func:`render_stack` runs the numeric part of :func:`raster.render_rows` (pose
 coordinates, projection, depth cue, sphere radii, sticks, sprites, draw order, rows and columns
-drawn, label layout) once over all poses as arrays, then draws the poses as the bands of a few
-sheets: one canvas, one downsampling and one pass of labels per sheet instead of per pose.
+drawn, label layout; the stages live in :mod:`.batch_plan`) once over all poses as arrays,
+then draws the poses as the bands of a few sheets: one canvas, one downsampling and one pass of
+labels per sheet instead of per pose.
 
 Each band holds exactly the pixels of :func:`raster.render_image` for its request:
 
@@ -30,7 +31,6 @@ on real questions.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,12 +41,19 @@ from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .batch_labels import pose_labels
-from .camera import FIT_MARGIN
+from .batch_plan import (
+    all_sticks,
+    draw_order,
+    extent,
+    fog_and_radii,
+    project,
+    sprites,
+    widen_for_labels,
+)
 from .projection import check_atoms, request_groups, unmoved_screen
 from .raster import render_rows, shown_bonds
 from .requests import RenderRequest
-from .shading import FOG_LEVELS, atom_colours, sphere_sprite
-from .sticks import stick_polygons
+from .shading import atom_colours
 
 #: Picture rows per sheet: a canvas of about 1 MB per 100 rows at 512 px, supersampled twice.
 SHEET_ROWS = 480
@@ -280,149 +287,30 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
     style, camera = first.style, first.camera
     size, ss = int(camera.size), int(style.supersample)
     scene = _scene(complex_, first)
-    coords = _pose_coordinates(scene, requests)
-
-    # projection (raster._frame), elementwise over poses
-    focal = camera.focal_px * ss
-    depth = camera.distance - coords[..., 2]
-    alive = depth > camera.near
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(alive, 1.0 / depth, 0.0)
-    half_img = size * ss / 2.0
-    u = half_img + coords[..., 0] * focal * inv
-    v = half_img - coords[..., 1] * focal * inv
-    limit = 4.0 * size * ss
-    alive &= (np.abs(u - half_img) < limit) & (np.abs(v - half_img) < limit)
-    poses = np.flatnonzero(alive.all(axis=1))  # a pose with an undrawn atom goes one by one
-    coords, depth, inv, u, v = coords[poses], depth[poses], inv[poses], u[poses], v[poses]
-    alive = alive[poses]
-    n_pose, n = depth.shape
-
-    # depth cue and radii (raster.render_rows, _bonds_and_radii)
-    sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
-    near_d, far_d = camera.distance - sphere_r, camera.distance + sphere_r
-    t = np.clip((depth - near_d) / max(far_d - near_d, 1e-9), 0.0, 1.0)
-    fog_level = np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
-    bonds = scene.bonds
-    bonded = np.zeros(n, dtype=bool)
-    if bonds.size:
-        bonded[bonds.ravel()] = True
-    radius_a = np.where(bonded, style.atom_radius, style.lone_atom_radius)
-    radius_q = np.maximum(np.rint(focal * radius_a * inv * 4.0), 2).astype(np.int64)
-
-    # the sticks of all poses in one call: the atoms of pose p are numbered p * N + k
-    pose_of = np.repeat(np.arange(n_pose, dtype=np.int64), n)
+    view = project(camera, ss, _pose_coordinates(scene, requests))
+    n_pose = view.depth.shape[0]
+    fog_level, radius_q = fog_and_radii(scene, first, view)
     base = np.tile(scene.base, (n_pose, 1))
-    sticks = None
-    if bonds.size and n_pose:
-        every = (bonds[None, :, :] + (np.arange(n_pose) * n)[:, None, None]).reshape(-1, 2)
-        flat = [a.reshape(-1) for a in (depth, u, v)]
-        sticks = stick_polygons(
-            every,
-            coords.reshape(-1, 3),
-            *flat,
-            focal,
-            half_img,
-            style,
-            base,
-            fog_level.reshape(-1),
-            ss,
-        )
-    if sticks is None:
-        sticks = (
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int64),
-            np.zeros((0, 8)),
-            np.zeros((0, 3), np.int64),
-        )
-    owner, phase, polys, rgb = sticks
-
-    # draw order: per pose far to near, ties by atom index; sticks at their atom's turn
-    # (raster's keys, plus the pose; key2 = position in the pose's own stick list)
-    order = np.lexsort((np.tile(scene.atoms, n_pose), -depth.reshape(-1), pose_of))
-    sphere_pose = pose_of[order]
-    rank = np.empty(n_pose * n, dtype=np.int64)
-    rank[order] = np.arange(n_pose * n) - sphere_pose * n
-    poly_pose = owner // max(n, 1)
-    by_pose = np.argsort(poly_pose, kind="stable")
-    local = np.empty(len(owner), dtype=np.int64)
-    local[by_pose] = np.arange(len(owner)) - np.searchsorted(poly_pose[by_pose], poly_pose[by_pose])
-    span = 3 * n + 3
-    key1 = np.concatenate(
-        [sphere_pose * span + rank[order] * 3 + 1, poly_pose * span + rank[owner] * 3 + phase]
-    )
-    key2 = np.concatenate([np.zeros(n_pose * n, dtype=np.int64), local])
-    prim = np.lexsort((key2, key1))
-    prim_pose = np.concatenate([sphere_pose, poly_pose])[prim]
-    prim_start = np.searchsorted(prim_pose, np.arange(n_pose + 1))
-
-    # sprites: one per distinct (colour, radius, fog level)
-    ordered_base = base[order].astype(np.int64)
-    rq, fl = radius_q.reshape(-1)[order], fog_level.reshape(-1)[order]
-    colour_key = (ordered_base[:, 0] << 16) | (ordered_base[:, 1] << 8) | ordered_base[:, 2]
-    distinct, which = np.unique((colour_key * 65536 + rq) * 256 + fl, return_inverse=True)
-    table = [
-        sphere_sprite(((c >> 16) & 255, (c >> 8) & 255, c & 255), r, f, float(style.fog), False)
-        for c, r, f in ((k >> 24, (k >> 8) & 65535, k & 255) for k in distinct.tolist())
-    ]
-    which = which.reshape(-1)
-    half = np.ceil(rq / 4.0 + 1.0)
-    xs = np.floor(u.reshape(-1)[order] - half + 0.5).astype(np.int64)
-    ys = np.floor(v.reshape(-1)[order] - half + 0.5).astype(np.int64)
-    dims = np.array([(sp.width, sp.height) for sp in table], dtype=np.int64).reshape(-1, 2)[which]
+    owner, phase, polys, rgb = all_sticks(scene, style, view, base, fog_level, ss)
+    order, sphere_pose, poly_pose, prim, prim_start = draw_order(scene, view, owner, phase)
+    table, which, xs, ys, dims = sprites(base, order, radius_q, fog_level, view, style)
     boxes = np.stack([xs, ys, xs + dims[:, 0], ys + dims[:, 1]], axis=1)
-
-    # rows drawn per pose (raster._content_rows) and columns drawn, at the drawing size
-    lo, hi = _reduce_at(sphere_pose, ys, ys + dims[:, 1], n_pose)
-    left, right = _reduce_at(sphere_pose, xs, xs + dims[:, 0], n_pose)
-    y0 = np.zeros(len(polys), dtype=np.int64)
-    if len(polys):
-        py, px = polys[:, 1::2], polys[:, 0::2]
-        lo, hi = _merge(
-            (lo, hi),
-            _reduce_at(poly_pose, np.floor(py.min(1)) - 2, np.ceil(py.max(1)) + 2, n_pose),
-        )
-        left, right = _merge(
-            (left, right), _reduce_at(poly_pose, np.floor(px.min(1)) - 2, px.max(1) + 2, n_pose)
-        )
-    # a drawing past the picture's top or bottom edge is clipped there: drawn on a sheet of
-    # its own that is exactly the picture
-    solo = (lo < 0) | (hi > size * ss)
-    top = np.maximum(0, lo - lo % ss - ss)
-    bottom = np.minimum(size * ss, hi + ss + (-hi) % ss)
-    if len(polys):
-        # Pillow truncates vertices to integers: so does this, after raster's (exact)
-        # subtraction of the pose's first drawn row, which it then adds back
-        y0 = np.repeat(top[poly_pose], 4).reshape(-1, 4)
-        polys = polys.copy()
-        polys[:, 1::2] -= y0
-        polys = polys.astype(np.int64)
-        polys[:, 1::2] += y0
-    left, right = left // ss, -(-right // ss)
+    solo, top, bottom, left, right, polys = extent(
+        sphere_pose, xs, ys, dims, poly_pose, polys, n_pose, size, ss
+    )
     labels = pose_labels(
-        complex_, scene.atoms, requests[0], u / ss, v / ss, alive, depth, radius_q / (4.0 * ss)
+        complex_,
+        scene.atoms,
+        first,
+        view.u / ss,
+        view.v / ss,
+        view.alive,
+        view.depth,
+        radius_q / (4.0 * ss),
     )
-    for p, placed in enumerate(labels):
-        if placed:
-            up, down = min(y for _, y, _, _, _ in placed), max(y + h for _, y, _, _, h in placed)
-            solo[p] |= up < 0 or down > size
-            top[p] = min(top[p], max(0, up) * ss)
-            bottom[p] = max(bottom[p], min(size, down) * ss)
-            left[p] = min(left[p], min(x for x, _, _, _, _ in placed))
-            right[p] = max(right[p], max(x + w for x, _, _, w, _ in placed))
-    packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
-    uniq, ink_index = np.unique(packed, return_inverse=True)
-    ink_of = ImageDraw.Draw(Image.new("RGB", (1, 1))).draw.draw_ink
-    inks = (
-        np.array(
-            [ink_of(((c >> 16) & 255, (c >> 8) & 255, c & 255)) for c in uniq.tolist()],
-            dtype=np.int64,
-        )[ink_index.reshape(-1)]
-        if len(uniq)
-        else np.zeros(0, dtype=np.int64)
-    )
+    widen_for_labels(labels, solo, top, bottom, left, right, size, ss)
     return _Plan(
-        {int(p): k for k, p in enumerate(poses.tolist())},
+        {int(p): k for k, p in enumerate(view.poses.tolist())},
         solo,
         top // ss,
         bottom // ss,
@@ -435,19 +323,21 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
         [table[i].core for i in which.tolist()],
         poly_pose,
         polys,
-        inks,
+        _inks(rgb),
         labels,
     )
 
 
-def _reduce_at(group: np.ndarray, low, high, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per group, the least of ``low`` and the greatest of ``high`` (int64)."""
-    lo = np.full(count, np.iinfo(np.int64).max // 4, dtype=np.int64)
-    hi = np.full(count, np.iinfo(np.int64).min // 4, dtype=np.int64)
-    np.minimum.at(lo, group, np.asarray(low).astype(np.int64))
-    np.maximum.at(hi, group, np.asarray(high).astype(np.int64))
-    return lo, hi
-
-
-def _merge(a, b):
-    return np.minimum(a[0], b[0]), np.maximum(a[1], b[1])
+def _inks(rgb: np.ndarray) -> np.ndarray:
+    """Pillow's ink value for each stick colour (one lookup per distinct colour)."""
+    packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+    uniq, ink_index = np.unique(packed, return_inverse=True)
+    ink_of = ImageDraw.Draw(Image.new("RGB", (1, 1))).draw.draw_ink
+    return (
+        np.array(
+            [ink_of(((c >> 16) & 255, (c >> 8) & 255, c & 255)) for c in uniq.tolist()],
+            dtype=np.int64,
+        )[ink_index.reshape(-1)]
+        if len(uniq)
+        else np.zeros(0, dtype=np.int64)
+    )

@@ -244,53 +244,61 @@ def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, co
     return out
 
 
+def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size) -> list[list]:
+    """Layout entries of the ``standard`` mode's residue labels: one per shown residue, centred
+    above its CA (else above the centre of its shown atoms; screen px), in the residue's carbon
+    colour, lightened."""
+    ligand, res_idx = la.ligand, la.res_idx
+    entries: list[list] = []
+    rows = np.flatnonzero(~ligand & alive & (res_idx >= 0))
+    if rows.size:
+        residues = np.unique(res_idx[rows])
+        slot = np.searchsorted(residues, res_idx[rows])
+        count = np.bincount(slot, minlength=residues.size).astype(np.float64)
+        lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
+        lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
+        ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
+        near = np.full(residues.size, np.inf)
+        np.minimum.at(near, slot, la.near[rows])
+        ca_rows = rows[la.is_ca[rows]]
+        if ca_rows.size:
+            ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
+            ca_k = ca_rows[ca_first]
+            where = np.searchsorted(residues, ca_res)
+            lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
+        keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+        all_residues = complex_.residues
+        for r, x, y, z, d in zip(
+            residues[keep].tolist(),
+            lu[keep].tolist(),
+            lv[keep].tolist(),
+            ld[keep].tolist(),
+            near[keep].tolist(),
+        ):
+            text = all_residues[r].label
+            entries.append(
+                [
+                    (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
+                    (0, -z, text, x, y),
+                    x,
+                    y,
+                    0.0,
+                    text,
+                    RESIDUE_LABEL_COLOURS[r % 2],
+                    True,
+                    ("residue", r),
+                ]
+            )
+    return entries
+
+
 def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, size) -> list[list]:
     """Layout entries ``[priority, legacy order, u, v, radius, text, colour, centred, key]``."""
     inside = alive & (u >= 0) & (u < size) & (v >= 0) & (v < size)
     ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
     if style.label_mode == "standard":
-        # One label per shown residue, centred above its CA (else above the centre of its
-        # shown atoms), in the residue's carbon colour, lightened.
-        rows = np.flatnonzero(~ligand & alive & (res_idx >= 0))
-        if rows.size:
-            residues = np.unique(res_idx[rows])
-            slot = np.searchsorted(residues, res_idx[rows])
-            count = np.bincount(slot, minlength=residues.size).astype(np.float64)
-            lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
-            lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
-            ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
-            near = np.full(residues.size, np.inf)
-            np.minimum.at(near, slot, la.near[rows])
-            ca_rows = rows[la.is_ca[rows]]
-            if ca_rows.size:
-                ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
-                ca_k = ca_rows[ca_first]
-                where = np.searchsorted(residues, ca_res)
-                lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
-            keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
-            all_residues = complex_.residues
-            for r, x, y, z, d in zip(
-                residues[keep].tolist(),
-                lu[keep].tolist(),
-                lv[keep].tolist(),
-                ld[keep].tolist(),
-                near[keep].tolist(),
-            ):
-                text = all_residues[r].label
-                entries.append(
-                    [
-                        (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
-                        (0, -z, text, x, y),
-                        x,
-                        y,
-                        0.0,
-                        text,
-                        RESIDUE_LABEL_COLOURS[r % 2],
-                        True,
-                        ("residue", r),
-                    ]
-                )
+        entries += _residue_entries(complex_, la, u, v, alive, depth, size)
         ions = np.flatnonzero(~ligand & inside & (res_idx < 0)).tolist()  # metal ions
         entries += _atom_entries(
             la,

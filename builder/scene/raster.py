@@ -54,6 +54,7 @@ from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
+from .extent import content_rows, downsample
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
@@ -305,94 +306,44 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     """``render_rows`` of a request, or (``whole``) its whole picture and 0."""
     style = request.style
     f = _frame(complex_, request)
-    atoms, coords, size, ss, focal, depth = f.atoms, f.coords, f.size, f.ss, f.focal, f.depth
-    alive, half_img, u, v = f.alive, f.half_img, f.u, f.v
-    camera = request.camera
+    size, ss, u, v = f.size, f.ss, f.u, f.v
 
     # Far to near, ties by atom index.
-    order = np.lexsort((atoms, -depth))
-    order = order[alive[order]]
-
+    order = np.lexsort((f.atoms, -f.depth))
+    order = order[f.alive[order]]
     if style.debug_ids:
-        canvas = _Canvas(size * ss)
-        paste = canvas.sprite_paster()
-        radius_q = int(round(style.debug_radius_px * 4))
-        for k in order.tolist():
-            sprite = sphere_sprite(id_colour(k), radius_q, 0, 0.0, True)
-            x, y = place(sprite, float(u[k]), float(v[k]))
-            paste(sprite, x, y)
-        return canvas.image, 0
+        return _render_ids(f, order, style), 0
 
-    # Depth cue level per atom (fog ramp over the camera's fitted bounding sphere).
-    sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
-    near_d, far_d = camera.distance - sphere_r, camera.distance + sphere_r
-    t = np.clip((depth - near_d) / max(far_d - near_d, 1e-9), 0.0, 1.0)
-    fog_level = np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
-    base = f.static.base
-
-    # Shown bonds; sphere radius in px (quarter-pixel steps), per atom.
+    fog_level = fog_levels(request.camera, f.depth)
     bonds, radius_q = _bonds_and_radii(complex_, f, style)
-
-    # Draw list: at each atom's turn (far to near) the half-sticks leading away from the viewer
-    # (phase 0), the sphere (phase 1), the half-sticks leading toward the viewer (phase 2).
-    rank = np.full(atoms.size, -1, dtype=np.int64)
-    rank[order] = np.arange(order.size)
     sticks = (
-        stick_polygons(bonds, coords, depth, u, v, focal, half_img, style, base, fog_level, ss)
+        stick_polygons(
+            bonds, f.coords, f.depth, u, v, f.focal, f.half_img, style, f.static.base, fog_level, ss
+        )
         if bonds.size
         else None
     )
-    n_sph = order.size
-    if sticks is not None:
-        owner, phase, polys, rgb = sticks
-        n_poly = polys.shape[0]
-        key1 = np.concatenate([rank[order] * 3 + 1, rank[owner] * 3 + phase])
-        key2 = np.concatenate([np.zeros(n_sph, dtype=np.int64), np.arange(n_poly, dtype=np.int64)])
-        prim = np.lexsort((key2, key1))
-        packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
-        uniq, ink_index = np.unique(packed, return_inverse=True)
-    else:
-        prim = np.arange(n_sph)
-        polys = np.zeros((0, 8))
-
-    # Sprites of the spheres, in draw order.
-    # one sprite per distinct (colour, radius, fog level): look each up once, then index
-    fog_amount = float(style.fog)
-    ordered_base = base[order].astype(np.int64)
-    colour_key = (ordered_base[:, 0] << 16) | (ordered_base[:, 1] << 8) | ordered_base[:, 2]
-    sprite_key = (colour_key * 65536 + radius_q[order]) * 256 + fog_level[order]
-    distinct, which = np.unique(sprite_key, return_inverse=True)
-    known = _SPRITES.setdefault(fog_amount, {})
-    distinct_sprites = [known.get(k) or _sprite(known, k, fog_amount) for k in distinct.tolist()]
-    which = which.reshape(-1).tolist()
-    # a sprite is 2 * ceil(radius + 1) px square (``shading.sphere_sprite``)
-    half = np.ceil(radius_q[order] / 4.0 + 1.0)
-    dims = 2 * half.astype(np.int64)
-    xs = np.floor(u[order] - half + 0.5).astype(np.int64)
-    ys = np.floor(v[order] - half + 0.5).astype(np.int64)
-
-    # Draw only the rows that hold primitives or labels (a ligand-only view fills a fraction of
-    # the picture): same pixels (see ``_content_rows``).
-    y0, y1 = _content_rows(ys, dims, polys, size * ss, ss)
+    prim, polys = _draw_list(order, sticks, f.atoms.size)
+    distinct_sprites, which, xs, ys, dims = _sphere_sprites(
+        f, order, radius_q, fog_level, float(style.fog)
+    )
     placed = (
         []
         if style.label_mode == "none"
         else layout_labels(
             complex_,
-            atoms,
+            f.atoms,
             u / ss,
             v / ss,
-            alive,
-            depth,
+            f.alive,
+            f.depth,
             radius_q / (4.0 * ss),
             style,
             size,
             static=f.static.labels,
         )
     )
-    if placed:
-        y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
-        y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
+    y0, y1 = _drawn_rows(ys, dims, polys, placed, size, ss)
     if y1 <= y0:
         return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
     canvas = _Canvas(size * ss, y1 - y0)
@@ -401,6 +352,7 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         polys = polys - np.array([0.0, y0] * 4, dtype=np.float64)
     inks: list = []
     if sticks is not None:
+        uniq, ink_index = np.unique(_packed(sticks[3]), return_inverse=True)
         ink_table = [_INKS.get(c) or _ink(canvas, c) for c in uniq.tolist()]
         inks = list(map(ink_table.__getitem__, ink_index.reshape(-1).tolist()))
     boxes = list(zip(xs.tolist(), ys.tolist(), (xs + dims).tolist(), (ys + dims).tolist()))
@@ -415,7 +367,7 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     else:  # pragma: no cover - public Pillow API only
         paste, fill = canvas.sprite_paster(), canvas.polygon_filler()
         sprites = [distinct_sprites[i] for i in which]
-        polys_l = polys.tolist()
+        polys_l, n_sph = polys.tolist(), order.size
         for p in prim.tolist():
             if p < n_sph:
                 paste(sprites[p], boxes[p][0], boxes[p][1])
@@ -423,13 +375,83 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
                 fill(polys_l[p - n_sph], inks[p - n_sph])
 
     top = y0 // ss
-    image = _reduce(canvas.image, ss, size, xs, dims, polys, top if whole else None)
+    image = downsample(canvas.image, ss, size, xs, dims, polys, top if whole else None)
     paste_labels(image, placed, 0 if whole else top)
     return image, 0 if whole else top
 
 
+def _render_ids(f: _Frame, order: np.ndarray, style) -> Image.Image:
+    """The debug picture: each drawn atom a flat disc coloured by its index (``id_colour``),
+    far to near, no bonds, labels or fog."""
+    canvas = _Canvas(f.size * f.ss)
+    paste = canvas.sprite_paster()
+    radius_q = int(round(style.debug_radius_px * 4))
+    for k in order.tolist():
+        sprite = sphere_sprite(id_colour(k), radius_q, 0, 0.0, True)
+        x, y = place(sprite, float(f.u[k]), float(f.v[k]))
+        paste(sprite, x, y)
+    return canvas.image
+
+
+def fog_levels(camera, depth: np.ndarray) -> np.ndarray:
+    """Depth-cue level per atom (0 .. FOG_LEVELS - 1) from its distance to the eye (Å): the fog
+    ramp runs over the camera's fitted bounding sphere."""
+    sphere_r = camera.distance * math.sin(math.radians(camera.fov_deg) / 2.0) / FIT_MARGIN
+    near_d, far_d = camera.distance - sphere_r, camera.distance + sphere_r
+    t = np.clip((depth - near_d) / max(far_d - near_d, 1e-9), 0.0, 1.0)
+    return np.rint(t * (FOG_LEVELS - 1)).astype(np.int64)
+
+
+def _draw_list(order: np.ndarray, sticks, n_atoms: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(prim, polys)``: the primitives in draw order (sphere ``k`` of ``order`` is ``k``,
+    polygon ``j`` is ``len(order) + j``) and the stick polygons (supersampled px). At each
+    atom's turn (far to near): the half-sticks leading away from the viewer (phase 0), the
+    sphere (phase 1), the half-sticks leading toward the viewer (phase 2)."""
+    n_sph = order.size
+    if sticks is None:
+        return np.arange(n_sph), np.zeros((0, 8))
+    owner, phase, polys, _rgb = sticks
+    rank = np.full(n_atoms, -1, dtype=np.int64)
+    rank[order] = np.arange(n_sph)
+    key1 = np.concatenate([rank[order] * 3 + 1, rank[owner] * 3 + phase])
+    key2 = np.concatenate(
+        [np.zeros(n_sph, dtype=np.int64), np.arange(polys.shape[0], dtype=np.int64)]
+    )
+    return np.lexsort((key2, key1)), polys
+
+
+def _packed(rgb: np.ndarray) -> np.ndarray:
+    """Colours (rows of R, G, B) as one integer each, ``0xRRGGBB``."""
+    return (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
+
+
+def _sphere_sprites(f: _Frame, order, radius_q, fog_level, fog_amount: float):
+    """The spheres' sprites in draw order: the distinct sprites (one per colour, radius and fog
+    level, cached), each sphere's index into them, and its box's corner and size (px)."""
+    sprite_key = (_packed(f.static.base[order].astype(np.int64)) * 65536 + radius_q[order]) * 256
+    sprite_key = sprite_key + fog_level[order]
+    distinct, which = np.unique(sprite_key, return_inverse=True)
+    known = _SPRITES.setdefault(fog_amount, {})
+    distinct_sprites = [known.get(k) or _sprite(known, k, fog_amount) for k in distinct.tolist()]
+    # a sprite is 2 * ceil(radius + 1) px square (``shading.sphere_sprite``)
+    half = np.ceil(radius_q[order] / 4.0 + 1.0)
+    xs = np.floor(f.u[order] - half + 0.5).astype(np.int64)
+    ys = np.floor(f.v[order] - half + 0.5).astype(np.int64)
+    return distinct_sprites, which.reshape(-1).tolist(), xs, ys, 2 * half.astype(np.int64)
+
+
+def _drawn_rows(ys, dims, polys, placed, size: int, ss: int) -> tuple[int, int]:
+    """The rows to draw (supersampled px): those holding primitives or labels (a ligand-only
+    view fills a fraction of the picture); same pixels (see ``extent.content_rows``)."""
+    y0, y1 = content_rows(ys, dims, polys, size * ss, ss)
+    if placed:
+        y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
+        y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
+    return y0, y1
+
+
 #: Sphere sprites by fog amount, then by the packed key (colour, radius, fog level) of
-#: ``_render``; and Pillow inks of RGB images by packed colour. Both bounded.
+#: ``_sphere_sprites``; and Pillow inks of RGB images by packed colour. Both bounded.
 _SPRITES: dict[float, dict[int, Sprite]] = {}
 _INKS: dict[int, object] = {}
 _KEPT = 32768
@@ -453,46 +475,3 @@ def _ink(canvas: _Canvas, packed: int) -> object:
 
 #: ``_call(f, *args) = f(*args)`` (in C from Python 3.11 on)
 _call = getattr(operator, "call", lambda function, *args: function(*args))
-
-
-def _reduce(image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None):
-    """The drawing downsampled by ``ss`` (box filter): its rows only (``top`` None), or the
-    whole ``size`` px picture with them at row ``top``. Only the columns that primitives can
-    touch are computed (whole ``ss`` blocks; every other column is black)."""
-    width, height = image.size
-    lo, hi = _span(xs, dims, polys[:, 0::2] if len(polys) else polys, width, ss)
-    if ss == 1:
-        lo, hi = 0, width
-    if lo == 0 and hi == width and (top is None or height == width):
-        return image.reduce(ss) if ss > 1 else image
-    out = Image.new("RGB", (size, height // ss if top is None else size), (0, 0, 0))
-    if hi > lo:
-        part = image.reduce(ss, (lo, 0, hi, height)) if ss > 1 else image
-        out.paste(part, (lo // ss, 0 if top is None else top))
-    return out
-
-
-def _span(starts, dims, coords: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
-    """``(lo, hi)``: the part of ``0 .. limit`` that sprites (``starts`` + ``dims``) and polygon
-    vertex coordinates (``coords``, 2 px of margin) can touch, widened by one ``ss`` block and
-    to whole blocks, clipped to ``0 .. limit``."""
-    lo, hi = limit, 0
-    if len(starts):
-        lo, hi = int(starts.min()), int((starts + dims).max())
-    if coords.size:
-        lo = min(lo, int(math.floor(coords.min())) - 2)
-        hi = max(hi, int(math.ceil(coords.max())) + 2)
-    return max(0, lo - lo % ss - ss), min(limit, hi + ss + (-hi) % ss)
-
-
-def _content_rows(ys, dims, polys: np.ndarray, limit: int, ss: int) -> tuple[int, int]:
-    """``(y0, y1)``: the rows of the ``limit``-px drawing that primitives can touch (sprites at
-    rows ``ys`` of heights ``dims``; polygons ``polys``), widened to whole supersampling blocks
-    and clipped to the drawing.
-
-    Drawing these rows only (all columns) gives the same pixels as drawing the whole picture:
-    sprites are pasted at whole-pixel boxes, and Pillow's polygon filler depends on the vertices'
-    x coordinates and on differences of y coordinates only, which a whole-pixel vertical shift
-    leaves unchanged (column offsets are not used: they would change the rounding of the x
-    intercepts); ``y0`` is a multiple of ``ss``, so the downsampling averages the same pixels."""
-    return _span(ys, dims, polys[:, 1::2] if len(polys) else polys, limit, ss)

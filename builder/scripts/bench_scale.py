@@ -130,6 +130,67 @@ def _fmt(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
+def _merge_main_cost(args, out: Path, tmp: Path, n: int, w: int) -> tuple[float, float]:
+    """The merge's main process again, on half of the complexes and on all of them (both after
+    every import is done): its CPU-s per complex (the slope, projected on one core) and its
+    fixed part (the card's example strips, its metadata), told apart."""
+    cfg = BuildConfig(source=args.source, limit=args.limit)
+    refs, splits = plan(cfg)
+    half = dict(list(refs.items())[: max(1, n // 2)])
+    mains = {}
+    for label, subset in (("half", half), ("all", refs)):
+        target = tmp / f"merge-{label}"
+        mains[label] = _timed(
+            merge_units, target, work_dir(out, cfg), cfg, subset, splits, workers=w
+        )[1].main
+        shutil.rmtree(target, ignore_errors=True)
+    per_main = max(0.0, (mains["all"] - mains["half"]) / (len(refs) - len(half)))
+    merge_fixed_main = max(0.0, mains["all"] - per_main * len(refs))
+    print(
+        f"merge's main process: {mains['all']:.2f} CPU-s for {len(refs)} complexes, "
+        f"{mains['half']:.2f} for {len(half)}: {per_main * 1000:.1f} ms per complex + "
+        f"{merge_fixed_main:.2f} s fixed"
+    )
+    return per_main, merge_fixed_main
+
+
+def _print_stages(w: int, n: int, n_test: int, gen, merge, card, solved: int, stages) -> None:
+    """The measured stages as a Markdown table: wall and CPU time (s), CPU-s per complex and
+    the speed-up from one worker to ``w``."""
+    print(
+        f"| stage | wall | CPU (main process + workers) | CPU-s per complex | speed-up 1 -> {w} workers |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| shards ({w} workers) | {gen.wall:.1f} s | {gen.cpu:.1f} s ({gen.main:.1f} + "
+        f"{gen.workers:.1f}) | {gen.cpu / n:.2f} | - |"
+    )
+    print(
+        f"| merge ({w} workers; of which the card's pixel-solver baseline, {solved} questions) | "
+        f"{merge.wall:.1f} s | {merge.cpu:.1f} s ({merge.main:.1f} + {merge.workers:.1f}; "
+        f"baseline {card.cpu:.1f} s) | {(merge.cpu - card.cpu) / n:.2f} + fixed | - |"
+    )
+    for name, (one, many) in stages.items():
+        per = n_test if name == "audit" else n
+        print(
+            f"| {name} (1 / {w} workers) | {one.wall:.1f} / {many.wall:.1f} s | {one.cpu:.1f} / "
+            f"{many.cpu:.1f} s ({many.main:.1f} + {many.workers:.1f}) | "
+            f"{one.cpu / per:.2f}{' per test complex' if name == 'audit' else ''} | "
+            f"{one.wall / many.wall:.2f}x |"
+        )
+
+
+def _print_projection(rows) -> None:
+    """The projected stage times per setting as a Markdown table."""
+    print("| setting | shards | merge | validation | audit | push | total | total without push |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, *parts in rows:
+        print(
+            f"| {label} | " + " | ".join(_fmt(p) for p in parts) + f" | {_fmt(sum(parts))} | "
+            f"{_fmt(sum(parts[:-1]))} |"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", default="samples")
@@ -168,26 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             ("audit", lambda k: audit_dataset(out, split="test", workers=k)),
         ):
             stages[name] = (_timed(fn, 1)[1], _timed(fn, w)[1])
-        # the merge's main process again, on half of the complexes and on all of them (both
-        # after every import is done): its CPU per complex (the slope, projected on one core)
-        # and its fixed part (the card's example strips, its metadata) are told apart
-        cfg = BuildConfig(source=args.source, limit=args.limit)
-        refs, splits = plan(cfg)
-        half = dict(list(refs.items())[: max(1, n // 2)])
-        mains = {}
-        for label, subset in (("half", half), ("all", refs)):
-            target = Path(tmp) / f"merge-{label}"
-            mains[label] = _timed(
-                merge_units, target, work_dir(out, cfg), cfg, subset, splits, workers=w
-            )[1].main
-            shutil.rmtree(target, ignore_errors=True)
-        per_main = max(0.0, (mains["all"] - mains["half"]) / (len(refs) - len(half)))
-        merge_fixed_main = max(0.0, mains["all"] - per_main * len(refs))
-        print(
-            f"merge's main process: {mains['all']:.2f} CPU-s for {len(refs)} complexes, "
-            f"{mains['half']:.2f} for {len(half)}: {per_main * 1000:.1f} ms per complex + "
-            f"{merge_fixed_main:.2f} s fixed"
-        )
+        per_main, merge_fixed_main = _merge_main_cost(args, out, Path(tmp), n, w)
         merge = Timed(merge.wall, per_main * n, merge.workers)
         published = sum(v["bytes"] for v in manifest["shards"].values())
         questions = (
@@ -196,27 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"build of {n} complexes ({n_test} test), {questions} questions, {published / 1e6:.1f} MB published"
         )
-        print(
-            f"| stage | wall | CPU (main process + workers) | CPU-s per complex | speed-up 1 -> {w} workers |"
-        )
-        print("|---|---:|---:|---:|---:|")
-        print(
-            f"| shards ({w} workers) | {gen.wall:.1f} s | {gen.cpu:.1f} s ({gen.main:.1f} + "
-            f"{gen.workers:.1f}) | {gen.cpu / n:.2f} | - |"
-        )
-        print(
-            f"| merge ({w} workers; of which the card's pixel-solver baseline, {solved} questions) | "
-            f"{merge.wall:.1f} s | {merge.cpu:.1f} s ({merge.main:.1f} + {merge.workers:.1f}; "
-            f"baseline {card.cpu:.1f} s) | {(merge.cpu - card.cpu) / n:.2f} + fixed | - |"
-        )
-        for name, (one, many) in stages.items():
-            per = n_test if name == "audit" else n
-            print(
-                f"| {name} (1 / {w} workers) | {one.wall:.1f} / {many.wall:.1f} s | {one.cpu:.1f} / "
-                f"{many.cpu:.1f} s ({many.main:.1f} + {many.workers:.1f}) | "
-                f"{one.cpu / per:.2f}{' per test complex' if name == 'audit' else ''} | "
-                f"{one.wall / many.wall:.2f}x |"
-            )
+        _print_stages(w, n, n_test, gen, merge, card, solved, stages)
         build_cpu = gen.cpu + merge.cpu - card.cpu + stages["validation"][0].cpu
         print(
             f"audit CPU / build CPU (shards + merge without the card baseline + validation) of "
@@ -231,15 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = _projection(
             args, n, gen, merge, card, solved, stages, published, n_test, merge_fixed_main
         )
-        print(
-            "| setting | shards | merge | validation | audit | push | total | total without push |"
-        )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for label, *parts in rows:
-            print(
-                f"| {label} | " + " | ".join(_fmt(p) for p in parts) + f" | {_fmt(sum(parts))} | "
-                f"{_fmt(sum(parts[:-1]))} |"
-            )
+        _print_projection(rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

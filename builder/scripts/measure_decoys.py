@@ -63,9 +63,8 @@ def _ops_medoid(inst, load, rng) -> str:
     return pick_lowest(d.sum(axis=1), rng)
 
 
-def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
-    """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
-    params = load_params()
+def _earlier_tally(earlier) -> dict:
+    """``{task: {mode: {rule: [right, n]}}}`` summed over the results of other runs."""
     tally: dict = {}
     for result in earlier:
         for task, modes in result.items():
@@ -74,6 +73,41 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
                     cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
                     cell[0] += int(c["right"])
                     cell[1] += int(c["n"])
+    return tally
+
+
+def _readable_ids(cache, refs) -> list[str]:
+    """The entries that load (a warning for each one that does not), in id order."""
+    ids = []
+    for pdb_id in sorted(refs):
+        try:
+            cache.get(pdb_id)
+            ids.append(pdb_id)
+        except MisiError as exc:
+            log.warning("%s: %s", pdb_id, exc)
+    return ids
+
+
+def _with_intervals(tally: dict) -> dict:
+    """The tallies as results: n, right, score (0-1) and its 95% Wilson interval."""
+    out = {}
+    for task, modes in tally.items():
+        for mode, rules in modes.items():
+            for rule, (k, n) in rules.items():
+                low, high = wilson(k, n)
+                out.setdefault(task, {}).setdefault(mode, {})[rule] = {
+                    "n": n,
+                    "right": k,
+                    "score": round(k / n, 4),
+                    "ci95": [round(low, 4), round(high, 4)],
+                }
+    return out
+
+
+def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
+    """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
+    params = load_params()
+    tally = _earlier_tally(earlier)
 
     def add(task, mode, rule, right):
         cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
@@ -83,13 +117,7 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
         cache = AnnotationCache(refs, 10.0, image_size)
-        ids = []
-        for pdb_id in sorted(refs):
-            try:
-                cache.get(pdb_id)
-                ids.append(pdb_id)
-            except MisiError as exc:
-                log.warning("%s: %s", pdb_id, exc)
+        ids = _readable_ids(cache, refs)
         for mode in MODES:
             for seed in seeds:
                 rng = np.random.default_rng(seed)
@@ -144,18 +172,7 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
                                     blind.image_medoid(pixels, rng) == inst.answer,
                                 )
                 log.info("%s %s seed %d done", source, mode, seed)
-    out = {}
-    for task, modes in tally.items():
-        for mode, rules in modes.items():
-            for rule, (k, n) in rules.items():
-                low, high = wilson(k, n)
-                out.setdefault(task, {}).setdefault(mode, {})[rule] = {
-                    "n": n,
-                    "right": k,
-                    "score": round(k / n, 4),
-                    "ci95": [round(low, 4), round(high, 4)],
-                }
-    return out
+    return _with_intervals(tally)
 
 
 def format_table(result: dict) -> str:

@@ -165,6 +165,16 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    rows = _measure_all(args)
+    _print_table(rows, args.dataset)
+    _print_ratios(rows, args)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
         "--delay", type=float, default=0.2, help="server delay per reply, seconds (default 0.2)"
@@ -185,9 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also send the image bodies built beforehand (what sending alone costs)",
     )
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    return p
+
+
+def _measure_all(args: argparse.Namespace) -> list[dict]:
+    """Every measurement: each concurrency against the double with ``--delay`` (s), then the
+    zero-delay CPU run (with a dataset: also without the image cache, text only and, with
+    ``--built``, bodies built beforehand), each server started and stopped in turn."""
     rows = []
     for delay, plan in (
         (args.delay, [(c, max(c, int(c / args.delay * args.seconds))) for c in args.concurrency]),
@@ -239,8 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait(10)
+    return rows
+
+
+def _print_table(rows: list[dict], dataset: str | None) -> None:
+    """The measurements as a Markdown table (rates per second, CPU in ms per request)."""
     print(
-        f"client against the PROTOCOL DOUBLE ({'text-only questions' if not args.dataset else args.dataset})"
+        f"client against the PROTOCOL DOUBLE ({'text-only questions' if not dataset else dataset})"
     )
     print(
         "| server delay | concurrency | image cache | questions | q/s | ideal q/s | of ideal | client CPU/request | "
@@ -258,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{share} | {r['cpu_ms']:.2f} ms | {1000 / r['cpu_ms']:.0f} | "
             f"{server} |"
         )
+
+
+def _print_ratios(rows: list[dict], args: argparse.Namespace) -> None:
+    """The base64 encoder in use, the client CPU with images against text only, and (with a
+    dataset) reading and body building alone."""
     _b64encode(b"")  # picks the encoder
     encoder = _ENCODER[0]
     print(f"base64 encoder of the image cache: {encoder.__module__}.{encoder.__name__}")
@@ -284,7 +308,6 @@ def main(argv: list[str] | None = None) -> int:
                 else ""
             )
         )
-    return 0
 
 
 def _prepare_ms(dataset: str, runs: int = 5) -> tuple[float, float]:

@@ -184,6 +184,17 @@ def add_commands(sub) -> None:
         help="evaluate an OpenAI-compatible chat-completions endpoint (resumable)",
         description=__doc__.splitlines()[0],
     )
+    _add_selection_args(p)
+    _add_request_args(p)
+    _add_retry_args(p)
+    _add_output_args(p)
+    p.set_defaults(func=cmd_eval)
+    mock.add_commands(sub)
+
+
+def _add_selection_args(p) -> None:
+    """The endpoint, the model and which questions: dataset, configs, split, how many in
+    flight, limit."""
     p.add_argument(
         "--base-url", required=True, help="endpoint base URL, e.g. http://localhost:8000/v1"
     )
@@ -205,6 +216,11 @@ def add_commands(sub) -> None:
         type=int,
         help="ask only the first N questions of each config (dataset order; a smoke test)",
     )
+
+
+def _add_request_args(p) -> None:
+    """What each request carries besides the question: generation settings, system prompt,
+    extra fields, the API key's variable."""
     p.add_argument(
         "--max-tokens",
         type=_number(int, "--max-tokens", 1),
@@ -228,6 +244,10 @@ def add_commands(sub) -> None:
         help=f"environment variable holding the API key (default: {DEFAULT_KEY_ENV} "
         "if set, else no key)",
     )
+
+
+def _add_retry_args(p) -> None:
+    """Timeouts (s), retries, the largest reply (bytes) and the retry waits (s)."""
     p.add_argument(
         "--timeout",
         type=float,
@@ -259,6 +279,10 @@ def add_commands(sub) -> None:
         default=60.0,
         help="longest retry wait without Retry-After (default 60)",
     )
+
+
+def _add_output_args(p) -> None:
+    """Where the run folder goes and the progress bar."""
     p.add_argument("--out", help="run folder (default: RUNS_ROOT/<model>-<run key>)")
     p.add_argument(
         "--runs-root",
@@ -272,5 +296,3 @@ def add_commands(sub) -> None:
         help="show the progress bar even when stderr is not a terminal",
     )
     bar.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_eval)
-    mock.add_commands(sub)

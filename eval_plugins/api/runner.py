@@ -169,38 +169,14 @@ async def ask_all(
                 reply = await client.complete(body, q.id, slot)
             except RequestFailed as exc:
                 error = redactor.text(exc.error)
-                if exc.fatal:
-                    fatal.append(f"{where}: {error}")
-                elif exc.kind == "connection" and not progress.answered:
-                    fatal.append(
-                        f"cannot connect to {where} ({error}); is the server running, "
-                        "and is --base-url right?"
-                    )
+                stop = _fatal_message(exc, error, where, progress.answered)
+                if stop is not None:
+                    fatal.append(stop)
                 failed[q.id] = error
-                record = {
-                    "id": q.id,
-                    "task": q.task,
-                    "error": error,
-                    "attempts": exc.attempts,
-                    "time": round(time.time(), 3),
-                }
-                if exc.malformed:
-                    record["malformed"] = exc.malformed
-                store.add_failure(record)
+                store.add_failure(_failure_record(q, exc, error))
                 progress.done(None)
                 continue
-            record = {
-                "id": q.id,
-                "task": q.task,
-                "prediction": reply.text,
-                "usage": dict(reply.usage),
-                "latency_s": round(reply.latency_s, 4),
-                "attempts": reply.attempts,
-                "time": round(time.time(), 3),
-                "raw": reply.raw,
-            }
-            if reply.malformed:
-                record["malformed"] = reply.malformed
+            record = _answer_record(q, reply)
             store.add_answer(redactor.obj(record) if redactor else record)
             progress.done(reply)
 
@@ -209,6 +185,50 @@ async def ask_all(
     finally:
         await client.aclose()
     return failed, (fatal[0] if fatal else None)
+
+
+def _fatal_message(exc: RequestFailed, error: str, where: str, answered: int) -> str | None:
+    """Why the run must stop after this failure (a fatal error, or no connection before any
+    answer), or None to go on."""
+    if exc.fatal:
+        return f"{where}: {error}"
+    if exc.kind == "connection" and not answered:
+        return (
+            f"cannot connect to {where} ({error}); is the server running, and is --base-url right?"
+        )
+    return None
+
+
+def _failure_record(q: Question, exc: RequestFailed, error: str) -> dict:
+    """The stored record of a question given up: its error (redacted), attempts, time (s)."""
+    record = {
+        "id": q.id,
+        "task": q.task,
+        "error": error,
+        "attempts": exc.attempts,
+        "time": round(time.time(), 3),
+    }
+    if exc.malformed:
+        record["malformed"] = exc.malformed
+    return record
+
+
+def _answer_record(q: Question, reply) -> dict:
+    """The stored record of an answer: prediction, usage, latency (s), attempts, time (s) and
+    the raw reply."""
+    record = {
+        "id": q.id,
+        "task": q.task,
+        "prediction": reply.text,
+        "usage": dict(reply.usage),
+        "latency_s": round(reply.latency_s, 4),
+        "attempts": reply.attempts,
+        "time": round(time.time(), 3),
+        "raw": reply.raw,
+    }
+    if reply.malformed:
+        record["malformed"] = reply.malformed
+    return record
 
 
 def _usage_totals(answers: list[dict]) -> dict[str, int]:
@@ -290,30 +310,9 @@ def _run_eval(
             elapsed = progress.close()
             store.sync()
         answers = [store.answers[i] for i in ids if i in store.answers]
-        preds = {
-            str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"])
-            for a in answers
-        }
-        scorer_log = logging.getLogger(score_records.__module__)
-        level = scorer_log.level
-        scorer_log.setLevel(logging.ERROR)  # its "no prediction" warning: the report says it
-        try:
-            result = score_records(records, preds)
-        finally:
-            scorer_log.setLevel(level)
+        result = _score_quietly(records, answers)
         tokens = _usage_totals(answers)
-        session = {
-            "asked": progress.answered + progress.failed,
-            "answered": progress.answered,
-            "failed": progress.failed,
-            "wall_s": round(elapsed, 3),
-            "questions_per_s": round(progress.answered / elapsed, 3) if elapsed > 0 else None,
-            "completion_tokens_per_s": round(progress.tokens["completion_tokens"] / elapsed, 1)
-            if elapsed > 0
-            else None,
-            "tokens": {k: int(progress.tokens[k]) for k in USAGE_KEYS},
-            "retried_errors": dict(progress.events),
-        }
+        session = _session(progress, elapsed)
         latencies = sorted(
             float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
         )
@@ -344,6 +343,38 @@ def _run_eval(
         store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build))
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
+
+
+def _score_quietly(records: list[dict], answers: list[dict]) -> dict:
+    """The scorer's result for the stored answers (a missing prediction scores as empty; the
+    scorer's own "no prediction" warning is silenced: the report says it)."""
+    preds = {
+        str(a["id"]): "" if a.get("prediction") is None else str(a["prediction"]) for a in answers
+    }
+    scorer_log = logging.getLogger(score_records.__module__)
+    level = scorer_log.level
+    scorer_log.setLevel(logging.ERROR)
+    try:
+        return score_records(records, preds)
+    finally:
+        scorer_log.setLevel(level)
+
+
+def _session(progress: Progress, elapsed: float) -> dict:
+    """This session's counts and rates: questions asked, answered and failed, wall time (s),
+    questions and completion tokens per second, tokens, retried errors by kind."""
+    return {
+        "asked": progress.answered + progress.failed,
+        "answered": progress.answered,
+        "failed": progress.failed,
+        "wall_s": round(elapsed, 3),
+        "questions_per_s": round(progress.answered / elapsed, 3) if elapsed > 0 else None,
+        "completion_tokens_per_s": round(progress.tokens["completion_tokens"] / elapsed, 1)
+        if elapsed > 0
+        else None,
+        "tokens": {k: int(progress.tokens[k]) for k in USAGE_KEYS},
+        "retried_errors": dict(progress.events),
+    }
 
 
 def _latency_stats(values: list[float]) -> dict:

@@ -124,31 +124,10 @@ def export_sft(
     tmp = _prepare_out(out, overwrite)
     try:
         writer = WRITERS[fmt](tmp, split)
-        rows: Counter[str] = Counter()
-        refs = 0
-        for row in _progress(iter_rows(shards), count_rows(shards), progress, f"export-sft {fmt}"):
-            writer.add(row)
-            rows[row.task] += 1
-            refs += len(row.images)
-        writer.close()
+        rows, refs = _write_rows(writer, shards, progress, f"export-sft {fmt}")
         if not rows:
             raise InputError(root, f"the {split} shards of {', '.join(chosen)} hold no rows")
-        store = getattr(writer, "images", None)
-        manifest = {
-            "format": fmt,
-            "split": split,
-            "source": str(source),
-            "revision": revision,
-            "configs": [c for c in chosen if rows[c]],
-            "rows": {c: rows[c] for c in chosen if rows[c]},
-            "total_rows": sum(rows.values()),
-            "image_refs": refs,
-            "image_files": store.written if store else None,
-            "misi_bench_version": PACKAGE_VERSION,
-            "profile": shards_profile(shards),
-            # the build's config hash: which build (and so which answers) the rows come from
-            "config_hash": build_config_hash(str(root)),
-        }
+        manifest = _manifest(fmt, split, source, revision, chosen, rows, refs, writer, shards, root)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         if out.exists():
             shutil.rmtree(out)
@@ -179,6 +158,40 @@ def export_sft(
         out,
     )
     return result
+
+
+def _write_rows(writer, shards, progress: bool, desc: str) -> tuple[Counter[str], int]:
+    """Write every row of ``shards`` with ``writer`` (then close it); rows per task and the
+    number of image references."""
+    rows: Counter[str] = Counter()
+    refs = 0
+    for row in _progress(iter_rows(shards), count_rows(shards), progress, desc):
+        writer.add(row)
+        rows[row.task] += 1
+        refs += len(row.images)
+    writer.close()
+    return rows, refs
+
+
+def _manifest(fmt, split, source, revision, chosen, rows, refs, writer, shards, root) -> dict:
+    """The export's manifest: format, split, source, configs and rows per config, image
+    references and files, package version, build profile and config hash."""
+    store = getattr(writer, "images", None)
+    return {
+        "format": fmt,
+        "split": split,
+        "source": str(source),
+        "revision": revision,
+        "configs": [c for c in chosen if rows[c]],
+        "rows": {c: rows[c] for c in chosen if rows[c]},
+        "total_rows": sum(rows.values()),
+        "image_refs": refs,
+        "image_files": store.written if store else None,
+        "misi_bench_version": PACKAGE_VERSION,
+        "profile": shards_profile(shards),
+        # the build's config hash: which build (and so which answers) the rows come from
+        "config_hash": build_config_hash(str(root)),
+    }
 
 
 def _progress(rows, total: int, enabled: bool, desc: str):

@@ -77,57 +77,74 @@ def collect_rows(
                 f"H-bond (the paper's way, Table 2), {_pct_text(ours)}% over every complex (ours)."
             )
     if references:
-        profile = results_profile(found, dataset)
-        comparable = profile == PAPER
-        tag = "" if comparable else f" ({NOT_COMPARABLE})"
-        for ref in references:
-            computed = paper_average(ref.scores)
-            if (
-                computed is not None
-                and ref.average is not None
-                and abs(computed - ref.average) > 0.01
-            ):
-                log.warning(
-                    "%s: published average %.2f differs from the mean of its columns %.2f",
-                    ref.label,
-                    ref.average,
-                    computed,
-                )
-            rows.append(Row(ref.label + tag, "paper", ref.scores, ref.average, None, ref.source))
-        notes.append(
-            f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty."
-        )
-        if not comparable:
-            why = (
-                f"the results were scored on a {profile!r} build"
-                if profile
-                else "the results do not say which build profile they were scored on (pass --dataset)"
-            )
-            notes.append(
-                f"Paper rows are {NOT_COMPARABLE}: {why}; only a 'paper' build asks the paper's questions "
-                "(docs/fidelity.md)."
-            )
+        paper, paper_notes = _paper_rows(references, found, dataset)
+        rows += paper
+        notes += paper_notes
     if dataset:
-        chance = chance_levels(dataset, split)
-        for name, scores in chance.rows.items():
-            rows.append(
-                Row(
-                    name,
-                    "chance",
-                    scores,
-                    paper_average(scores),
-                    complete_average_9(scores),
-                    f"build {Path(dataset).name}, split {split}",
-                )
+        chance, chance_note = _chance_rows(dataset, split)
+        rows += chance
+        notes.append(chance_note)
+    return rows, notes
+
+
+def _paper_rows(references, found, dataset: str | None) -> tuple[list[Row], list[str]]:
+    """The paper's reference rows (tagged not comparable unless the results were scored on a
+    ``paper`` build; a published average that is not the mean of its columns is logged) and
+    their notes."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    profile = results_profile(found, dataset)
+    comparable = profile == PAPER
+    tag = "" if comparable else f" ({NOT_COMPARABLE})"
+    for ref in references:
+        computed = paper_average(ref.scores)
+        if computed is not None and ref.average is not None and abs(computed - ref.average) > 0.01:
+            log.warning(
+                "%s: published average %.2f differs from the mean of its columns %.2f",
+                ref.label,
+                ref.average,
+                computed,
             )
+        rows.append(Row(ref.label + tag, "paper", ref.scores, ref.average, None, ref.source))
+    notes.append(
+        f"Paper rows: {rows[-1].note}; columns the paper's text does not give are left empty."
+    )
+    if not comparable:
+        why = (
+            f"the results were scored on a {profile!r} build"
+            if profile
+            else "the results do not say which build profile they were scored on (pass --dataset)"
+        )
         notes.append(
-            f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
-            f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
-            f"averaged over {RANDOM_DRAWS} draws per question. Blind rows never look at the pictures "
-            f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
-            f"only the best options-only rule per choice task."
+            f"Paper rows are {NOT_COMPARABLE}: {why}; only a 'paper' build asks the paper's questions "
+            "(docs/fidelity.md)."
         )
     return rows, notes
+
+
+def _chance_rows(dataset: str, split: str) -> tuple[list[Row], str]:
+    """The chance-level rows of a build's split (scores in %) and the note saying how they were
+    made."""
+    chance = chance_levels(dataset, split)
+    rows = [
+        Row(
+            name,
+            "chance",
+            scores,
+            paper_average(scores),
+            complete_average_9(scores),
+            f"build {Path(dataset).name}, split {split}",
+        )
+        for name, scores in chance.rows.items()
+    ]
+    note = (
+        f"Chance levels: the scorer's baselines on the {chance.n} questions of split {chance.split!r} of "
+        f"the build {chance.build} (config hash {chance.config_hash}); the random answer is "
+        f"averaged over {RANDOM_DRAWS} draws per question. Blind rows never look at the pictures "
+        f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
+        f"only the best options-only rule per choice task."
+    )
+    return rows, note
 
 
 def _exact_table(args: argparse.Namespace) -> str:

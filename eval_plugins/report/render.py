@@ -148,139 +148,17 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     from matplotlib.lines import Line2D  # noqa: PLC0415
 
     groups = [*COLUMNS, AVERAGE_COLUMN]
-    models = [r for r in rows if r.kind == "model"]
-    papers = [r for r in rows if r.kind == "paper"]
-    chances = [r for r in rows if r.kind == "chance"]
-
-    def value(row: Row, group: str) -> float | None:
-        return row.average if group == AVERAGE_COLUMN else row.scores.get(group)
-
     fig = Figure(figsize=(13, 6.2), dpi=dpi, layout="constrained")
     ax = fig.add_subplot()
+    models = [r for r in rows if r.kind == "model"]
     width = 0.8 / max(1, len(models))
-    handles = []
-    for k, row in enumerate(models):
-        xs, ys, missing, errs, ns = [], [], [], [[], []], []
-        for g, group in enumerate(groups):
-            x = g - 0.4 + width * (k + 0.5)
-            v = value(row, group)
-            (missing if v is None else xs).append(x)
-            if v is not None:
-                ys.append(v)
-                ci = row.intervals.get(group)
-                errs[0].append(max(0.0, v - ci[0]) if ci else 0.0)
-                errs[1].append(max(0.0, ci[1] - v) if ci else 0.0)
-                ns.append(row.counts.get(group))
-        bars = ax.bar(
-            xs,
-            ys,
-            width=width * 0.92,
-            color=PALETTE[k % len(PALETTE)],
-            edgecolor="black",
-            linewidth=0.7,
-            hatch=HATCHES[k % len(HATCHES)],
-            label=literal(row.label, LEGEND_CHARS),
-            zorder=2,
-        )
-        handles.append(bars)
-        if any(errs[0]) or any(errs[1]):
-            ax.errorbar(
-                xs, ys, yerr=errs, fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2, zorder=3
-            )
-        for x, n in zip(xs, ns):
-            if n is not None:
-                text = ax.text(
-                    x,
-                    1.0,
-                    f"n={n}",
-                    rotation=90,
-                    ha="center",
-                    va="bottom",
-                    fontsize=6,
-                    color="#000000",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4, "alpha": 0.8},
-                    zorder=6,
-                )
-                _plain(text)
-        for x in missing:  # say "no score" rather than draw nothing
-            ax.text(
-                x,
-                1.0,
-                "n/a",
-                rotation=90,
-                ha="center",
-                va="bottom",
-                fontsize=6.5,
-                color="#333333",
-                zorder=3,
-            )
+    handles = [_model_bars(ax, row, k, groups, width) for k, row in enumerate(models)]
     spare = 0
-    for row in chances:
-        style, colour, marker = baseline_style(row.label, spare)
+    for row in [r for r in rows if r.kind == "chance"]:
+        handles.append(_baseline_lines(ax, Line2D, row, spare, groups))
         spare += not any(row.label.startswith(b[0]) for b in BASELINE_STYLES)
-        for g, group in enumerate(groups):
-            v = value(row, group)
-            if v is not None:
-                ax.hlines(
-                    v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4
-                )
-                if marker:
-                    ax.plot(
-                        [g + 0.45],
-                        [v],
-                        marker=marker,
-                        color=colour,
-                        markersize=5,
-                        linestyle="none",
-                        markerfacecolor="white" if marker in "ov" else colour,
-                        zorder=4,
-                    )
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color=colour,
-                linestyle=style,
-                linewidth=1.8,
-                marker=marker,
-                markersize=5,
-                markerfacecolor="white" if marker and marker in "ov" else colour,
-                label=literal(row.label, LEGEND_CHARS),
-            )
-        )
-    for k, row in enumerate(papers):
-        marker, face, edge = REFERENCE_STYLES[k % len(REFERENCE_STYLES)]
-        size = 15 if marker == "*" else 8
-        pts = [
-            (g, value(row, group))
-            for g, group in enumerate(groups)
-            if value(row, group) is not None
-        ]
-        if pts:
-            ax.plot(
-                [p[0] for p in pts],
-                [p[1] for p in pts],
-                marker=marker,
-                linestyle="none",
-                markersize=size,
-                markerfacecolor=face,
-                markeredgecolor=edge,
-                markeredgewidth=1.0,
-                zorder=5,
-            )
-        handles.append(
-            Line2D(
-                [],
-                [],
-                marker=marker,
-                linestyle="none",
-                markersize=size,
-                markerfacecolor=face,
-                markeredgecolor="#000000",
-                markeredgewidth=1.0,
-                label=literal(row.label, LEGEND_CHARS),
-            )
-        )
+    for k, row in enumerate([r for r in rows if r.kind == "paper"]):
+        handles.append(_paper_markers(ax, Line2D, row, k, groups))
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(
         [g if g == AVERAGE_COLUMN else f"{g}\n{COLUMN_TITLES.get(g, '')}" for g in groups],
@@ -303,6 +181,136 @@ def draw(rows: Sequence[Row], title: str = "MiSI-Bench", dpi: int = 150):
     for text in [*legend.get_texts(), *ax.get_xticklabels()]:
         _plain(text)
     return fig
+
+
+def _value(row: Row, group: str) -> float | None:
+    """A row's score (%) in one column (the average column: its average), or None."""
+    return row.average if group == AVERAGE_COLUMN else row.scores.get(group)
+
+
+def _model_bars(ax, row: Row, k: int, groups: list[str], width: float):
+    """Model ``k``'s bars (one per column, 95% interval whiskers, ``n=`` above each; "n/a"
+    where it has no score); returns the bars for the legend."""
+    xs, ys, missing, errs, ns = [], [], [], [[], []], []
+    for g, group in enumerate(groups):
+        x = g - 0.4 + width * (k + 0.5)
+        v = _value(row, group)
+        (missing if v is None else xs).append(x)
+        if v is not None:
+            ys.append(v)
+            ci = row.intervals.get(group)
+            errs[0].append(max(0.0, v - ci[0]) if ci else 0.0)
+            errs[1].append(max(0.0, ci[1] - v) if ci else 0.0)
+            ns.append(row.counts.get(group))
+    bars = ax.bar(
+        xs,
+        ys,
+        width=width * 0.92,
+        color=PALETTE[k % len(PALETTE)],
+        edgecolor="black",
+        linewidth=0.7,
+        hatch=HATCHES[k % len(HATCHES)],
+        label=literal(row.label, LEGEND_CHARS),
+        zorder=2,
+    )
+    if any(errs[0]) or any(errs[1]):
+        ax.errorbar(
+            xs, ys, yerr=errs, fmt="none", ecolor="#222222", elinewidth=0.9, capsize=2, zorder=3
+        )
+    for x, n in zip(xs, ns):
+        if n is not None:
+            text = ax.text(
+                x,
+                1.0,
+                f"n={n}",
+                rotation=90,
+                ha="center",
+                va="bottom",
+                fontsize=6,
+                color="#000000",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4, "alpha": 0.8},
+                zorder=6,
+            )
+            _plain(text)
+    for x in missing:  # say "no score" rather than draw nothing
+        ax.text(
+            x,
+            1.0,
+            "n/a",
+            rotation=90,
+            ha="center",
+            va="bottom",
+            fontsize=6.5,
+            color="#333333",
+            zorder=3,
+        )
+    return bars
+
+
+def _baseline_lines(ax, Line2D, row: Row, spare: int, groups: list[str]):  # noqa: N803
+    """A chance baseline as a horizontal line across each column it scores (``spare``: how
+    many baselines without a style of their own came before); returns its legend entry."""
+    style, colour, marker = baseline_style(row.label, spare)
+    for g, group in enumerate(groups):
+        v = _value(row, group)
+        if v is not None:
+            ax.hlines(
+                v, g - 0.45, g + 0.45, colors=colour, linestyles=style, linewidth=1.8, zorder=4
+            )
+            if marker:
+                ax.plot(
+                    [g + 0.45],
+                    [v],
+                    marker=marker,
+                    color=colour,
+                    markersize=5,
+                    linestyle="none",
+                    markerfacecolor="white" if marker in "ov" else colour,
+                    zorder=4,
+                )
+    return Line2D(
+        [],
+        [],
+        color=colour,
+        linestyle=style,
+        linewidth=1.8,
+        marker=marker,
+        markersize=5,
+        markerfacecolor="white" if marker and marker in "ov" else colour,
+        label=literal(row.label, LEGEND_CHARS),
+    )
+
+
+def _paper_markers(ax, Line2D, row: Row, k: int, groups: list[str]):  # noqa: N803
+    """A paper reference row as one marker per column it scores; returns its legend entry."""
+    marker, face, edge = REFERENCE_STYLES[k % len(REFERENCE_STYLES)]
+    size = 15 if marker == "*" else 8
+    pts = [
+        (g, _value(row, group)) for g, group in enumerate(groups) if _value(row, group) is not None
+    ]
+    if pts:
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            marker=marker,
+            linestyle="none",
+            markersize=size,
+            markerfacecolor=face,
+            markeredgecolor=edge,
+            markeredgewidth=1.0,
+            zorder=5,
+        )
+    return Line2D(
+        [],
+        [],
+        marker=marker,
+        linestyle="none",
+        markersize=size,
+        markerfacecolor=face,
+        markeredgecolor="#000000",
+        markeredgewidth=1.0,
+        label=literal(row.label, LEGEND_CHARS),
+    )
 
 
 def figure_png(fig) -> bytes:

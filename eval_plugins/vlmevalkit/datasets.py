@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import os.path as osp
 import sys
@@ -60,7 +61,7 @@ def dataset_classes() -> dict[str, type]:
         return _CLASSES
     import pandas as pd
     from vlmeval.dataset.image_base import ImageBaseDataset
-    from vlmeval.smp import LMUDataRoot, dump, get_intermediate_file_path
+    from vlmeval.smp import LMUDataRoot
 
     class MiSIBench(ImageBaseDataset):
         """All nine MiSI-Bench tasks (``MiSI``, ``MiSI_tiny``); the per-task classes narrow it."""
@@ -98,35 +99,9 @@ def dataset_classes() -> dict[str, type]:
             """Rows of our Parquet data (data location: ``misi_bench.hub_repo_id()``), images
             written once as PNG files under ``$LMUData/images/MiSI/<split>/``."""
             task, split = parse_name(dataset)
-            ds = load_split(task or "all", split)
-            os.makedirs(self.img_root, exist_ok=True)
-            build = build_config_hash()  # kept in the prediction tables; `score` checks it
-            records = []
-            for k, row in enumerate(ds.cast_column("images", _raw_images(ds))):
-                paths = []
-                for j, image in enumerate(row["images"]):
-                    path = osp.join(self.img_root, f"{row['id']}_{j}.png")
-                    if not osp.exists(path):
-                        _write_image(image, path)
-                    paths.append(path)
-                records.append(
-                    {
-                        "index": k,
-                        "id": row["id"],
-                        "task": row["task"],
-                        "category": row["task"],
-                        "pdb_id": row["pdb_id"],
-                        "question": row["question"],
-                        "answer": row["answer"],
-                        "answer_format": row["answer_format"],
-                        "options": json.dumps(list(row["options"] or [])),
-                        "image_views": json.dumps(list(row["image_views"] or [])),
-                        "metadata": row["metadata"],
-                        "image_path": paths,
-                        "config_hash": build or "",
-                    }
-                )
-            return pd.DataFrame.from_records(records)
+            return pd.DataFrame.from_records(
+                _records(load_split(task or "all", split), self.img_root)
+            )
 
         def build_prompt(self, line):
             """Every image of the row in prompt order, then the row's question text."""
@@ -145,77 +120,8 @@ def dataset_classes() -> dict[str, type]:
             per task and subset, then ``paper_average`` (the paper's eight-column average),
             ``average_9_tasks`` and ``average_7_tasks``; 0-1 scale) and
             returns the latter as a DataFrame."""
-            from misi_bench.builder.scoring import aggregate
-
             EVALUATED.append((self.dataset_name, str(eval_file)))
-            data = _read_predictions(eval_file)
-            by_index = {str(i): r for i, r in zip(self.data["index"], self.data.to_dict("records"))}
-            rows, metric_rows = [], []
-            for _, line in data.iterrows():
-                # gold fields come from our own rows, not from the spreadsheet round-trip
-                ref = by_index.get(str(line["index"]), line)
-                options = ref.get("options")
-                doc = {
-                    "task": ref["task"],
-                    "answer": str(ref["answer"]),
-                    "metadata": ref.get("metadata"),
-                    "options": json.loads(options) if isinstance(options, str) else options,
-                }
-                prediction = line.get("prediction")
-                prediction = (
-                    ""
-                    if prediction is None or (isinstance(prediction, float) and pd.isna(prediction))
-                    else str(prediction)
-                )
-                m = score_doc_raw(doc, prediction)
-                metric_rows.append(m)
-                rows.append((doc["task"], m))
-            for key in ("score", "exact"):
-                data[key] = [m[key] for m in metric_rows]
-            dump(data, get_intermediate_file_path(eval_file, "_score"))
-            report = aggregate(rows)
-            table = []
-            for task, t in report["tasks"].items():
-                table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
-                if TASK_BY_NAME.get(task) is not None and TASK_BY_NAME[task].halves is not None:
-                    for sub, s in report["subsets"].items():
-                        table.append(
-                            {"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]}
-                        )
-            seven = sum(
-                t["n"]
-                for name, t in report["tasks"].items()
-                if name not in report["headline_excluded"]
-            )
-            table.append(
-                {
-                    "task": "paper_average",
-                    "n": seven,
-                    "score": report["paper_average"],
-                    "exact": None,
-                }
-            )
-            table.append(
-                {
-                    "task": "average_9_tasks",
-                    "n": report["n"],
-                    "score": report["average_9_tasks"],
-                    "exact": None,
-                }
-            )
-            table.append(
-                {
-                    "task": "average_7_tasks",
-                    "n": seven,
-                    "score": report["average_7_tasks"],
-                    "exact": None,
-                }
-            )
-            acc = pd.DataFrame(table)
-            dump(acc, get_intermediate_file_path(eval_file, "_acc"))
-            with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
-                json.dump(report, fh, indent=2)
-            return acc
+            return _evaluate(self.data, eval_file)
 
     _CLASSES["MiSIBench"] = MiSIBench
     for task in TASKS:
@@ -224,6 +130,109 @@ def dataset_classes() -> dict[str, type]:
             name, (MiSIBench,), {"TASK": task, "__doc__": f"MiSI-Bench task {task}."}
         )
     return _CLASSES
+
+
+def _evaluate(ours, eval_file):
+    """``MiSIBench.evaluate`` on our rows ``ours`` (a DataFrame): writes the ``_score`` table,
+    the ``_acc`` table and the ``_report`` JSON next to ``eval_file``; returns the ``_acc``
+    table."""
+    import pandas as pd
+    from misi_bench.builder.scoring import aggregate
+    from vlmeval.smp import dump, get_intermediate_file_path
+
+    data = _read_predictions(eval_file)
+    by_index = {str(i): r for i, r in zip(ours["index"], ours.to_dict("records"))}
+    rows = _score_rows(data, by_index)
+    for key in ("score", "exact"):
+        data[key] = [m[key] for _, m in rows]
+    dump(data, get_intermediate_file_path(eval_file, "_score"))
+    report = aggregate(rows)
+    acc = pd.DataFrame(_acc_table(report))
+    dump(acc, get_intermediate_file_path(eval_file, "_acc"))
+    with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
+        json.dump(report, fh, indent=2)
+    return acc
+
+
+def _records(ds, img_root: str) -> list[dict]:
+    """One VLMEvalKit record per row of a split (options and image views as JSON text), its
+    images written once as ``<img_root>/<id>_<j>.png``."""
+    os.makedirs(img_root, exist_ok=True)
+    build = build_config_hash()  # kept in the prediction tables; `score` checks it
+    records = []
+    for k, row in enumerate(ds.cast_column("images", _raw_images(ds))):
+        paths = []
+        for j, image in enumerate(row["images"]):
+            path = osp.join(img_root, f"{row['id']}_{j}.png")
+            if not osp.exists(path):
+                _write_image(image, path)
+            paths.append(path)
+        records.append(
+            {
+                "index": k,
+                "id": row["id"],
+                "task": row["task"],
+                "category": row["task"],
+                "pdb_id": row["pdb_id"],
+                "question": row["question"],
+                "answer": row["answer"],
+                "answer_format": row["answer_format"],
+                "options": json.dumps(list(row["options"] or [])),
+                "image_views": json.dumps(list(row["image_views"] or [])),
+                "metadata": row["metadata"],
+                "image_path": paths,
+                "config_hash": build or "",
+            }
+        )
+    return records
+
+
+def _score_rows(data, by_index: dict) -> list[tuple[str, dict]]:
+    """``(task, metrics)`` of each prediction line, scored against our own row of its index
+    (gold fields come from our rows, not from the spreadsheet round-trip)."""
+    rows = []
+    for _, line in data.iterrows():
+        ref = by_index.get(str(line["index"]), line)
+        options = ref.get("options")
+        doc = {
+            "task": ref["task"],
+            "answer": str(ref["answer"]),
+            "metadata": ref.get("metadata"),
+            "options": json.loads(options) if isinstance(options, str) else options,
+        }
+        prediction = line.get("prediction")
+        missing = prediction is None or (isinstance(prediction, float) and math.isnan(prediction))
+        rows.append((doc["task"], score_doc_raw(doc, "" if missing else str(prediction))))
+    return rows
+
+
+def _acc_table(report: dict) -> list[dict]:
+    """The ``_acc`` table (0-1 scale): one row per task (and per half of a task with halves),
+    then ``paper_average``, ``average_9_tasks`` and ``average_7_tasks``."""
+    table = []
+    for task, t in report["tasks"].items():
+        table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
+        if TASK_BY_NAME.get(task) is not None and TASK_BY_NAME[task].halves is not None:
+            for sub, s in report["subsets"].items():
+                table.append({"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]})
+    seven = sum(
+        t["n"] for name, t in report["tasks"].items() if name not in report["headline_excluded"]
+    )
+    table.append(
+        {"task": "paper_average", "n": seven, "score": report["paper_average"], "exact": None}
+    )
+    table.append(
+        {
+            "task": "average_9_tasks",
+            "n": report["n"],
+            "score": report["average_9_tasks"],
+            "exact": None,
+        }
+    )
+    table.append(
+        {"task": "average_7_tasks", "n": seven, "score": report["average_7_tasks"], "exact": None}
+    )
+    return table
 
 
 def primary_metric(metrics, task: str | None) -> dict[str, float]:
