@@ -42,7 +42,7 @@ Definition of the ``plip`` mode:
 
 Why this differs from ChimeraX's finder (which the paper used): ChimeraX uses per-atom-type
 angle and distance tables and adds hydrogens itself; we use one distance and the tests above.
-``builder.scripts.hbond_report`` measures the agreement with PLIP (an independent
+``scripts.hbond_report`` measures the agreement with PLIP (an independent
 implementation) on the samples and on a held-out set.
 """
 

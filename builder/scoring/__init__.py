@@ -64,7 +64,7 @@ How answers are read (the rules a model author can rely on; docs/answer-reading.
   the backbone", "... with other residues") does not withdraw a list.
 * Length: the text after the last marker and the last :data:`MAX_CHARS` characters are read, of
   at most :data:`MAX_INPUT_CHARS` characters (cost linear in the length; a 1 MB output takes tens
-  of milliseconds, see ``builder/scripts/bench_scoring.py``).
+  of milliseconds, see ``scripts/bench_scoring.py``).
 """
 
 from __future__ import annotations
