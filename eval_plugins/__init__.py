@@ -10,7 +10,7 @@
 - :mod:`misi_bench.eval_plugins.finetune`: ``export-sft``, the train split in the formats of SFT
   stacks (TRL / Hugging Face chat Parquet, LLaMA-Factory, ms-swift).
 
-Every adapter reads rows of the published schema (SPEC section 8), shows the row's images in
+Every adapter reads rows of the published schema (docs/spec.md section 8), shows the row's images in
 prompt order with the row's ``question`` text, and scores with the one scorer,
 :mod:`misi_bench.builder.scoring`. The data location is ``misi_bench.hub_repo_id()`` (a Hub repo
 id or a local dataset folder; ``$MISI_BENCH_REPO`` overrides it) plus an optional revision

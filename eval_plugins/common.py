@@ -28,7 +28,7 @@ __all__ = [
 
 #: The nine task configs, in the paper's order (T1..T9), from the task registry.
 TASKS: tuple[str, ...] = TASK_NAMES
-#: Split that the full benchmark runs on, and the 50-per-task subset (SPEC section 5).
+#: Split that the full benchmark runs on, and the 50-per-task subset (docs/spec.md section 5).
 TEST_SPLIT = "test"
 TINY_SPLIT = "tiny"
 

@@ -44,7 +44,7 @@ from misi_bench.builder.dataset.merge import merge_units
 from misi_bench.builder.dataset.validate import validate_dataset
 
 PAPER_COMPLEXES = 3993
-#: The paper's test split (3,503 train + 490 test complexes; SPEC section 6).
+#: The paper's test split (3,503 train + 490 test complexes; docs/spec.md section 9).
 PAPER_TEST_COMPLEXES = 490
 NODE_CORES = 16
 ARRAY_NODES = 8

@@ -68,3 +68,52 @@ def test_command_table_names_every_command():
         named |= set(span.split()[0].split("\\|"))  # `misi-bench a\|b ...` names a and b
     missing = sorted(set(sub.choices) - named)
     assert not missing, f"commands missing from the README's command table: {missing}"
+
+
+#: Files whose text may cite the specification: code, data and docs of the repository.
+_CITING = ("*.py", "*.md", "*.yaml", "*.yml", "*.toml", "*.txt", "*.j2", "*.html", "*.js")
+#: A citation of a specification kept outside the repository ("SPEC section 5", "SPEC §5",
+#: "SPEC.md"): the rule must live in docs/spec.md instead.
+OUTSIDE_SPEC_RE = re.compile(r"\bSPEC(?:\.md\b|\s+(?:section|§)|§)")
+#: A citation of docs/spec.md with its section number.
+SPEC_CITE_RE = re.compile(r"spec\.md(?:\]\(spec\.md\))?,? section (\d+)")
+
+
+def _repo_texts():
+    for pattern in _CITING:
+        for path in sorted(ROOT.rglob(pattern)):
+            rel = path.relative_to(ROOT)
+            if rel.parts[0].startswith(".") or "__pycache__" in rel.parts or not path.is_file():
+                continue
+            if path == Path(__file__).resolve():  # the planted citations below
+                continue
+            yield rel, path.read_text(encoding="utf-8", errors="replace")
+
+
+def outside_spec_citations(text: str) -> list[str]:
+    return [m.group(0) for m in OUTSIDE_SPEC_RE.finditer(text)]
+
+
+def test_no_file_cites_a_spec_outside_the_repository():
+    found = [
+        f"{rel}: {hit!r}" for rel, text in _repo_texts() for hit in outside_spec_citations(text)
+    ]
+    assert not found, "cite docs/spec.md (with its section) instead:\n" + "\n".join(found)
+
+
+def test_spec_citations_name_existing_sections():
+    sections = set(re.findall(r"^## (\d+)\. ", (DOCS / "spec.md").read_text(), flags=re.M))
+    assert {"1", "3", "4", "5", "7", "8"} <= sections
+    bad = [
+        f"{rel}: section {n}"
+        for rel, text in _repo_texts()
+        for n in SPEC_CITE_RE.findall(text)
+        if n not in sections
+    ]
+    assert not bad, bad
+
+
+def test_the_spec_scan_sees_planted_citations():
+    planted = "x  # SPEC section 5\n(SPEC §7) see SPEC.md; TASK_SPECS; docs/spec.md section 3"
+    assert outside_spec_citations(planted) == ["SPEC section", "SPEC §", "SPEC.md"]
+    assert SPEC_CITE_RE.findall(planted) == ["3"]

@@ -1,4 +1,4 @@
-"""Tests of the one scorer (builder/scoring): lenient parsing, SPEC section 7 metrics,
+"""Tests of the one scorer (builder/scoring): lenient parsing, docs/spec.md section 7 metrics,
 aggregation, reports, record scoring and chance baselines."""
 
 from __future__ import annotations

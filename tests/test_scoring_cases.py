@@ -1,5 +1,5 @@
 """Adversarial model outputs of issue 11, one row per case, expected scores written by hand from
-SPEC section 7; the paper's average and the published reference rows; long outputs."""
+docs/spec.md section 7; the paper's average and the published reference rows; long outputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The task registry: the one definition of the nine tasks (SPEC section 5).
+"""The task registry: the one definition of the nine tasks (docs/spec.md section 5).
 
 Everything that needs the task list reads it here: names and order (T1..T9), answer format
 (fill-in or multiple choice), answer kind (which selects the scorer's parser, metric and chance

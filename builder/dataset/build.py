@@ -187,7 +187,7 @@ def build_dataset(
     decoys: str = "paper",
     profile: str = DEFAULT_PROFILE,
 ) -> dict:
-    """Build the dataset folder ``out`` (SPEC section 8) and return its manifest.
+    """Build the dataset folder ``out`` (docs/spec.md section 8) and return its manifest.
 
     ``num_shards``/``shard_index`` restrict the generation to one shard of the complexes (run the
     merge afterwards with ``merge_only=True``). ``workers`` processes run complexes in parallel.

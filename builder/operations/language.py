@@ -1,4 +1,4 @@
-"""The operation language of MiSI-Bench (SPEC section 1): typed ``move``/``roll`` operations.
+"""The operation language of MiSI-Bench (docs/spec.md section 1): typed ``move``/``roll`` operations.
 
 * ``move x|y|z D`` translates the shown model by D Å along a screen axis (screen frame: +x right,
   +y up, +z toward the viewer); ``roll x|y|z A`` rotates it by A degrees (right-hand rule) about

@@ -1,4 +1,4 @@
-"""The one scorer of MiSI-Bench (SPEC section 7), used by the CLI and every evaluation plugin.
+"""The one scorer of MiSI-Bench (docs/spec.md section 7), used by the CLI and every evaluation plugin.
 
 Owns: answer parsing, per-question metrics, aggregation into reports, baselines. May import:
 ``builder.core`` (task registry, errors) and ``builder.operations`` (the operation language);
@@ -21,14 +21,14 @@ Conventions
 -----------
 * Every metric is on a **0-1 scale** (per question and in reports, averages included); multiply
   by 100 for the paper's percentages.
-* Distances are in ångström, angles in degrees, in the screen frame of SPEC section 1.
+* Distances are in ångström, angles in degrees, in the screen frame of docs/spec.md section 1.
 * Model output is parsed leniently (:func:`parse_prediction`); an answer that cannot be parsed
   scores 0. Nothing here raises because of a model's output. Gold answers are parsed strictly
   (they are written by the builder) and always score exactly 1.0 against themselves.
 
 Metrics per question (:func:`score_prediction`), keys of the returned dict:
 
-* ``score``: the main metric of SPEC section 7; ``exact``: exact match; ``parsed``: 1.0 when the
+* ``score``: the main metric of docs/spec.md section 7; ``exact``: exact match; ``parsed``: 1.0 when the
   output could be parsed at all (its mean is the parse rate).
 * ``translation`` / ``rotation`` (T1, T2): ``score = max(0, 1 - |pred - true| / R)`` with
   R = 8 Å / 180°, 0 when the verb or axis is wrong. ``zooming`` (T3): exact match.

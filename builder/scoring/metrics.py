@@ -1,4 +1,4 @@
-"""Per-question metrics of SPEC section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
+"""Per-question metrics of docs/spec.md section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A task's room: the hooks shared machinery reaches a task through (SPEC section 5).
+"""A task's room: the hooks shared machinery reaches a task through (docs/spec.md section 5).
 
 Every task module ``builder/tasks/<name>.py`` ends with ``ROOM = Room(...)``: its registry entry
 (:class:`~..core.registry.TaskSpec`, pure data: answer kind, labels, baselines) plus the code only

@@ -1,7 +1,7 @@
 """Export the published dataset to the training formats of supervised fine-tuning stacks.
 
 ``misi-bench export-sft`` reads a build folder or Hub repository (the published Parquet schema,
-SPEC section 8) shard by shard and writes one of:
+docs/spec.md section 8) shard by shard and writes one of:
 
 - ``hf``: a ``datasets`` Parquet folder with ``messages`` + ``images`` (TRL ``SFTTrainer``,
   ``processor.apply_chat_template``);
