@@ -117,3 +117,29 @@ def test_the_spec_scan_sees_planted_citations():
     planted = "x  # SPEC section 5\n(SPEC §7) see SPEC.md; TASK_SPECS; docs/spec.md section 3"
     assert outside_spec_citations(planted) == ["SPEC section", "SPEC §", "SPEC.md"]
     assert SPEC_CITE_RE.findall(planted) == ["3"]
+
+
+#: A task count spelled out in words or digits ("all nine", "7 tasks"): public names and help
+#: texts say "every task" / "all tasks" instead, so that a tenth task leaves them true.
+COUNT_RE = re.compile(
+    r"\b(?:all (?:nine|seven)|(?:nine|seven|[79]) tasks|(?:nine|seven)-task)\b", re.IGNORECASE
+)
+
+
+def _help_texts(parser: argparse.ArgumentParser, prog: str = "misi-bench"):
+    yield prog, parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _help_texts(sub, f"{prog} {name}")
+
+
+def test_help_texts_spell_out_no_task_count():
+    found = [
+        f"{prog}: {m.group(0)!r}"
+        for prog, text in _help_texts(build_parser(EVAL_COMMANDS))
+        for m in COUNT_RE.finditer(" ".join(text.split()))
+    ]
+    assert not found, found
+    assert COUNT_RE.search("task configs (default: all nine)")
+    assert COUNT_RE.search("avg all (9 tasks)") and not COUNT_RE.search("default: every task")

@@ -170,7 +170,7 @@ def add_commands(sub) -> None:
         dest="configs",
         nargs="*",
         choices=TASKS,
-        help="task configs to build (default: all nine); --tasks is the old spelling",
+        help="task configs to build (default: every task); --tasks is the old spelling",
     )
     p.add_argument(
         "--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)"

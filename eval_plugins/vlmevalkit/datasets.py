@@ -143,9 +143,10 @@ def dataset_classes() -> dict[str, type]:
             """Score with the one MiSI-Bench scorer (no judge model). Writes
             ``<eval_file>_score.<fmt>`` (per-row metrics) and ``<eval_file>_acc.<fmt>`` (one row
             per task and subset, then ``paper_average`` (the paper's eight-column average),
-            ``average_9_tasks`` and ``average_7_tasks``; 0-1 scale) and
+            ``average_all_tasks`` and ``average_headline_tasks``, then the old names of the
+            two while the nine tasks are the set; 0-1 scale) and
             returns the latter as a DataFrame."""
-            from misi_bench.builder.scoring import aggregate
+            from misi_bench.builder.scoring import AVERAGE_ALIASES, aggregate
 
             EVALUATED.append((self.dataset_name, str(eval_file)))
             data = _read_predictions(eval_file)
@@ -182,7 +183,7 @@ def dataset_classes() -> dict[str, type]:
                         table.append(
                             {"task": sub, "n": s["n"], "score": s["score"], "exact": s["exact"]}
                         )
-            seven = sum(
+            headline_n = sum(
                 t["n"]
                 for name, t in report["tasks"].items()
                 if name not in report["headline_excluded"]
@@ -190,27 +191,23 @@ def dataset_classes() -> dict[str, type]:
             table.append(
                 {
                     "task": "paper_average",
-                    "n": seven,
+                    "n": headline_n,
                     "score": report["paper_average"],
                     "exact": None,
                 }
             )
-            table.append(
+            counts = {"average_all_tasks": report["n"], "average_headline_tasks": headline_n}
+            names = [*counts, *AVERAGE_ALIASES.values()]
+            new_name = {old: name for name, old in AVERAGE_ALIASES.items()}
+            table += [
                 {
-                    "task": "average_9_tasks",
-                    "n": report["n"],
-                    "score": report["average_9_tasks"],
+                    "task": name,
+                    "n": counts[new_name.get(name, name)],
+                    "score": report[name],
                     "exact": None,
                 }
-            )
-            table.append(
-                {
-                    "task": "average_7_tasks",
-                    "n": seven,
-                    "score": report["average_7_tasks"],
-                    "exact": None,
-                }
-            )
+                for name in names
+            ]
             acc = pd.DataFrame(table)
             dump(acc, get_intermediate_file_path(eval_file, "_acc"))
             with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
