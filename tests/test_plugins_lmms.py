@@ -177,7 +177,9 @@ def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
     headline = [
         v for t, v in per_task.items() if t not in ("translation_rotation", "rotation_rotation")
     ]
-    assert results["misi"]["average_headline_tasks,none"] == pytest.approx(sum(headline) / len(headline))
+    assert results["misi"]["average_headline_tasks,none"] == pytest.approx(
+        sum(headline) / len(headline)
+    )
     want = expected_averages(data_dir, LIMIT, lambda row: constant)
     assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
     assert same_figure(results["misi"]["score,none"], want["average_all_tasks"])
