@@ -16,3 +16,9 @@ prompt order with the row's ``question`` text, and scores with the one scorer,
 id or a local dataset folder; ``$MISI_BENCH_REPO`` overrides it) plus an optional revision
 (``$MISI_BENCH_REVISION``). Nothing here imports a harness at import time.
 """
+
+if __name__ == "eval_plugins":  # the checkout root on sys.path (editable install, or run from it)
+    raise ImportError(
+        "import eval_plugins as misi_bench.eval_plugins: the top-level name 'eval_plugins' would load second "
+        "copies of its modules and classes (a MisiError that misi_bench's except clauses miss)"
+    )

@@ -226,11 +226,6 @@ def pooled(rows: list[dict]) -> dict:
     }
 
 
-def classify_extras(rows: list[dict]) -> dict[str, int]:
-    """Counts of the classes of our bonds outside PLIP's candidates (pooled)."""
-    return pooled(rows)["extra"]
-
-
 def _print_set(name: str, rows: list[dict]) -> dict:
     print(f"\n=== {name} ===")
     for r in rows:

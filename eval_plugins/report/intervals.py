@@ -75,9 +75,3 @@ def column_intervals(
         if value is not None and n > 0:
             out[col] = _pct(wilson(value / 100.0 * n, n))
     return out
-
-
-def cell_interval(cell: Mapping) -> Interval | None:
-    """A blind baseline cell's ``ci95`` (0-1) in percent."""
-    ci = cell.get("ci95")
-    return _pct((float(ci[0]), float(ci[1]))) if ci else None
