@@ -16,6 +16,7 @@ MODULES = (
     "misi_bench.builder.scoring.metrics",
     "misi_bench.builder.scoring.report",
     "misi_bench.builder.chemistry.structure",
+    "misi_bench.builder.scene.pillow_core",
 )
 #: Public functions (``misi_bench.<name>``) that must carry at least one example.
 WITH_EXAMPLES = (
