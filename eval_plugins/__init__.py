@@ -10,9 +10,15 @@
 - :mod:`misi_bench.eval_plugins.finetune`: ``export-sft``, the train split in the formats of SFT
   stacks (TRL / Hugging Face chat Parquet, LLaMA-Factory, ms-swift).
 
-Every adapter reads rows of the published schema (SPEC section 8), shows the row's images in
+Every adapter reads rows of the published schema (docs/spec.md section 8), shows the row's images in
 prompt order with the row's ``question`` text, and scores with the one scorer,
 :mod:`misi_bench.builder.scoring`. The data location is ``misi_bench.hub_repo_id()`` (a Hub repo
 id or a local dataset folder; ``$MISI_BENCH_REPO`` overrides it) plus an optional revision
 (``$MISI_BENCH_REVISION``). Nothing here imports a harness at import time.
 """
+
+if __name__ == "eval_plugins":  # the checkout root on sys.path (editable install, or run from it)
+    raise ImportError(
+        "import eval_plugins as misi_bench.eval_plugins: the top-level name 'eval_plugins' would load second "
+        "copies of its modules and classes (a MisiError that misi_bench's except clauses miss)"
+    )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..builder.core import generation
 from ..builder.core.registry import TASK_SPECS, TaskSpec
-from .common import spec_metric_names
+from .common import HEADLINE_METRICS, spec_metric_names
 
 HERE = Path(__file__).resolve().parent
 LMMS_FOLDER = HERE / "lmms_eval" / "tasks" / "misi"
@@ -37,15 +37,16 @@ UPSTREAM_DIR = "lmms_eval/tasks/misi"
 #: (group name, split, task-name prefix) of the two groups of each harness.
 GROUPS = (("misi", "test", "misi_"), ("tiny_misi", "tiny", "tiny_misi_"))
 #: The metrics every task inherits from the shared template (no ``metric_list`` of its own).
-TEMPLATE_METRICS = ["score", "exact", "average_7_tasks", "paper_average"]
+TEMPLATE_METRICS = ["score", "exact", *HEADLINE_METRICS, "paper_average"]
 
 _GROUP_TAIL = """\
 # Group rows (unweighted means over the tasks that report each metric):
-#   score: average_9_tasks, the macro mean of the nine task scores;
-#   average_7_tasks: the macro mean without T5 and T6 (T4 once);
+#   score: average_all_tasks, the macro mean of the scores of all tasks;
+#   average_headline_tasks: the macro mean over the headline's tasks, without T5 and T6 (T4
+#     once){alias};
 #   paper_average: the paper's Table 1 average, the mean of its eight columns T1, T2, T3,
 #     T4 positive, T4 negative, T7, T8, T9 (each task reports its columns' sum x 7/8, so only the
-#     group row, with all seven tasks, is the paper's figure; NaN when a column has no row).
+#     group row, with every headline task, is the paper's figure; NaN when a column has no row).
 aggregate_metric_list:
   - metric: score
     aggregation: mean
@@ -53,10 +54,7 @@ aggregate_metric_list:
   - metric: exact
     aggregation: mean
     weight_by_size: false
-  - metric: average_7_tasks
-    aggregation: mean
-    weight_by_size: false
-  - metric: paper_average
+{headline}  - metric: paper_average
     aggregation: mean
     weight_by_size: false
 metadata:
@@ -64,7 +62,7 @@ metadata:
 """
 
 
-#: The shared templates, whose ``generation_kwargs`` block is generated.
+#: The shared templates, whose ``generation_kwargs`` and ``metric_list`` blocks are generated.
 LMMS_TEMPLATE = LMMS_FOLDER / "_default_template_yaml"
 LM_TEMPLATE = LM_FOLDER / "_template_yaml"
 
@@ -79,21 +77,46 @@ def generation_block(template: Path) -> str:
     return "generation_kwargs:\n" + "".join(f"  {line}\n" for line in lines)
 
 
-def template_text(template: Path) -> str:
-    """The template with its ``generation_kwargs`` block (up to the next top-level key)
-    rewritten by :func:`generation_block`; the rest stays as written by hand."""
-    lines = template.read_text(encoding="utf-8").splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith("generation_kwargs:"))
+def _template_mean(template: Path) -> str:
+    return "!function utils.misi_mean" if template == LMMS_TEMPLATE else "mean"
+
+
+def _metric_lines(names: list[str], mean: str) -> list[str]:
+    return [
+        f"  - metric: {name}\n    aggregation: "
+        + ("!function utils.misi_paper_share" if name == "paper_average" else mean)
+        + "\n    higher_is_better: true\n"
+        for name in names
+    ]
+
+
+def _replace_block(lines: list[str], key: str, block: str) -> list[str]:
+    """``lines`` with the top-level block ``key:`` (up to the next top-level key) replaced."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{key}:"))
     end = start + 1
     while end < len(lines) and lines[end][:1] in (" ", "\t"):
         end += 1
-    return "".join(lines[:start]) + generation_block(template) + "".join(lines[end:])
+    return [*lines[:start], block, *lines[end:]]
+
+
+def template_text(template: Path) -> str:
+    """The template with its ``generation_kwargs`` block (:func:`generation_block`) and its
+    ``metric_list`` (:data:`TEMPLATE_METRICS`) rewritten; the rest stays as written by hand."""
+    lines = template.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = _replace_block(lines, "generation_kwargs", generation_block(template))
+    metrics = "metric_list:\n" + "".join(_metric_lines(TEMPLATE_METRICS, _template_mean(template)))
+    return "".join(_replace_block(lines, "metric_list", metrics))
 
 
 def group_yaml(group: str, prefix: str) -> str:
     """A group of every registry task (both harnesses use the same group file)."""
     tasks = "".join(f"  - {prefix}{spec.name}\n" for spec in TASK_SPECS)
-    return f"group: {group}\ntask:\n{tasks}{_GROUP_TAIL}"
+    headline = "".join(
+        f"  - metric: {name}\n    aggregation: mean\n    weight_by_size: false\n"
+        for name in HEADLINE_METRICS
+    )
+    alias = "".join(f"; also as {old}, its old name" for old in HEADLINE_METRICS[1:])
+    return f"group: {group}\ntask:\n{tasks}" + _GROUP_TAIL.format(headline=headline, alias=alias)
 
 
 def _metric_block(spec: TaskSpec, mean: str) -> str:
@@ -102,16 +125,13 @@ def _metric_block(spec: TaskSpec, mean: str) -> str:
     if names == TEMPLATE_METRICS:
         return ""
     if not spec.in_headline:
-        note = "# Left out of the paper's average and of average_7_tasks: no such metrics here.\n"
+        note = (
+            "# Left out of the paper's average and of average_headline_tasks: no such metrics"
+            " here.\n"
+        )
     else:
         note = f"# T{spec.number} positives and negatives are also reported apart.\n"
-    lines = [note, "metric_list:\n"]
-    for name in names:
-        aggregation = "!function utils.misi_paper_share" if name == "paper_average" else mean
-        lines.append(
-            f"  - metric: {name}\n    aggregation: {aggregation}\n    higher_is_better: true\n"
-        )
-    return "".join(lines)
+    return "".join([note, "metric_list:\n", *_metric_lines(names, mean)])
 
 
 def lmms_task_yaml(spec: TaskSpec, split: str, prefix: str) -> str:

@@ -288,8 +288,8 @@ def expected_averages(
     data_dir: str | Path, limit: int, prediction, split: str = "test"
 ) -> dict[str, float]:
     """What a harness group must report for the first ``limit`` rows of each task when the
-    model answers ``prediction(row)``: the scorer's own ``paper_average``, ``average_9_tasks``
-    and ``average_7_tasks`` (NaN where the scorer gives None), computed with
+    model answers ``prediction(row)``: the scorer's own ``paper_average``, ``average_all_tasks``
+    and ``average_headline_tasks`` (NaN where the scorer gives None), computed with
     :func:`misi_bench.builder.scoring.aggregate`, independently of the harness's aggregation."""
     import datasets
     from misi_bench.builder.scoring import aggregate
@@ -301,7 +301,7 @@ def expected_averages(
         for row in rows.select(range(min(limit, len(rows)))):
             scored.append((task, score_doc_raw(row, prediction(row))))
     report = aggregate(scored)
-    names = ("paper_average", "average_9_tasks", "average_7_tasks")
+    names = ("paper_average", "average_all_tasks", "average_headline_tasks")
     return {k: float("nan") if report[k] is None else report[k] for k in names}
 
 

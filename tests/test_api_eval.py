@@ -122,7 +122,7 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
         )
     assert rc == 0
     printed = capsys.readouterr()
-    assert "paper_average" in printed.out and "average_7_tasks" in printed.out
+    assert "paper_average" in printed.out and "average_headline_tasks" in printed.out
     assert "failed=0" in printed.err  # the progress bar shows error counts
     rows = _rows(data_dir)
     preds = _predictions(tmp_path / "run")
@@ -163,7 +163,7 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
     assert {i["config_hash"] for i in items} == {manifest["config_hash"]}
     gold = [i for i in direct["per_item"] if answers[i["id"]] == i["answer"]]
     assert gold and all(i["metrics"]["score"] == 1.0 for i in gold)
-    assert 0 < report["report"]["average_7_tasks"] < 1
+    assert 0 < report["report"]["average_headline_tasks"] < 1
     usage = [p["usage"] for p in preds]
     assert report["tokens"]["completion_tokens"] == sum(u["completion_tokens"] for u in usage) > 0
     assert report["session"]["answered"] == len(rows) and report["session"]["questions_per_s"] > 0

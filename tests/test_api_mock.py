@@ -82,7 +82,7 @@ def test_serve_mock_random_and_constant_are_the_chance_baselines(data_dir, tmp_p
     direct = score_records(rows, want)
     assert report["report"] == direct["report"]
     assert [i["prediction"] for i in report["per_item"]] == [want[r["id"]] for r in rows]
-    assert 0 < report["report"]["average_9_tasks"] < 0.6 and mock.counts["ambiguous"] == 0
+    assert 0 < report["report"]["average_all_tasks"] < 0.6 and mock.counts["ambiguous"] == 0
 
 
 def test_serve_mock_matches_questions_as_harnesses_send_them(data_dir):

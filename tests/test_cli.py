@@ -297,7 +297,7 @@ def test_score_command_reports_duplicates_and_null_predictions(built, tmp_path):
         (len(rows) - 1) / len(rows)
     )
     assert "1 duplicate ids (last entry used)" in out.stdout
-    assert "| paper_average |" in out.stdout and "| average_9_tasks |" in out.stdout
+    assert "| paper_average |" in out.stdout and "| average_all_tasks |" in out.stdout
 
 
 def test_lmms_eval_include_path_is_the_last_line():

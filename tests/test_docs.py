@@ -68,3 +68,78 @@ def test_command_table_names_every_command():
         named |= set(span.split()[0].split("\\|"))  # `misi-bench a\|b ...` names a and b
     missing = sorted(set(sub.choices) - named)
     assert not missing, f"commands missing from the README's command table: {missing}"
+
+
+#: Files whose text may cite the specification: code, data and docs of the repository.
+_CITING = ("*.py", "*.md", "*.yaml", "*.yml", "*.toml", "*.txt", "*.j2", "*.html", "*.js")
+#: A citation of a specification kept outside the repository ("SPEC section 5", "SPEC §5",
+#: "SPEC.md"): the rule must live in docs/spec.md instead.
+OUTSIDE_SPEC_RE = re.compile(r"\bSPEC(?:\.md\b|\s+(?:section|§)|§)")
+#: A citation of docs/spec.md with its section number.
+SPEC_CITE_RE = re.compile(r"spec\.md(?:\]\(spec\.md\))?,? section (\d+)")
+
+
+def _repo_texts():
+    for pattern in _CITING:
+        for path in sorted(ROOT.rglob(pattern)):
+            rel = path.relative_to(ROOT)
+            if rel.parts[0].startswith(".") or "__pycache__" in rel.parts or not path.is_file():
+                continue
+            if path == Path(__file__).resolve():  # the planted citations below
+                continue
+            yield rel, path.read_text(encoding="utf-8", errors="replace")
+
+
+def outside_spec_citations(text: str) -> list[str]:
+    return [m.group(0) for m in OUTSIDE_SPEC_RE.finditer(text)]
+
+
+def test_no_file_cites_a_spec_outside_the_repository():
+    found = [
+        f"{rel}: {hit!r}" for rel, text in _repo_texts() for hit in outside_spec_citations(text)
+    ]
+    assert not found, "cite docs/spec.md (with its section) instead:\n" + "\n".join(found)
+
+
+def test_spec_citations_name_existing_sections():
+    sections = set(re.findall(r"^## (\d+)\. ", (DOCS / "spec.md").read_text(), flags=re.M))
+    assert {"1", "3", "4", "5", "7", "8"} <= sections
+    bad = [
+        f"{rel}: section {n}"
+        for rel, text in _repo_texts()
+        for n in SPEC_CITE_RE.findall(text)
+        if n not in sections
+    ]
+    assert not bad, bad
+
+
+def test_the_spec_scan_sees_planted_citations():
+    planted = "x  # SPEC section 5\n(SPEC §7) see SPEC.md; TASK_SPECS; docs/spec.md section 3"
+    assert outside_spec_citations(planted) == ["SPEC section", "SPEC §", "SPEC.md"]
+    assert SPEC_CITE_RE.findall(planted) == ["3"]
+
+
+#: A task count spelled out in words or digits ("all nine", "7 tasks"): public names and help
+#: texts say "every task" / "all tasks" instead, so that a tenth task leaves them true.
+COUNT_RE = re.compile(
+    r"\b(?:all (?:nine|seven)|(?:nine|seven|[79]) tasks|(?:nine|seven)-task)\b", re.IGNORECASE
+)
+
+
+def _help_texts(parser: argparse.ArgumentParser, prog: str = "misi-bench"):
+    yield prog, parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _help_texts(sub, f"{prog} {name}")
+
+
+def test_help_texts_spell_out_no_task_count():
+    found = [
+        f"{prog}: {m.group(0)!r}"
+        for prog, text in _help_texts(build_parser(EVAL_COMMANDS))
+        for m in COUNT_RE.finditer(" ".join(text.split()))
+    ]
+    assert not found, found
+    assert COUNT_RE.search("task configs (default: all nine)")
+    assert COUNT_RE.search("avg all (9 tasks)") and not COUNT_RE.search("default: every task")

@@ -11,10 +11,11 @@ of the detector or of the reference pipeline fails.
 import importlib.util
 
 import pytest
-from misi_bench.builder.scripts.hbond_reference import reference_sets
-from misi_bench.builder.scripts.hbond_report import compare, pooled, set_dirs
-from misi_bench.builder.scripts.hbond_shared_h import shared_h_copy
 from rdkit import Chem  # noqa: F401 (RDKit must load before Open Babel)
+
+from scripts.hbond_reference import reference_sets
+from scripts.hbond_report import compare, pooled, set_dirs
+from scripts.hbond_shared_h import shared_h_copy
 
 assert importlib.util.find_spec("plip") is not None, "pip install 'misi-bench[reference]'"
 

@@ -30,6 +30,8 @@ def _module_names() -> list[str]:
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             names.append("misi_bench." + ".".join(parts))
+    # the maintainer scripts outside the wheel, importable from a checkout as ``scripts.<name>``
+    names += [f"scripts.{p.stem}" for p in sorted((ROOT / "scripts").glob("[!_]*.py"))]
     return names
 
 
@@ -37,7 +39,7 @@ MODULES = [name for name in _module_names() if name not in HARNESS_MODULES]
 
 
 def test_every_folder_is_found():
-    assert "misi_bench.builder.scripts.bench_render" in MODULES
+    assert "scripts.bench_render" in MODULES
     assert set(HARNESS_MODULES) <= set(_module_names())
     assert len(MODULES) > 100
 
@@ -57,3 +59,27 @@ def test_harness_modules_import_in_a_child_process():
         cwd=ROOT,
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("top", ["builder", "eval_plugins", "dataset_card"])
+def test_a_package_folder_under_its_top_level_name_is_refused(top):
+    """From a checkout root (on sys.path in an editable install) ``import builder...`` would load
+    second copies of every module and class; the folders refuse that name."""
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {top}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode != 0 and "ImportError" in proc.stderr, proc.stderr[-2000:]
+    assert f"as misi_bench.{top}" in proc.stderr
+
+
+def test_one_copy_of_each_class():
+    import misi_bench
+
+    errors = importlib.import_module("misi_bench.builder.core.errors")
+    assert errors.MisiError is misi_bench.MisiError
+    assert issubclass(misi_bench.InputError, errors.MisiError)
+    assert "builder" not in sys.modules and "builder.core.errors" not in sys.modules

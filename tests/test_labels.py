@@ -12,8 +12,9 @@ from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels
 from misi_bench.builder.scene.raster import label_layout
 from misi_bench.builder.scene.requests import Style
-from misi_bench.builder.scripts.label_legibility import measure, table
 from misi_bench.builder.tasks.base import annotate, request
+
+from scripts.label_legibility import measure, table
 
 
 def _interior(label):

@@ -102,8 +102,8 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     for task in TASKS:
         assert oracle[task] == 1.0, (task, proc.stdout[-3000:])
     assert (
-        oracle["average_9_tasks"] == 1.0
-        and oracle["average_7_tasks"] == 1.0
+        oracle["average_all_tasks"] == 1.0
+        and oracle["average_headline_tasks"] == 1.0
         and oracle["paper_average"] == 1.0
     )
     assert _acc(tmp_path, "misi_oracle", "MiSI_rotation_tiny")["rotation"] == 1.0
@@ -124,16 +124,16 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
         scores = [score_doc_raw(r, constant)["score"] for r in rows]
         expected[task] = math.fsum(scores) / len(scores)
         assert const[task] == pytest.approx(expected[task]), task
-    assert const["average_9_tasks"] == pytest.approx(sum(expected.values()) / len(expected))
+    assert const["average_all_tasks"] == pytest.approx(sum(expected.values()) / len(expected))
     want = expected_averages(data_dir, 10**9, lambda row: constant)
     assert same_figure(const["paper_average"], want["paper_average"])
-    assert same_figure(const["average_7_tasks"], want["average_7_tasks"])
+    assert same_figure(const["average_headline_tasks"], want["average_headline_tasks"])
 
 
 def test_run_summary_headline_is_paper_average():
     """VLMEvalKit's run summary takes one "primary metric" from the flattened ``_acc`` table
     (keys ``task=<row>|score``, as ``vlmeval.smp.status_report.flatten_summary_metrics`` writes
-    them); left to itself it picks ``average_7_tasks``. Ours is the headline, ``paper_average``,
+    them); left to itself it picks ``average_headline_tasks``. Ours is the headline, ``paper_average``,
     and a one-task dataset (no paper average) reports its task's score."""
     from misi_bench.eval_plugins.vlmevalkit.datasets import primary_metric
 
@@ -141,8 +141,8 @@ def test_run_summary_headline_is_paper_average():
         "task=rotation|n": 3,
         "task=rotation|score": 0.5,
         "task=paper_average|score": 0.42,
-        "task=average_9_tasks|score": 0.4,
-        "task=average_7_tasks|score": 0.41,
+        "task=average_all_tasks|score": 0.4,
+        "task=average_headline_tasks|score": 0.41,
     }
     assert primary_metric(flat, None) == {"paper_average": 0.42}
     one_task = {**flat, "task=paper_average|score": float("nan")}

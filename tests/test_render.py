@@ -466,12 +466,13 @@ def test_real_requests_keep_their_pixels():
     """The decoded pixels of 100 real requests of a samples build (every task's kinds of
     picture: whole pockets, ligand-only and docking views with moved groups, T4 residue
     close-ups, non-default styles) and of a contact sheet equal the snapshot recorded with the
-    renderer before its speed-ups (``builder/scripts/render_cases.py``; re-record it when
+    renderer before its speed-ups (``scripts/render_cases.py``; re-record it when
     RENDER_VERSION changes, or when a Pillow upgrade changes glyphs or polygon filling)."""
     from misi_bench.builder.chemistry.samples import sample_refs
     from misi_bench.builder.chemistry.structure import load_complex
     from misi_bench.builder.scene.raster import render_image
-    from misi_bench.builder.scripts.render_cases import (
+
+    from scripts.render_cases import (
         _sheet_pixels,
         pixel_digest,
         request_from_json,

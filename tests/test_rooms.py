@@ -14,8 +14,9 @@ from misi_bench.builder.core.registry import ANSWER_KINDS, TASK_BY_NAME, TASK_NA
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("builder", "eval_plugins", "dataset_card", "misi_bench.py")
-#: Where task names may be spelled out: the registry, the task rooms, maintainer scripts.
-ROOMS_AND_SCRIPTS = ("builder/core/registry.py", "builder/tasks/", "builder/scripts/")
+#: Where task names may be spelled out: the registry and the task rooms (the maintainer scripts
+#: of ``scripts/`` are not scanned).
+ROOMS_AND_SCRIPTS = ("builder/core/registry.py", "builder/tasks/")
 
 
 def name_constants(source: str, names: set[str]) -> list[tuple[int, str]]:

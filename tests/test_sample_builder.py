@@ -1,4 +1,4 @@
-"""The sample builder (``builder.scripts.make_samples``) uses the chemistry layer's readers, bond
+"""The sample builder (``scripts.make_samples``) uses the chemistry layer's readers, bond
 perception and pocket cut; run on the committed sample files, those shared pieces and the
 builder's writers must reproduce the committed files exactly (so a rebuild stays byte-identical)."""
 
@@ -9,8 +9,9 @@ import pytest
 from misi_bench.builder.chemistry.files import distance_bonds
 from misi_bench.builder.chemistry.protein import read_structure
 from misi_bench.builder.chemistry.samples import sample_index, sample_refs
-from misi_bench.builder.scripts.sample_ligands import read_mol2_atoms, read_sdf_atoms
-from misi_bench.builder.scripts.sample_writers import (
+
+from scripts.sample_ligands import read_mol2_atoms, read_sdf_atoms
+from scripts.sample_writers import (
     pocket_residues,
     write_mol2,
     write_pocket,

@@ -1,4 +1,4 @@
-"""Tests of the one scorer (builder/scoring): lenient parsing, SPEC section 7 metrics,
+"""Tests of the one scorer (builder/scoring): lenient parsing, docs/spec.md section 7 metrics,
 aggregation, reports, record scoring and chance baselines."""
 
 from __future__ import annotations
@@ -610,8 +610,8 @@ def test_aggregate_averages():
     assert report["subsets"]["residue_ligand_positive"]["score"] == pytest.approx(0.75)
     assert report["subsets"]["residue_ligand_positive"]["n"] == 2
     assert report["subsets"]["residue_ligand_negative"]["score"] == 0.0
-    assert report["average_9_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5 + 1.0) / 5)
-    assert report["average_7_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5) / 4)
+    assert report["average_all_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5 + 1.0) / 5)
+    assert report["average_headline_tasks"] == pytest.approx((0.75 + 0.25 + 0.0 + 0.5) / 4)
     # the paper's average needs all eight columns (T7, T8, T9 have no rows here)
     assert report["paper_average"] is None
     assert report["paper_average_missing"] == ["T7", "T8", "T9"]
@@ -622,20 +622,50 @@ def test_aggregate_averages():
     assert md.splitlines()[0] == "| task | n | score | exact |"
     assert "| translation | 2 | 0.7500 | 0.5000 |" in md
     assert "| residue_ligand_positive | 2 | 0.7500 |" in md
-    assert "| average_7_tasks | 8 |" not in md  # T5 rows are left out of the 7-task count
-    assert "| average_7_tasks | 7 | 0.3750 |" in md
-    assert "| average_9_tasks | 8 | 0.5000 |" in md
+    assert (
+        "| average_headline_tasks | 8 |" not in md
+    )  # T5 rows are left out of the headline-task count
+    assert "| average_headline_tasks | 7 | 0.3750 |" in md
+    assert "| average_all_tasks | 8 | 0.5000 |" in md
     assert "| paper_average | 7 | - |" in md and "no question for T7, T8, T9" in md
+
+
+def test_old_average_names_are_aliases_while_the_nine_tasks_are_the_set():
+    import dataclasses
+
+    from misi_bench.builder.core.registry import TASK_SPECS
+    from misi_bench.builder.scoring.report import average_aliases
+    from misi_bench.eval_plugins.common import HEADLINE_METRICS, score_doc
+
+    report = aggregate(
+        [
+            ("translation", {"score": 0.5, "exact": 0.0}),
+            ("translation_rotation", {"score": 1.0, "exact": 1.0}),
+        ]
+    )
+    assert report["average_all_tasks"] == report["average_9_tasks"] == 0.75
+    assert report["average_headline_tasks"] == report["average_7_tasks"] == 0.5
+    assert HEADLINE_METRICS == ("average_headline_tasks", "average_7_tasks")
+    doc = {"task": "translation", "answer": "move x 2", "metadata": None, "options": []}
+    scored = score_doc(doc, "move x 2")
+    assert scored["average_headline_tasks"] == scored["average_7_tasks"] == 1.0
+    # a tenth task would make the counted names lie: they are dropped, the new names stay
+    tenth = dataclasses.replace(TASK_SPECS[0], name="tenth", number=10)
+    assert average_aliases([*TASK_SPECS, tenth]) == {}
+    assert average_aliases(TASK_SPECS) == {
+        "average_all_tasks": "average_9_tasks",
+        "average_headline_tasks": "average_7_tasks",
+    }
 
 
 def test_aggregate_empty():
     report = aggregate([])
     assert (
-        report["average_9_tasks"] is None
-        and report["average_7_tasks"] is None
+        report["average_all_tasks"] is None
+        and report["average_headline_tasks"] is None
         and report["paper_average"] is None
     )
-    assert "average_9_tasks" in format_report_markdown(report)
+    assert "average_all_tasks" in format_report_markdown(report)
 
 
 def test_score_records_missing_and_unknown():
@@ -667,7 +697,7 @@ def test_score_records_missing_and_unknown():
     assert items["t8-0"]["metrics"]["score"] == 1.0
     report = result["report"]
     assert report["tasks"]["residue_ligand"]["n"] == 1
-    assert report["average_9_tasks"] == pytest.approx((0.75 + 0.0 + 1.0 + 1.0) / 4)
+    assert report["average_all_tasks"] == pytest.approx((0.75 + 0.0 + 1.0 + 1.0) / 4)
     json.dumps(result)  # a report is plain JSON
 
 

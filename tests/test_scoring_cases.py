@@ -1,5 +1,5 @@
 """Adversarial model outputs of issue 11, one row per case, expected scores written by hand from
-SPEC section 7; the paper's average and the published reference rows; long outputs."""
+docs/spec.md section 7; the paper's average and the published reference rows; long outputs."""
 
 from __future__ import annotations
 
@@ -329,10 +329,10 @@ def test_paper_average_reproduces_the_human_row():
     for key, value in HUMAN_COLUMNS.items():
         assert human.score(key) == pytest.approx(value)
         assert report["columns"][key] == pytest.approx(value)
-    # the 9- and 7-task averages pool T4 (1 positive + 3 negatives) and are different figures
+    # the all-task and headline-task averages pool T4 (1 positive + 3 negatives) and are different figures
     seven = (1.0 + 0.7018 + 0.30 + 1.0 + 0.7454 + 0.92 + 0.8278) / 7
-    assert report["average_7_tasks"] == pytest.approx(seven)
-    assert report["average_9_tasks"] == pytest.approx((seven * 7 + 0.5) / 9)
+    assert report["average_headline_tasks"] == pytest.approx(seven)
+    assert report["average_all_tasks"] == pytest.approx((seven * 7 + 0.5) / 9)
     md = format_report_markdown(report)
     assert "| paper_average | " in md and f"{649.5 / 800:.4f}" in md
 

@@ -22,27 +22,40 @@ from pathlib import Path
 
 import pytest
 import yaml
+from misi_bench.eval_plugins import harness_files
 from misi_bench.eval_plugins.common import TASKS, score_doc
-from misi_bench.eval_plugins.upstream import make_patches
 
 from harness_support import patched_copy
 
 LIMIT = 2
+TASK_FOLDER = harness_files.LMMS_FOLDER
+PLUGIN_PATCH = (
+    harness_files.HERE / "upstream" / "lmms_eval" / "0002-plugin-tasks-before-task-index.patch"
+)
+
+
+def task_files() -> list[Path]:
+    """The lmms-eval task folder's files, sorted (compiled files and caches left out)."""
+    return sorted(
+        p
+        for p in TASK_FOLDER.iterdir()
+        if p.is_file() and p.suffix != ".pyc" and not p.name.startswith(".")
+    )
 
 
 def test_committed_task_patch_is_current():
-    assert make_patches.main(["--check"]) == 0, (
-        "run python -m misi_bench.eval_plugins.upstream.make_patches"
+    assert harness_files.main(["--check"]) == 0, (
+        "run python -m misi_bench.eval_plugins.harness_files"
     )
-    patch = make_patches.TASK_PATCH.read_text()
-    names = {p.name for p in make_patches.task_files()}
+    patch = harness_files.TASK_PATCH.read_text()
+    names = {p.name for p in task_files()}
     assert {"utils.py", "README.md", "misi.yaml", "_default_template_yaml"} <= names
     for name in names:
         assert f"+++ b/lmms_eval/tasks/misi/{name}\n" in patch
 
 
 def test_task_readme_names_every_metric():
-    folder = make_patches.TASK_FOLDER
+    folder = TASK_FOLDER
     readme = (folder / "README.md").read_text()
     template = yaml.safe_load(
         "\n".join(
@@ -58,7 +71,7 @@ def test_task_readme_names_every_metric():
     for name in sorted(names):
         assert f"`{name}`" in readme, (
             f"metric {name} of the task YAML is not described in {folder / 'README.md'}: "
-            "add it, then run python -m misi_bench.eval_plugins.upstream.make_patches"
+            "add it, then run python -m misi_bench.eval_plugins.harness_files"
         )
     for task in TASKS:
         assert f"misi_{task}" in readme, task
@@ -121,7 +134,7 @@ def _bare_lmms_eval(
 def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
     import datasets
 
-    site = patched_copy(tmp_path, "lmms_eval", [make_patches.TASK_PATCH])
+    site = patched_copy(tmp_path, "lmms_eval", [harness_files.TASK_PATCH])
     assert (site / "lmms_eval" / "tasks" / "misi" / "misi.yaml").is_file()
     constant = "A"
     results = _bare_lmms_eval(
@@ -135,7 +148,7 @@ def test_task_folder_patch_runs_bare_lmms_eval(tmp_path, data_dir):
 
 @pytest.mark.slow
 def test_plugin_patch_lets_an_installed_package_register_tasks(tmp_path, data_dir):
-    site = patched_copy(tmp_path, "lmms_eval", [make_patches.PLUGIN_PATCH])
+    site = patched_copy(tmp_path, "lmms_eval", [PLUGIN_PATCH])
     assert not (site / "lmms_eval" / "tasks" / "misi").exists()  # the tasks come from our package
     results = _bare_lmms_eval(
         tmp_path,

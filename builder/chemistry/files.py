@@ -1,6 +1,6 @@
 """Reading input files: size and gzip checks, element symbols, MOL2 records, distance bonds.
 
-Shared by the protein and ligand readers and by the sample builder (``builder.scripts.make_samples``),
+Shared by the protein and ligand readers and by the sample builder (``scripts.make_samples``),
 so every reader applies the same limits, the same element spelling and the same covalent radii.
 """
 

@@ -1,6 +1,6 @@
 """Donor and acceptor typing of complex atoms for the hydrogen-bond detector (``hbonds``).
 
-Protein atoms: the per-residue table of SPEC section 3. Histidine ring N follow the input where
+Protein atoms: the per-residue table of docs/spec.md section 3. Histidine ring N follow the input where
 it carries hydrogens on that residue (N with H: donor only; N without: acceptor only); without
 input hydrogens the tautomer is unknown and both ring N are donor and acceptor.
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from .ligand import LigandData
 
-# Protein donor/acceptor table (SPEC section 3): (residue or '*', atom) -> (donor, acceptor).
+# Protein donor/acceptor table (docs/spec.md section 3): (residue or '*', atom) -> (donor, acceptor).
 _PROTEIN_POLAR: dict[tuple[str, str], tuple[bool, bool]] = {
     ("*", "N"): (True, False),
     ("PRO", "N"): (False, False),

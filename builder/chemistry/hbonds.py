@@ -1,4 +1,4 @@
-"""Geometric hydrogen-bond detection between pocket residues and the ligand (SPEC section 3).
+"""Geometric hydrogen-bond detection between pocket residues and the ligand (docs/spec.md section 3).
 
 Two modes (``HBOND_MODES``; ``--hbonds`` of the build, recorded in its manifest and card):
 
@@ -42,7 +42,7 @@ Definition of the ``plip`` mode:
 
 Why this differs from ChimeraX's finder (which the paper used): ChimeraX uses per-atom-type
 angle and distance tables and adds hydrogens itself; we use one distance and the tests above.
-``builder.scripts.hbond_report`` measures the agreement with PLIP (an independent
+``scripts.hbond_report`` measures the agreement with PLIP (an independent
 implementation) on the samples and on a held-out set.
 """
 
@@ -300,7 +300,8 @@ def chimerax_hydrogens(cx: Complex) -> tuple[np.ndarray, np.ndarray]:
 
 
 def detect_chimerax_hbonds(cx: Complex, graph: mills_dean.Graph | None = None) -> tuple[HBond, ...]:
-    """Pocket-ligand H-bonds by ChimeraX's criteria (``mills_dean``), plus the SPEC's metal rule."""
+    """Pocket-ligand H-bonds by ChimeraX's criteria (``mills_dean``), plus the metal rule of
+    docs/spec.md section 3."""
     lig, pocket = cx.ligand_indices, cx.pocket_indices
     if not len(lig) or not len(pocket):
         return ()

@@ -11,7 +11,7 @@ ChimeraX's ``hbonds`` picks each atom's donor/acceptor class from its IDATM type
   ``N3+``, as the template's terminal-N condition makes it (``hbonds.chimerax_graph``);
 * ligand atoms from the ligand's RDKit chemistry (elements, bond orders, aromaticity, formal
   charges, hydrogen counts) with the rules of ``ligand_types``. Amidine/guanidine N are ``Ng+``
-  whatever tautomer the file draws (SPEC section 3).
+  whatever tautomer the file draws (docs/spec.md section 3).
 
 Where we differ from ChimeraX's typing (documented in docs/hbonds.md): ChimeraX infers types
 from geometry and connectivity when a residue has no template; we use the ligand's bond orders,

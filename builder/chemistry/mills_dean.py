@@ -23,8 +23,8 @@ class test pass (either failing rejects the pair):
 * metals: an acceptor within 4.0 Å of a metal of its own model (``find_pairs``' ``models``) is
   not bonded when the D...A...metal angle is below 45 degrees; a planar N acceptor/donor within
   4.0 Å of such a metal is no donor (both ChimeraX's rules); and as in the ``plip`` mode a pair
-  whose two atoms both coordinate the same metal (within 3.0 Å) is not an H-bond (SPEC
-  section 3).
+  whose two atoms both coordinate the same metal (within 3.0 Å) is not an H-bond
+  (docs/spec.md section 3).
 
 Atom classes come from IDATM-style types (``idatm``) and the neighbour patterns of ChimeraX's
 tables (``donor_class`` / ``acceptor_class``); atoms matching no class are generic donors or

@@ -3,7 +3,7 @@
 ``builder/data/samples/<pdbid>/`` holds PDBbind-layout files (``_pocket.pdb``, ``_ligand.sdf``,
 ``_ligand.mol2``) listed in ``index.csv``; ``builder/data/raw/`` holds three unmodified PDB /
 mmCIF entries (gzipped) listed in its own ``index.csv``. Both are rebuilt from the package
-registries by ``python -m misi_bench.builder.scripts.make_samples`` (provenance in
+registries by ``python -m scripts.make_samples`` (provenance in
 ``builder/data/samples/PROVENANCE.md``; PDB coordinates are CC0).
 """
 

@@ -56,7 +56,13 @@ from .protein import (
 
 
 def load_complex(ref: ComplexRef, pocket_cutoff: float = DEFAULT_POCKET_CUTOFF) -> Complex:
-    """Read the complex that ``ref`` points to (refused when discovery found a ``problem``)."""
+    """Read the complex that ``ref`` points to (refused when discovery found a ``problem``).
+
+    >>> from misi_bench.builder.chemistry.samples import sample_refs
+    >>> cx = load_complex(sample_refs()[0])
+    >>> cx.pdb_id, len(cx.ligand_indices), len(cx.pocket_indices)
+    ('1a28', 23, 662)
+    """
     if ref.problem:
         raise InputError(ref.pdb_id, ref.problem)
     if ref.kind == "pdbbind":

@@ -192,7 +192,7 @@ def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in e
         dest="configs",
         nargs="*",
         choices=TASKS,
-        help="task configs to build (default: all nine); --tasks is the old spelling",
+        help="task configs to build (default: every task); --tasks is the old spelling",
     )
     p.add_argument(
         "--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)"

@@ -232,7 +232,7 @@ def add_commands(sub) -> None:
         dest="configs",
         nargs="+",
         metavar="CONFIG",
-        help="task configs, names or aliases (default: all nine); --config is the old spelling",
+        help="task configs, names or aliases (default: every task); --config is the old spelling",
     )
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")

@@ -9,7 +9,7 @@
 * ``DEFAULT_HUB_REPO``: the canonical Hub repository of the published benchmark, overridable by
   ``$MISI_BENCH_REPO`` (and ``$MISI_BENCH_REVISION`` for a tag or branch) and by command-line
   options; the evaluation plugins read their data location through :func:`hub_repo_id`.
-* ``DEFAULT_IMAGE_SIZE``: square image side in pixels (SPEC section 4), with its allowed range
+* ``DEFAULT_IMAGE_SIZE``: square image side in pixels (docs/spec.md section 4), with its allowed range
   (:func:`check_image_size`, the one range check). ``REFERENCE_IMAGE_SIZE``: the image size at
   which pixel quantities (label font size, option image-difference thresholds) are given; they
   scale with ``size / REFERENCE_IMAGE_SIZE``.

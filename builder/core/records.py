@@ -183,10 +183,6 @@ class Complex:
                 raise ValueError(
                     f"{self.pdb_id}: array {name} has {len(getattr(self, name))} rows, expected {n} (or none)"
                 )
-        if len(self.donor_h) not in (0, n):
-            raise ValueError(
-                f"{self.pdb_id}: array donor_h has {len(self.donor_h)} rows, expected {n} (or none)"
-            )
         for arr in (
             self.coords,
             self.elements,

@@ -1,4 +1,4 @@
-"""The task registry: the one definition of the nine tasks (SPEC section 5).
+"""The task registry: the one definition of the nine tasks (docs/spec.md section 5).
 
 Everything that needs the task list reads it here: names and order (T1..T9), answer format
 (fill-in or multiple choice), answer kind (which selects the scorer's parser, metric and chance
@@ -260,11 +260,6 @@ OPERATION_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "op
 BOND_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "bonds")
 
 
-def task_spec(task: str) -> TaskSpec:
-    """The :class:`TaskSpec` of a task config name or alias (``ValueError`` when unknown)."""
-    return TASK_BY_NAME[canonical_task(task)]
-
-
 def answer_format(task: str) -> str:
     """``fill_in`` or ``multiple_choice`` for a task config name."""
     return TASK_BY_NAME[task].answer_format
@@ -290,6 +285,9 @@ def canonical_task(name: str) -> str:
 
     Accepts the config names, the paper's names ("Pocket-Ligand Interaction", "scale"),
     ``T1``..``T9`` and a ``misi_bench_`` prefix. Raises ``ValueError`` for anything else.
+
+    >>> canonical_task("T2"), canonical_task("Pocket-Ligand Interaction"), canonical_task("scale")
+    ('rotation', 'pocket_ligand', 'zooming')
     """
     if not isinstance(name, str):
         raise ValueError(f"task name must be a string, got {name!r}")  # noqa: TRY004 (one error type for callers)

@@ -1,7 +1,7 @@
 """A ``datasets`` builder that generates MiSI-Bench in process (no loading script, no download).
 
 The published dataset needs no code: ``load_dataset(<folder or repo>, "<config>")`` reads the
-Parquet shards (SPEC section 8; ``datasets`` 4 and later refuse loading scripts anyway). This
+Parquet shards (docs/spec.md section 8; ``datasets`` 4 and later refuse loading scripts anyway). This
 builder is for generating the benchmark straight into the ``datasets`` cache from Python::
 
     from misi_bench import MisiBenchBuilder

@@ -1,4 +1,4 @@
-"""Publishing a built dataset folder to the Hugging Face Hub (SPEC section 8).
+"""Publishing a built dataset folder to the Hugging Face Hub (docs/spec.md section 8).
 
 ``push_dataset`` uploads exactly the files of a dataset folder that belong in the dataset repo:
 ``README.md`` (the card), ``manifest.json``, the Parquet shards ``<config>/<split>-NNNNN-of-NNNNN.parquet``

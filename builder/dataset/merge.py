@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION
 from ..core.rows import parse_metadata
+from ..scene.pillow_core import image_library_versions
 from .blind import write_blind
 from .card import write_card
 from .manifest import sha256_file, write_manifest
@@ -182,6 +183,8 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], runner) -> d
     manifest = {
         "misi_bench_version": PACKAGE_VERSION,
         "builder_version": BUILDER_VERSION,
+        # the releases that fix the image bytes (Pillow draws, libdeflate of `deflate` encodes)
+        "image_libraries": image_library_versions(),
         "profile": cfg.profile,
         "config": cfg.generation_fields(),
         "config_hash": cfg.config_hash,

@@ -1,4 +1,4 @@
-"""The operation language of MiSI-Bench (SPEC section 1): typed ``move``/``roll`` operations.
+"""The operation language of MiSI-Bench (docs/spec.md section 1): typed ``move``/``roll`` operations.
 
 * ``move x|y|z D`` translates the shown model by D Å along a screen axis (screen frame: +x right,
   +y up, +z toward the viewer); ``roll x|y|z A`` rotates it by A degrees (right-hand rule) about
@@ -101,7 +101,14 @@ def parse_operation(text: str) -> Operation:
 
 
 def parse_operations(text: str) -> tuple[Operation, ...]:
-    """Parse ``"op, op, ..."`` into a tuple of operations (strict; see the scorer for lenient)."""
+    """Parse ``"op, op, ..."`` into a tuple of operations (strict; see the scorer for lenient).
+
+    >>> parse_operations("roll x 75, move x -14")
+    (Roll(axis='x', angle=75), Move(axis='x', distance=-14))
+    >>> parse_operations("roll x 75 and then move")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    OperationSyntaxError: not an operation
+    """
     parts = [p for p in text.split(",")]
     if not text.strip() or any(not p.strip() for p in parts):
         raise OperationSyntaxError(f"not an operation sequence: {text!r}")
@@ -109,7 +116,13 @@ def parse_operations(text: str) -> tuple[Operation, ...]:
 
 
 def format_operations(ops: Iterable[Operation] | Operation) -> str:
-    """Format operations as the benchmark writes them: ``"roll x 75, move x -14"``."""
+    """Format operations as the benchmark writes them; parsing the text gives them back.
+
+    >>> format_operations(parse_operations("roll x 75,move x -14"))
+    'roll x 75, move x -14'
+    >>> format_operations(Move("z", 45))
+    'move z 45'
+    """
     if isinstance(ops, (Move, Roll)):
         ops = (ops,)
     return ", ".join(str(op) for op in ops)

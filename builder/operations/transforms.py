@@ -1,4 +1,4 @@
-"""Operations applied to coordinates, and the six views (SPEC section 1).
+"""Operations applied to coordinates, and the six views (docs/spec.md section 1).
 
 * **Screen frame**: right-handed, fixed to the camera; +x right, +y up, +z toward the viewer.
   Units are ångström and degrees. Its origin is the *scene centre*: the centre of the bounding

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from ..core.errors import RenderError
 from ..core.records import Complex
@@ -50,6 +50,7 @@ from .batch_plan import (
     sprites,
     widen_for_labels,
 )
+from .pillow_core import ink, painter, polygon_filler
 from .projection import check_atoms, request_groups, unmoved_screen
 from .raster import render_rows, shown_bonds
 from .requests import RenderRequest
@@ -255,7 +256,7 @@ def _sheet(plan, parts, bands, left: int, right: int, size: int, ss: int) -> Pos
         points[:, 1::2] += shift[plan.poly_pose[p_idx]][:, None]
         spheres = zip([plan.cores[i] for i in s_idx.tolist()], boxes.tolist())
         sticks = zip(points.tolist(), plan.inks[p_idx].tolist())
-        paste, polygon = canvas.im.paste, ImageDraw.Draw(canvas).draw.draw_polygon
+        paste, polygon = painter(canvas), polygon_filler(canvas)
         for sphere in is_sphere.tolist():
             if sphere:
                 core, box = next(spheres)
@@ -267,10 +268,10 @@ def _sheet(plan, parts, bands, left: int, right: int, size: int, ss: int) -> Pos
             if ss > 1
             else (canvas.crop((left, 0, right, height)))
         )
-        core = image.im
+        paste_label = painter(image)
         for k, by in mine:
             for x, y, sprite, w, h in plan.labels[k]:
-                core.paste(sprite, (x - left, y + by, x - left + w, y + by + h), sprite)
+                paste_label(sprite, (x - left, y + by, x - left + w, y + by + h), sprite)
     else:
         image = Image.new("RGB", (right - left, height), (0, 0, 0))
     for p, row, top, _ in bands:
@@ -332,10 +333,9 @@ def _inks(rgb: np.ndarray) -> np.ndarray:
     """Pillow's ink value for each stick colour (one lookup per distinct colour)."""
     packed = (rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2]
     uniq, ink_index = np.unique(packed, return_inverse=True)
-    ink_of = ImageDraw.Draw(Image.new("RGB", (1, 1))).draw.draw_ink
     return (
         np.array(
-            [ink_of(((c >> 16) & 255, (c >> 8) & 255, c & 255)) for c in uniq.tolist()],
+            [ink(((c >> 16) & 255, (c >> 8) & 255, c & 255)) for c in uniq.tolist()],
             dtype=np.int64,
         )[ink_index.reshape(-1)]
         if len(uniq)

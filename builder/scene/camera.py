@@ -1,4 +1,4 @@
-"""The perspective camera (SPEC section 4).
+"""The perspective camera (docs/spec.md section 4).
 
 Perspective, looking down -z from (0, 0, distance), vertical field of view ``fov_deg`` on a
 square image. A point at screen (x, y, z) has depth ``distance - z`` and pixel coordinates

@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
+from .pillow_core import handle, painter
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
 #: Smallest label font size in pixels, whatever the image size.
@@ -44,21 +45,22 @@ def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
 
 @lru_cache(maxsize=16384)
 def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
-    """(RGBA core image, width, height) of a label: coloured glyphs inside a 1-px black outline
-    (keeps labels legible over sticks), pasted in one call."""
+    """(RGBA :func:`~.pillow_core.handle`, width, height) of a label: coloured glyphs inside a
+    1-px black outline (keeps labels legible over sticks), pasted in one call."""
     outline, glyph, width, height = label_masks(text, px)
     rgba = Image.new("RGBA", (width, height), (0, 0, 0, 0))
-    rgba.im.paste((0, 0, 0, 255), (0, 0, width, height), outline)
-    rgba.im.paste(colour + (255,), (0, 0, width, height), glyph)
+    paint = painter(rgba)
+    paint((0, 0, 0, 255), (0, 0, width, height), outline)
+    paint(colour + (255,), (0, 0, width, height), glyph)
     rgba.load()
-    return rgba.im, width, height
+    return handle(rgba), width, height
 
 
 def label_masks(text: str, px: int) -> tuple[object, object, int, int]:
-    """(outline mask, glyph mask, width, height) of a label, masks as Pillow core images (for
-    ``ImagingCore.paste``)."""
+    """(outline mask, glyph mask, width, height) of a label, masks as
+    :func:`~.pillow_core.handle` (for :func:`~.pillow_core.painter`)."""
     outline, glyph, width, height = _label_images(text, px)
-    return outline.im, glyph.im, width, height
+    return handle(outline), handle(glyph), width, height
 
 
 @lru_cache(maxsize=16384)
@@ -434,11 +436,11 @@ def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) ->
 
 def paste_labels(image, labels, top: int = 0) -> None:
     """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on."""
-    core = image.im
+    paste = painter(image)
     for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)
         y = label.y - top
-        core.paste(sprite, (label.x, y, label.x + w, y + h), sprite)
+        paste(sprite, (label.x, y, label.x + w, y + h), sprite)
 
 
 def glyph_mask(text: str, px: int) -> np.ndarray:

@@ -5,7 +5,7 @@ Why not Pillow's encoder: the pictures are mostly black background with flat col
 PNG's prediction filters (which Pillow applies per row) make them *harder* to compress. Filter
 type 0 with libdeflate at :data:`PNG_DEFLATE_LEVEL` stores the same pixels in about 27 % fewer
 bytes and encodes about twice as fast as Pillow at ``compress_level=1`` (measured in
-``builder/scripts/bench_bytes.py`` and ``bench_render.py``; docs/scale.md). The output is a
+``scripts/bench_bytes.py`` and ``bench_render.py``; docs/scale.md). The output is a
 standard PNG (signature, IHDR, IDAT, IEND with their CRCs) that every decoder reads back to the
 same pixels; the bytes are fixed by the pixels, the level and the libdeflate release bundled with
 the pinned ``deflate`` package (:data:`PNG_ENCODER`, part of the build's identity).

@@ -56,6 +56,7 @@ from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
 from .extent import content_rows, downsample
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
+from .pillow_core import core_objects, use_core
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
 from .shading import (
@@ -85,25 +86,17 @@ class _Canvas:
 
     Thousands of primitives are drawn per picture, so the calls go straight to Pillow's C
     objects (``Image.im`` and ``ImageDraw.Draw(...).draw``, which Pillow's own ``paste`` and
-    ``polygon`` call with the same arguments); if a Pillow version lacks them, the public
-    methods are used instead, with the same pixels.
+    ``polygon`` call with the same arguments) where :func:`.pillow_core.use_core` allows;
+    otherwise the public methods are used instead, with the same pixels.
     """
 
     def __init__(self, width: int, height: int | None = None):
         self.image = Image.new("RGB", (width, width if height is None else height), (0, 0, 0))
         public = ImageDraw.Draw(self.image)
         self._inks: dict[tuple[int, int, int], object] = {}
-        try:
-            core = self.image.im
-            draw_core = public.draw
-            if not (
-                hasattr(core, "paste")
-                and hasattr(draw_core, "draw_polygon")
-                and hasattr(draw_core, "draw_ink")
-            ):
-                raise AttributeError("Pillow core drawing API not available")
-            self._core, self._draw_core = core, draw_core
-        except AttributeError:  # pragma: no cover - depends on the Pillow build
+        if use_core():
+            self._core, self._draw_core = core_objects(self.image, public)
+        else:  # the public API (tested: same bytes)
             self._core = self._draw_core = None
             self._public = public
 

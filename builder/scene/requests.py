@@ -5,7 +5,7 @@ groups moved by operations, the view, the camera (which also carries the image s
 :class:`Style`. Requests are hashable, so equal requests give equal bytes and can share a cache
 entry. Task generators build requests; ``raster`` draws them, ``cache`` encodes them as PNG.
 
-Colours (SPEC section 4): black background; O red, N blue, S yellow, P orange, halogens greens,
+Colours (docs/spec.md section 4): black background; O red, N blue, S yellow, P orange, halogens greens,
 other elements CPK (unknown symbols: :data:`UNKNOWN_COLOUR`); ligand carbons grey; pocket
 carbons alternate purple ``#BF99F2`` / orange ``#F2B366`` by the parity of the residue's
 position in ``Complex.residues``.

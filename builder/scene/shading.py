@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 
 from ..core.records import Complex
+from .pillow_core import handle
 from .requests import LIGAND_CARBON, POCKET_CARBONS, element_colour
 
 LIGHT = np.array([-0.40, 0.45, 0.80])
@@ -121,7 +122,7 @@ def sphere_sprite(
 def make_sprite(rgba: np.ndarray, centre: float) -> Sprite:
     image = Image.fromarray(rgba, "RGBA")
     image.load()
-    return Sprite(image, image.im, image.width, image.height, float(centre))
+    return Sprite(image, handle(image), image.width, image.height, float(centre))
 
 
 def band_layout(bands: int) -> tuple[tuple[float, float, float], ...]:

@@ -1,4 +1,4 @@
-"""The one scorer of MiSI-Bench (SPEC section 7), used by the CLI and every evaluation plugin.
+"""The one scorer of MiSI-Bench (docs/spec.md section 7), used by the CLI and every evaluation plugin.
 
 Owns: answer parsing, per-question metrics, aggregation into reports, baselines. May import:
 ``builder.core`` (task registry, errors) and ``builder.operations`` (the operation language);
@@ -21,14 +21,14 @@ Conventions
 -----------
 * Every metric is on a **0-1 scale** (per question and in reports, averages included); multiply
   by 100 for the paper's percentages.
-* Distances are in ångström, angles in degrees, in the screen frame of SPEC section 1.
+* Distances are in ångström, angles in degrees, in the screen frame of docs/spec.md section 1.
 * Model output is parsed leniently (:func:`parse_prediction`); an answer that cannot be parsed
   scores 0. Nothing here raises because of a model's output. Gold answers are parsed strictly
   (they are written by the builder) and always score exactly 1.0 against themselves.
 
 Metrics per question (:func:`score_prediction`), keys of the returned dict:
 
-* ``score``: the main metric of SPEC section 7; ``exact``: exact match; ``parsed``: 1.0 when the
+* ``score``: the main metric of docs/spec.md section 7; ``exact``: exact match; ``parsed``: 1.0 when the
   output could be parsed at all (its mean is the parse rate).
 * ``translation`` / ``rotation`` (T1, T2): ``score = max(0, 1 - |pred - true| / R)`` with
   R = 8 Å / 180°, 0 when the verb or axis is wrong. ``zooming`` (T3): exact match.
@@ -43,8 +43,10 @@ Metrics per question (:func:`score_prediction`), keys of the returned dict:
 
 Averages (:func:`aggregate`), each under its own name: ``paper_average`` (the paper's Table 1
 average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8, T9; None unless
-all eight have questions), ``average_9_tasks`` and ``average_7_tasks`` (macro means of the task
-scores, all nine or without T5/T6; T4 once).
+all eight have questions), ``average_all_tasks`` and ``average_headline_tasks`` (macro means of
+the task scores, all tasks or the headline's, without T5/T6; T4 once). Their old names
+``average_9_tasks`` and ``average_7_tasks`` are written too while the nine tasks are the set
+(:data:`AVERAGE_ALIASES`).
 
 How answers are read (the rules a model author can rely on; docs/answer-reading.md)
 -------------------------------------------------------------------------------------------
@@ -64,7 +66,7 @@ How answers are read (the rules a model author can rely on; docs/answer-reading.
   the backbone", "... with other residues") does not withdraw a list.
 * Length: the text after the last marker and the last :data:`MAX_CHARS` characters are read, of
   at most :data:`MAX_INPUT_CHARS` characters (cost linear in the length; a 1 MB output takes tens
-  of milliseconds, see ``builder/scripts/bench_scoring.py``).
+  of milliseconds, see ``scripts/bench_scoring.py``).
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ from .predictions import (
 )
 from .readings import READINGS
 from .report import (
+    AVERAGE_ALIASES,
     AVERAGE_DEFINITIONS,
     COLUMN_KEYS,
     PAPER_AVERAGE_COLUMNS,
@@ -141,6 +144,7 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
+    "AVERAGE_ALIASES",
     "AVERAGE_DEFINITIONS",
     "BASELINE_KINDS",
     "BASELINE_NAMES",

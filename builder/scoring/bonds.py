@@ -1,5 +1,5 @@
 """Hydrogen-bond answers (T4, T9): the lenient parser of model output, the strict parser of gold
-answers, the SPEC section 7 set rule and the canonical text form."""
+answers, the docs/spec.md section 7 set rule and the canonical text form."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-question metrics of SPEC section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
+"""Per-question metrics of docs/spec.md section 7: :func:`score_prediction` (all values on a 0-1 scale)."""
 
 from __future__ import annotations
 
@@ -178,6 +178,13 @@ def score_prediction(
     ``paper`` rows a bond item matches only when it names every field of the answer format.
     Never raises because of ``prediction``; raises ``ValueError`` for an unknown task or profile
     or a malformed gold answer (a dataset bug).
+
+    >>> score_prediction("translation", "Answer: move x 3", "move x 2")["score"]  # 1 - 1/8
+    0.875
+    >>> score_prediction("rotation_rotation", "**B**", "B")
+    {'score': 1.0, 'exact': 1.0, 'parsed': 1.0}
+    >>> score_prediction("docking", "I cannot tell", "roll y 30, move x 12")["score"]
+    0.0
     """
     spec = TASK_BY_NAME[canonical_task(task)]
     task, kind = spec.name, spec.answer_kind

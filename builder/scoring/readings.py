@@ -1,6 +1,6 @@
 """Other readings of the scoring rules the paper leaves open, reported beside the main score.
 
-The headline (``score``, the paper's average) keeps the rules of SPEC section 7; each rule the
+The headline (``score``, the paper's average) keeps the rules of docs/spec.md section 7; each rule the
 paper does not state exactly also gets its other plausible reading as a metric of its own, so a
 reader can see how much the choice matters (docs/fidelity.md, "Scoring rules: ours and the
 paper's"):

@@ -48,13 +48,40 @@ COLUMN_KEYS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS)
 #: The eight columns whose mean is the paper's average (T5 and T6 left out, T4 counted twice).
 PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS if c[3])
 
+_LEFT_OUT = ", ".join(f"T{TASK_BY_NAME[name].number}" for name in HEADLINE_EXCLUDED) or "none"
+
 #: What each average of a report is (names used in reports, the card and the harness outputs).
 AVERAGE_DEFINITIONS = {
     "paper_average": "the paper's Table 1 average: mean of the eight columns T1, T2, T3, T4 positive, "
     "T4 negative, T7, T8, T9 (T5 and T6 left out; None unless all eight have questions)",
-    "average_9_tasks": "macro mean of the nine task scores (T4 once, positives and negatives pooled)",
-    "average_7_tasks": "macro mean of the seven task scores without T5 and T6 (T4 once, pooled)",
+    "average_all_tasks": "macro mean of the scores of all tasks (T4 once, positives and negatives "
+    "pooled)",
+    "average_headline_tasks": "macro mean of the scores of the tasks in the headline, all but "
+    f"{_LEFT_OUT} (T4 once, pooled)",
 }
+
+#: The averages' old names, which spelled out a task count: ``{name: old name}``.
+_OLD_AVERAGE_NAMES = {
+    "average_all_tasks": "average_9_tasks",
+    "average_headline_tasks": "average_7_tasks",
+}
+
+
+def average_aliases(specs=TASK_SPECS) -> dict[str, str]:
+    """``{name: old name}`` of the macro averages whose old names are still written beside the
+    new ones (reports, harness metrics): only while the old names' counts hold, nine tasks of
+    which seven are in the headline. A tenth task drops them rather than let them lie.
+
+    >>> average_aliases()["average_all_tasks"]
+    'average_9_tasks'
+    """
+    if len(specs) == 9 and sum(spec.in_headline for spec in specs) == 7:
+        return dict(_OLD_AVERAGE_NAMES)
+    return {}
+
+
+#: :func:`average_aliases` of the registry.
+AVERAGE_ALIASES: dict[str, str] = average_aliases()
 
 
 def _means(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -103,8 +130,9 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     "residue_ligand_negative": {...}}, "columns": the paper's columns (:func:`paper_columns`),
     "paper_average": the paper's average (:data:`PAPER_AVERAGE_COLUMNS`; None unless all eight
     columns have questions), "paper_average_missing": columns without questions,
-    "average_9_tasks": macro mean of the main ``score`` over the tasks present,
-    "average_7_tasks": the same without T5/T6, "averages": :data:`AVERAGE_DEFINITIONS`}``.
+    "average_all_tasks": macro mean of the main ``score`` over the tasks present,
+    "average_headline_tasks": the same over the headline's tasks (not T5/T6), "averages":
+    :data:`AVERAGE_DEFINITIONS`}``, plus the old names of the two (:data:`AVERAGE_ALIASES`).
     The two macro averages are None when no task is present. Task names are canonicalised; rows
     of unknown tasks are reported under their own name but left out of the averages.
     """
@@ -143,8 +171,8 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             "columns": columns,
             "paper_average": paper_average(columns),
             "paper_average_missing": [k for k in PAPER_AVERAGE_COLUMNS if columns[k] is None],
-            "average_9_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
-            "average_7_tasks": _mean_or_none(
+            "average_all_tasks": _mean_or_none([tasks[t]["score"] for t in present]),
+            "average_headline_tasks": _mean_or_none(
                 [tasks[t]["score"] for t in present if t not in HEADLINE_EXCLUDED]
             ),
             "headline_excluded": list(HEADLINE_EXCLUDED),
@@ -152,6 +180,7 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             "readings": dict(READINGS),
         }
     )
+    report.update({old: report[name] for name, old in AVERAGE_ALIASES.items()})
     return report
 
 
@@ -161,9 +190,18 @@ def _fmt_value(value, percent: bool = False) -> str:
     return f"{100 * value:.2f}" if percent else f"{value:.4f}"
 
 
+def _average(report: Mapping, name: str) -> float | None:
+    """An average of a report by its name, or by its old name (a report written before the
+    rename, read back from JSON)."""
+    if name in report:
+        return report[name]
+    return report.get(_OLD_AVERAGE_NAMES.get(name, name))
+
+
 def format_report_markdown(report: Mapping, percent: bool = False) -> str:
     """A markdown table of an :func:`aggregate` report: one row per task (T4 positive/negative
-    rows after T4), then ``paper_average``, ``average_9_tasks`` and ``average_7_tasks``; columns
+    rows after T4), then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``;
+    columns
     n, score, exact (0-1 scale, or in % with two decimals, as the paper prints, when
     ``percent``); a note under the table says what each average is."""
     unit = " %" if percent else ""
@@ -187,23 +225,23 @@ def format_report_markdown(report: Mapping, percent: bool = False) -> str:
                         f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |"
                     )
     present = [t for t in TASK_NAMES if t in tasks]
-    seven = [t for t in present if t not in HEADLINE_EXCLUDED]
+    headline = [t for t in present if t not in HEADLINE_EXCLUDED]
     exact_columns = paper_columns(report, "exact")
-    paper_n = sum(tasks[t].get("n", 0) for t in seven)
+    paper_n = sum(tasks[t].get("n", 0) for t in headline)
     paper_exact = paper_average(exact_columns)
     rows = [
         ("paper_average", paper_n, report.get("paper_average"), paper_exact),
         (
-            "average_9_tasks",
+            "average_all_tasks",
             sum(tasks[t].get("n", 0) for t in present),
-            report.get("average_9_tasks"),
+            _average(report, "average_all_tasks"),
             _mean_or_none([tasks[t]["exact"] for t in present if "exact" in tasks[t]]),
         ),
         (
-            "average_7_tasks",
+            "average_headline_tasks",
             paper_n,
-            report.get("average_7_tasks"),
-            _mean_or_none([tasks[t]["exact"] for t in seven if "exact" in tasks[t]]),
+            _average(report, "average_headline_tasks"),
+            _mean_or_none([tasks[t]["exact"] for t in headline if "exact" in tasks[t]]),
         ),
     ]
     lines += [f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} |" for name, n, score, exact in rows]

@@ -1,4 +1,4 @@
-"""The nine task rooms, keyed by config name (SPEC section 5).
+"""The nine task rooms, keyed by config name (docs/spec.md section 5).
 
 Each task lives in its own module ``builder/tasks/<name>.py``, which ends with ``ROOM`` (a
 :class:`~.room.Room`: the registry entry plus the generator, the audit's replay and answer space

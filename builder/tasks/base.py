@@ -276,10 +276,6 @@ def six_views(ann: Annotation, order: Sequence[str] = VIEW_NAMES) -> tuple[Image
     return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in order)
 
 
-def ops_json(ops: Sequence[Operation]) -> list[str]:
-    return [str(op) for op in ops]
-
-
 def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
     """Canonical JSON metadata of one question (sorted keys, no whitespace variance): the fields
     every row carries and the room's ``payload``, typed by :mod:`builder.core.rows`."""

@@ -1,4 +1,4 @@
-"""Multiple-choice construction shared by T5 and T6: the three decoy schemes of SPEC section 5.
+"""Multiple-choice construction shared by T5 and T6: the three decoy schemes of docs/spec.md section 5.
 
 Given the two true operations (f1, f2), the decoys are
 (a) both magnitudes changed, (b) f1's sign flipped and f2's magnitude changed,

@@ -1,4 +1,4 @@
-"""A task's room: the hooks shared machinery reaches a task through (SPEC section 5).
+"""A task's room: the hooks shared machinery reaches a task through (docs/spec.md section 5).
 
 Every task module ``builder/tasks/<name>.py`` ends with ``ROOM = Room(...)``: its registry entry
 (:class:`~..core.registry.TaskSpec`, pure data: answer kind, labels, baselines) plus the code only
@@ -10,7 +10,6 @@ and never on a task's name. This module also holds the helpers the hooks share.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -107,8 +106,3 @@ def split_space(cands: list[ImageSpec], gold: str, stored_index: int | None) -> 
     if len(golds) != 1:
         raise TaskError(f"gold answer {gold!r} is not in the task's answer space")
     return AnswerSpace(golds[0], tuple(c for c in cands if c.view_name != gold), stored_index)
-
-
-def row_meta(row: Mapping) -> dict:
-    """The parsed metadata JSON of a stored row."""
-    return json.loads(row["metadata"])

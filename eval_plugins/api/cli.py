@@ -206,7 +206,9 @@ def _add_selection_args(p) -> None:
     p.add_argument(
         "--revision", help="Hub revision (tag, branch or commit; default $MISI_BENCH_REVISION)"
     )
-    p.add_argument("--configs", nargs="+", metavar="TASK", help="task configs (default: all nine)")
+    p.add_argument(
+        "--configs", nargs="+", metavar="TASK", help="task configs (default: every task)"
+    )
     p.add_argument("--split", default="test", choices=("test", "tiny"), help="split (default test)")
     p.add_argument(
         "--concurrency", type=int, default=8, help="requests in flight at most (default 8)"

@@ -377,7 +377,7 @@ class ImageCache:
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
-    """The task configs to run (default all nine); unknown names raise a clear error."""
+    """The task configs to run (default every task); unknown names raise a clear error."""
     if not configs:
         return list(TASK_NAMES)
     bad = [c for c in configs if c not in TASK_NAMES]

@@ -53,7 +53,7 @@ def add_commands(sub) -> None:
         nargs="+",
         default=None,
         metavar="CONFIG",
-        help="task configs to export (names or aliases; default: all nine)",
+        help="task configs to export (names or aliases; default: every task)",
     )
     p.add_argument("--split", default="train", help="split to export (default: train)")
     p.add_argument(

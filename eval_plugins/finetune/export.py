@@ -111,7 +111,7 @@ def export_sft(
     progress: bool = True,
     endpoint: str | None = None,
 ) -> ExportResult:
-    """Export ``split`` of ``configs`` (default all nine) from ``source`` (build folder or Hub repo
+    """Export ``split`` of ``configs`` (default every task) from ``source`` (build folder or Hub repo
     id, at ``revision`` on ``endpoint``) to ``out`` in format ``fmt`` (a key of :data:`~.formats.FORMATS`)."""
     if fmt not in FORMATS:
         raise InputError("--format", f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")

@@ -35,7 +35,7 @@ class SourceRow:
 
 
 def pick_configs(configs: Sequence[str] | None) -> tuple[str, ...]:
-    """Config names in the paper's order (T1..T9); aliases accepted; default: all nine."""
+    """Config names in the paper's order (T1..T9); aliases accepted; default: every task."""
     if not configs:
         return TASK_NAMES
     try:

@@ -141,7 +141,7 @@ class HumanApp:
         """Scores of a session (the scorer's own numbers) and its answers; ``gold`` adds the
         right answers and per-question scores (the administrator's view, any time). Without
         ``gold`` only a finished session has results."""
-        from ..report.reference import average_9_tasks, paper_average  # noqa: PLC0415
+        from ..report.reference import average_all_tasks, paper_average  # noqa: PLC0415
         from ..report.sources import from_aggregate  # noqa: PLC0415
 
         session = self.session(participant)
@@ -174,7 +174,9 @@ class HumanApp:
             "gold": gold,
             "report": report,
             "paper_average": paper_average(columns),
-            "average_9_tasks": average_9_tasks(columns),
+            "average_all_tasks": average_all_tasks(columns),
+            # the old name, while the nine tasks are the set
+            "average_9_tasks": average_all_tasks(columns),
             "items": items,
         }
 

@@ -141,9 +141,3 @@ def run(argv: Sequence[str] | None = None) -> int:
         )
 
     return run_checked("lmms-eval", argv, ("--tasks",), start, check=_wants_include(argv))
-
-
-def print_include_path() -> int:
-    """Print the include folder as the last line of output (for shell use)."""
-    print(include_path())
-    return 0

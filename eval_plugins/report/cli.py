@@ -9,7 +9,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PAPER
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
-from .reference import complete_average_9, paper_average, reference_rows
+from .reference import complete_average_all, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_intervals, markdown_table, page
 from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
 
@@ -132,7 +132,7 @@ def _chance_rows(dataset: str, split: str) -> tuple[list[Row], str]:
             "chance",
             scores,
             paper_average(scores),
-            complete_average_9(scores),
+            complete_average_all(scores),
             f"build {Path(dataset).name}, split {split}",
         )
         for name, scores in chance.rows.items()

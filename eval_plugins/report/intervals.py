@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...builder.core.registry import TASK_BY_NAME, TASK_SPECS
+from ...builder.core.registry import TASK_BY_NAME
 from ...builder.scoring.blind import interval, wilson
 from .reference import HALF_SUBSETS, TASK_COLUMN
 
@@ -75,13 +75,3 @@ def column_intervals(
         if value is not None and n > 0:
             out[col] = _pct(wilson(value / 100.0 * n, n))
     return out
-
-
-def cell_interval(cell: Mapping) -> Interval | None:
-    """A blind baseline cell's ``ci95`` (0-1) in percent."""
-    ci = cell.get("ci95")
-    return _pct((float(ci[0]), float(ci[1]))) if ci else None
-
-
-#: Task columns of the nine-task mean (T4 as one task).
-NINE = tuple(f"T{s.number}" for s in TASK_SPECS)

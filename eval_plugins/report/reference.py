@@ -1,6 +1,6 @@
 """The report's columns, the paper's headline average and the paper's published rows.
 
-Scores here are percentages (0-100), the scale of the paper's Table 1. Columns are the nine tasks
+Scores here are percentages (0-100), the scale of the paper's Table 1. Columns are the tasks
 with T4 split into positives (``T4+``) and negatives (``T4-``), the way the paper reports T4.
 The published rows and the paper's average come from the scorer
 (:func:`misi_bench.builder.scoring.paper_reference_rows` and
@@ -39,7 +39,7 @@ PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(
     {v: k for k, v in SCORER_KEY.items()}.get(key, key) for key in scoring.PAPER_AVERAGE_COLUMNS
 )
 #: Task config name -> key (``T4`` is residue_ligand as one task: not a report column, but part of
-#: the nine-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
+#: the all-task mean; its columns are T4+ and T4-, see T4_SUBSETS).
 TASK_COLUMN: dict[str, str] = {s.name: f"T{s.number}" for s in TASK_SPECS}
 #: Score-report subset name -> column (``residue_ligand_positive`` -> ``T4+``...).
 HALF_SUBSETS: dict[str, str] = {
@@ -56,17 +56,22 @@ for _s in TASK_SPECS:
 del _s
 
 
-def average_9_tasks(scores: Mapping[str, float | None]) -> float | None:
-    """Macro mean of the task scores present (T1..T9, T4 as one task), like the scorer's
-    nine-task average; None when no task is present."""
+def average_all_tasks(scores: Mapping[str, float | None]) -> float | None:
+    """Macro mean of the task scores present (T4 as one task), like the scorer's
+    ``average_all_tasks``; None when no task is present."""
     return mean_of(scores.get(key) for key in TASK_COLUMN.values())
 
 
-def complete_average_9(scores: Mapping[str, float | None]) -> float | None:
-    """The nine-task mean only when all nine tasks have a score (a baseline that covers three
-    tasks has no nine-task average); None otherwise."""
+def complete_average_all(scores: Mapping[str, float | None]) -> float | None:
+    """The all-task mean only when every task has a score (a baseline that covers three tasks
+    has no all-task average); None otherwise."""
     values = [_number(scores.get(key)) for key in TASK_COLUMN.values()]
     return None if any(v is None for v in values) else mean_of(values)
+
+
+#: The old names, kept while the nine tasks are the set.
+average_9_tasks = average_all_tasks
+complete_average_9 = complete_average_all
 
 
 def paper_average(scores: Mapping[str, float | None]) -> float | None:

@@ -125,7 +125,7 @@ def markdown_intervals(rows: Sequence[Row]) -> str:
 
 def markdown_table(rows: Sequence[Row]) -> str:
     """Percent scores, one line per row; the paper's average last."""
-    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)"]
+    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all tasks"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for row in rows:
         label = _md_label(row.label)
@@ -334,7 +334,7 @@ td:first-child{min-width:9rem;max-width:22rem;overflow-wrap:anywhere} .ci{font-s
 def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -> str:
     """The self-contained HTML report (no external resources)."""
     esc = html.escape
-    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all (9 tasks)", "source"]
+    head = ["model", *COLUMNS, "paper avg (8 col)", "avg all tasks", "source"]
     body = []
     for row in rows:
         cells = [
@@ -370,8 +370,8 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
 <h1>{esc(title)}</h1>
 <p class="note">Scores in percent (the paper's weighted score). T4 is reported as its positive (T4+) and
 negative (T4&minus;) halves. <b>paper avg (8 col)</b> = mean of T1, T2, T3, T4+, T4&minus;, T7, T8, T9 (the
-paper's headline average; T5 and T6 left out); <b>avg all</b> = macro mean over the nine tasks (for
-baseline rows only when the baseline covers all nine). Under a model's score: n questions and the 95%
+paper's headline average; T5 and T6 left out); <b>avg all tasks</b> = macro mean over all tasks (for
+baseline rows only when the baseline covers every task). Under a model's score: n questions and the 95%
 interval, also in percent. &ndash; = not available.</p>
 <img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">
 <table><caption>Per-task scores (%)</caption><thead><tr>{titles}</tr></thead><tbody>

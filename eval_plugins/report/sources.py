@@ -28,7 +28,7 @@ from ...builder.core.registry import TASK_NAMES, TASK_SPECS
 from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
 from .intervals import Interval, column_intervals, counts_of_aggregate
-from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_9_tasks, paper_average
+from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_all_tasks, paper_average
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20
@@ -72,7 +72,7 @@ class ModelResult:
     @property
     def average_all(self) -> float | None:
         """Macro mean over the tasks present (T4 as one task)."""
-        return average_9_tasks(self.scores)
+        return average_all_tasks(self.scores)
 
 
 def _pct(value) -> float | None:

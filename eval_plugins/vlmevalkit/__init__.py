@@ -7,8 +7,8 @@ Importing ``vlmeval`` turns off TLS verification process-wide (``vlmeval/smp/mis
 module imports it only inside :func:`register` / :func:`run`; keep it out of build and upload
 processes.
 
-Dataset names: ``MiSI_<config>`` (test split) and ``MiSI_<config>_tiny`` for the nine configs,
-``MiSI`` / ``MiSI_tiny`` for all nine together.
+Dataset names: ``MiSI_<config>`` (test split) and ``MiSI_<config>_tiny`` for each config,
+``MiSI`` / ``MiSI_tiny`` for all of them together.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Compare complexes read from raw PDB/mmCIF entries (an ``ids:`` source) with the same complexes
 read from PDBbind-layout folders: pocket residues, ligand atoms and hydrogen bonds.
 
-    python -m misi_bench.builder.scripts.ids_equivalence --ids LIST.csv --structures DIR \
+    python -m scripts.ids_equivalence --ids LIST.csv --structures DIR \
         [--pdbbind ROOT | --samples]
 
 Prints one line per complex and the differences, if any; exit status 0 when all agree.
@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import logging
 
-from ..chemistry.hbonds import detect_hbonds
-from ..chemistry.structure import load_complex
-from ..core.errors import MisiError
-from ..dataset.id_list import id_list_refs
-from ..dataset.sources import discover
+from misi_bench.builder.chemistry.hbonds import detect_hbonds
+from misi_bench.builder.chemistry.structure import load_complex
+from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.dataset.id_list import id_list_refs
+from misi_bench.builder.dataset.sources import discover
 
 log = logging.getLogger(__name__)
 

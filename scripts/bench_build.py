@@ -1,7 +1,7 @@
 """Build benchmark: time and peak memory per complex on the embedded samples, scaling over
 5 / 10 / all complexes, and the projected time of the paper-sized build.
 
-Run: ``python -m misi_bench.builder.scripts.bench_build [--workers 1]``. Each size is built in a
+Run: ``python -m scripts.bench_build [--workers 1]``. Each size is built in a
 fresh folder in a child process, which reports its own peak resident memory (with one worker
 that is generation and merge together; with more, the workers' own peaks are not included).
 Projection: the paper's 3,993 complexes at the measured seconds per complex, divided over 2 and
@@ -123,9 +123,9 @@ def unit(pdb_id, work):
 
 def _our_unit():
     """``unit(pdb_id, work)``: this code's unit function on the samples (default settings)."""
-    from ..dataset.build import plan
-    from ..dataset.config import BuildConfig
-    from ..dataset.units import run_unit
+    from misi_bench.builder.dataset.build import plan
+    from misi_bench.builder.dataset.config import BuildConfig
+    from misi_bench.builder.dataset.units import run_unit
 
     cfg = BuildConfig(source="samples")
     refs, splits = plan(cfg)

@@ -1,6 +1,6 @@
 """Agreement report: our H-bond detector against PLIP 3.0.1 on real complexes.
 
-Run: ``python -m misi_bench.builder.scripts.hbond_report [--set samples|heldout|copies|all]
+Run: ``python -m scripts.hbond_report [--set samples|heldout|copies|all]
 [--sweep] [--hydrogens input|shared]`` (needs the ``reference`` extra: plip and openbabel). For
 each complex it prints our bonds, PLIP's bonds and PLIP's candidates (its bonds, the pairs it
 drops by its one-bond-per-donor and salt-bridge rules, and the N/O pairs of its salt bridges'
@@ -31,10 +31,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..chemistry.hbonds import MAX_DISTANCE, detect_hbonds, donor_hydrogen_source
-from ..chemistry.samples import data_root
-from ..chemistry.structure import read_pdbbind_dir
-from ..core.records import Complex
+from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, detect_hbonds, donor_hydrogen_source
+from misi_bench.builder.chemistry.samples import data_root
+from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+from misi_bench.builder.core.records import Complex
 
 SETS = ("samples", "heldout", "copies")
 CHARGED_SIDE_CHAIN = {
@@ -224,11 +224,6 @@ def pooled(rows: list[dict]) -> dict:
         "missing": kinds_missing,
         "over_twice": [r["pdb_id"] for r in rows if r["over_twice"]],
     }
-
-
-def classify_extras(rows: list[dict]) -> dict[str, int]:
-    """Counts of the classes of our bonds outside PLIP's candidates (pooled)."""
-    return pooled(rows)["extra"]
 
 
 def _print_set(name: str, rows: list[dict]) -> dict:

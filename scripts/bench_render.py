@@ -1,6 +1,6 @@
 """Benchmark: our renderer against PyMOL's ray tracer and against the PNG-encoding floor.
 
-    python -m misi_bench.builder.scripts.bench_render [--n 60] [--pymol-n 6] [--size 512]
+    python -m scripts.bench_render [--n 60] [--pymol-n 6] [--size 512]
         [--structure FILE --ligand CODE] [--baseline REV] [--mix N] [--skip-pymol]
 
 Everything runs pinned to one CPU core (``os.sched_setaffinity``; OpenMP/BLAS threads and
@@ -37,8 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from ..core.constants import DEFAULT_IMAGE_SIZE
+from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -56,19 +55,19 @@ def _pin_one_core() -> str:
 
 
 def _load(args):
-    from ..chemistry.structure import load_complex, read_raw_entry
+    from misi_bench.builder.chemistry.structure import load_complex, read_raw_entry
 
     if args.structure:
         return read_raw_entry(Path(args.structure), args.ligand)
     try:
-        from ..chemistry.samples import sample_refs
+        from misi_bench.builder.chemistry.samples import sample_refs
 
         refs = list(sample_refs())
         if refs:
             return load_complex(refs[0])
     except ImportError:
         pass
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     for archive in (
         root / "downloads" / "mdanalysistests-2.11.0.tar.gz",
         Path("/tmp/dl/mdanalysistests-2.11.0.tar.gz"),
@@ -113,8 +112,8 @@ def bench_ours(pictures, rounds: int = 5, baseline=None) -> dict:
     and (``baseline``: a function that times REV's drawing of the same pictures, seconds per
     picture) REV's drawing, over ``pictures`` (``(complex, request)`` pairs), rounds
     interleaved."""
-    from ..scene.cache import encode_png, render_png
-    from ..scene.raster import render_image
+    from misi_bench.builder.scene.cache import encode_png, render_png
+    from misi_bench.builder.scene.raster import render_image
 
     for cx, req in pictures:  # warm the sprite and glyph caches, as in a build
         render_png(cx, req)
@@ -170,7 +169,7 @@ def digests(name):
 
 
 def _digests(pictures) -> list[str]:
-    from ..scene.raster import render_image
+    from misi_bench.builder.scene.raster import render_image
 
     return [
         hashlib.sha256(np.asarray(render_image(cx, req)).tobytes()).hexdigest()
@@ -179,7 +178,7 @@ def _digests(pictures) -> list[str]:
 
 
 def _report(title: str, fig: dict, same: bool | None) -> None:
-    from ..scene.png import PNG_ENCODER
+    from misi_bench.builder.scene.png import PNG_ENCODER
 
     ms = {k: v * 1e3 for k, v in fig.items() if k != "bytes"}
     print(title)
@@ -255,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     pinned = _pin_one_core()
-    from ..operations.transforms import VIEW_NAMES
-    from ..scene.camera import fit_camera
-    from ..scene.requests import RenderRequest
+    from misi_bench.builder.operations.transforms import VIEW_NAMES
+    from misi_bench.builder.scene.camera import fit_camera
+    from misi_bench.builder.scene.requests import RenderRequest
 
     complex_ = _load(args)
     n_lig = int(complex_.is_ligand.sum())
@@ -314,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _sample_ids(n: int) -> list[str]:
-    from ..chemistry.samples import sample_refs
+    from misi_bench.builder.chemistry.samples import sample_refs
 
     return sorted(r.pdb_id for r in sample_refs())[:n]
 

@@ -8,7 +8,7 @@ show the label colour). The T4 pictures (one residue and the ligand, residue ato
 measured the same way on their answer's two atom names. Prints a markdown table per task: the
 share of needed labels legible in each view, over all bonds of the set.
 
-Run: ``python -m misi_bench.builder.scripts.label_legibility [--set samples|heldout|all]
+Run: ``python -m scripts.label_legibility [--set samples|heldout|all]
 [--size 512] [--placements avoid3,avoid] [--save DIR]`` (``--save`` writes the T9 front view of
 each complex under each placement, for looking at them).
 """
@@ -21,15 +21,15 @@ import logging
 import time
 from pathlib import Path
 
-from ..chemistry.samples import data_root
-from ..chemistry.structure import load_complex
-from ..core.constants import DEFAULT_IMAGE_SIZE
-from ..dataset.audit_checks import legible_keys
-from ..dataset.sources import discover
-from ..operations.transforms import VIEW_NAMES
-from ..scene.raster import label_layout, render_image
-from ..tasks.base import annotate, request
-from ..tasks.residue_ligand import residue_images
+from misi_bench.builder.chemistry.samples import data_root
+from misi_bench.builder.chemistry.structure import load_complex
+from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
+from misi_bench.builder.dataset.audit_checks import legible_keys
+from misi_bench.builder.dataset.sources import discover
+from misi_bench.builder.operations.transforms import VIEW_NAMES
+from misi_bench.builder.scene.raster import label_layout, render_image
+from misi_bench.builder.tasks.base import annotate, request
+from misi_bench.builder.tasks.residue_ligand import residue_images
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Published bytes per image reference of a build, with the shard writer's settings against
 Parquet's defaults, and what lossless codecs would give.
 
-    python -m misi_bench.builder.scripts.bench_bytes FOLDER [--codec-sample 40]
+    python -m scripts.bench_bytes FOLDER [--codec-sample 40]
 
 Rewrites every published shard (train, test, tiny) of FOLDER in memory, row group by row group
 as ``parquet.ShardWriter`` writes them: as the issue found them (every image re-encoded with
@@ -22,7 +22,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..dataset.footprint import (
+from misi_bench.builder.dataset.footprint import (
     CODECS,
     codec_sizes,
     image_references,
@@ -30,8 +30,8 @@ from ..dataset.footprint import (
     rewritten_bytes,
     stored_images,
 )
-from ..dataset.manifest import read_manifest
-from ..dataset.parquet import DICTIONARY_PAGE_BYTES
+from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.dataset.parquet import DICTIONARY_PAGE_BYTES
 
 PAPER_COMPLEXES = 3993
 

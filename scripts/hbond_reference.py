@@ -12,7 +12,7 @@ carry hydrogens, and otherwise adds the missing polar ones itself. Besides PLIP'
 PLIP's candidates (every pair that passes its geometry before it keeps one bond per donor and
 drops pairs it files as salt bridges) and the N/O pairs of its salt bridges within 4.1 Å.
 
-    python -m misi_bench.builder.scripts.hbond_reference [SAMPLE_DIR ...]
+    python -m scripts.hbond_reference [SAMPLE_DIR ...]
 
 With no argument it runs over the embedded sample set and prints the bonds of each complex.
 """
@@ -24,8 +24,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
-from ..chemistry.files import parse_mol2
+from misi_bench.builder.chemistry.files import parse_mol2
 
 HBond = tuple[str, str, int, str, str]  # (chain, res_name, res_number, protein atom, ligand atom)
 
@@ -77,7 +76,7 @@ def _ligand_identity(sample_dir: Path) -> tuple[str, str, int]:
 def _sdf_hydrogens(sample_dir: Path, lig_atoms: list[dict], lig_bonds: list[tuple[int, int]]):
     """Ligand atoms and bonds with the hydrogens of the SDF (the chemistry source our detector
     reads) in place of the MOL2's, when the SDF has any; heavy atoms matched by coordinates."""
-    from ..chemistry.ligand import rdkit_mol_from_file  # noqa: PLC0415
+    from misi_bench.builder.chemistry.ligand import rdkit_mol_from_file  # noqa: PLC0415
 
     sdf = sample_dir / f"{sample_dir.name.lower()}_ligand.sdf"
     mol = rdkit_mol_from_file(sdf) if sdf.exists() else None
@@ -253,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     if args:
         dirs = [Path(a) for a in args]
     else:
-        from ..chemistry.samples import sample_refs  # noqa: PLC0415
+        from misi_bench.builder.chemistry.samples import sample_refs  # noqa: PLC0415
 
         dirs = [r.path for r in sample_refs()]
     total = 0

@@ -1,6 +1,6 @@
 """Figures of the dataset audit and the pixel-only solver on a build of the samples.
 
-    python -m misi_bench.builder.scripts.bench_audit [--folder DIR] [--split test] [--workers 2]
+    python -m scripts.bench_audit [--folder DIR] [--split test] [--workers 2]
         [--baseline REV] [--no-solver]
 
 Without ``--folder`` it first builds the 19 embedded samples into a temporary folder (and
@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from misi_bench.builder.dataset import pixel_solver
+from misi_bench.builder.dataset.audit import _Auditor, audit_dataset, select_rows
+from misi_bench.builder.dataset.build import build_dataset
+from misi_bench.builder.dataset.manifest import read_manifest
 
-from ..dataset import pixel_solver
-from ..dataset.audit import _Auditor, audit_dataset, select_rows
-from ..dataset.build import build_dataset
-from ..dataset.manifest import read_manifest
 from .baseline import extract_revision
 
 

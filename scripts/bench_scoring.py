@@ -1,7 +1,7 @@
 """Benchmark of the scorer on long and adversarial model outputs: prints, per case, the output
 length and the time to score it (median of a few runs), so the cost bound stays visible.
 
-Usage: ``python -m misi_bench.builder.scripts.bench_scoring`` (about a second).
+Usage: ``python -m scripts.bench_scoring`` (about a second).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 import statistics
 import time
 
-from ..scoring import score_prediction
+from misi_bench.builder.scoring import score_prediction
 
 T9_GOLD = "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3"
 

@@ -6,7 +6,7 @@ is the client's alone. Prints questions/s at each concurrency with a fixed serve
 the ideal ``concurrency / delay``, and the client CPU time per request (ms) with the number of
 requests/s that one core could drive at that cost.
 
-    python -m misi_bench.eval_plugins.api.bench [--delay 0.2] [--concurrency 1 8 64]
+    python -m scripts.bench_api [--delay 0.2] [--concurrency 1 8 64]
         [--seconds 4] [--dataset BUILD_DIR]
 
 Without ``--dataset`` the questions are text only (the client's own overhead); with a build
@@ -35,10 +35,10 @@ import time
 from collections.abc import Iterator
 from unittest import mock
 
-from ...builder.core.registry import LETTER, TASK_SPECS
-from . import runner
-from .client import RetryPolicy
-from .data import (
+from misi_bench.builder.core.registry import LETTER, TASK_SPECS
+from misi_bench.eval_plugins.api import runner
+from misi_bench.eval_plugins.api.client import RetryPolicy
+from misi_bench.eval_plugins.api.data import (
     _ENCODER,
     ImageCache,
     Question,
@@ -47,8 +47,8 @@ from .data import (
     check_configs,
     request_body,
 )
-from .runner import EvalOptions, Progress, ask_all
-from .store import RunSettings, RunStore
+from misi_bench.eval_plugins.api.runner import EvalOptions, Progress, ask_all
+from misi_bench.eval_plugins.api.store import RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 #: The task of the synthetic questions: the first one answered by an option letter.

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from ..chemistry.ccd import ccd_template as _ccd_template
-from ..chemistry.files import distance_bonds, open_text, parse_mol2
+from misi_bench.builder.chemistry.ccd import ccd_template as _ccd_template
+from misi_bench.builder.chemistry.files import distance_bonds, open_text, parse_mol2
 
 # --------------------------------------------------------------------------------------------
 # Reading structures

@@ -23,8 +23,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ..chemistry.hbond_typing import _ACID_OH, ionisable_groups
-from ..chemistry.ligand import ligand_from_rdkit, rdkit_mol_from_file
+from misi_bench.builder.chemistry.hbond_typing import _ACID_OH, ionisable_groups
+from misi_bench.builder.chemistry.ligand import ligand_from_rdkit, rdkit_mol_from_file
 
 _AMINE = "[NX3;+0;!$(N-[!CX4;!#1])]"  # N with only sp3 C and H neighbours
 

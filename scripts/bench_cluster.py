@@ -1,7 +1,7 @@
 """Cluster sizing benchmark: the per-complex cost of a shard and of the merge, and what it means
 for a Slurm array over the paper's 3,993 complexes.
 
-Run: ``python -m misi_bench.builder.scripts.bench_cluster [--limit 19] [--source samples]``. Builds the
+Run: ``python -m scripts.bench_cluster [--limit 19] [--source samples]``. Builds the
 complexes with one worker as a shard would (``--no-merge``), reads each complex's own generation
 time from its completion marker (process start-up excluded), then times the merge with its
 validation (the merge job). Prints CPU seconds per complex (the sizing figure: on a dedicated core
@@ -24,7 +24,7 @@ PAPER_COMPLEXES = 3993
 
 
 def measure(source: str, limit: int, seed: int = 0) -> dict:
-    from ..dataset.build import build_dataset  # noqa: PLC0415
+    from misi_bench.builder.dataset.build import build_dataset  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"

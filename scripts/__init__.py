@@ -1,5 +1,5 @@
 """Maintainer scripts: benchmarks, the sample-set builder, the H-bond reference report.
 
-Run as ``python -m misi_bench.builder.scripts.<name>``. May import every builder layer; nothing
+Run as ``python -m scripts.<name>``. May import every builder layer; nothing
 in the package imports them.
 """

@@ -1,6 +1,6 @@
 """Stage-by-stage cost of a build and its projection to the paper's size (3,993 complexes).
 
-    python -m misi_bench.builder.scripts.bench_scale [--source samples] [--limit N] [--workers 2]
+    python -m scripts.bench_scale [--source samples] [--limit N] [--workers 2]
         [--out DIR] [--upload-mb-s 100]
 
 Builds ``--source`` (default: the 19 embedded samples) stage by stage, each stage timed alone
@@ -35,16 +35,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..dataset import pixel_solver
-from ..dataset.audit import audit_dataset
-from ..dataset.build import build_dataset, plan, work_dir
-from ..dataset.config import BuildConfig
-from ..dataset.manifest import read_manifest
-from ..dataset.merge import merge_units
-from ..dataset.validate import validate_dataset
+from misi_bench.builder.dataset import pixel_solver
+from misi_bench.builder.dataset.audit import audit_dataset
+from misi_bench.builder.dataset.build import build_dataset, plan, work_dir
+from misi_bench.builder.dataset.config import BuildConfig
+from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.dataset.merge import merge_units
+from misi_bench.builder.dataset.validate import validate_dataset
 
 PAPER_COMPLEXES = 3993
-#: The paper's test split (3,503 train + 490 test complexes; SPEC section 6).
+#: The paper's test split (3,503 train + 490 test complexes; docs/spec.md section 9).
 PAPER_TEST_COMPLEXES = 490
 NODE_CORES = 16
 ARRAY_NODES = 8

@@ -1,6 +1,6 @@
 """Measurements of the two H-bond modes (issue 23) on the samples and the held-out sets.
 
-Run: ``python -m misi_bench.builder.scripts.hbond_modes [--set samples|heldout|copies|all]
+Run: ``python -m scripts.hbond_modes [--set samples|heldout|copies|all]
 [--json FILE]`` (needs the ``reference`` extra: plip and openbabel). Per set and mode it prints:
 
 * bonds per complex and the donor-acceptor distance distribution (shares above 3.5, 3.8, 4.1 Å);
@@ -23,15 +23,15 @@ import argparse
 import json
 
 import numpy as np
-
-from ..chemistry.hbond_rotamers import rotamer_sensitive
-from ..chemistry.hbonds import (
+from misi_bench.builder.chemistry.hbond_rotamers import rotamer_sensitive
+from misi_bench.builder.chemistry.hbonds import (
     HBOND_MODES,
     detect_hbonds,
     format_pocket_answer,
     format_residue_answer,
 )
-from ..chemistry.structure import read_pdbbind_dir
+from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
 from .hbond_report import SETS, compare, data_root, pooled, set_dirs
 
 DISTANCE_EDGES = (3.0, 3.3, 3.5, 3.8, 4.1)
@@ -109,7 +109,7 @@ def measure(name: str, refs) -> dict:
 
 def _plip_reason(cx, key: str) -> str:
     """Why the plip rule does not find a bond the chimerax mode finds."""
-    from ..chemistry.hbonds import detect_plip_hbonds
+    from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds
 
     if key in {b.pocket_text() for b in detect_plip_hbonds(cx, one_per_hydrogen="none")}:
         return "plip: a donor without known hydrogens bonds only its nearest acceptors (one per H)"
@@ -125,8 +125,8 @@ def _plip_reason(cx, key: str) -> str:
 
 def _chimerax_reason(cx, bond) -> str:
     """Why the chimerax mode does not find a bond the plip rule finds (each direction tried)."""
-    from ..chemistry.hbonds import chimerax_graph
-    from ..chemistry.mills_dean import explain_pair
+    from misi_bench.builder.chemistry.hbonds import chimerax_graph
+    from misi_bench.builder.chemistry.mills_dean import explain_pair
 
     g = chimerax_graph(cx)
     p, lg = bond.protein_atom, bond.ligand_atom
@@ -176,8 +176,8 @@ def changes_markdown(before: dict) -> str:
     """Markdown list of every bond (T9 text and donor side, per mode) that differs between a
     ``dump_bonds`` file written before a change and the detector now, with the chimerax verdict
     now (its classes, or its failing check) for each direction of the pair."""
-    from ..chemistry.hbonds import chimerax_graph
-    from ..chemistry.mills_dean import explain_pair
+    from misi_bench.builder.chemistry.hbonds import chimerax_graph
+    from misi_bench.builder.chemistry.mills_dean import explain_pair
 
     now = dump_bonds()
     lines = [

@@ -1,6 +1,6 @@
 """Export speed, output size and peak memory of ``export-sft`` for every format.
 
-``python -m misi_bench.eval_plugins.finetune.bench_export DIR`` (a build folder; ``--build-samples``
+``python -m scripts.bench_export DIR`` (a build folder; ``--build-samples``
 first builds the 19 embedded samples into DIR with ``misi-bench build``). Each export runs in its
 own process so its peak resident memory (ru_maxrss) is its own; the export time excludes the
 interpreter start and imports. ``--scale K`` also exports a folder that lists every train shard

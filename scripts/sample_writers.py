@@ -7,9 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from misi_bench.builder.chemistry.protein import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
+from misi_bench.builder.chemistry.protein import (
+    METAL_ELEMENTS,
+    STANDARD_AMINO_ACIDS,
+    pocket_residue_keys,
+)
 
-from ..chemistry.protein import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
-from ..chemistry.protein import METAL_ELEMENTS, STANDARD_AMINO_ACIDS, pocket_residue_keys
 from .sample_ligands import atom_element
 
 # --------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ import sys
 import tarfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-OURS = __name__.rsplit(".scripts.", 1)[0]  # "misi_bench.builder"
+ROOT = Path(__file__).resolve().parents[1]
+OURS = "misi_bench.builder"
 PACKAGE = "misi_baseline"
 
 _PRELUDE = """

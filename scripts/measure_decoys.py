@@ -1,6 +1,6 @@
 """Options-only baselines of the choice tasks per decoy mode, on many questions (docs/decoys.md).
 
-    python -m misi_bench.builder.scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4]
+    python -m scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4]
         [--sources samples builder/data/heldout builder/data/copies] [--json-out FILE]
 
 Generates the T5, T6 and T8 questions of every complex of each source (the build's own generators
@@ -22,17 +22,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from .. import scoring
-from ..core.errors import MisiError
-from ..dataset import blind
-from ..dataset.sources import discover
-from ..dataset.units import AnnotationCache
-from ..operations.language import parse_operation
-from ..scene.raster import render_image
-from ..scoring.blind import OPTION_RULES, pick_lowest, wilson
-from ..tasks import generator
-from ..tasks.base import TaskContext, load_params, projected_difference
+from misi_bench.builder import scoring
+from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.dataset import blind
+from misi_bench.builder.dataset.sources import discover
+from misi_bench.builder.dataset.units import AnnotationCache
+from misi_bench.builder.operations.language import parse_operation
+from misi_bench.builder.scene.raster import render_image
+from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, wilson
+from misi_bench.builder.tasks import generator
+from misi_bench.builder.tasks.base import TaskContext, load_params, projected_difference
 
 log = logging.getLogger(__name__)
 TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
