@@ -13,6 +13,7 @@ import pytest
 MODULES = (
     "misi_bench.builder.operations.language",
     "misi_bench.builder.core.registry",
+    "misi_bench.builder.core.rows",
     "misi_bench.builder.scoring.metrics",
     "misi_bench.builder.scoring.report",
     "misi_bench.builder.chemistry.structure",
