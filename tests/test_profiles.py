@@ -23,7 +23,7 @@ from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import tiny_ids_by_stratum
 from misi_bench.builder.tasks import TASKS, generator
-from misi_bench.builder.tasks.base import TaskContext, annotate, load_params, load_templates
+from misi_bench.builder.tasks.base import TaskContext, annotate
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_SIX = ["front", "left", "top", "back", "right", "bottom"]
@@ -48,18 +48,14 @@ def annotations(complexes):
 
 
 def ctx(annotations, pdb_id, task, profile, split="test"):
-    params = load_params(profile)
-    return TaskContext(
-        ann=annotations[pdb_id],
-        split=split,
-        seed=0,
-        params=params["tasks"][task],
-        choice=params["choice"],
-        template_version=load_templates(profile)["version"],
-        params_version=params["version"],
+    return TaskContext.for_task(
+        task,
+        annotations[pdb_id],
+        split,
+        0,
+        profile,
         partners=[p for p in sorted(annotations) if p != pdb_id],
         load_partner=annotations.get,
-        profile=profile,
     )
 
 

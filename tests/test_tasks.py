@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from misi_bench.builder import scoring
+from misi_bench.builder.core.profiles import EXPLICIT
 from misi_bench.builder.operations.language import Move, Roll, parse_operations
 from misi_bench.builder.tasks import TASKS, generator
-from misi_bench.builder.tasks.base import TaskContext, annotate, load_params, load_templates
+from misi_bench.builder.tasks.base import TaskContext, annotate
+from misi_bench.builder.tasks.data import versions_label
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "prompts.json"
 
@@ -19,17 +21,14 @@ def annotations(complexes):
     return {p: annotate(cx) for p, cx in complexes.items()}
 
 
-def make_ctx(annotations, pdb_id, task, split="test", seed=0):
-    params = load_params()
+def make_ctx(annotations, pdb_id, task, split="test", seed=0, profile=EXPLICIT):
     partners = [p for p in sorted(annotations) if p != pdb_id]
-    return TaskContext(
-        ann=annotations[pdb_id],
-        split=split,
-        seed=seed,
-        params=params["tasks"][task],
-        choice=params["choice"],
-        template_version=load_templates()["version"],
-        params_version=params["version"],
+    return TaskContext.for_task(
+        task,
+        annotations[pdb_id],
+        split,
+        seed,
+        profile,
         partners=partners,
         load_partner=annotations.get,
     )
@@ -149,7 +148,7 @@ def test_prompt_snapshots(generated):
         task: generated[("1hvr" if task == "interaction_location" else "1a28", task)][0].question
         for task in TASKS
     }
-    current["_template_version"] = load_templates()["version"]
+    current["_template_version"] = versions_label(TASKS, EXPLICIT)
     if os.environ.get("MISI_UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(
             json.dumps(current, indent=1, sort_keys=True, ensure_ascii=False) + "\n",

@@ -24,7 +24,7 @@ from ..core.errors import MisiError
 from ..core.records import ComplexRef
 from ..scene.cache import RenderCache
 from ..tasks import generator
-from ..tasks.base import TaskContext, annotate, load_params, load_templates
+from ..tasks.base import TaskContext, annotate
 from .config import BuildConfig
 from .parquet import write_rows_atomic
 from .sources import file_checksums
@@ -139,25 +139,20 @@ def generate_unit(
             inputs=inputs,
             key=key,
         )
-    params = load_params(cfg.profile)
-    templates_version = load_templates(cfg.profile)["version"]
 
     partners = [p for p in sorted(splits) if splits[p] == split and p != pdb_id]
     cache = RenderCache()
     rows, counts, skipped = [], {}, {}
     for task in cfg.tasks:
-        ctx = TaskContext(
-            ann=ann,
-            split=split,
-            seed=int(cfg.seed),
-            params=params["tasks"][task],
-            choice=params["choice"],
-            template_version=templates_version,
-            params_version=params["version"],
+        ctx = TaskContext.for_task(
+            task,
+            ann,
+            split,
+            int(cfg.seed),
+            cfg.profile,
             partners=partners,
             load_partner=annotations.get,
             decoys=cfg.decoys,
-            profile=cfg.profile,
         )
         try:
             instances = generator(task)(ctx)

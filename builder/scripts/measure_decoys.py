@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import scoring
 from ..core.errors import MisiError
+from ..core.profiles import EXPLICIT
 from ..dataset import blind
 from ..dataset.sources import discover
 from ..dataset.units import AnnotationCache
@@ -32,7 +33,7 @@ from ..operations.language import parse_operation
 from ..scene.raster import render_image
 from ..scoring.blind import OPTION_RULES, pick_lowest, wilson
 from ..tasks import generator
-from ..tasks.base import TaskContext, load_params, projected_difference
+from ..tasks.base import TaskContext, projected_difference
 
 log = logging.getLogger(__name__)
 TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
@@ -65,7 +66,6 @@ def _ops_medoid(inst, load, rng) -> str:
 
 def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
     """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
-    params = load_params()
     tally: dict = {}
     for result in earlier:
         for task, modes in result.items():
@@ -95,14 +95,12 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
                 rng = np.random.default_rng(seed)
                 for pdb_id in ids:
                     for task in tasks:
-                        ctx = TaskContext(
-                            ann=cache.get(pdb_id),
-                            split="train",
-                            seed=seed,
-                            params=params["tasks"][task],
-                            choice=params["choice"],
-                            template_version="",
-                            params_version="",
+                        ctx = TaskContext.for_task(
+                            task,
+                            cache.get(pdb_id),
+                            "train",
+                            seed,
+                            EXPLICIT,
                             partners=[p for p in ids if p != pdb_id],
                             load_partner=cache.get,
                             decoys=mode,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from ..chemistry.hbonds import format_pocket_answer
 from ..core.profiles import profile_of_metadata
 from ..core.registry import TASK_BY_NAME
-from .base import TaskContext, TaskInstance, caption, hbond_rule, metadata, six_views, view_order
+from .base import TaskContext, TaskInstance, metadata, six_views, view_order
 from .room import CheckSubject, Room
 
 TASK = "pocket_ligand"
@@ -17,10 +17,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
     images = six_views(ann, ctx.six_views)
     question = ctx.prompt(
-        TASK,
-        [caption(v) for v in ctx.six_views],
+        [ctx.caption(v) for v in ctx.six_views],
         pdb_id=ann.pdb_id.upper(),
-        hbond_rule=hbond_rule(ann.hbond_mode),
+        hbond_rule=ctx.hbond_rule(),
     )
     answer = format_pocket_answer(ann.hbonds)
     return [
@@ -40,7 +39,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann, view_order(profile_of_metadata(meta)))
+    return six_views(ann, view_order(TASK, profile_of_metadata(meta)))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:
