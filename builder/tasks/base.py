@@ -51,7 +51,8 @@ class TaskInstance:
     answer: str
     images: tuple[ImageSpec, ...]
     metadata_json: str
-    profile: str = LEGACY_PROFILE
+    #: The build profile the question was made for (``builder.core.profiles``).
+    profile: str
 
     @property
     def answer_format(self) -> str:

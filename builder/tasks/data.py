@@ -36,6 +36,7 @@ from ..core.errors import MisiError
 from ..core.profiles import PROFILE_NAMES, check_profile
 from ..operations.transforms import VIEW_NAMES
 
+
 @dataclass(frozen=True)
 class ProfileData:
     """One profile's section of a task data file (see the module docstring)."""
@@ -137,13 +138,18 @@ def parse_task_data(task: str, raw: Mapping, where: str = "") -> TaskData:
     return TaskData(task, MappingProxyType(profiles), _freeze(decoys), raw)
 
 
-@cache
-def task_data(task: str) -> TaskData:
-    """The data of ``task``, read once from ``builder/tasks/<task>.yaml``."""
+def data_file_text(task: str) -> str:
+    """The text of ``builder/tasks/<task>.yaml``; :class:`MisiError` when there is none."""
     path = resources.files(__package__).joinpath(f"{task}.yaml")
     if not path.is_file():
         raise MisiError(f"task {task!r} has no data file builder/tasks/{task}.yaml")
-    return parse_task_data(task, yaml.safe_load(path.read_text(encoding="utf-8")))
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def task_data(task: str) -> TaskData:
+    """The data of ``task``, read once from its data file (:func:`data_file_text`)."""
+    return parse_task_data(task, yaml.safe_load(data_file_text(task)))
 
 
 def task_profile(task: str, profile: str) -> ProfileData:
