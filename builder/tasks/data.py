@@ -16,6 +16,7 @@ that task's rows and its part of the config hash (:func:`config_fields`). Each f
       prompt: |-                    # the template; {placeholders} filled by the task's module
     paper: {...}
     decoys: {version: ..., ...}     # optional: the ``balanced`` decoy mode's settings
+    expect: {...}                   # what the shared tests expect of the task (not hashed)
 """
 
 from __future__ import annotations
@@ -59,12 +60,14 @@ class ProfileData:
 @dataclass(frozen=True)
 class TaskData:
     """One task's data file: ``profiles`` (name -> :class:`ProfileData`) and ``decoys`` (the
-    ``balanced`` decoy mode's settings with their ``version``; empty for other tasks)."""
+    ``balanced`` decoy mode's settings with their ``version``; empty for other tasks) and
+    ``expect`` (what the shared tests expect of the task; neither used to build nor hashed)."""
 
     task: str
     profiles: Mapping[str, ProfileData]
     decoys: Mapping
     raw: Mapping
+    expect: Mapping
 
     def profile(self, profile: str) -> ProfileData:
         return self.profiles[check_profile(profile)]
@@ -135,7 +138,8 @@ def parse_task_data(task: str, raw: Mapping, where: str = "") -> TaskData:
     decoys = raw.get("decoys") or {}
     if decoys and not isinstance(decoys.get("version"), str):
         raise MisiError(f"{where}: decoys.version must be a string")
-    return TaskData(task, MappingProxyType(profiles), _freeze(decoys), raw)
+    expect = _freeze(raw.get("expect") or {})
+    return TaskData(task, MappingProxyType(profiles), _freeze(decoys), raw, expect)
 
 
 def data_file_text(task: str) -> str:
