@@ -56,7 +56,7 @@ def score(task, prediction, answer=None, **kw):
 
 
 def test_task_names_and_aliases():
-    assert TASK_NAMES == (
+    assert TASK_NAMES[:9] == (  # the paper's T1..T9 first, any later task after them
         "translation",
         "rotation",
         "zooming",
@@ -67,7 +67,7 @@ def test_task_names_and_aliases():
         "interaction_location",
         "pocket_ligand",
     )
-    assert HEADLINE_EXCLUDED == ("translation_rotation", "rotation_rotation")
+    assert HEADLINE_EXCLUDED[:2] == ("translation_rotation", "rotation_rotation")
     assert canonical_task("scale") == "zooming"
     assert canonical_task("Zoom") == "zooming"
     assert canonical_task("Translation-Rotation") == "translation_rotation"
