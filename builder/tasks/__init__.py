@@ -11,8 +11,8 @@ lists them in the registry's order; shared machinery reaches a task only through
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from importlib import import_module
 
 from ..core.registry import TASK_NAMES
 from .room import Room
@@ -23,7 +23,7 @@ TASKS: tuple[str, ...] = TASK_NAMES
 
 def _room(name: str) -> Room:
     """The ``ROOM`` of ``builder/tasks/<name>.py`` (a registry entry without one fails here)."""
-    room = import_module(f".{name}", __package__).ROOM
+    room = importlib.import_module(f".{name}", __package__).ROOM
     if room.name != name:
         raise ImportError(f"builder/tasks/{name}.py: its ROOM is for {room.name!r}")
     return room
