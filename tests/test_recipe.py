@@ -60,9 +60,9 @@ def recipe_steps() -> tuple[list[tuple[str, str]], list[str]]:
 
 def _copy_package(dest: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("builder", "eval_plugins", "dataset_card", "tests"):
+    for name in ("builder", "eval_plugins", "dataset_card", "tests", "docs"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
-    for name in ("misi_bench.py", "pyproject.toml"):
+    for name in ("misi_bench.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, dest / name)
     return dest
 
