@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from misi_bench.builder import scoring
 from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.core.profiles import EXPLICIT
 from misi_bench.builder.dataset import blind
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
@@ -31,7 +32,7 @@ from misi_bench.builder.operations.language import parse_operation
 from misi_bench.builder.scene.raster import render_image
 from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, wilson
 from misi_bench.builder.tasks import generator
-from misi_bench.builder.tasks.base import TaskContext, load_params, projected_difference
+from misi_bench.builder.tasks.base import TaskContext, projected_difference
 
 log = logging.getLogger(__name__)
 TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
@@ -105,7 +106,6 @@ def _with_intervals(tally: dict) -> dict:
 
 def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
     """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
-    params = load_params()
     tally = _earlier_tally(earlier)
 
     def add(task, mode, rule, right):
@@ -122,14 +122,12 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
                 rng = np.random.default_rng(seed)
                 for pdb_id in ids:
                     for task in tasks:
-                        ctx = TaskContext(
-                            ann=cache.get(pdb_id),
-                            split="train",
-                            seed=seed,
-                            params=params["tasks"][task],
-                            choice=params["choice"],
-                            template_version="",
-                            params_version="",
+                        ctx = TaskContext.for_task(
+                            task,
+                            cache.get(pdb_id),
+                            "train",
+                            seed,
+                            EXPLICIT,
                             partners=[p for p in ids if p != pdb_id],
                             load_partner=cache.get,
                             decoys=mode,

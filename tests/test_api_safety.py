@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from misi_bench.builder.core import generation
+from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.eval_plugins.api.redact import REDACTED, Redactor, public_url, url_secrets
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer
 
@@ -238,7 +239,7 @@ def test_defaults_are_the_harness_files_and_limit_asks_the_first_n(data_dir, tmp
         double.state.bodies.clear()
         args = ["--temperature", "server", "--max-tokens", "server", "--limit", "1"]
         assert misi_bench.main(_eval_args(srv.url, data_dir, tmp_path / "b", *args)) == 0
-        assert len(double.state.bodies) == 9
+        assert len(double.state.bodies) == len(TASK_NAMES)  # one question per task
         assert all(
             "temperature" not in b and "max_tokens" not in b for b in double.state.bodies.values()
         )

@@ -326,6 +326,13 @@ def scan(module: str, source: str, is_init: bool, modules=MODULES) -> Scan:
         # the facade's one lazy loader: its table of names is part of the graph, not a hole
         out.ours |= {m for m in _lazy_targets(tree) if m in modules}
         out.dynamic = [d for d in out.dynamic if not d.endswith("import_module()")]
+    if module == "builder.tasks":
+        # the rooms' one loader imports builder/tasks/<name>.py for each registry name (so that
+        # a new task is listed by its registry entry alone): those modules join the graph
+        from misi_bench.builder.core.registry import TASK_NAMES  # noqa: PLC0415
+
+        out.ours |= {f"builder.tasks.{n}" for n in TASK_NAMES} & set(modules)
+        out.dynamic = [d for d in out.dynamic if not d.endswith("import_module()")]
     return out
 
 

@@ -256,7 +256,7 @@ def test_broken_complex_is_recorded_and_build_goes_on(sample_refs, tmp_path):
     assert "empty" in manifest["skipped_complexes"][broken]
     kept = {p: v["split"] for p, v in manifest["inputs"].items() if p != broken}
     assert len(kept) == 3 and manifest["complexes"]["total"] == 4
-    per_complex = {"train": 6, "test": 3}  # rotation: 2 / 1 per axis, three axes (params.yaml)
+    per_complex = {"train": 6, "test": 3}  # rotation: 2 / 1 per axis, three axes (rotation.yaml)
     for split in ("train", "test"):
         assert manifest["counts"]["rotation"][split] == per_complex[split] * sum(
             s == split for s in kept.values()

@@ -20,12 +20,12 @@ from misi_bench.builder.scoring import blind as sblind
 from misi_bench.builder.scoring import fit_text_only, reference_scores
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks import interaction_location as t8
-from misi_bench.builder.tasks.base import LETTERS, TaskContext, load_params
+from misi_bench.builder.tasks.base import LETTERS, TaskContext
 from misi_bench.builder.tasks.choice import build_options, make_decoy
+from misi_bench.builder.tasks.data import task_data, task_profile
 from misi_bench.builder.tasks.decoys import (
     balanced_moves,
     balanced_pairs,
-    load_decoy_params,
 )
 
 CHOICE = ("translation_rotation", "rotation_rotation", "interaction_location")
@@ -141,7 +141,7 @@ def _truth(rng):
 def test_balanced_t8_sets_carry_no_centre():
     def balanced(rng):
         truth, correct = _truth(rng), int(rng.integers(4))
-        options = balanced_moves(truth, rng, correct)
+        options = balanced_moves(truth, rng, correct, task_data("interaction_location").decoys)
         assert options[correct] == truth and len(set(options)) == 4 and (0, 0) not in options
         return options, correct
 
@@ -169,7 +169,8 @@ def _pair_vector(ops):
 
 @pytest.mark.parametrize("task", ["translation_rotation", "rotation_rotation"])
 def test_balanced_pairs_carry_no_centre(task):
-    p = load_params()["tasks"][task]
+    p = task_profile(task, "explicit").params
+    settings = task_data(task).decoys
     if task == "translation_rotation":
         specs, axes, distinct = (p["move_distance"], p["roll_angle"]), (("x", "y"), AXES), False
     else:
@@ -185,7 +186,7 @@ def test_balanced_pairs_carry_no_centre(task):
 
     def balanced(rng):
         correct = int(rng.integers(4))
-        options = balanced_pairs(centre(rng), rng, specs, axes, distinct)
+        options = balanced_pairs(centre(rng), rng, specs, axes, distinct, settings)
         assert len(set(options)) == 4
         if distinct:
             assert all(a.axis != b.axis for a, b in options)
@@ -221,18 +222,15 @@ def sample_cache(sample_refs):
 def test_both_modes_on_embedded_samples(sample_cache, mode):
     refs, cache = sample_cache
     ids = sorted(refs)[:4]
-    params = load_params()
     letters = []
     for task in CHOICE:
         for pdb_id in ids:
-            ctx = TaskContext(
-                ann=cache.get(pdb_id),
-                split="train",
-                seed=3,
-                params=params["tasks"][task],
-                choice=params["choice"],
-                template_version="t",
-                params_version="p",
+            ctx = TaskContext.for_task(
+                task,
+                cache.get(pdb_id),
+                "train",
+                3,
+                "explicit",
                 partners=[p for p in ids if p != pdb_id],
                 load_partner=cache.get,
                 decoys=mode,
@@ -261,9 +259,8 @@ def test_decoy_mode_in_config_identity():
     paper, balanced = BuildConfig(), BuildConfig(decoys="balanced")
     assert "decoys" not in paper.generation_fields()  # legacy value: hash and manifest as before
     fields = balanced.generation_fields()
-    assert (
-        fields["decoys"] == "balanced"
-        and fields["decoys_version"] == load_decoy_params()["version"]
+    assert fields["decoys"] == "balanced" and all(
+        fields["task_data"][t]["decoys_version"] == task_data(t).decoys["version"] for t in CHOICE
     )
     assert paper.config_hash != balanced.config_hash
     with pytest.raises(MisiError, match="unknown decoy mode"):

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from misi_bench.builder.chemistry import hbonds
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE
 from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
@@ -205,11 +203,12 @@ def test_distance_limit_is_4_1_angstrom(haem):
 def test_question_text_states_the_detector_rule():
     """T4 and T9 tell the model the distance limit the detector uses, the angle, the three-centre
     rule and the metal exclusion (the plip mode's sentence, which both templates include)."""
-    path = Path(hbonds.__file__).resolve().parents[1] / "tasks" / "templates" / "prompts.yaml"
-    prompts = yaml.safe_load(path.read_text())
+    from misi_bench.builder.tasks.data import task_profile
+
     for task in ("residue_ligand", "pocket_ligand"):
-        assert "{hbond_rule}" in prompts["tasks"][task], task
-        text = " ".join(prompts["hbond_rules"]["plip"].split())
+        data = task_profile(task, "explicit")
+        assert "{hbond_rule}" in data.prompt, task
+        text = " ".join(data.hbond_rules["plip"].split())
         limits = {float(x) for x in re.findall(r"at most (\d+\.\d+) Å", text)}
         assert limits == {round(MAX_DISTANCE, 1)}, task
         assert "metal" in text, task

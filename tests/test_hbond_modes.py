@@ -180,25 +180,26 @@ def test_mode_is_part_of_the_build_identity():
 
 def test_prompt_rule_follows_the_mode(complexes):
     """T4/T9 state the mode's rule; the plip sentence is the 1.3.0 text unchanged."""
-    from misi_bench.builder.tasks.base import annotate, hbond_rule, load_templates
+    from misi_bench.builder.tasks.base import annotate
+    from misi_bench.builder.tasks.data import task_profile
+
+    def hbond_rule(mode):
+        return task_profile("pocket_ligand", "explicit").hbond_rules[mode]
 
     assert "at most 4.1 Å apart" in hbond_rule("plip") and "100°" in hbond_rule("plip")
     assert "ChimeraX" in hbond_rule("chimerax") and "4.1" not in hbond_rule("chimerax")
-    assert load_templates()["version"] == "1.4.0"
+    assert task_profile("pocket_ligand", "explicit").template_version == "1.4.0"
     from misi_bench.builder.tasks import generator
-    from misi_bench.builder.tasks.base import TaskContext, load_params
+    from misi_bench.builder.tasks.base import TaskContext
 
-    params = load_params()
     for mode in HBOND_MODES:
         ann = annotate(complexes["1hvr"], hbonds=mode)
-        ctx = TaskContext(
-            ann=ann,
-            split="test",
-            seed=0,
-            params=params["tasks"]["pocket_ligand"],
-            choice=params["choice"],
-            template_version="x",
-            params_version="x",
+        ctx = TaskContext.for_task(
+            "pocket_ligand",
+            ann,
+            "test",
+            0,
+            "explicit",
             partners=[],
             load_partner=lambda p: None,
         )

@@ -23,7 +23,9 @@ from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import tiny_ids_by_stratum
 from misi_bench.builder.tasks import TASKS, generator
-from misi_bench.builder.tasks.base import TaskContext, annotate, load_params, load_templates
+from misi_bench.builder.tasks.base import TaskContext, annotate
+
+from task_expect import expect
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_SIX = ["front", "left", "top", "back", "right", "bottom"]
@@ -48,18 +50,14 @@ def annotations(complexes):
 
 
 def ctx(annotations, pdb_id, task, profile, split="test"):
-    params = load_params(profile)
-    return TaskContext(
-        ann=annotations[pdb_id],
-        split=split,
-        seed=0,
-        params=params["tasks"][task],
-        choice=params["choice"],
-        template_version=load_templates(profile)["version"],
-        params_version=params["version"],
+    return TaskContext.for_task(
+        task,
+        annotations[pdb_id],
+        split,
+        0,
+        profile,
         partners=[p for p in sorted(annotations) if p != pdb_id],
         load_partner=annotations.get,
-        profile=profile,
     )
 
 
@@ -91,47 +89,36 @@ def test_paper_prompts_withhold_what_the_paper_withholds(paper):
             assert "{" not in q and "}" not in q, (task, "unfilled placeholder")
 
 
-def test_paper_prompts_carry_the_papers_output_lines_and_image_order(paper):
-    examples = {
-        "translation": "Examples: move x 1, move y -3",
-        "rotation": "Examples: roll x 15, roll y -60, roll z 90",
-        "zooming": "Example: move z 42",
-        "residue_ligand": '"Yes: VAL O, N1; VAL O, N2"',
-        "docking": "roll x 45, move x 17; roll y -30, move x -12; roll z 90, move x 9",
-        "pocket_ligand": "ASN 460 ND2 A, O2; GLU 537 OE1 A, O2; GLU 537 OE2 A, O2; HIS 391 NE2 A, O3",
-        "translation_rotation": "A, B, C or D",
-        "rotation_rotation": "A, B, C or D",
-        "interaction_location": "(A, B, C or D)",
-    }
-    for (_pdb_id, task), items in paper.items():
-        for inst in items[:1]:
-            assert examples[task] in inst.question, task
-            views = [s.view_name for s in inst.images]
-            if task in ("residue_ligand", "interaction_location", "pocket_ligand"):
-                assert views == PAPER_SIX
-                assert (
-                    "Image 4: back view" in inst.question
-                    and "Image 6: bottom view" in inst.question
-                )
-            if task in ("translation", "rotation", "zooming"):
-                assert views == ["front", "left", "top", "front after operation"]
+@pytest.mark.parametrize("task", TASKS)
+def test_paper_prompts_carry_the_papers_output_lines_and_image_order(task, paper):
+    """What each task's data file expects its paper prompt to say (the paper's output-format
+    example, image lines) and the order of its images."""
+    want = expect(task)
+    for (_pdb_id, t), items in paper.items():
+        for inst in items[:1] if t == task else ():
+            assert all(text in inst.question for text in want["paper_mentions"]), task
+            if "paper_views" in want:
+                assert [s.view_name for s in inst.images] == list(want["paper_views"])
             assert inst.qid.endswith("p") and profile_of_id(inst.qid) == "paper"
             assert inst.metadata["profile"] == "paper"
 
 
-def test_paper_t4_does_not_name_the_residue_and_t8_names_the_bond_parts(paper, annotations):
+def test_paper_t4_does_not_name_the_residue(paper):
     for (_pdb_id, task), items in paper.items():
-        for inst in items:
-            if task == "residue_ligand":
-                r = inst.metadata["residue"]
-                assert f"{r['name']} {r['number']}" not in inst.question
-            if task == "interaction_location":
-                res, num, atom, chain, lig = re.match(
-                    r"^(\S+) (\S+) (\S+) (\S+), (.+)$", inst.metadata["hbond"]
-                ).groups()
-                assert f"chain {chain}, residue {res} {num}, atom {atom}" in inst.question
-                assert f"on the ligand side: atom {lig}." in inst.question
-                assert all(f"{letter}. move x " in inst.question for letter in "ABCD")
+        for inst in items if task == "residue_ligand" else ():
+            r = inst.metadata["residue"]
+            assert f"{r['name']} {r['number']}" not in inst.question
+
+
+def test_paper_t8_names_the_bond_parts(paper):
+    for (_pdb_id, task), items in paper.items():
+        for inst in items if task == "interaction_location" else ():
+            res, num, atom, chain, lig = re.match(
+                r"^(\S+) (\S+) (\S+) (\S+), (.+)$", inst.metadata["hbond"]
+            ).groups()
+            assert f"chain {chain}, residue {res} {num}, atom {atom}" in inst.question
+            assert f"on the ligand side: atom {lig}." in inst.question
+            assert all(f"{letter}. move x " in inst.question for letter in "ABCD")
 
 
 def test_paper_t4_asks_every_bonded_residue_and_draws_negatives_at_random(paper, annotations):

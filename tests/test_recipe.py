@@ -1,11 +1,13 @@
-"""The recipe of ``docs/extending.md`` adds a task (issue 21 step 6).
+"""The recipe of ``docs/extending.md`` adds a task (issue 21 step 6, issue 34 item 2).
 
-In a temporary copy of the package, a throwaway tenth task (``view_turn``: which option shows
-the front view after one quarter turn?) is added by exactly the edits the recipe lists: a
-registry entry, a task module ending with its ``Room``, its line in ``builder/tasks/__init__.py``,
-its prompt template and parameters, and the regenerated harness files. The copy then builds it
-from real embedded complexes, validates, audits and scores the build, and its harness files
-check clean with the new task in every group. Nothing else of the copy is edited.
+The recipe's section holds a worked example, a throwaway tenth task ``view_turn``, as fenced
+blocks whose first line names the file they go to. This test reads those blocks from the doc
+and applies them, and nothing else, to a temporary copy of the package: the registry entry, the
+room module, the data file, then the recipe's one command that writes the generated files and
+snapshots. The fast test checks that the recipe touches at most four hand-written things and
+that the copy's shared tests of tasks, rooms and harness files hold with the tenth task; the
+slow one also builds, validates, audits and scores it. A doc that no longer matches the code
+fails here.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,121 +24,80 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs/extending.md"
 TASK = "view_turn"
-
-REGISTRY_ENTRY = """    TaskSpec(
-        "view_turn", 10, MULTIPLE_CHOICE, "choice", LETTER, "view turn", "view turn",
-        in_headline=False, constant_answer="A", form=CHOICE_FORM, aliases=("quarter_turn",)),
-"""
-
-MODULE = '''"""T10 view turn (the recipe's example): which option shows the front view after one quarter
-turn about x or y?"""
-from __future__ import annotations
-
-from ..core.registry import TASK_BY_NAME
-from ..operations.language import Roll
-from .base import (LETTERS, ImageSpec, TaskContext, TaskInstance, caption, fill_prompt, letter_for, metadata,
-                   options_block, request)
-from .choice import check_option_pair, option_space
-from .room import Room, ops_of
-
-TASK = "view_turn"
-TURNS = (Roll("x", 90), Roll("x", -90), Roll("y", 90), Roll("y", -90))
+#: Where the registry entry goes: the end of ``TASK_SPECS``.
+REGISTRY_ANCHOR = "\n)\nTASK_BY_NAME"
 
 
-def question_images(ann, options) -> tuple[ImageSpec, ...]:
-    """The front view, then the front view after each option."""
-    images = [ImageSpec("front", ann.pdb_id, request(ann, "front"))]
-    images += [ImageSpec(f"option {letter}", ann.pdb_id, request(ann, "front", ops=ops))
-               for letter, ops in zip(LETTERS, options)]
-    return tuple(images)
+def recipe_section() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    return text.split("## A new task", 1)[1].split("\n## ", 1)[0]
 
 
-def generate(ctx: TaskContext) -> list[TaskInstance]:
-    ann, out = ctx.ann, []
-    for k in range(ctx.count()):
-        rng = ctx.rng(TASK, k)
-        truth = TURNS[int(rng.integers(len(TURNS)))]
-        correct = letter_for(ctx, TASK, k)
-        others = [t for t in TURNS if t != truth]
-        options = [(op,) for op in others[:correct] + [truth] + others[correct:]]
-        texts = tuple(f"image {2 + i}" for i in range(4))
-        lines = [caption("front")] + [caption("option_same", letter=letter) for letter in LETTERS]
-        question = fill_prompt(TASK, lines, pdb_id=ann.pdb_id.upper(), turn=str(truth),
-                               options_block=options_block(texts))
-        meta = metadata(ctx, TASK, k, operations=[str(truth)],
-                        option_operations=[[str(op) for op in ops] for ops in options])
-        out.append(TaskInstance(TASK, ann.pdb_id, k, question, texts, LETTERS[correct],
-                                question_images(ann, options), meta))
-    return out
+def recipe_blocks() -> list[tuple[str, str, str]]:
+    """(language, first line, body) of every fenced block of the recipe, dedented."""
+    blocks = []
+    for match in re.finditer(r"\n( *)```(\w+)\n(.*?)\n\1```", recipe_section(), re.S):
+        indent, lang, body = match.groups()
+        lines = [line[len(indent) :] for line in body.split("\n")]
+        blocks.append((lang, lines[0], "\n".join(lines[1:]) + "\n"))
+    return blocks
 
 
-def replay(row, meta, ann, load):
-    return question_images(ann, [ops_of(o) for o in meta["option_operations"]])
-
-
-ROOM = Room(TASK_BY_NAME[TASK], generate, replay, check_option_pair, answer_space=option_space)
-'''
-
-PROMPT = """  view_turn: |-
-    These pictures show the protein-ligand complex {pdb_id}.
-    {image_lines}
-    {display}
-    {frame}
-    {commands}
-    Which option shows the model of image 1 after `{turn}`?
-    {options_block}
-    Reply with the letter of the right option only, for example: C
-"""
-
-PARAMS = """  view_turn:
-    counts: {train: 1, test: 2}
-"""
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{path}: the recipe's anchor {old!r} is not there once"
-    path.write_text(text.replace(old, new), encoding="utf-8")
+def recipe_steps() -> tuple[list[tuple[str, str]], list[str]]:
+    """The files the recipe writes or edits, as (path, text), and its commands."""
+    files, commands = [], []
+    for lang, first, body in recipe_blocks():
+        if lang == "sh":
+            commands.append((first + "\n" + body).strip())
+            continue
+        target = re.match(r"# (\S+)", first)
+        assert target, f"docs/extending.md: a {lang} block does not name its file: {first!r}"
+        files.append((target.group(1).rstrip(":"), body))
+    return files, commands
 
 
 def _copy_package(dest: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("builder", "eval_plugins", "dataset_card"):
+    for name in ("builder", "eval_plugins", "dataset_card", "tests", "docs"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
-    for name in ("misi_bench.py", "pyproject.toml"):
+    for name in ("misi_bench.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, dest / name)
     return dest
 
 
 def _apply_recipe(copy: Path) -> list[str]:
-    """The edits of docs/extending.md ("A new task"); returns the paths touched."""
-    registry = copy / "builder/core/registry.py"
-    _edit(registry, "\n)\nTASK_BY_NAME", "\n" + REGISTRY_ENTRY.rstrip("\n") + "\n)\nTASK_BY_NAME")
-    (copy / f"builder/tasks/{TASK}.py").write_text(MODULE, encoding="utf-8")
-    init = copy / "builder/tasks/__init__.py"
-    _edit(
-        init,
-        "    translation_rotation,\n    zooming,\n)\nfrom .room",
-        "    translation_rotation,\n    view_turn,\n    zooming,\n)\nfrom .room",
+    """The edits of docs/extending.md ("A new task"), read from its blocks; returns the
+    hand-written paths touched (the command's generated files aside)."""
+    files, commands = recipe_steps()
+    for path, text in files:
+        target = copy / path
+        if path == "builder/core/registry.py":
+            old = target.read_text(encoding="utf-8")
+            assert old.count(REGISTRY_ANCHOR) == 1, "the registry's TASK_SPECS no longer ends there"
+            target.write_text(
+                old.replace(REGISTRY_ANCHOR, "\n" + text.rstrip("\n") + REGISTRY_ANCHOR),
+                encoding="utf-8",
+            )
+        else:
+            assert not target.exists(), f"{path}: the recipe writes a new file"
+            target.write_text(text, encoding="utf-8")
+    for command in commands:
+        _shell(copy, command)
+    return [path for path, _ in files]
+
+
+def _shell(copy: Path, command: str) -> None:
+    """A recipe command, run by bash in the copy with this interpreter as ``python``."""
+    line = re.sub(r"(?<![\w/.])python(?= )", shlex.quote(sys.executable), command)
+    env = {**os.environ, "PYTHONPATH": str(copy), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        ["bash", "-c", line], cwd=copy, env=env, capture_output=True, text=True, timeout=900
     )
-    _edit(
-        init,
-        "    interaction_location,\n    pocket_ligand,\n)",
-        "    interaction_location,\n    pocket_ligand,\n    view_turn,\n)",
+    assert proc.returncode == 0, (
+        f"{command}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     )
-    prompts = copy / "builder/tasks/templates/prompts.yaml"
-    prompts.write_text(
-        prompts.read_text(encoding="utf-8").rstrip("\n") + "\n" + PROMPT, encoding="utf-8"
-    )
-    _edit(copy / "builder/tasks/templates/params.yaml", "\nchoice:\n", "\n" + PARAMS + "choice:\n")
-    return [
-        "builder/core/registry.py",
-        f"builder/tasks/{TASK}.py",
-        "builder/tasks/__init__.py",
-        "builder/tasks/templates/prompts.yaml",
-        "builder/tasks/templates/params.yaml",
-    ]
 
 
 def _run(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -160,39 +122,33 @@ def _cli(copy: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     )
 
 
-def test_recipe_names_every_file_the_test_touches():
-    text = (ROOT / "docs/extending.md").read_text(encoding="utf-8")
-    section = text.split("## A new task", 1)[1].split("\n## ", 1)[0]
-    for path in (
+def test_the_recipe_touches_at_most_four_hand_written_things():
+    files, commands = recipe_steps()
+    assert [path for path, _ in files] == [
         "builder/core/registry.py",
-        "builder/tasks/<name>.py",
-        "builder/tasks/__init__.py",
-        "builder/tasks/templates/prompts.yaml",
-        "builder/tasks/templates/params.yaml",
-        "python -m misi_bench.eval_plugins.harness_files",
-    ):
-        assert path in section, f"docs/extending.md's new-task recipe does not name {path}"
+        f"builder/tasks/{TASK}.py",
+        f"builder/tasks/{TASK}.yaml",
+    ]
+    assert len(files) + len(commands) <= 4 and len(commands) == 1
+    assert "misi_bench.eval_plugins.harness_files" in commands[0]
+    assert "MISI_UPDATE_SNAPSHOTS=1" in commands[0]
 
 
-@pytest.mark.slow
-def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harness_files(tmp_path):
-    copy = _copy_package(tmp_path / "copy")
+@pytest.fixture(scope="module")
+def recipe_copy(tmp_path_factory):
+    copy = _copy_package(tmp_path_factory.mktemp("recipe") / "copy")
     _apply_recipe(copy)
-    # harness files: regenerated by the one generator, then clean
-    _run(copy, "-m", "misi_bench.eval_plugins.harness_files")
-    _run(copy, "-m", "misi_bench.eval_plugins.harness_files", "--check")
+    return copy
+
+
+def test_a_tenth_task_by_the_recipe_passes_the_shared_task_tests(recipe_copy):
+    """The copy's own tests of rooms, task data, generators, prompts and harness files hold
+    with the tenth task: the recipe is enough for them."""
+    copy = recipe_copy
+    snapshot = json.loads((copy / "tests/snapshots/prompts.json").read_text(encoding="utf-8"))
+    assert "Which option shows the model of image 1 after" in snapshot[TASK]
     for folder in ("eval_plugins/lmms_eval/tasks/misi", "eval_plugins/lm_eval/tasks/misi"):
         assert "  - misi_view_turn\n" in (copy / folder / "misi.yaml").read_text()
-        assert (
-            "task: tiny_misi_view_turn" in (copy / folder / "tiny_misi_view_turn.yaml").read_text()
-        )
-    assert (
-        "+++ b/lmms_eval/tasks/misi/misi_view_turn.yaml"
-        in (copy / "eval_plugins/upstream/lmms_eval/0001-add-misi-tasks.patch").read_text()
-    )
-    # the room tests hold in the copy: the new task has its room, complete registry data, and no
-    # shared module spells its name
-    shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     _run(
         copy,
         "-m",
@@ -201,9 +157,25 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harn
         "-p",
         "no:cacheprovider",
         "tests/test_rooms.py",
+        "tests/test_task_data.py",
+        "tests/test_tasks.py",
         "tests/test_harness_files.py",
+        "tests/test_scoring.py",
+        "-k",
+        "not edit_moves",
     )
+    headline = _run(
+        copy,
+        "-c",
+        "from misi_bench.builder.core.registry import TASK_BY_NAME as T; print(T['view_turn'].in_headline)",
+    )
+    assert headline.stdout.strip() == "False"  # a new task joins the headline only when asked
 
+
+@pytest.mark.slow
+def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, tmp_path):
+    copy = recipe_copy
+    _run(copy, "-m", "misi_bench.eval_plugins.harness_files", "--check")
     out = tmp_path / "build"
     build = _cli(
         copy,
@@ -217,33 +189,11 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores_and_gets_harn
         "--tasks",
         TASK,
         "zooming",
-        "--profile",
-        "explicit",  # the recipe adds an explicit-profile task (docs/extending.md, step 4)
         "--out",
         str(out),
         "--quiet",
     )
     assert "validation: ok" in build.stdout and "audit: ok" in build.stdout, build.stdout
-    # the default (paper) profile has no template for it: one clear line before any work
-    paper = _cli(
-        copy,
-        "build",
-        "--source",
-        "samples",
-        "--limit",
-        "1",
-        "--tasks",
-        TASK,
-        "--out",
-        str(tmp_path / "paper"),
-        "--quiet",
-        check=False,
-    )
-    assert paper.returncode != 0
-    assert f"task '{TASK}' has no prompt template or parameters in the 'paper' profile" in (
-        paper.stdout + paper.stderr
-    )
-    assert not (tmp_path / "paper" / "manifest.json").exists()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"][TASK]["test"] > 0 and manifest["audit"]["tasks"][TASK]["unique"] > 0
     _cli(copy, "validate", str(out))

@@ -1,8 +1,10 @@
 """One room per task (issue 21): everything task-specific is reached through the task's registry
 entry (``builder/core/registry.py``) or its own module under ``builder/tasks/``; shared machinery
 dispatches on the entry's data (answer kind, halves, labels, form) or the room's hooks, never on a
-task's name. Checked with ``ast``: outside those places no string constant equals a task config
-name (tests and maintainer scripts aside)."""
+task's name. Checked with ``ast``: outside those places (the registry, each task's own module,
+maintainer scripts) no string constant equals a task config name, the shared modules of
+``builder/tasks/`` included; and no test function branches on more than one task name (per-task
+expectations come from the registry or the task's data file, ``tests/task_expect.py``)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ from misi_bench.builder.core.registry import ANSWER_KINDS, TASK_BY_NAME, TASK_NA
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("builder", "eval_plugins", "dataset_card", "misi_bench.py")
-#: Where task names may be spelled out: the registry and the task rooms (the maintainer scripts
-#: of ``scripts/`` are not scanned).
-ROOMS_AND_SCRIPTS = ("builder/core/registry.py", "builder/tasks/")
+#: Where task names may be spelled out: the registry and each task's own module (the maintainer
+#: scripts of ``scripts/`` are not scanned).
+ROOMS_AND_SCRIPTS = (
+    "builder/core/registry.py",
+    *(f"builder/tasks/{name}.py" for name in TASK_NAMES),
+)
 
 
 def name_constants(source: str, names: set[str]) -> list[tuple[int, str]]:
@@ -70,7 +75,65 @@ def test_the_scan_covers_the_shared_layers():
         "eval_plugins/report/reference.py",
     ):
         assert expected in scanned
-    assert not any(p.startswith("builder/tasks/") for p in scanned)
+    for shared in ("__init__", "base", "room", "choice", "decoys", "recover", "replay", "data"):
+        assert f"builder/tasks/{shared}.py" in scanned
+    assert not any(p == f"builder/tasks/{name}.py" for name in TASK_NAMES for p in scanned)
+
+
+def dispatch_chains(source: str, names: set[str]) -> list[tuple[int, str, list[str]]]:
+    """(line, function, names) of every function of ``source`` whose conditions (``if``,
+    ``elif``, conditional expressions, comprehension filters) compare with more than one task
+    name: a chain that dispatches on names."""
+    found = []
+    for fn in ast.walk(ast.parse(source)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        seen: set[str] = set()
+        for node in ast.walk(fn):
+            tests = [node.test] if isinstance(node, (ast.If, ast.IfExp, ast.While)) else []
+            tests += node.ifs if isinstance(node, ast.comprehension) else []
+            compares = [c for t in tests for c in ast.walk(t) if isinstance(c, ast.Compare)]
+            seen |= {text for c in compares for _, text in name_constants_of(c, names)}
+        if len(seen) > 1:
+            found.append((fn.lineno, fn.name, sorted(seen)))
+    return found
+
+
+def name_constants_of(node: ast.AST, names: set[str]) -> list[tuple[int, str]]:
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names
+    ]
+
+
+def test_no_test_dispatches_on_task_names():
+    names = set(TASK_NAMES)
+    found = [
+        f"{path.relative_to(ROOT)}:{line} {fn}: {', '.join(hit)}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for line, fn, hit in dispatch_chains(path.read_text(encoding="utf-8"), names)
+    ]
+    assert not found, (
+        "tests that branch on task names (parametrize over the registry; put the expectation in "
+        "the task's data file `expect` section or derive it from the registry entry):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_chain_scan_sees_a_planted_chain():
+    planted = (
+        "def test_x(task):\n"
+        "    if task == 'docking':\n"
+        "        pass\n"
+        "    elif task in ('zooming', 'rotation'):\n"
+        "        pass\n"
+        "def test_one(rows):\n"
+        "    return [r for r in rows if r['task'] == 'docking']\n"
+    )
+    assert dispatch_chains(planted, set(TASK_NAMES)) == [
+        (1, "test_x", ["docking", "rotation", "zooming"])
+    ]
 
 
 def test_every_registry_entry_has_its_room_and_only_it():

@@ -34,9 +34,10 @@ BUILDER_COMMANDS: tuple[CommandGroup, ...] = (
 def _version_text() -> str:
     """``--version``: :func:`version_label` with the prompt templates of both profiles."""
     from ..core.profiles import PROFILE_NAMES  # noqa: PLC0415
-    from ..tasks.base import load_templates  # noqa: PLC0415
+    from ..tasks import TASKS  # noqa: PLC0415
+    from ..tasks.data import versions_label  # noqa: PLC0415
 
-    templates = " / ".join(f"{load_templates(p)['version']} ({p})" for p in PROFILE_NAMES)
+    templates = " / ".join(f"{versions_label(TASKS, p)} ({p})" for p in PROFILE_NAMES)
     return version_label(PACKAGE_VERSION, BUILDER_VERSION, templates)
 
 

@@ -26,8 +26,12 @@ from .errors import MisiError
 
 PAPER = "paper"
 EXPLICIT = "explicit"
-#: The profile of a row or build that does not name one (every build made before profiles).
+#: The profile of a row or build that does not name one (every build made before profiles):
+#: a rule for reading stored rows, not a default of any function.
 LEGACY_PROFILE = EXPLICIT
+#: The profile a build gets when none is asked for: read only by the entry points (the CLI's
+#: ``--profile``, ``BuildConfig``, the Hugging Face loader's config); every lower layer (task
+#: contexts, task data, prompts, view order, question ids) takes the profile explicitly.
 DEFAULT_PROFILE = PAPER
 
 
@@ -109,7 +113,7 @@ def profile_of_rows(rows: Iterable[Mapping], where: str = "dataset") -> str:
     return seen.pop() if seen else LEGACY_PROFILE
 
 
-def question_id(task: str, pdb_id: str, index: int, profile: str = LEGACY_PROFILE) -> str:
+def question_id(task: str, pdb_id: str, index: int, profile: str) -> str:
     """The id of question ``index`` of ``task`` on ``pdb_id`` in a build of ``profile``:
     ``translation-1abc-000`` (explicit) or ``translation-1abc-000p`` (paper)."""
     return f"{task}-{pdb_id}-{int(index):03d}{get_profile(profile).id_suffix}"

@@ -61,8 +61,9 @@ class TaskSpec:
 
     ``name`` (config name), ``number`` (paper number 1..9), ``answer_format`` (fill-in or
     multiple choice), ``kind`` (``operation``, ``bonds`` or ``choice``: the family of its
-    generator), ``in_headline`` (counted in the paper's headline average; T5 and T6 are left out
-    because every model scores at chance), ``answer_kind`` (selects parser, metric and chance
+    generator), ``in_headline`` (counted in the paper's headline average; False unless set, so a
+    new task joins the headline only when asked; T5 and T6 are left out because every model
+    scores at chance), ``answer_kind`` (selects parser, metric and chance
     baseline, one of :data:`ANSWER_KINDS`), ``score_radius`` (the weighted-score radius: Å or
     degrees; None scores exact answers only), ``commands`` (the commands of a command answer,
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
@@ -84,7 +85,7 @@ class TaskSpec:
     answer_kind: str
     label: str
     short_label: str
-    in_headline: bool = True
+    in_headline: bool = False
     score_radius: float | None = None
     commands: tuple[CommandRange, ...] = ()
     constant_answer: str = ""
@@ -121,6 +122,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         SINGLE_OPERATION,
         "translation",
         "translation",
+        in_headline=True,
         score_radius=8.0,
         commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
         form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
@@ -135,6 +137,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         SINGLE_OPERATION,
         "rotation",
         "rotation",
+        in_headline=True,
         score_radius=180.0,
         commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
         form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
@@ -149,6 +152,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         SINGLE_OPERATION,
         "zooming",
         "zooming",
+        in_headline=True,
         commands=(CommandRange("move", ("z",), tuple(range(40, 61))),),
         form_hint="one command: move z D, D in whole Å (e.g. move z 50)",
         aliases=("zoom", "zoom_in", "scale", "scaling"),
@@ -162,6 +166,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         RESIDUE_BONDS,
         "residue-ligand",
         "res.-lig.",
+        in_headline=True,
         constant_answer="No",
         halves="polarity",
         form_hint="No, or Yes: RESIDUE ATOM, LIGAND_ATOM with bonds separated by ; (e.g. Yes: ASN OD1, O1B)",
@@ -202,6 +207,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         OPERATION_PAIR,
         "docking",
         "docking",
+        in_headline=True,
         score_radius=180.0,
         commands=(
             CommandRange("roll", ("x", "y", "z"), _ANGLES),
@@ -219,6 +225,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         LETTER,
         "interaction loc.",
         "interaction loc.",
+        in_headline=True,
         constant_answer="A",
         form=CHOICE_FORM,
         aliases=(
@@ -237,6 +244,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         POCKET_BONDS,
         "pocket-ligand",
         "pocket-ligand",
+        in_headline=True,
         constant_answer="None",
         form_hint="None, or RESIDUE NUMBER ATOM CHAIN, LIGAND_ATOM with bonds separated by ; "
         "(e.g. ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3)",

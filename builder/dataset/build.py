@@ -28,7 +28,7 @@ from pathlib import Path
 from ..core.errors import MisiError
 from ..core.profiles import LEGACY_PROFILE
 from ..core.records import ComplexRef
-from ..tasks.base import load_params, load_templates
+from ..tasks.data import task_data
 from . import blind
 from .archive import fetch_entries
 from .audit import audit_dataset
@@ -255,15 +255,10 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
 
 
 def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
-    """One clear error before any work when a requested task has no prompt template or
-    parameters in the build's profile (e.g. a new task added to the explicit templates only)."""
-    params, prompts = load_params(cfg.profile), load_templates(cfg.profile)
+    """One clear error before any work when a requested task's data file is missing or lacks
+    the build's profile (``tasks.data`` checks each file when it reads it)."""
     for task in cfg.tasks:
-        if task not in params.get("tasks", {}) or task not in prompts.get("tasks", {}):
-            raise MisiError(
-                f"task {task!r} has no prompt template or parameters in the {cfg.profile!r} "
-                "profile (builder/tasks/templates/); build it with another --profile or add them"
-            )
+        task_data(task).profile(cfg.profile)
 
 
 def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:

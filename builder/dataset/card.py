@@ -231,7 +231,7 @@ def _best_option_rule_row(
     return rows
 
 
-def paper_reference_table(profile: str = LEGACY_PROFILE, out: Path | None = None) -> str:
+def paper_reference_table(profile: str, out: Path | None = None) -> str:
     """The paper's Tables 1 and 2 in full (%, every row with its rank; arXiv 2512.10867v2) and,
     as a row under them, the train split's most frequent answer scored on this build's test
     questions (from ``baselines.json`` when ``out`` has one). Rows are labelled "not comparable"

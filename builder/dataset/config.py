@@ -15,8 +15,8 @@ from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
 from ..scene.png import PNG_ENCODER
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
-from ..tasks.base import load_params, load_templates
-from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS, load_decoy_params
+from ..tasks.data import task_data, versions_label
+from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS
 from .archive import FetchPolicy
 from .id_list import id_list_path, is_id_source
 from .manifest import sha256_file
@@ -88,8 +88,6 @@ class BuildConfig:
         data.pop("structures")
         if self.decoys == DEFAULT_DECOYS:  # legacy value: not hashed, not in the manifest
             data.pop("decoys")
-        else:
-            data["decoys_version"] = load_decoy_params()["version"]
         if is_id_source(self.source):
             data["source"] = "ids"
             data["id_list"] = sha256_file(id_list_path(self.source))
@@ -99,8 +97,14 @@ class BuildConfig:
             self.profile == LEGACY_PROFILE
         ):  # explicit builds keep the config (and hash) of before profiles
             data.pop("profile")
-        data["template_version"] = load_templates(self.profile)["version"]
-        data["params_version"] = load_params(self.profile)["version"]
+        # each task's versions and data digest (its data file): one task's edit moves only the
+        # hashes of builds that include it
+        balanced = self.decoys != DEFAULT_DECOYS
+        data["task_data"] = {
+            t: task_data(t).config_fields(self.profile, balanced) for t in self.tasks
+        }
+        data["template_version"] = versions_label(self.tasks, self.profile)
+        data["params_version"] = versions_label(self.tasks, self.profile, "params_version")
         data["builder_version"] = BUILDER_VERSION
         data["render_version"] = RENDER_VERSION
         data["png_encoder"] = PNG_ENCODER

@@ -25,7 +25,7 @@ from ..core.records import ComplexRef
 from ..core.rows import Row, parse_metadata
 from ..scene.cache import RenderCache
 from ..tasks import generator
-from ..tasks.base import TaskContext, annotate, load_params, load_templates
+from ..tasks.base import TaskContext, annotate
 from .config import BuildConfig
 from .parquet import write_rows_atomic
 from .sources import file_checksums
@@ -110,25 +110,20 @@ def generate_unit(
     if isinstance(read, UnitResult):  # the complex cannot be read: the unit is a skip
         return [], read
     inputs, annotations, ann = read
-    params = load_params(cfg.profile)
-    templates_version = load_templates(cfg.profile)["version"]
 
     partners = [p for p in sorted(splits) if splits[p] == split and p != pdb_id]
     cache = RenderCache()
     rows, counts, skipped = [], {}, {}
     for task in cfg.tasks:
-        ctx = TaskContext(
-            ann=ann,
-            split=split,
-            seed=int(cfg.seed),
-            params=params["tasks"][task],
-            choice=params["choice"],
-            template_version=templates_version,
-            params_version=params["version"],
+        ctx = TaskContext.for_task(
+            task,
+            ann,
+            split,
+            int(cfg.seed),
+            cfg.profile,
             partners=partners,
             load_partner=annotations.get,
             decoys=cfg.decoys,
-            profile=cfg.profile,
         )
         try:
             instances = generator(task)(ctx)

@@ -1,46 +1,37 @@
-"""The nine task rooms, keyed by config name (docs/spec.md section 5).
+"""The task rooms, keyed by config name (docs/spec.md section 5).
 
-Each task lives in its own module ``builder/tasks/<name>.py``, which ends with ``ROOM`` (a
-:class:`~.room.Room`: the registry entry plus the generator, the audit's replay and answer space
-and the validator's check). :data:`ROOMS` lists them in the registry's order; shared machinery
-reaches a task only through :func:`room_of` (``docs/extending.md`` has the recipe for a new task).
+Each task of the registry (``builder/core/registry.py``) lives in its own module
+``builder/tasks/<name>.py``, which ends with ``ROOM`` (a :class:`~.room.Room`: the registry entry
+plus the generator, the audit's replay and answer space and the validator's check), beside its
+data file ``builder/tasks/<name>.yaml`` (prompts, parameters, versions: ``data.py``). The modules
+are found by the registry's names, so a new task is listed by its entry alone. :data:`ROOMS`
+lists them in the registry's order; shared machinery reaches a task only through :func:`room_of`
+(``docs/extending.md`` has the recipe for a new task).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ..core.registry import TASK_NAMES
-from . import (
-    docking,
-    interaction_location,
-    pocket_ligand,
-    residue_ligand,
-    rotation,
-    rotation_rotation,
-    translation,
-    translation_rotation,
-    zooming,
-)
 from .room import Room
 
-#: The nine task configs in the paper's order (T1..T9), from the task registry.
+#: The task configs in the registry's order (the paper's T1..T9 first).
 TASKS: tuple[str, ...] = TASK_NAMES
 
-_MODULES = (
-    translation,
-    rotation,
-    zooming,
-    residue_ligand,
-    translation_rotation,
-    rotation_rotation,
-    docking,
-    interaction_location,
-    pocket_ligand,
-)
-_BY_NAME: dict[str, Room] = {module.ROOM.name: module.ROOM for module in _MODULES}
-#: The rooms in the registry's order (one per task; a registry entry without one fails here).
-ROOMS: tuple[Room, ...] = tuple(_BY_NAME[name] for name in TASK_NAMES)
+
+def _room(name: str) -> Room:
+    """The ``ROOM`` of ``builder/tasks/<name>.py`` (a registry entry without one fails here)."""
+    room = importlib.import_module(f".{name}", __package__).ROOM
+    if room.name != name:
+        raise ImportError(f"builder/tasks/{name}.py: its ROOM is for {room.name!r}")
+    return room
+
+
+_BY_NAME: dict[str, Room] = {name: _room(name) for name in TASK_NAMES}
+#: The rooms in the registry's order (one per task).
+ROOMS: tuple[Room, ...] = tuple(_BY_NAME.values())
 
 
 def room_of(task: str) -> Room:

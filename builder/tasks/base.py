@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
-import yaml
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
@@ -28,6 +26,7 @@ from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
 from ..scene.camera import Camera, fit_camera
 from ..scene.requests import RenderRequest, Style
+from .data import ProfileData, fill, task_data, task_profile
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -53,7 +52,8 @@ class TaskInstance:
     answer: str
     images: tuple[ImageSpec, ...]
     metadata_json: str
-    profile: str = LEGACY_PROFILE
+    #: The build profile the question was made for (``builder.core.profiles``).
+    profile: str
 
     @property
     def answer_format(self) -> str:
@@ -100,21 +100,56 @@ def annotate(
 
 @dataclass(frozen=True, eq=False)
 class TaskContext:
-    """Everything one task generator may use for one complex."""
+    """Everything one task generator may use for one complex: the annotation, the split, the
+    seed, the build ``profile`` and the task's data in that profile (``data``, from the task's
+    data file: prompt, parameters, versions), the ``balanced`` decoy settings, and access to
+    other complexes of the split (T5). Built by :meth:`for_task`."""
 
     ann: Annotation
     split: str
     seed: int
-    params: Mapping
-    choice: Mapping
-    template_version: str
-    params_version: str
+    #: The build profile (``builder.core.profiles``): which prompt and parameters are in force.
+    profile: str
+    data: ProfileData
     partners: Sequence[str] = ()
     load_partner: Callable[[str], Annotation] | None = None
-    #: The build profile (``builder.core.profiles``): which templates and parameters are in force.
-    profile: str = LEGACY_PROFILE
     #: How the choice tasks draw their options: ``paper`` or ``balanced`` (see ``decoys``).
     decoys: str = "paper"
+    #: The task's ``balanced`` decoy settings (its data file's ``decoys``; empty for others).
+    decoy_settings: Mapping = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def for_task(
+        cls, task: str, ann: Annotation, split: str, seed: int, profile: str, **more: object
+    ) -> TaskContext:
+        """The context of ``task`` in ``profile``, its data read from the task's data file;
+        ``more``: ``partners``, ``load_partner``, ``decoys``."""
+        data = task_data(task)
+        return cls(
+            ann=ann,
+            split=split,
+            seed=seed,
+            profile=check_profile(profile),
+            data=data.profile(profile),
+            decoy_settings=data.decoys,
+            **more,
+        )
+
+    @property
+    def params(self) -> Mapping:
+        return self.data.params
+
+    @property
+    def choice(self) -> Mapping:
+        return self.data.choice
+
+    @property
+    def template_version(self) -> str:
+        return self.data.template_version
+
+    @property
+    def params_version(self) -> str:
+        return self.data.params_version
 
     def rng(self, task: str, k: int) -> np.random.Generator:
         """The random generator of question ``k`` of ``task`` for this complex: depends only on
@@ -136,14 +171,27 @@ class TaskContext:
             value = value.get(self.split, value.get("test"))
         return None if value is None else int(value)
 
-    def prompt(self, task: str, image_lines: Sequence[str], **fields: object) -> str:
-        """The question text of ``task`` in this context's profile (see :func:`fill_prompt`)."""
-        return fill_prompt(task, image_lines, profile=self.profile, **fields)
+    def prompt(self, image_lines: Sequence[str], **fields: object) -> str:
+        """The question text in this context's profile (see :func:`.data.fill`)."""
+        return fill(self.data, image_lines, fields)
+
+    def caption(self, key: str, **fields: object) -> str:
+        """The image caption ``key`` of this task in this context's profile ("" when the
+        profile's prompt does not list its images)."""
+        text = self.data.captions.get(key)
+        if text is None and "image_lines" in self.data.placeholders:
+            raise KeyError(f"no caption {key!r} in the {self.profile!r} data of this task")
+        return "" if text is None else text.format(**fields)
+
+    def hbond_rule(self) -> str:
+        """The H-bond rule sentence for the annotation's ``--hbonds`` mode in this context's
+        profile ("" when the profile's prompt states none)."""
+        return self.data.hbond_rules.get(self.ann.hbond_mode, "")
 
     @property
     def six_views(self) -> tuple[str, ...]:
         """The order of the six views (T4, T8, T9) in this context's profile."""
-        return view_order(self.profile)
+        return self.data.six_views
 
 
 def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generator:
@@ -157,58 +205,9 @@ def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generat
 # ---------------------------------------------------------------------------- data files
 
 
-#: Data files of each profile: (sampling parameters, prompt templates) under ``templates/``.
-PROFILE_FILES = {
-    "explicit": ("params.yaml", "prompts.yaml"),
-    "paper": ("params_paper.yaml", "prompts_paper.yaml"),
-}
-
-
-def _read_yaml(name: str) -> dict:
-    text = resources.files(__package__).joinpath(f"templates/{name}").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
-
-
-@cache
-def load_params(profile: str = LEGACY_PROFILE) -> dict:
-    """The versioned sampling parameters of a profile (templates/params*.yaml)."""
-    return _read_yaml(PROFILE_FILES[check_profile(profile)][0])
-
-
-@cache
-def load_templates(profile: str = LEGACY_PROFILE) -> dict:
-    """The versioned prompt templates of a profile (templates/prompts*.yaml)."""
-    return _read_yaml(PROFILE_FILES[check_profile(profile)][1])
-
-
-def view_order(profile: str = LEGACY_PROFILE) -> tuple[str, ...]:
-    """The order of the six views in a profile (``six_views`` of its parameters)."""
-    return tuple(load_params(profile).get("six_views", VIEW_NAMES))
-
-
-def fill_prompt(
-    task: str, image_lines: Sequence[str], *, profile: str = LEGACY_PROFILE, **fields: object
-) -> str:
-    """The question text of ``task``: template + shared blocks + numbered image lines.
-
-    The shared blocks are filled with ``fields`` first (a block may name the PDB id), then the
-    task's template; a template need not use every field (``paper`` templates describe their
-    images themselves instead of using ``image_lines``)."""
-    templates = load_templates(profile)
-    lines = "\n".join(f"Image {k + 1}: {line}." for k, line in enumerate(image_lines))
-    given = {k: str(v) for k, v in fields.items()}
-    shared = {k: v.format(**given) if "{" in v else v for k, v in templates["shared"].items()}
-    values = {**shared, "image_lines": lines, **given}
-    return templates["tasks"][task].format(**values)
-
-
-def hbond_rule(mode: str) -> str:
-    """The H-bond rule sentence T4 and T9 state for an ``--hbonds`` mode (prompts.yaml)."""
-    return load_templates()["hbond_rules"][mode]
-
-
-def caption(key: str, **fields: object) -> str:
-    return load_templates()["captions"][key].format(**fields)
+def view_order(task: str, profile: str) -> tuple[str, ...]:
+    """The order of the six views of ``task`` in ``profile`` (its data file's ``six_views``)."""
+    return task_profile(task, profile).six_views
 
 
 def options_block(options: Sequence[str]) -> str:
@@ -336,11 +335,7 @@ __all__ = [
     "TaskInstance",
     "LETTERS",
     "annotate",
-    "caption",
-    "fill_prompt",
-    "hbond_rule",
-    "load_params",
-    "load_templates",
+    "view_order",
     "options_block",
     "question_rng",
 ]

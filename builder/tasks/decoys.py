@@ -16,7 +16,8 @@ condition symmetric in the four options, so rejection keeps the symmetry.
   minus the truth's own offset, ``c = t - p_j``, and option ``i`` is ``c + p_i`` with every
   ``p_i`` uniform in ``-spread..spread`` per component.
 * T5/T6: the hidden centre is drawn like a truth; each option perturbs it independently (new
-  axis, flipped sign, new magnitude, each with its probability in ``templates/decoys.yaml``);
+  axis, flipped sign, new magnitude, each with its probability in the task's data file,
+  ``decoys.operations``);
   the option at the question's correct letter becomes the truth. The truth keeps its uniform
   distribution (each perturbation maps a uniform draw to a uniform draw).
 """
@@ -24,26 +25,14 @@ condition symmetric in the four options, so rejection keeps the symmetry.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
 
 import numpy as np
-import yaml
 
 from ..operations.language import Move, Operation, Roll
 
 DECOY_MODES = ("paper", "balanced")
 DEFAULT_DECOYS = "paper"
 BALANCED_SCHEME = "balanced"
-
-
-@cache
-def load_decoy_params() -> dict:
-    """The versioned parameters of the decoy modes (templates/decoys.yaml)."""
-    text = (
-        resources.files(__package__).joinpath("templates/decoys.yaml").read_text(encoding="utf-8")
-    )
-    return yaml.safe_load(text)
 
 
 def check_mode(mode: str) -> str:
@@ -59,15 +48,13 @@ def balanced_moves(
     truth: tuple[int, int],
     rng: np.random.Generator,
     correct: int,
-    spread: int | None = None,
-    max_tries: int | None = None,
+    settings: Mapping,
 ) -> list[tuple[int, int]] | None:
     """Four distinct non-zero (x, y) moves, the truth at index ``correct``: option ``i`` is
     ``truth - p[correct] + p[i]`` with the ``p`` independent and uniform in ``-spread..spread``
-    per component. None when ``max_tries`` sets all fail."""
-    cfg = load_decoy_params()
-    spread = int(cfg["balanced"]["interaction_location"]["spread"] if spread is None else spread)
-    max_tries = int(cfg["balanced"]["max_tries"] if max_tries is None else max_tries)
+    per component (``settings``: the task's ``decoys``, with ``spread`` and ``max_tries``). None
+    when ``max_tries`` sets all fail."""
+    spread, max_tries = int(settings["spread"]), int(settings["max_tries"])
     t = np.asarray(truth, dtype=np.int64)
     for _ in range(max_tries):
         p = rng.integers(-spread, spread + 1, size=(4, 2))
@@ -141,14 +128,14 @@ def balanced_pairs(
     specs: Sequence[Mapping],
     axes: Sequence[Sequence[str]],
     distinct_axes: bool,
+    settings: Mapping,
     too_similar: Callable[[tuple, tuple, tuple], bool] | None = None,
-    max_tries: int | None = None,
 ) -> list[tuple[Operation, Operation]] | None:
     """Four distinct options, independent perturbations of ``centre`` (any of them can serve as
     the truth). ``too_similar(a, b, options)`` rejects a set holding two options whose images are
-    nearly identical. None when ``max_tries`` sets all fail."""
-    cfg = load_decoy_params()["balanced"]
-    max_tries = int(cfg["max_tries"] if max_tries is None else max_tries)
+    nearly identical. ``settings``: the task's ``decoys`` (``operations``, ``max_tries``). None
+    when ``max_tries`` sets all fail."""
+    cfg, max_tries = settings, int(settings["max_tries"])
     for _ in range(max_tries):
         options = [
             perturb_pair(centre, rng, specs, axes, distinct_axes, cfg["operations"])

@@ -20,12 +20,11 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
-    caption,
-    load_params,
     metadata,
     request,
     signed_magnitude,
 )
+from .data import task_profile
 from .recover import apply_ops, parse_ops
 from .room import CheckSubject, Room, signed, split_space
 
@@ -116,10 +115,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         ops, camera = displacement(ann, side, extra, roll)
         answer = (roll.inverse(), ops[0].inverse())
         images = question_images(ann, ops, camera)
-        lines = [caption("pocket_view", view=v) for v in ("front", "left", "top")]
-        lines += [caption("ligand_view", view=v) for v in ("front", "left", "top")]
-        lines.append(caption("both_front"))
-        question = ctx.prompt(TASK, lines, pdb_id=ann.pdb_id.upper())
+        lines = [ctx.caption("pocket_view", view=v) for v in ("front", "left", "top")]
+        lines += [ctx.caption("ligand_view", view=v) for v in ("front", "left", "top")]
+        lines.append(ctx.caption("both_front"))
+        question = ctx.prompt(lines, pdb_id=ann.pdb_id.upper())
         meta = metadata(
             ctx,
             TASK,
@@ -166,7 +165,7 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
 def answer_space(row, meta, images, ann, load):
     """Every roll of the roll range on every axis, combined with ``move x`` within
     :data:`DOCKING_MOVE_WINDOW` Å of the gold move."""
-    p = load_params(meta.build_profile)["tasks"][row["task"]]
+    p = task_profile(row["task"], meta.build_profile).params
     gold = parse_operations(row["answer"])
     roll, move = gold
     ops, camera = _scene_of(ann, gold)

@@ -22,7 +22,6 @@ from .base import (
     LETTERS,
     TaskContext,
     TaskInstance,
-    caption,
     letter_for,
     metadata,
     options_block,
@@ -63,7 +62,7 @@ def _options(
     """The four options in letter order, the truth at ``correct`` (``ctx.decoys``: see
     ``decoys``); None when no valid set could be drawn."""
     if ctx.decoys == "balanced":
-        return balanced_moves(truth, rng, correct)
+        return balanced_moves(truth, rng, correct, ctx.decoy_settings)
     opts = [truth]
     for _ in range(MAX_TRIES):
         cand = (_perturb(rng, truth[0]), _perturb(rng, truth[1]))
@@ -101,8 +100,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         option_texts = tuple(option_text(o) for o in ordered)
         images = six_views(ann, ctx.six_views)
         question = ctx.prompt(
-            TASK,
-            [caption(v) for v in ctx.six_views],
+            [ctx.caption(v) for v in ctx.six_views],
             pdb_id=ann.pdb_id.upper(),
             hbond=bond.pocket_text(),
             options_block=options_block(option_texts),
@@ -142,7 +140,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann, view_order(meta.build_profile))
+    return six_views(ann, view_order(TASK, meta.build_profile))
 
 
 def answer_space(row, meta, images, ann, load):

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from ..chemistry.hbonds import format_pocket_answer
 from ..core.registry import TASK_BY_NAME
-from .base import TaskContext, TaskInstance, caption, hbond_rule, metadata, six_views, view_order
+from .base import TaskContext, TaskInstance, metadata, six_views, view_order
 from .room import CheckSubject, Room
 
 TASK = "pocket_ligand"
@@ -16,10 +16,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     ann = ctx.ann
     images = six_views(ann, ctx.six_views)
     question = ctx.prompt(
-        TASK,
-        [caption(v) for v in ctx.six_views],
+        [ctx.caption(v) for v in ctx.six_views],
         pdb_id=ann.pdb_id.upper(),
-        hbond_rule=hbond_rule(ann.hbond_mode),
+        hbond_rule=ctx.hbond_rule(),
     )
     answer = format_pocket_answer(ann.hbonds)
     return [
@@ -39,7 +38,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def replay(row, meta, ann, load):
-    return six_views(ann, view_order(meta.build_profile))
+    return six_views(ann, view_order(TASK, meta.build_profile))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:

@@ -9,7 +9,7 @@ from the metadata. ``answer_space`` lists, for the tasks with a finite answer sp
 T7) or options (T5, T6, T8), the request picturing every candidate (each task's
 ``Room.answer_space``); the gold candidate must be the one nearest to what the question shows.
 
-Answer spaces (from ``templates/params.yaml``): T1 ``move x|y D`` over the distance range; T2
+Answer spaces (from the task's data file's ``params``): T1 ``move x|y D`` over the distance range; T2
 ``roll x|y|z A`` over the angle range; T3 ``move z D`` over the distance range; T7 every roll
 of the roll range on every axis, combined with ``move x`` within ``docking.DOCKING_MOVE_WINDOW``
 Å of the gold move; T5/T6/T8 the four options.

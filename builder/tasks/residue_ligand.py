@@ -23,8 +23,6 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
-    caption,
-    hbond_rule,
     metadata,
     request,
     view_order,
@@ -115,15 +113,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         _, origin, _ = residue_scene(ann, r)
         images = residue_images(ann, r, ctx.six_views)
         lines = [
-            caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views
+            ctx.caption("residue_view", residue=residue.label, view=view) for view in ctx.six_views
         ]
         question = ctx.prompt(
-            TASK,
             lines,
             pdb_id=ann.pdb_id.upper(),
             residue=residue.label,
             example_residue=residue.name,
-            hbond_rule=hbond_rule(ann.hbond_mode),
+            hbond_rule=ctx.hbond_rule(),
         )
         answer = format_residue_answer(bonds)
         meta = metadata(
@@ -177,7 +174,7 @@ def replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
     )
     if index is None:
         raise TaskError(f"{row['id']}: residue {r} is not in the pocket")
-    return residue_images(ann, index, view_order(meta.build_profile))
+    return residue_images(ann, index, view_order(TASK, meta.build_profile))
 
 
 def needed_labels(row, meta, ann) -> set[tuple[str, int]]:

@@ -89,7 +89,7 @@ def gold_ops(spec: TaskSpec, row: Mapping, meta: QuestionMeta) -> tuple[Operatio
 
 
 def magnitudes(spec: Mapping) -> list[int]:
-    """The non-zero values of a ``{min, max, step}`` range of ``templates/params.yaml``."""
+    """The non-zero values of a ``{min, max, step}`` range of a task's ``params`` (its data file)."""
     step = int(spec.get("step", 1))
     return [v for v in range(int(spec["min"]), int(spec["max"]) + 1, step) if v != 0]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Roll
-from .base import TaskContext, TaskInstance, load_params, nonzero_int
+from .base import TaskContext, TaskInstance, nonzero_int
+from .data import task_profile
 from .room import Room, magnitudes
 from .translation import check_roll, unit_instance, unit_replay, unit_space
 
@@ -26,7 +27,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``roll x|y|z A`` over the angle range."""
-    p = load_params(meta.build_profile)["tasks"][row["task"]]
+    p = task_profile(row["task"], meta.build_profile).params
     return unit_space(row, ann, [Roll(a, v) for a in p["axes"] for v in magnitudes(p["angle"])])
 
 

@@ -11,7 +11,6 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
-    caption,
     letter_for,
     metadata,
     options_block,
@@ -56,7 +55,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                 return projected_difference(ann, a, b, base=opts[c]) < limit
 
             spec = p["roll_angle"]
-            options = balanced_pairs(truth, rng, (spec, spec), (AXES, AXES), True, similar)
+            options = balanced_pairs(
+                truth, rng, (spec, spec), (AXES, AXES), True, ctx.decoy_settings, similar
+            )
             if options is None:
                 continue
             truth = options[correct]
@@ -77,11 +78,16 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                 continue
             options, schemes = built
         images = question_images(ann, truth, options)
-        lines = [caption("front"), caption("left"), caption("top"), caption("after")]
-        lines += [caption("option_same", letter=letter) for letter in LETTERS]
+        lines = [
+            ctx.caption("front"),
+            ctx.caption("left"),
+            ctx.caption("top"),
+            ctx.caption("after"),
+        ]
+        lines += [ctx.caption("option_same", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {5 + i}" for i in range(4))
         question = ctx.prompt(
-            TASK, lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts)
+            lines, pdb_id=ann.pdb_id.upper(), options_block=options_block(option_texts)
         )
         meta = metadata(
             ctx,

@@ -8,12 +8,11 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
-    caption,
-    load_params,
     metadata,
     request,
     visible_fraction,
 )
+from .data import task_profile
 from .recover import apply_ops, parse_ops, recover_roll, recover_shift
 from .room import CheckSubject, Room, magnitudes, split_space
 
@@ -57,8 +56,8 @@ def unit_images(ann, op) -> tuple[ImageSpec, ...]:
 def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> TaskInstance:
     """Shared by T1-T3: images front, left, top, front after the operation."""
     ann = ctx.ann
-    lines = [caption("front"), caption("left"), caption("top"), caption("after")]
-    question = ctx.prompt(task, lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
+    lines = [ctx.caption("front"), ctx.caption("left"), ctx.caption("top"), ctx.caption("after")]
+    question = ctx.prompt(lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
     return TaskInstance(
         task=task,
         pdb_id=ann.pdb_id,
@@ -91,7 +90,7 @@ def unit_space(row, ann, space) -> object:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move x|y D`` over the distance range."""
-    p = load_params(meta.build_profile)["tasks"][row["task"]]
+    p = task_profile(row["task"], meta.build_profile).params
     return unit_space(row, ann, [Move(a, d) for a in p["axes"] for d in magnitudes(p["distance"])])
 
 

@@ -12,7 +12,6 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
-    caption,
     letter_for,
     metadata,
     options_block,
@@ -81,7 +80,9 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                 return projected_difference(t, a, b) < lim
 
             specs = (p["move_distance"], p["roll_angle"])
-            options = balanced_pairs(truth, rng, specs, (("x", "y"), AXES), False, similar)
+            options = balanced_pairs(
+                truth, rng, specs, (("x", "y"), AXES), False, ctx.decoy_settings, similar
+            )
             if options is None:
                 continue
             truth = options[correct]
@@ -104,15 +105,19 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
                 continue
             options, schemes = built
         images = question_images(ann, target, truth, options)
-        lines = [caption("front"), caption("left"), caption("top"), caption("after")]
+        lines = [
+            ctx.caption("front"),
+            ctx.caption("left"),
+            ctx.caption("top"),
+            ctx.caption("after"),
+        ]
         lines += [
-            caption("target_view", target=target.pdb_id.upper(), view=v)
+            ctx.caption("target_view", target=target.pdb_id.upper(), view=v)
             for v in ("front", "left", "top")
         ]
-        lines += [caption("option", letter=letter) for letter in LETTERS]
+        lines += [ctx.caption("option", letter=letter) for letter in LETTERS]
         option_texts = tuple(f"image {8 + i}" for i in range(4))
         question = ctx.prompt(
-            TASK,
             lines,
             pdb_id=ann.pdb_id.upper(),
             target=target.pdb_id.upper(),

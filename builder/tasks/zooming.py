@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..core.errors import TaskError
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import Move
-from .base import TaskContext, TaskInstance, load_params, visible_fraction
+from .base import TaskContext, TaskInstance, visible_fraction
+from .data import task_profile
 from .room import Room, magnitudes
 from .translation import check_shift, unit_instance, unit_replay, unit_space
 
@@ -48,7 +49,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 def answer_space(row, meta, images, ann, load):
     """Every ``move z D`` over the distance range."""
-    p = load_params(meta.build_profile)["tasks"][row["task"]]
+    p = task_profile(row["task"], meta.build_profile).params
     return unit_space(row, ann, [Move("z", d) for d in magnitudes(p["distance"])])
 
 
