@@ -567,6 +567,9 @@ def test_aggregate_averages():
 
 
 def test_old_average_names_are_aliases_while_the_nine_tasks_are_the_set():
+    """The counted names (average_9_tasks, average_7_tasks) are written beside the new ones only
+    while the registry holds the nine tasks with seven in the headline; another task set drops
+    them (a tenth task added by docs/extending.md runs this test too)."""
     import dataclasses
 
     from misi_bench.builder.core.registry import TASK_SPECS
@@ -579,19 +582,29 @@ def test_old_average_names_are_aliases_while_the_nine_tasks_are_the_set():
             ("translation_rotation", {"score": 1.0, "exact": 1.0}),
         ]
     )
-    assert report["average_all_tasks"] == report["average_9_tasks"] == 0.75
-    assert report["average_headline_tasks"] == report["average_7_tasks"] == 0.5
-    assert HEADLINE_METRICS == ("average_headline_tasks", "average_7_tasks")
+    assert report["average_all_tasks"] == 0.75 and report["average_headline_tasks"] == 0.5
     doc = {"task": "translation", "answer": "move x 2", "metadata": None, "options": []}
     scored = score_doc(doc, "move x 2")
-    assert scored["average_headline_tasks"] == scored["average_7_tasks"] == 1.0
+    assert scored["average_headline_tasks"] == 1.0
+    aliases = average_aliases(TASK_SPECS)
+    nine = len(TASK_SPECS) == 9 and sum(s.in_headline for s in TASK_SPECS) == 7
+    if nine:
+        assert aliases == {
+            "average_all_tasks": "average_9_tasks",
+            "average_headline_tasks": "average_7_tasks",
+        }
+        assert HEADLINE_METRICS == ("average_headline_tasks", "average_7_tasks")
+    else:
+        assert aliases == {} and HEADLINE_METRICS == ("average_headline_tasks",)
+    for new_name, old_name in aliases.items():
+        assert report[old_name] == report[new_name]
+    if "average_7_tasks" in aliases.values():
+        assert scored["average_7_tasks"] == 1.0
+    else:
+        assert "average_9_tasks" not in report and "average_7_tasks" not in scored
     # a tenth task would make the counted names lie: they are dropped, the new names stay
-    tenth = dataclasses.replace(TASK_SPECS[0], name="tenth", number=10)
+    tenth = dataclasses.replace(TASK_SPECS[0], name="tenth", number=10 + len(TASK_SPECS))
     assert average_aliases([*TASK_SPECS, tenth]) == {}
-    assert average_aliases(TASK_SPECS) == {
-        "average_all_tasks": "average_9_tasks",
-        "average_headline_tasks": "average_7_tasks",
-    }
 
 
 def test_aggregate_empty():
