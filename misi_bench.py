@@ -86,5 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     return builder_main(argv, extra_commands=EVAL_COMMANDS)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # `python -m misi_bench`: run the package's own module, not this copy
+    from misi_bench import main as _package_main  # noqa: PLC0415
+
+    raise SystemExit(_package_main())

@@ -305,3 +305,17 @@ def test_lmms_eval_include_path_is_the_last_line():
     assert out.returncode == 0, out.stderr
     path = Path(out.stdout.strip().splitlines()[-1])
     assert path.is_dir() and (path / "misi" / "misi_rotation.yaml").is_file(), path
+
+
+def test_python_dash_m_in_a_checkout_runs_the_command(tmp_path):
+    """``python -m misi_bench`` from the checkout root runs the command (its version line)."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "misi_bench", "--version"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("misi-bench ")

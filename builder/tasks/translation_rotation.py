@@ -56,10 +56,69 @@ def question_images(ann, target, truth, options) -> tuple[ImageSpec, ...]:
     return tuple(images)
 
 
+def _draw_options(ctx: TaskContext, rng, truth, correct: int, target):
+    """(truth, the four options in letter order, each option's scheme) of one question, or None
+    when no set of distinct options was found. With ``balanced`` decoys the drawn (f1, f2) is the
+    hidden centre and the truth becomes option ``correct``; with the paper's decoys each wrong
+    option is one scheme's perturbation of the truth. Options whose pictures differ by less than
+    ``min_option_image_difference_px`` (at the reference image size) are redrawn."""
+    p, choice = ctx.params, ctx.choice
+    limit = float(choice["min_option_image_difference_px"]) * target.camera.size
+    limit /= REFERENCE_IMAGE_SIZE
+    f1, f2 = truth
+    if ctx.decoys == "balanced":
+
+        def similar(a, b, opts, t=target, lim=limit):
+            return projected_difference(t, a, b) < lim
+
+        specs = (p["move_distance"], p["roll_angle"])
+        options = balanced_pairs(
+            truth, rng, specs, (("x", "y"), AXES), False, ctx.decoy_settings, similar
+        )
+        if options is None:
+            return None
+        schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
+        return options[correct], options, schemes
+
+    def decoy(scheme, r, f1=f1, f2=f2):
+        return make_decoy(scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y"))
+
+    def too_similar(a, b, target=target, limit=limit):
+        return projected_difference(target, a, b) < limit
+
+    built = build_options(truth, rng, correct, decoy, too_similar, int(choice["max_resample"]))
+    if built is None:
+        return None
+    options, schemes = built
+    return truth, options, schemes
+
+
+def _question_text(ctx: TaskContext, ann, target) -> tuple[str, tuple[str, ...]]:
+    """The prompt of one question (image captions in prompt order: the reference's three views
+    and its front view after the operations, the target's three views, the four options) and the
+    option texts (``image 8`` .. ``image 11``)."""
+    lines = [ctx.caption(view) for view in ("front", "left", "top", "after")]
+    lines += [
+        ctx.caption("target_view", target=target.pdb_id.upper(), view=v)
+        for v in ("front", "left", "top")
+    ]
+    lines += [ctx.caption("option", letter=letter) for letter in LETTERS]
+    option_texts = tuple(f"image {8 + i}" for i in range(4))
+    question = ctx.prompt(
+        lines,
+        pdb_id=ann.pdb_id.upper(),
+        target=target.pdb_id.upper(),
+        options_block=options_block(option_texts),
+    )
+    return question, option_texts
+
+
 def generate(ctx: TaskContext) -> list[TaskInstance]:
+    """``count()`` questions: a translation f1 then a rotation f2 of the reference complex; which
+    option shows the target complex after the same two operations."""
     if not ctx.partners or ctx.load_partner is None:
         raise TaskError("needs a second complex in the same split as target")
-    p, choice = ctx.params, ctx.choice
+    p = ctx.params
     ann = ctx.ann
     out = []
     for k in range(ctx.count()):
@@ -67,62 +126,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         target = _load_target(ctx, int(rng.integers(len(ctx.partners))))
         f1 = Move(("x", "y")[int(rng.integers(2))], signed_magnitude(rng, p["move_distance"]))
         f2 = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
-        truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
-        limit = (
-            float(choice["min_option_image_difference_px"])
-            * target.camera.size
-            / REFERENCE_IMAGE_SIZE
-        )
-        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
-
-            def similar(a, b, opts, t=target, lim=limit):
-                return projected_difference(t, a, b) < lim
-
-            specs = (p["move_distance"], p["roll_angle"])
-            options = balanced_pairs(
-                truth, rng, specs, (("x", "y"), AXES), False, ctx.decoy_settings, similar
-            )
-            if options is None:
-                continue
-            truth = options[correct]
-            f1, f2 = truth
-            schemes = [BALANCED_SCHEME if i != correct else "correct" for i in range(4)]
-        else:
-
-            def decoy(scheme, r, f1=f1, f2=f2):
-                return make_decoy(
-                    scheme, f1, f2, r, p["move_distance"], p["roll_angle"], ("x", "y")
-                )
-
-            def too_similar(a, b, target=target, limit=limit):
-                return projected_difference(target, a, b) < limit
-
-            built = build_options(
-                truth, rng, correct, decoy, too_similar, int(choice["max_resample"])
-            )
-            if built is None:
-                continue
-            options, schemes = built
+        drawn = _draw_options(ctx, rng, (f1, f2), correct, target)
+        if drawn is None:
+            continue
+        truth, options, schemes = drawn
+        f1, f2 = truth
         images = question_images(ann, target, truth, options)
-        lines = [
-            ctx.caption("front"),
-            ctx.caption("left"),
-            ctx.caption("top"),
-            ctx.caption("after"),
-        ]
-        lines += [
-            ctx.caption("target_view", target=target.pdb_id.upper(), view=v)
-            for v in ("front", "left", "top")
-        ]
-        lines += [ctx.caption("option", letter=letter) for letter in LETTERS]
-        option_texts = tuple(f"image {8 + i}" for i in range(4))
-        question = ctx.prompt(
-            lines,
-            pdb_id=ann.pdb_id.upper(),
-            target=target.pdb_id.upper(),
-            options_block=options_block(option_texts),
-        )
+        question, option_texts = _question_text(ctx, ann, target)
         meta = metadata(
             ctx,
             TASK,
@@ -135,17 +146,10 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             correct=LETTERS[correct],
             target_camera_distance=round(target.camera.distance, 4),
         )
+        answer = LETTERS[correct]
         out.append(
             TaskInstance(
-                TASK,
-                ann.pdb_id,
-                k,
-                question,
-                option_texts,
-                LETTERS[correct],
-                images,
-                meta,
-                ctx.profile,
+                TASK, ann.pdb_id, k, question, option_texts, answer, images, meta, ctx.profile
             )
         )
     return out
