@@ -18,7 +18,7 @@ from ..core.registry import (
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
 from .parsing import parse
-from .readings import alt_bonds, alt_pair, alt_single, alt_zero
+from .readings import alt_bonds, alt_pair, alt_single, alt_zero, move_part
 from .text import MAX_CHARS
 
 logger = logging.getLogger(__name__)
@@ -100,19 +100,7 @@ def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, 
         rot = max(0.0, 1.0 - abs(rolls[-1].angle - gold_roll.angle) / spec.score_radius)
     elif gold_roll is None and not rolls:
         rot = 1.0
-    mov = 0.0
-    if gold_move is not None and moves:
-        pm = moves[-1]
-        if (
-            pm.axis == gold_move.axis == "x"
-            and pm.distance != 0
-            and (pm.distance > 0) == (gold_move.distance > 0)
-        ):
-            mov = max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / abs(gold_move.distance))
-        elif pm.axis == gold_move.axis and pm.distance == gold_move.distance:
-            mov = 1.0  # a gold move that is not a non-zero `move x` (not produced by the builder)
-    elif gold_move is None and not moves:
-        mov = 1.0
+    mov = move_part(moves, gold_move)
     exact = float(sorted(map(str, ops)) == sorted(map(str, gold)))
     return {
         "score": 0.5 * rot + 0.5 * mov,

@@ -88,21 +88,29 @@ def alt_single(spec: TaskSpec, pred, gold) -> dict[str, float]:
     return {"score_steps": step_score(spec, pred.magnitude, gold.magnitude)}
 
 
+def move_part(pred_moves: list, gold_move, scale: float | None = None) -> float:
+    """T7's move part: 0 unless the last predicted move is a non-zero ``move x`` of the gold
+    move's sign, then ``max(0, 1 - |dD| / scale)``; ``scale`` None divides by ``|D|`` (the
+    headline's reading), a number by that fixed range in Å. A gold move the builder never makes
+    (not a non-zero ``move x``) scores 1 only when repeated exactly; no gold move, 1 for none."""
+    if gold_move is None:
+        return 0.0 if pred_moves else 1.0
+    if not pred_moves:
+        return 0.0
+    pm = pred_moves[-1]
+    if (
+        pm.axis == gold_move.axis == "x"
+        and pm.distance != 0
+        and (pm.distance > 0) == (gold_move.distance > 0)
+    ):
+        span = abs(gold_move.distance) if scale is None else scale
+        return max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / span)
+    return 1.0 if pm.axis == gold_move.axis and pm.distance == gold_move.distance else 0.0
+
+
 def alt_pair(rotation_part: float, pred_moves: list, gold_move) -> dict[str, float]:
     """T7's move part over a fixed range, and the score with it."""
-    mov = 0.0
-    if gold_move is not None and pred_moves:
-        pm = pred_moves[-1]
-        if (
-            pm.axis == gold_move.axis == "x"
-            and pm.distance != 0
-            and (pm.distance > 0) == (gold_move.distance > 0)
-        ):
-            mov = max(0.0, 1.0 - abs(pm.distance - gold_move.distance) / FIXED_MOVE_RANGE)
-        elif pm.axis == gold_move.axis and pm.distance == gold_move.distance:
-            mov = 1.0
-    elif gold_move is None and not pred_moves:
-        mov = 1.0
+    mov = move_part(pred_moves, gold_move, FIXED_MOVE_RANGE)
     return {"move_part_fixed": mov, "score_move_fixed": 0.5 * rotation_part + 0.5 * mov}
 
 
