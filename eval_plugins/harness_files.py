@@ -5,8 +5,9 @@ and lm-eval task YAMLs (``misi_<task>.yaml`` on the test split, ``tiny_misi_<tas
 tiny split), the groups ``misi`` and ``tiny_misi`` of each harness, and the upstream lmms-eval
 patch ``eval_plugins/upstream/lmms_eval/0001-add-misi-tasks.patch`` (the lmms-eval task folder as
 new files). The shared templates (``_default_template_yaml``, ``_template_yaml``), the hook
-modules (``utils.py``) and the folder README are written by hand, except the templates'
-``generation_kwargs`` blocks, which are written from :mod:`misi_bench.builder.core.generation`
+modules (``utils.py``) and the folder README are written by hand, except the README's task table
+(one row per task of the registry, between ``TASK_TABLE_BEGIN`` and ``TASK_TABLE_END``) and the
+templates' ``generation_kwargs`` blocks, which are written from :mod:`misi_bench.builder.core.generation`
 (temperature 0, max 1024 new tokens: what ``misi-bench eval`` sends too, so every route asks a
 model the same way). A task's metrics come from
 :func:`misi_bench.eval_plugins.common.spec_metric_names` (T5/T6 report no averages, a task with
@@ -149,6 +150,44 @@ def lm_task_yaml(spec: TaskSpec, split: str, prefix: str) -> str:
     )
 
 
+#: The lmms-eval folder's README (``README.md``) has its task table generated between these lines.
+TASK_TABLE_BEGIN = "<!-- task table: written by python -m misi_bench.eval_plugins.harness_files -->"
+TASK_TABLE_END = "<!-- end of task table -->"
+
+
+def task_table() -> str:
+    """The README's task table: the groups, then one row per task of the registry."""
+    rows = [
+        "| name | what |",
+        "|---|---|",
+        "| `misi` | group: every task below on the `test` split |",
+    ]
+    for spec in TASK_SPECS:
+        kind = " (multiple choice)" if spec.is_choice else ""
+        rows.append(f"| `{spec.config}` | T{spec.number}: {spec.label}{kind} |")
+    rows.append(
+        "| `tiny_misi`, `tiny_misi_<task>` | the same on the `tiny` split (questions drawn from "
+        "`test` per task; the build's card says how many) |"
+    )
+    return "\n".join(rows) + "\n"
+
+
+def _lmms_readme() -> Path:
+    return LMMS_FOLDER / "README.md"
+
+
+def readme_text(readme: Path | None = None) -> str:
+    """The README (the lmms-eval folder's by default) with its task table (:func:`task_table`)
+    rewritten between the markers."""
+    readme = _lmms_readme() if readme is None else readme
+    text = readme.read_text(encoding="utf-8")
+    head, sep, rest = text.partition(TASK_TABLE_BEGIN + "\n")
+    _, end, tail = rest.partition(TASK_TABLE_END)
+    if not sep or not end:
+        raise SystemExit(f"{readme}: the task table markers are missing")
+    return head + sep + task_table() + end + tail
+
+
 def generated_yaml() -> dict[Path, str]:
     """``{path: text}`` of every generated YAML file of both harnesses."""
     out: dict[Path, str] = {}
@@ -197,6 +236,7 @@ def lmms_patch(yaml_files: dict[Path, str] | None = None) -> str:
     yaml_files = generated_yaml() if yaml_files is None else yaml_files
     files = _hand_written(LMMS_FOLDER)
     files[LMMS_TEMPLATE.name] = template_text(LMMS_TEMPLATE)
+    files["README.md"] = readme_text()
     files.update({p.name: text for p, text in yaml_files.items() if p.parent == LMMS_FOLDER})
     return "".join(new_file_diff(f"{UPSTREAM_DIR}/{name}", files[name]) for name in sorted(files))
 
@@ -206,6 +246,7 @@ def generated_files() -> dict[Path, str]:
     files = generated_yaml()
     for template in (LMMS_TEMPLATE, LM_TEMPLATE):
         files[template] = template_text(template)
+    files[_lmms_readme()] = readme_text()
     files[TASK_PATCH] = lmms_patch(files)
     return files
 
