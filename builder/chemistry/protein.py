@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError
-from ..core.records import Residue
+from ..core.records import PROTEIN_READ_COUNTS, Residue
 from .atom_checks import check_finite, count_atoms, repeated_names
 from .files import distance_bonds, normalise_element, open_text
 from .segments import Segments, split_cif_segments, split_segments
@@ -54,17 +54,7 @@ class ProteinAtoms:
         self.h_names: list[str] = []
         self.metals: list[dict] = []  # one-atom metal residues: element, name, chain, number, xyz
         #: ``ReadReport`` counts of what reading left out (see ``core.records.ReadReport``)
-        self.counts: dict[str, int] = dict.fromkeys(
-            (
-                "atoms_read",
-                "other_model_atoms",
-                "altloc_atoms",
-                "duplicate_atoms",
-                "water_atoms",
-                "nonstandard_atoms",
-            ),
-            0,
-        )
+        self.counts: dict[str, int] = dict.fromkeys(PROTEIN_READ_COUNTS, 0)
         self.segments: tuple[str, ...] = ()  # chain runs kept apart (``segments.Segments.notes``)
         self.name_repeats: list = []  # heavy atoms named like another of their residue (dropped)
 

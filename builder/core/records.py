@@ -60,6 +60,19 @@ class Residue:
         return f"{self.number}{self.ins_code}"
 
 
+#: The :class:`ReadReport` counts taken while the pocket/protein file is read
+#: (``chemistry.protein``), then all its counts in manifest order.
+PROTEIN_READ_COUNTS: tuple[str, ...] = (
+    "atoms_read",
+    "other_model_atoms",
+    "altloc_atoms",
+    "duplicate_atoms",
+    "water_atoms",
+    "nonstandard_atoms",
+)
+READ_COUNTS: tuple[str, ...] = (*PROTEIN_READ_COUNTS, "unbonded_hydrogens")
+
+
 @dataclass(frozen=True)
 class ReadReport:
     """What reading one complex left out, kept apart or relabelled, counted (``Complex.read_report``;
@@ -93,15 +106,7 @@ class ReadReport:
         relabelled segments when there are any, and ``ligand_source``."""
         out = {
             name: getattr(self, name)
-            for name in (
-                "atoms_read",
-                "other_model_atoms",
-                "altloc_atoms",
-                "duplicate_atoms",
-                "water_atoms",
-                "nonstandard_atoms",
-                "unbonded_hydrogens",
-            )
+            for name in READ_COUNTS
             if getattr(self, name) or name == "atoms_read"
         }
         if self.segments:
