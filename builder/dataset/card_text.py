@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.registry import TASK_NAMES, TASK_SPECS
+from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from . import blind
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
@@ -101,28 +101,32 @@ def _fewest(small: dict[str, int]) -> str:
     )
 
 
-def _t8_leak(out, manifest: dict, leaking: list[str]) -> str:
+def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
+    """The Limitations bullet of the tasks whose paper decoys leak (registry ``decoy_leak``), with
+    the build's measured options-only score of the first of them that has one."""
+    names = ", ".join(f"T{TASK_BY_NAME[t].number}" for t in leaking)
     decoys = manifest.get("config", {}).get("decoys", "paper")
     data = blind.read_blind(out) if out is not None else None
     measured = ""
     if data:
         gate = blind.options_only_gate(data)
-        worst = next((gate["worst"][t] for t in leaking if t in gate["worst"]), None)
-        if worst:
+        task = next((t for t in leaking if gate["worst"].get(t)), None)
+        if task:
+            worst = gate["worst"][task]
             measured = (
                 f" On this build the best options-only rule scores {100 * worst['score']:.1f}% on "
-                f"T8 ({worst['split']} split; chance 25%)."
+                f"T{TASK_BY_NAME[task].number} ({worst['split']} split; chance 25%)."
             )
     if decoys == "paper":
         return (
-            "- **T8 options leak the answer** with the paper's decoys (`--decoys paper`, this "
-            "build): the right move is often the option nearest to the other three, so a rule "
-            "that reads the options alone beats chance." + measured + " Compare a model with "
-            "the options-only row, or build with `--decoys balanced` (docs/decoys.md)."
+            f"- **{names} options leak the answer** with the paper's decoys (`--decoys paper`, "
+            "this build): the right move is often the option nearest to the other three, so a "
+            "rule that reads the options alone beats chance." + measured + " Compare a model "
+            "with the options-only row, or build with `--decoys balanced` (docs/decoys.md)."
         )
     return (
-        "- T8 and the image-option tasks use balanced decoys (`--decoys balanced`): the build "
-        "fails when an options-only rule beats chance by more than "
+        f"- {names} and the image-option tasks use balanced decoys (`--decoys balanced`): the "
+        "build fails when an options-only rule beats chance by more than "
         f"{100 * blind.MAX_EXCESS:.0f} points." + measured
     )
 
@@ -155,7 +159,7 @@ def limitations(out, manifest: dict) -> str:
         )
     leaking = [s.name for s in TASK_SPECS if s.decoy_leak and s.name in manifest["counts"]]
     if leaking:
-        lines.append(_t8_leak(out, manifest, leaking))
+        lines.append(_decoy_leak(out, manifest, leaking))
     if small:
         lines.append(
             f"- **Small build**: {n_test} test complexes; "
