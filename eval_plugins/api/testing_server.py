@@ -82,6 +82,8 @@ class DoubleState:
         self.bodies: dict[str, dict] = {}
         self.faults: Counter = Counter()
         self.requests = 0
+        #: Completion requests let through to an answer (see ``Double(hold_after=...)``).
+        self.admitted = 0
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -96,7 +98,9 @@ class DoubleState:
 
 class Double:
     """The request handler; ``delay_s`` is added to every reply. With ``record``, the state keeps
-    each question's request arrival times (monotonic s) and its last parsed request body."""
+    each question's request arrival times (monotonic s) and its last parsed request body. With
+    ``hold_after=N``, only the first N completion requests are answered; later ones are counted
+    and then held open until the server stops (a client stopped mid-run, deterministically)."""
 
     def __init__(
         self,
@@ -111,6 +115,7 @@ class Double:
         echo_status: int = 400,
         answer_request: Callable[[str, dict], str] | None = None,
         models: tuple[str, ...] = ("double",),
+        hold_after: int | None = None,
     ):
         if behaviour is not None and behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour {behaviour!r}: expected one of {', '.join(BEHAVIOURS)}")
@@ -123,6 +128,7 @@ class Double:
         self.answer_fn, self.record = answer_fn, record
         self.behaviour, self.echo_status = behaviour, echo_status
         self.answer_request, self.models = answer_request, models
+        self.hold_after = hold_after
         self.state = DoubleState()
 
     def _answer(self, qid: str, text: str, request: dict) -> str:
@@ -219,6 +225,9 @@ class Double:
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
+            if self.hold_after is not None and st.admitted >= self.hold_after:
+                await asyncio.Event().wait()  # held until the server stops (cancelled)
+            st.admitted += 1
             fault = self.plan.fault(qid, st.per_question[qid])
             if fault:
                 st.faults[fault] += 1
