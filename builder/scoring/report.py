@@ -262,7 +262,9 @@ def format_report_markdown(report: Mapping, percent: bool = True) -> str:
             _mean_or_none([tasks[t]["exact"] for t in headline if "exact" in tasks[t]]),
         ),
     ]
-    lines += [f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} | - |" for name, n, score, exact in rows]
+    lines += [
+        f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} | - |" for name, n, score, exact in rows
+    ]
     lines.append("")
     lines += [f"- {name}: {text}." for name, text in AVERAGE_DEFINITIONS.items()]
     missing = report.get("paper_average_missing") or []
