@@ -165,6 +165,13 @@ def test_every_route_gives_the_same_interval_for_the_same_answers(eval_run, tmp_
     report = data["report"]
     (run,) = read_result(eval_run / "run" / "report.json")
     assert set(COLUMNS) <= set(run.intervals)
+    # what `eval` printed (report.md): in %, with the same interval as every route below
+    printed = (eval_run / "run" / "report.md").read_text()
+    assert "| task | n | score % | exact % | 95% interval % |" in printed
+    low, high = run.intervals["T2"]
+    row = report["tasks"]["rotation"]
+    assert f"| rotation | {row['n']} | {100 * row['score']:.2f} |" in printed
+    assert f"| [{low:.2f}, {high:.2f}] |" in printed.split("| rotation |", 1)[1].splitlines()[0]
     results, samples = {}, {}
     for task, row in report["tasks"].items():
         results[f"misi_{task}"] = {"alias": f"misi_{task}", "score,none": row["score"]}
