@@ -227,6 +227,37 @@ def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, w
     return 0
 
 
+#: ``--tasks`` values that list names instead of running tasks (lmms-eval, lm-eval).
+LISTINGS = frozenset({"list", "list_groups", "list_tags", "list_subtasks"})
+
+
+def unmatched_requests(requested: Sequence[str], calls: list) -> list[str]:
+    """The ``--tasks`` values that produced no results, though the harness exited 0: all of them
+    when no evaluation returned (the harness logged "no tasks found" or another error and went
+    on), else each glob pattern that matches no reported name. Listings and a non-main rank's
+    runs (``None`` entries) are never unmatched."""
+    tokens = [t for t in requested if t not in LISTINGS]
+    if not tokens or (calls and all(c is None for c in calls)):
+        return []
+    if not calls:
+        return tokens
+    got = sorted({name for c in calls if c for name in c})
+    return [
+        t
+        for t in tokens
+        if any(c in t for c in "*?[") and not os.path.exists(t) and not fnmatch.filter(got, t)
+    ]
+
+
+def unmatched_message(harness: str, unmatched: Sequence[str]) -> str:
+    return (
+        f"no results for --tasks {', '.join(unmatched)}: the harness found no task by "
+        f"{'that name or pattern' if len(unmatched) == 1 else 'those names or patterns'} or "
+        f"stopped with an error (read it above; the harness itself exits 0); the names: "
+        f"`misi-bench {harness} --tasks list`"
+    )
+
+
 def run_checked(
     harness: str,
     argv: Sequence[str],
@@ -239,7 +270,8 @@ def run_checked(
     Before: the task names in ``argv`` after ``flags`` (when ``check``) and the data location.
     ``start()`` then imports the harness and returns ``(owner, attr, launch)``: ``owner.attr`` is
     the harness's ``simple_evaluate`` (watched for the result names), ``launch()`` runs it and
-    returns the exit status. After: exit 1 when a requested MiSI name has no results.
+    returns the exit status. After: exit 1 when a requested MiSI name has no results, or a
+    ``--tasks`` name or pattern of any harness produced none (:func:`unmatched_requests`).
     """
     expected: list[str] = []
     where = ""
@@ -256,4 +288,8 @@ def run_checked(
         code = launch()
     if code:
         return code
-    return check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)
+    code = check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)
+    unmatched = unmatched_requests(option_values(argv, *flags) or [], calls) if check else []
+    if code or not unmatched:
+        return code
+    return fail(harness, unmatched_message(harness, unmatched), code=1)
