@@ -216,6 +216,38 @@ def result_keys(results: object) -> list[str] | None:
     return [*results.get("results", {}), *results.get("groups", {})]
 
 
+#: The group rows whose figures the launchers print after a run (the headline in %).
+HEADLINE_GROUPS = ("misi", "tiny_misi")
+
+
+def headline_lines(results: object) -> list[str]:
+    """One line per MiSI group in a harness results dict: its three averages in %, the headline
+    first. The harness's own table prints 0-1 like all its tasks, and a task row's
+    ``paper_average`` there is only that task's share of the headline (docs/scoring.md)."""
+    if not isinstance(results, Mapping):
+        return []
+    lines = []
+    for group in HEADLINE_GROUPS:
+        row = (results.get("groups") or {}).get(group) or (results.get("results") or {}).get(group)
+        if not isinstance(row, Mapping):
+            continue
+        cells = []
+        for metric, label in (
+            ("paper_average", "paper_average (the headline)"),
+            ("score", "average_all_tasks"),
+            ("average_headline_tasks", "average_headline_tasks"),
+        ):
+            value = row.get(f"{metric},none")
+            if isinstance(value, (int, float)) and value == value:
+                cells.append(f"{label} {100 * value:.2f} %")
+        if cells:
+            lines.append(
+                f"group {group}: {', '.join(cells)}; a task row's paper_average in the table "
+                "above is only that task's share of the headline, not its score"
+            )
+    return lines
+
+
 def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, where: str) -> int:
     """0 when every expected name was reported (or this is a non-main rank), else 1 and one line."""
     if not expected or (calls and all(c is None for c in calls)):
@@ -284,10 +316,18 @@ def run_checked(
         except PreflightError as exc:
             return fail(harness, exc)
     owner, attr, launch = start()
-    with recording(owner, attr, result_keys) as calls:
+    headlines: list[str] = []
+
+    def keys(results: object) -> list[str] | None:
+        headlines.extend(headline_lines(results))
+        return result_keys(results)
+
+    with recording(owner, attr, keys) as calls:
         code = launch()
     if code:
         return code
+    for line in headlines:
+        print(f"misi-bench {harness}: {line}", file=sys.stderr)
     code = check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)
     unmatched = unmatched_requests(option_values(argv, *flags) or [], calls) if check else []
     if code or not unmatched:

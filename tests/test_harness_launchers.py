@@ -103,6 +103,25 @@ def test_a_tasks_value_that_produced_no_results_is_unmatched(tmp_path):
     assert "--tasks ocr*" in line and "misi-bench lmms-eval --tasks list" in line
 
 
+def test_the_launchers_print_the_groups_averages_in_percent():
+    """The harness tables are 0-1 and show each task's share under ``paper_average``; after a run
+    the launchers print the group's three averages in %, the headline named as such."""
+    results = {
+        "results": {
+            "misi": {"paper_average,none": 0.8125, "score,none": 0.75, "exact,none": 0.5},
+            "misi_translation": {"paper_average,none": 0.875, "score,none": 1.0},
+        },
+        "groups": {"tiny_misi": {"paper_average,none": float("nan"), "score,none": 0.5}},
+    }
+    lines = preflight.headline_lines(results)
+    assert lines[0].startswith(
+        "group misi: paper_average (the headline) 81.25 %, average_all_tasks 75.00 %;"
+    )
+    assert "only that task's share of the headline" in lines[0]
+    assert lines[1].startswith("group tiny_misi: average_all_tasks 50.00 %;")  # NaN left out
+    assert preflight.headline_lines(None) == [] and preflight.headline_lines({"results": {}}) == []
+
+
 def test_data_location_checks(tmp_path, data_dir, monkeypatch):
     assert preflight.check_data_location(str(data_dir)) == f"local folder {data_dir.resolve()}"
     (tmp_path / "empty").mkdir()

@@ -124,6 +124,8 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ..
     # lmms-eval logs errors and still exits 0 (lmms_eval/__main__.py cli_evaluate), so the
     # results file is the real check.
     assert proc.returncode == 0 and files, proc.stdout[-4000:] + proc.stderr[-4000:]
+    if "misi" in tasks.split(","):  # the launcher prints the group's averages in %
+        assert "misi-bench lmms-eval: group misi: " in proc.stderr, proc.stderr[-3000:]
     return json.loads(Path(files[0]).read_text())
 
 
