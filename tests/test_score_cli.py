@@ -11,23 +11,11 @@ import pytest
 from test_cli import cli
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("scorebuild")
-    out = cli(
-        "build",
-        "--source",
-        "samples",
-        "--limit",
-        "4",
-        "--configs",
-        "rotation",
-        "pocket_ligand",
-        "--quiet",
-        cwd=root,
-    )
-    assert out.returncode == 0, out.stderr
-    return root / "misi-bench"
+@pytest.fixture
+def built(cli_build):
+    """The session's command-line build (``conftest.cli_build``: four samples; rotation,
+    interaction_location, pocket_ligand), shared with test_cli."""
+    return cli_build
 
 
 def rows_of(built, config):
