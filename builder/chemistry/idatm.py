@@ -260,20 +260,21 @@ def phosphate_hydroxyls(types, elements, coords, bonds, h_count, h_parent) -> li
     ``PHOSPHATE_OH_EXCESS`` longer than each of the P's other terminal P-O bonds is an OH.
     ``h_count``: hydrogens per atom (explicit or counted); ``h_parent``: the explicit ones'
     parents. Returns the indices of the O3- atoms to retype, in index order."""
+    pac = np.flatnonzero(np.asarray(types) == "Pac")
+    if not len(pac):
+        return []
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
-    nbrs: list[list[int]] = [[] for _ in range(len(types))]
-    for a, b in np.asarray(bonds, dtype=np.int64).reshape(-1, 2):
-        nbrs[int(a)].append(int(b))
-        nbrs[int(b)].append(int(a))
-    with_h = set(np.asarray(h_parent, dtype=np.int64).tolist()) | {
-        i for i, n in enumerate(h_count) if n
-    }
+    bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
+    degree = np.bincount(bonds.ravel(), minlength=len(types))
+    hydrogens = np.asarray(h_count, dtype=np.int64).copy()
+    hydrogens[np.asarray(h_parent, dtype=np.int64)] += 1
     out = []
-    for p, t in enumerate(types):
-        if t != "Pac":
-            continue
+    for p in pac:
+        rows = bonds[(bonds == p).any(axis=1)]
         terminal = [
-            k for k in nbrs[p] if elements[k] == "O" and len(nbrs[k]) == 1 and k not in with_h
+            int(k)
+            for k in rows[rows != p]
+            if elements[k] == "O" and degree[k] == 1 and not hydrogens[k]
         ]
         if len(terminal) < 3:
             continue
