@@ -135,12 +135,15 @@ def _phi_plane(g: Graph, acc: int, b1, b2):
     atom index or, for a hydrogen, a position)."""
     ap = g.coords[acc]
 
+    def is_atom(b) -> bool:
+        return isinstance(b, (int, np.integer))
+
     def pos(b):
-        return g.coords[b] if isinstance(b, int) else np.asarray(b, dtype=np.float64)
+        return g.coords[b] if is_atom(b) else np.asarray(b, dtype=np.float64)
 
     if b2 is not None:
         return [ap, pos(b1), pos(b2)], (pos(b1) + pos(b2)) / 2.0
-    if b1 is not None and not isinstance(b1, int):
+    if b1 is not None and not is_atom(b1):
         return None, pos(b1)  # a hydrogen has no further bonded atoms
     if b1 is not None:
         # the bonded atom's other neighbours (its explicit hydrogens included, as ChimeraX)
