@@ -90,11 +90,14 @@ def parse_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int, str]]]:
     """Atoms and bonds of the first molecule of a MOL2 file.
 
     Atoms: dicts with ``name``, ``xyz`` (Å), ``type`` (SYBYL), ``element``, ``subst_id``,
-    ``subst_name``. Bonds: ``(i, j, type)`` with 0-based atom indices and the SYBYL bond type.
+    ``subst_name`` and ``sub_type`` (the residue type the SUBSTRUCTURE record of its substructure
+    gives, "" without one). Bonds: ``(i, j, type)`` with 0-based atom indices and the SYBYL bond
+    type.
     """
     text = open_text(path)
     atoms: list[dict] = []
     bonds: list[tuple[int, int, str]] = []
+    sub_types: dict[str, str] = {}
     section = None
     for line in text.splitlines():
         s = line.strip()
@@ -129,6 +132,11 @@ def parse_mol2(path: Path) -> tuple[list[dict], list[tuple[int, int, str]]]:
                 bonds.append((int(parts[1]) - 1, int(parts[2]) - 1, parts[3]))
             except (ValueError, IndexError):
                 raise InputError(path, f"malformed MOL2 bond line: {s[:80]!r}") from None
+        elif section == "SUBSTRUCTURE" and len(parts) > 6:
+            # subst_id subst_name root_atom subst_type dict_type chain sub_type ...
+            sub_types[parts[0]] = parts[6]
     if not atoms:
         raise InputError(path, "no @<TRIPOS>ATOM records")
+    for atom in atoms:
+        atom["sub_type"] = sub_types.get(atom["subst_id"], "")
     return atoms, bonds
