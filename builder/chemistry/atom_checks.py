@@ -94,3 +94,59 @@ def repeated_names(model, label) -> tuple[int, list[NameRepeat]]:
 
 def count_atoms(model) -> int:
     return sum(len(res) for chain in model for res in chain)
+
+
+@dataclass(frozen=True)
+class Drops:
+    """What :func:`drop_alternates` left out: ``altloc`` atoms (alternate locations other than the
+    first of an atom, alternate residues of microheterogeneity) and ``lost`` atoms (residues that
+    repeat the id of an earlier residue of their chain without being alternate locations), with
+    one line per lost residue in ``lost_residues``."""
+
+    altloc: int = 0
+    lost: int = 0
+    lost_residues: tuple[str, ...] = ()
+
+
+def drop_alternates(model, label) -> Drops:
+    """Keep one conformer, in place: within a residue the first atom of each name (a later one of
+    that name is an alternate location, or a duplicated record that :func:`repeated_names`
+    counted), and the first residue of each id (number, insertion code) of a chain. A later
+    residue of that id whose every record has an alternate-location letter is an alternate
+    residue (microheterogeneity) and is dropped as such; any other is a loss, dropped and named
+    (the chain segments of :mod:`.segments` keep such residues apart, so this happens only when
+    they cannot be). Returns the counts; atoms' alternate-location letters are cleared."""
+    altloc = lost = 0
+    lost_residues = []
+    for chain in model:
+        seen: set[tuple[int, str]] = set()
+        k = 0
+        while k < len(chain):
+            res = chain[k]
+            key = (res.seqid.num, res.seqid.icode)
+            if key not in seen:
+                seen.add(key)
+                k += 1
+                continue
+            if len(res) and all(a.has_altloc() for a in res):
+                altloc += len(res)
+            else:
+                lost += len(res)
+                lost_residues.append(
+                    f"{res.name} {res.seqid.num}{res.seqid.icode.strip()} chain "
+                    f"{label(chain.name)} ({len(res)} atoms)"
+                )
+            del chain[k]
+        for res in chain:
+            names: set[str] = set()
+            j = 0
+            while j < len(res):
+                atom = res[j]
+                if atom.name in names:
+                    altloc += 1
+                    del res[j]
+                    continue
+                names.add(atom.name)
+                atom.altloc = "\0"
+                j += 1
+    return Drops(altloc, lost, tuple(lost_residues))

@@ -67,6 +67,7 @@ PROTEIN_READ_COUNTS: tuple[str, ...] = (
     "other_model_atoms",
     "altloc_atoms",
     "duplicate_atoms",
+    "lost_atoms",
     "water_atoms",
     "nonstandard_atoms",
 )
@@ -82,6 +83,10 @@ class ReadReport:
     waters included). Left out: ``other_model_atoms`` (models after the first),
     ``altloc_atoms`` (alternate locations other than the kept one, and microheterogeneity),
     ``duplicate_atoms`` (a record repeating an atom name of its residue at the same place),
+    ``lost_atoms`` (residues that repeat the number and insertion code of another residue of
+    their chain without being alternate locations of it, left out because the file uses every
+    chain character a segment could be written with: a loss, logged as a WARNING and named by
+    the build's summary),
     ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not standard amino acids
     or kept metal ions: modified residues, cofactors, other ligands), ``unbonded_hydrogens``
     (pocket hydrogens with no heavy atom of their residue within 1.3 Å, and MOL2 hydrogens that
@@ -95,6 +100,7 @@ class ReadReport:
     other_model_atoms: int = 0
     altloc_atoms: int = 0
     duplicate_atoms: int = 0
+    lost_atoms: int = 0
     water_atoms: int = 0
     nonstandard_atoms: int = 0
     unbonded_hydrogens: int = 0

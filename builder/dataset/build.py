@@ -32,7 +32,7 @@ from ..tasks.data import task_data
 from . import blind
 from .archive import fetch_entries
 from .audit import audit_dataset
-from .build_warnings import log_validity_warnings
+from .build_warnings import log_validity_warnings, reading_warnings
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
@@ -216,6 +216,8 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
     staged = staging_dir(out, cfg.config_hash)
     try:
         manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        for line in reading_warnings(manifest):
+            log.warning("reading: %s", line)
         (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
         if options.validate:
             report = validate_dataset(staged, source=cfg.source, workers=workers)
