@@ -163,26 +163,54 @@ def test_microheterogeneity_is_still_an_alternate_location(raw_refs, tmp_path):
     np.testing.assert_array_equal(cx.coords, full.coords)
 
 
-def test_a_loss_that_cannot_be_helped_is_counted_and_warned(tmp_path, monkeypatch, caplog):
-    """With no chain character left for a segment (a file that uses all 62), 1HVR's chain B on
-    chain A's numbers cannot be kept apart: residues of another name at a shared number are left
-    out, counted as ``lost_atoms`` and logged as a WARNING naming them (a build warning via the
-    manifest's reading record); those of the same name merge into two atoms under one name in a
-    pocket residue, which refuses the complex."""
+def test_no_chain_character_left_still_keeps_residues_apart(tmp_path, monkeypatch, caplog):
+    """With no chain character left for a text segment (a file that uses all 62), 1HVR's chain B
+    on chain A's numbers still keeps its residues of another name (the model is split after
+    gemmi reads it: chains ``_2``, ``_3`` ...); residues of the same name that gemmi merged give
+    two atoms under one name: counted as ``lost_atoms``, logged as a WARNING naming them (a build
+    warning via the manifest's reading record), and the complex is refused since they are in the
+    pocket."""
     monkeypatch.setattr(segments, "_FREE_CHARS", "")
     d = _edited(MULTI_CHAIN["1hvr"], tmp_path, lambda ln: _blank(_renumber_b(ln)))
     with caplog.at_level(logging.WARNING):
         protein = read_protein(d / "1hvr_pocket.pdb")
     lost = protein.counts["lost_atoms"]
     assert lost > 0 and protein.counts["altloc_atoms"] == 0
+    assert protein.segments and all(n.startswith("_ -> _") for n in protein.segments)
+    assert len(protein.coords) + lost == 627
     warned = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
-    assert warned and f"{lost} atoms left out" in warned[0] and "chain _" in warned[0]
+    assert warned and f"{lost} heavy atoms left out" in warned[0] and "chain _" in warned[0]
     record = ReadReport(**protein.counts).as_dict()
     assert record["lost_atoms"] == lost
     lines = reading_warnings({"reading": {"1hvr": record}})
-    assert len(lines) == 1 and lines[0].startswith(f"1hvr: {lost} atoms")
+    assert len(lines) == 1 and lines[0].startswith(f"1hvr: {lost} heavy atoms")
     with pytest.raises(InputError, match="two atoms named"):
         read_pdbbind_dir(d)
+
+
+def test_mmcif_with_insertion_codes_stripped_keeps_every_atom(tmp_path):
+    """1GBT's mmCIF with every pdbx_PDB_ins_code set to '?': gemmi alone dropped 30 pocket atoms
+    (184A, 188A, 221A share a number with the next residue); the residues are moved to chains of
+    their own after reading instead."""
+    import gemmi
+
+    src = DATA / "heldout" / "raw" / "1GBT.cif.gz"
+    full = read_raw_entry(src, "GBS")
+    doc = gemmi.cif.read(str(src))
+    stripped = 0
+    for row in doc.sole_block().find("_atom_site.", ["pdbx_PDB_ins_code"]):
+        if row[0] not in ("?", "."):
+            row[0] = "?"
+            stripped += 1
+    path = tmp_path / "1gbt_no_insertion_codes.cif"
+    path.write_text(doc.as_string())
+    cx = read_raw_entry(path, "GBS")
+    assert stripped > 30 and not any(r.ins_code for r in cx.residues)
+    assert (~cx.is_ligand).sum() == (~full.is_ligand).sum() == 429
+    np.testing.assert_array_equal(_sorted_rows(cx.coords), _sorted_rows(full.coords))
+    assert _gold(cx) == _gold(full)
+    report = cx.read_report
+    assert report.lost_atoms == 0 and report.segments[0].startswith("A -> A2: ")
 
 
 def test_segments_text_untouched_for_well_formed_pockets():

@@ -98,27 +98,34 @@ def count_atoms(model) -> int:
 
 @dataclass(frozen=True)
 class Drops:
-    """What :func:`drop_alternates` left out: ``altloc`` atoms (alternate locations other than the
-    first of an atom, alternate residues of microheterogeneity) and ``lost`` atoms (residues that
-    repeat the id of an earlier residue of their chain without being alternate locations), with
-    one line per lost residue in ``lost_residues``."""
+    """What :func:`drop_alternates` did: ``altloc`` atoms left out (alternate locations other
+    than the first of an atom, alternate residues of microheterogeneity, and the repeated records
+    :func:`repeated_names` counted) and ``notes`` on chains it split (``"A -> A2: 12 residues"``)."""
 
     altloc: int = 0
-    lost: int = 0
-    lost_residues: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
-def drop_alternates(model, label) -> Drops:
-    """Keep one conformer, in place: within a residue the first atom of each name (a later one of
-    that name is an alternate location, or a duplicated record that :func:`repeated_names`
-    counted), and the first residue of each id (number, insertion code) of a chain. A later
-    residue of that id whose every record has an alternate-location letter is an alternate
-    residue (microheterogeneity) and is dropped as such; any other is a loss, dropped and named
-    (the chain segments of :mod:`.segments` keep such residues apart, so this happens only when
-    they cannot be). Returns the counts; atoms' alternate-location letters are cleared."""
-    altloc = lost = 0
-    lost_residues = []
-    for chain in model:
+def _free_name(base: str, taken: set[str]) -> str:
+    n = 2
+    while f"{base}{n}" in taken:
+        n += 1
+    return f"{base}{n}"
+
+
+def _split_repeats(model, label) -> tuple[int, list[str]]:
+    """Drop alternate residues (a later residue of a chain's residue id whose every record has an
+    alternate-location letter: microheterogeneity, or a conformer listed apart); a later residue
+    of that id that is not one starts a chain of its own (it and the rest of its chain), named
+    after its chain's label (``A2``), so that no residue is lost. Returns (atoms dropped, notes)."""
+    import gemmi  # noqa: PLC0415 (heavy import kept out of import time)
+
+    dropped, notes = 0, []
+    taken = {c.name for c in model} | {label(c.name) for c in model}
+    base_of: dict[str, str] = {}  # a chain made here -> the label it was split from
+    i = 0
+    while i < len(model):
+        chain = model[i]
         seen: set[tuple[int, str]] = set()
         k = 0
         while k < len(chain):
@@ -127,26 +134,45 @@ def drop_alternates(model, label) -> Drops:
             if key not in seen:
                 seen.add(key)
                 k += 1
-                continue
-            if len(res) and all(a.has_altloc() for a in res):
-                altloc += len(res)
+            elif len(res) and all(a.has_altloc() for a in res):
+                dropped += len(res)
+                del chain[k]
             else:
-                lost += len(res)
-                lost_residues.append(
-                    f"{res.name} {res.seqid.num}{res.seqid.icode.strip()} chain "
-                    f"{label(chain.name)} ({len(res)} atoms)"
-                )
-            del chain[k]
+                base = base_of.get(chain.name, label(chain.name))
+                name = _free_name(base, taken)
+                taken.add(name)
+                base_of[name] = base
+                rest = gemmi.Chain(name)
+                for moved in chain[k:]:
+                    rest.add_residue(moved)
+                notes.append(f"{base} -> {name}: {len(rest)} residues")
+                del chain[k:]
+                model.add_chain(rest, pos=i + 1)
+                break
+        i += 1
+    return dropped, notes
+
+
+def drop_alternates(model, label) -> Drops:
+    """Keep one conformer, in place: the first residue of each residue id (number, insertion
+    code) of a chain, a later one that is not an alternate residue being moved to a chain of its
+    own (:func:`_split_repeats`; the text-level segments of :mod:`.segments` do this before gemmi
+    reads a PDB file, this catches what they cannot, e.g. mmCIF residues whose insertion codes
+    were stripped), and within a residue the first atom of each name (a later one of that name is
+    an alternate location, or a repeated record :func:`repeated_names` counted). Alternate-
+    location letters are cleared. ``label`` maps a gemmi chain name to the label shown."""
+    dropped, notes = _split_repeats(model, label)
+    for chain in model:
         for res in chain:
             names: set[str] = set()
             j = 0
             while j < len(res):
                 atom = res[j]
                 if atom.name in names:
-                    altloc += 1
+                    dropped += 1
                     del res[j]
                     continue
                 names.add(atom.name)
                 atom.altloc = "\0"
                 j += 1
-    return Drops(altloc, lost, tuple(lost_residues))
+    return Drops(dropped, tuple(notes))

@@ -168,35 +168,33 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
 
 def _read_counts(st, segments, out: ProteinAtoms, path: Path, label) -> None:
     """Check the first model's coordinates, fill ``out.counts`` (atoms read, in other models,
-    duplicates, alternative locations, all before filtering), drop alternative conformations
-    from ``st`` and note repeated chain ids."""
+    duplicates, atoms lost under a repeated name, alternative locations, all before filtering),
+    drop alternative conformations from the first model and note chains kept apart."""
     model = st[0]
     check_finite(model, path, label)
     counts = out.counts
     counts["atoms_read"] = count_atoms(model)
     counts["other_model_atoms"] = sum(count_atoms(st[k]) for k in range(1, len(st)))
-    counts["duplicate_atoms"], out.name_repeats = repeated_names(model, label)
+    repeated, out.name_repeats = repeated_names(model, label)
+    counts["lost_atoms"] = len(out.name_repeats)  # heavy atoms under a name their residue has
+    counts["duplicate_atoms"] = repeated - counts["lost_atoms"]
     drops = drop_alternates(model, label)
-    for extra in range(1, len(st)):  # later models are not read, only counted
-        drop_alternates(st[extra], label)
-    counts["altloc_atoms"] = drops.altloc - counts["duplicate_atoms"]
-    counts["lost_atoms"] = drops.lost
-    if drops.lost:
+    counts["altloc_atoms"] = drops.altloc - repeated
+    if out.name_repeats:  # in the pocket they refuse the complex (``structure._assemble``)
         log.warning(
-            "%s: %d atoms left out: residues that repeat a residue id of their chain and are "
-            "not alternate locations, which could not be kept apart: %s",
+            "%s: %d heavy atoms left out: named like another atom of their residue at another "
+            "place (an unflagged alternate location, or two residues under one id): %s",
             path,
-            drops.lost,
-            "; ".join(drops.lost_residues[:10]),
+            len(out.name_repeats),
+            "; ".join(r.describe() for r in out.name_repeats[:5]),
         )
-    if segments is not None:
-        out.segments = segments.notes
-        if segments.notes:
-            log.warning(
-                "%s: chain id repeated, kept as separate chains: %s",
-                path,
-                "; ".join(segments.notes),
-            )
+    out.segments = (segments.notes if segments is not None else ()) + drops.notes
+    if out.segments:
+        log.warning(
+            "%s: chain id or residue ids repeated, kept as separate chains: %s",
+            path,
+            "; ".join(out.segments),
+        )
 
 
 def _hetero_residue(res, name: str, chain: str) -> dict:

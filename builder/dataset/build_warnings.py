@@ -8,9 +8,9 @@ and reading records):
   answer on T8; ``docs/decoys.md``);
 * **rotamer-dependent answers**: sampled H-bond answers (T4, T8, T9) that change when a modelled
   rotatable hydrogen is turned to its best rotamer (the audit's ``rotamers`` check);
-* **atoms lost in reading**: complexes whose reading left out atoms that were not alternate
-  locations, waters, other models or non-standard residues (``ReadReport.lost_atoms``), so their
-  answers are computed on an incomplete pocket (``validate`` repeats these).
+* **atoms lost in reading**: complexes whose reading left out heavy atoms that were not
+  alternate locations, waters, other models or non-standard residues (``ReadReport.lost_atoms``:
+  atoms under a name their residue already has, outside the pocket; ``validate`` repeats these).
 
 ``build_dataset`` logs each as a WARNING line; ``misi-bench build`` repeats them in its
 end-of-run summary.
@@ -68,9 +68,9 @@ def reading_warnings(manifest: dict) -> list[str]:
         lost = record.get("lost_atoms", 0) if isinstance(record, dict) else 0
         if lost:
             lines.append(
-                f"{pdb_id}: {lost} atoms of residues that repeat a residue id of their chain "
-                "(not alternate locations) were left out in reading: its answers come from an "
-                "incomplete pocket (give each chain its own id)"
+                f"{pdb_id}: {lost} heavy atoms named like another atom of their residue (an "
+                "unflagged alternate location, or two residues under one id) were left out in "
+                "reading, outside the pocket; see the manifest's reading record"
             )
     return lines
 
