@@ -305,16 +305,7 @@ def _run_eval(
                     list(options.configs), options.split, set(pending), images
                 )
                 failed, fatal = asyncio.run(
-                    ask_all(
-                        questions,
-                        settings,
-                        options,
-                        store,
-                        progress,
-                        images,
-                        redactor,
-                        config_hash=build,
-                    )
+                    ask_all(questions, settings, options, store, progress, images, redactor, build)
                 )
         except KeyboardInterrupt:
             saved = sum(i in store.answers for i in ids)
