@@ -131,27 +131,33 @@ def test_stripped_insertion_codes_lose_no_atom(tmp_path):
     assert cx.read_report.lost_atoms == 0 and len(cx.read_report.segments) >= 2
 
 
-def test_microheterogeneity_is_still_an_alternate_location(raw_refs, tmp_path):
-    """A residue modelled as two residue types (altloc A LEU, altloc B ILE at the same place, as
-    PDB files write microheterogeneity) keeps its first type; the second is counted as an
-    alternate location, not a new segment and not a loss."""
+@pytest.mark.parametrize("layout", ["one type after the other", "atoms of the two in turn"])
+def test_microheterogeneity_is_still_an_alternate_location(raw_refs, tmp_path, layout):
+    """A pocket residue of 1A28 modelled as two residue types (altloc A its own, altloc B
+    another name 0.3 Å off, as PDB files write microheterogeneity), the records grouped by type
+    or written atom by atom in turn: the first type is kept, the second counted as alternate
+    locations, not a new segment and not a loss."""
     import gzip
 
     text = gzip.decompress(raw_refs["1a28"].path.read_bytes()).decode()
     full = read_raw_entry(raw_refs["1a28"].path, "STR")
     pocket = full.residues[len(full.residues) // 2]
-    out, second = [], []
+    out, first, second = [], [], []
     for line in text.splitlines():
         here = line.startswith("ATOM") and line[21] == pocket.chain
         if here and int(line[22:26]) == pocket.number:
-            out.append(line[:16] + "A" + line[17:54] + "  0.60" + line[60:])
+            first.append(line[:16] + "A" + line[17:54] + "  0.60" + line[60:])
             x = f"{float(line[30:38]) + 0.3:8.3f}"
             second.append(
                 line[:16] + "B" + "UNK" + line[20:30] + x + line[38:54] + "  0.40" + line[60:]
             )
             continue
-        out += second
-        second = []
+        if first:
+            if layout == "one type after the other":
+                out += first + second
+            else:
+                out += [ln for pair in zip(first, second) for ln in pair]
+            first, second = [], []
         out.append(line)
     path = tmp_path / "1a28_microhet.pdb"
     path.write_text("\n".join(out) + "\n")

@@ -10,8 +10,8 @@ insertion code and name) and each run is given to a segment. A run whose residue
 insertion code (whatever its name) its chain's current segment already holds starts a new
 segment, unless it is an alternate location of the residue held there (:func:`is_alternate`:
 records with an alternate-location letter, an atom named like one of the held residue under
-another letter, within :data:`ALTLOC_REACH` Å of it): a conformer listed apart, or
-microheterogeneity. So a second chain under a repeated or blank id, residues whose insertion
+another letter within :data:`ALTLOC_REACH` Å of it, or more atoms of a conformer the held
+residue has): a conformer listed apart, or microheterogeneity. So a second chain under a repeated or blank id, residues whose insertion
 codes were stripped (Kabat 30, 30A, 30B all written 30) and chains that carry an altloc letter
 each are all kept. After a chain break (``TER`` or another chain id) a run goes back to the first
 segment of its chain where it fits. A later segment is written with a chain character the file
@@ -98,20 +98,31 @@ def _runs(lines: list[str]) -> list[_Run | None]:
 
 
 def is_alternate(held: list[tuple[str, str, tuple | None]], run: _Run) -> bool:
-    """Whether ``run`` is an alternate location of the residue whose atoms are ``held``: it has
-    a record with an alternate-location letter, and an atom of that name under another letter
-    in ``held`` lies within :data:`ALTLOC_REACH` Å."""
+    """Whether ``run`` is an alternate location of the residue whose atoms are ``held``: its
+    records carry alternate-location letters, none repeats an atom of ``held`` under the same
+    letter, and one of them either lies within :data:`ALTLOC_REACH` Å of the atom of its name
+    under another letter, or continues a conformer ``held`` has (a letter it uses, for an atom
+    name that conformer lacks: records of two conformers written in turn)."""
     places: dict[str, list[tuple[str, tuple]]] = {}
+    pairs = {(name, alt) for name, alt, _ in held}
+    letters = {alt for _, alt, _ in held if alt != " "}
     for name, alt, xyz in held:
         if xyz is not None:
             places.setdefault(name, []).append((alt, xyz))
+    evidence = False
     for name, alt, xyz in run.atoms:
-        if alt == " " or xyz is None:
+        if alt == " ":
             continue
-        for other_alt, other in places.get(name, ()):
-            if other_alt != alt and math.dist(xyz, other) <= ALTLOC_REACH:
-                return True
-    return False
+        if (name, alt) in pairs:
+            return False  # a second copy of an atom under the same letter: another residue
+        if alt in letters:
+            evidence = True
+        elif xyz is not None and any(
+            other_alt != alt and math.dist(xyz, other) <= ALTLOC_REACH
+            for other_alt, other in places.get(name, ())
+        ):
+            evidence = True
+    return evidence
 
 
 def split_segments(text: str) -> Segments:
