@@ -11,14 +11,15 @@ insertion code (whatever its name) its chain's current segment already holds sta
 segment, unless it is an alternate location of the residue held there (:func:`is_alternate`:
 records with an alternate-location letter, an atom named like one of the held residue under
 another letter within :data:`ALTLOC_REACH` Å of it, or more atoms of a conformer the held
-residue has): a conformer listed apart, or microheterogeneity. So a second chain under a repeated or blank id, residues whose insertion
-codes were stripped (Kabat 30, 30A, 30B all written 30) and chains that carry an altloc letter
-each are all kept. After a chain break (``TER`` or another chain id) a run goes back to the first
-segment of its chain where it fits. A later segment is written with a chain character the file
-does not use, and :func:`split_segments` says which label each such character stands for: the
-chain id followed by the segment number (``A2``; ``_2`` for a blank chain id). A well-formed file
-(no residue repeated within a chain) comes back unchanged. Only the first model is looked at
-(later models are not read).
+residue has): a conformer listed apart, or microheterogeneity. So a second chain under a
+repeated or blank id, residues whose insertion codes were stripped (Kabat 30, 30A, 30B all
+written 30) and chains that carry an altloc letter each are all kept. After a chain break
+(``TER`` or another chain id) a run goes back to the first segment of its chain where it fits.
+A later segment is written with a chain character the file does not use, and
+:func:`split_segments` says which label each such character stands for: the chain id followed
+by the segment number (``A2``; ``_2`` for a blank chain id). A well-formed file (no residue
+repeated within a chain) comes back unchanged. Only the first model is looked at (later models
+are not read).
 """
 
 from __future__ import annotations
