@@ -733,3 +733,27 @@ def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
     with pytest.raises(MisiError, match="validation failed.*bad answer"):
         hub.push_dataset(folder, REPO, tag="v0.4.0", token=TOKEN, endpoint=online.endpoint)
     assert not online.requests
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("validation", "ok", r"'validation' is str 'ok', not an object"),
+        ("validation", {"ok": "true", "checked": 3, "problems": []}, r"validation\.ok is 'true'"),
+        ("audit", {"ok": 1, "tasks": {}}, r"audit\.ok is 1, not true or false"),
+        ("counts", {"rotation": {"test": "1"}}, r"counts is not \{config: \{split: count\}\}"),
+    ],
+)
+def test_push_refuses_a_manifest_of_the_wrong_shape(online, tmp_path, field, value, message):
+    """A hand-edited manifest (``"validation": "ok"``, a verdict that is not true/false, counts
+    as text) is not a build's record: refused before the Hub is contacted, naming the field."""
+    from misi_bench.builder.dataset import manifest as manifest_io
+
+    folder = make_fake_folder(tmp_path / "fake")
+    manifest = manifest_io.read_manifest(folder)
+    assert manifest_io.manifest_problems(manifest) == []
+    manifest[field] = value
+    manifest_io.write_manifest(folder, manifest)
+    with pytest.raises(MisiError, match=r"manifest\.json: not a build's manifest: " + message):
+        hub.push_dataset(folder, REPO, tag="v0.4.1", token=TOKEN, endpoint=online.endpoint)
+    assert not online.requests

@@ -78,8 +78,27 @@ def _gather(args: argparse.Namespace, configs: list[str]):
             f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b for b in file.bad_entries
         )
         builds.update(dict.fromkeys(file.builds))
+    _notice_unchecked(args, [f.path for f in source.files if not f.builds])
     shape = source.files[0].shape if source.kind == "file" else source.kind
     return rows, configs, preds, no_pred, dups, bad, list(builds), shape
+
+
+def _notice_unchecked(args: argparse.Namespace, paths: list[str]) -> None:
+    """One notice line when prediction files record no build (``config_hash``): their answers
+    cannot be checked against the dataset's build, so predictions made on another build (same
+    ids, other answers) would score without a word."""
+    if not paths:
+        return
+    build = build_hash(args.dataset)
+    which = paths[0] if len(paths) == 1 else f"{len(paths)} prediction files (e.g. {paths[0]})"
+    log.warning(
+        "notice: %s record no build (no config_hash field): cannot check they were made for "
+        "%s%s; predictions of another build would score silently (misi-bench eval, the "
+        "harness adapters and the human app record it)",
+        which,
+        args.dataset,
+        f" (build {build})" if build else "",
+    )
 
 
 def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:

@@ -37,7 +37,7 @@ from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from .card import write_card
 from .lock import command_line, folder_lock
-from .manifest import read_manifest, shard_problems, write_manifest
+from .manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .publish import recover
 
 log = logging.getLogger(__name__)
@@ -134,6 +134,12 @@ def _check_folder(folder: Path) -> dict:
         manifest = read_manifest(folder)
     except ValueError as exc:
         raise MisiError(f"{folder / 'manifest.json'}: not valid JSON ({exc})") from None
+    wrong = manifest_problems(manifest)
+    if wrong:
+        raise MisiError(
+            f"{folder / 'manifest.json'}: not a build's manifest: {'; '.join(wrong[:3])}; "
+            "nothing was pushed (rebuild, or restore the manifest the build wrote)"
+        )
     shards = [rel for rel, _ in upload_files(folder) if rel.endswith(".parquet")]
     if not shards:
         raise MisiError(

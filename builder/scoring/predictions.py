@@ -150,7 +150,8 @@ class _Collector:
             return
         if pos in self.positions:
             self.duplicates[f"doc_id {pos}"] = None
-        self.positions[pos] = (str(item.get("target", "")), text)
+        target = item.get("target")
+        self.positions[pos] = ("" if target is None else str(target), text)
 
     def result(self, path: str, shape: str, config: str | None = None) -> PredictionFile:
         if not self.preds and not self.positions:
@@ -319,8 +320,9 @@ def _read_bounded(path: Path) -> bytes:
 def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> PredictionFile:
     """Give an lmms-eval samples file's predictions their question ids: ``rows`` are the dataset
     rows of the file's config and split in dataset order (``doc_id`` is the position). Raises
-    :class:`PredictionFileError` when a position is out of range or its ``target`` is not that
-    row's gold answer (the file belongs to another config, split or build)."""
+    :class:`PredictionFileError` when a position is out of range, has no ``target`` (nothing to
+    check it by) or its ``target`` is not that row's gold answer (the file belongs to another
+    config, split or build)."""
     if not file.positions:
         return file
     preds = dict(file.predictions)
@@ -331,7 +333,13 @@ def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> Predicti
                 f"{file.path}: doc_id {pos} is beyond the {len(rows)} rows of this config"
             )
         row = rows[pos]
-        if target and target != str(row["answer"]):
+        if not target:
+            raise PredictionFileError(
+                f"{file.path}: doc_id {pos} has no target, so its position cannot be checked "
+                f"against row {row['id']} (a log of another split or build would score "
+                "silently): log samples with their target, or give predictions with ids"
+            )
+        if target != str(row["answer"]):
             raise PredictionFileError(
                 f"{file.path}: doc_id {pos} has target {target!r} but row {row['id']} "
                 f"has answer {row['answer']!r}: wrong config, split or build"

@@ -128,12 +128,14 @@ async def ask_all(
     progress: Progress,
     images: ImageCache | None = None,
     redactor: Redactor | None = None,
+    config_hash: str | None = None,
 ) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
     errors of the questions given up and the fatal error that stopped the run, if any.
     ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
     is base64-encoded once however many questions show it. ``redactor``: what to keep out of
-    the stored answers and errors (default: the key and the URL's credentials)."""
+    the stored answers and errors (default: the key and the URL's credentials). ``config_hash``:
+    the build the questions come from, recorded in every stored answer."""
     images = ImageCache() if images is None else images
     if redactor is None:
         redactor = Redactor.for_endpoint(options.api_key, options.base_url)
@@ -176,7 +178,7 @@ async def ask_all(
                 store.add_failure(_failure_record(q, exc, error))
                 progress.done(None)
                 continue
-            record = _answer_record(q, reply)
+            record = _answer_record(q, reply, config_hash)
             store.add_answer(redactor.obj(record) if redactor else record)
             progress.done(reply)
 
@@ -213,13 +215,14 @@ def _failure_record(q: Question, exc: RequestFailed, error: str) -> dict:
     return record
 
 
-def _answer_record(q: Question, reply) -> dict:
-    """The stored record of an answer: prediction, usage, latency (s), attempts, time (s) and
-    the raw reply."""
+def _answer_record(q: Question, reply, config_hash: str | None = None) -> dict:
+    """The stored record of an answer: prediction, the build (``config_hash``, when known),
+    usage, latency (s), attempts, time (s) and the raw reply."""
     record = {
         "id": q.id,
         "task": q.task,
         "prediction": reply.text,
+        **({"config_hash": config_hash} if config_hash else {}),
         "usage": dict(reply.usage),
         "latency_s": round(reply.latency_s, 4),
         "attempts": reply.attempts,
@@ -279,6 +282,7 @@ def _run_eval(
             f"{source.location}: no questions for configs {', '.join(options.configs)} "
             f"split {options.split}"
         )
+    build = build_config_hash(source.location, None if source.local else source.revision)
     with RunStore(run_dir, settings) as store:
         ids = [str(r["id"]) for r in records]
         pending = [i for i in ids if i not in store.answers]
@@ -301,7 +305,7 @@ def _run_eval(
                     list(options.configs), options.split, set(pending), images
                 )
                 failed, fatal = asyncio.run(
-                    ask_all(questions, settings, options, store, progress, images, redactor)
+                    ask_all(questions, settings, options, store, progress, images, redactor, build)
                 )
         except KeyboardInterrupt:
             saved = sum(i in store.answers for i in ids)
@@ -316,7 +320,6 @@ def _run_eval(
         latencies = sorted(
             float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
         )
-        build = build_config_hash(source.location, None if source.local else source.revision)
         report = {
             **result,
             "config_hash": build,

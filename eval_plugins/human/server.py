@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from ...builder.scoring import format_parsed, parse_prediction, score_records
+from ..common import build_config_hash
 from .access import ADMIN, SessionKeys, Tokens
 from .forms import form_problem
 from .session import Question, Session, check_participant, question_images, records
@@ -91,6 +92,8 @@ class HumanApp:
         tokens: Tokens | None = None,
     ) -> None:
         self.build, self.questions, self.split, self.out = Path(build), questions, split, Path(out)
+        #: the build's config hash, recorded with every answer (None when it has no manifest)
+        self.config_hash = build_config_hash(str(self.build)) if self.build.is_dir() else None
         self.by_id = {q.id: q for q in questions}
         self.participant = participant
         self.tokens = tokens or Tokens.new()
@@ -108,7 +111,9 @@ class HumanApp:
         name = check_participant(participant)
         with self._lock:
             if name not in self.sessions:
-                self.sessions[name] = Session(self.questions, name, self.out, self.split)
+                self.sessions[name] = Session(
+                    self.questions, name, self.out, self.split, self.config_hash
+                )
             return self.sessions[name]
 
     def start(self, participant: str, key: str | None, role: str) -> dict:

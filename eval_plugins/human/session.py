@@ -153,9 +153,15 @@ class Session:
     """One participant's progress over a question list, backed by an append-only JSONL file."""
 
     def __init__(
-        self, questions: list[Question], participant: str, out: str | Path, split: str
+        self,
+        questions: list[Question],
+        participant: str,
+        out: str | Path,
+        split: str,
+        config_hash: str | None = None,
     ) -> None:
         self.questions = questions
+        self.config_hash = config_hash  # the build, recorded with every answer
         self.by_id = {q.id: q for q in questions}
         self.participant = check_participant(participant)
         self.split = split
@@ -209,6 +215,7 @@ class Session:
                 "prediction": str(prediction),
                 "task": question.task,
                 "split": self.split,
+                **({"config_hash": self.config_hash} if self.config_hash else {}),
                 "participant": self.participant,
                 "seconds": None if seconds is None else round(max(0.0, float(seconds)), 2),
                 "answered_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
