@@ -1,0 +1,169 @@
+"""Releases a paper can cite (issue 40 items 1 and 2): a score computed against a tagged release
+names it (dataset, revision, commit, config hash, version) and is computed again from that tag.
+
+The Hub cannot be reached from the test machines, so the release is pushed to, and read back
+from, ``test_hub.HubDouble``: a PROTOCOL DOUBLE of the Hub on 127.0.0.1 (not the Hub). Nothing
+in the clients is mocked: ``misi-bench push`` uploads through the real ``huggingface_hub``, and
+``misi-bench score``/``report``/``human``/``export-sft`` run as a user runs them, in a
+subprocess whose ``HF_ENDPOINT`` points at the double, reading through the real
+``huggingface_hub`` and ``datasets`` code paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from misi_bench.builder.core.provenance import DatasetProvenance
+from misi_bench.builder.dataset import hub
+
+from test_hub import REPO, TOKEN, HubDouble, make_fake_folder
+
+TAG = "v0.1.0"
+CONFIGS = ["rotation", "pocket_ligand"]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    """A real build (4 embedded complexes, two configs) pushed to the double as ``TAG``; then a
+    different build pushed to ``main`` on top of it, so only the tag still holds the release."""
+    from huggingface_hub import constants
+    from misi_bench.builder.dataset.build import build_dataset
+
+    root = tmp_path_factory.mktemp("release")
+    folder = root / "misi-bench"
+    build_dataset(source="samples", out=folder, tasks=CONFIGS, limit=4, progress=False)
+    with pytest.MonkeyPatch.context() as mp, HubDouble() as double:
+        mp.delenv("HF_HUB_OFFLINE", raising=False)
+        mp.setattr(constants, "HF_HUB_OFFLINE", False)
+        mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+        pushed = hub.push_dataset(folder, REPO, tag=TAG, token=TOKEN, endpoint=double.endpoint)
+        later = make_fake_folder(root / "later")  # other ids and answers: a later main
+        hub.push_dataset(later, REPO, token=TOKEN, endpoint=double.endpoint)
+        assert double.repos[REPO].branches["main"] != pushed.commit_oid
+        yield double, folder, pushed.commit_oid, root
+
+
+def run(double, root: Path, *args: str, env: dict | None = None):
+    """``misi-bench ARGS`` in a subprocess talking to the double (a fresh Hub cache per root)."""
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "MISI_BENCH_REVISION")
+    }
+    environ.update(
+        HF_ENDPOINT=double.endpoint,
+        HF_HOME=str(root / "hf_home"),
+        HF_HUB_DISABLE_TELEMETRY="1",
+        NO_PROXY="127.0.0.1,localhost",
+        **(env or {}),
+    )
+    code = "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=600,
+    )
+
+
+def gold_predictions(folder: Path, path: Path, wrong_every: int = 3) -> Path:
+    """Predictions for the test questions of ``folder``: the gold answer, except every
+    ``wrong_every``-th question answered with a constant (so the score is neither 0 nor 1)."""
+    from misi_bench.builder.dataset.parquet import iter_config_rows
+
+    lines = []
+    for config in CONFIGS:
+        for k, row in enumerate(iter_config_rows(folder, config, "test", ["id", "answer"])):
+            pred = "None" if k % wrong_every == 0 else row["answer"]
+            lines.append(json.dumps({"id": row["id"], "prediction": pred}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_score_from_the_tag_names_the_release_and_reproduces_the_local_score(release):
+    double, folder, commit, root = release
+    manifest = json.loads((folder / "manifest.json").read_text())
+    preds = gold_predictions(folder, root / "preds.jsonl")
+
+    local = run(double, root, "score", "--dataset", str(folder), "--predictions", str(preds),
+                "--json-out", str(root / "local.json"), "--no-baselines")  # fmt: skip
+    assert local.returncode == 0, local.stderr[-2000:]
+    tagged = run(double, root, "score", "--dataset", REPO, "--revision", TAG,
+                 "--predictions", str(preds), "--json-out", str(root / "tagged.json"),
+                 "--per-item", str(root / "items.jsonl"), "--no-baselines")  # fmt: skip
+    assert tagged.returncode == 0, tagged.stderr[-2000:]
+
+    ours, theirs = (json.loads((root / f"{n}.json").read_text()) for n in ("local", "tagged"))
+    assert theirs["report"] == ours["report"]  # the same number, computed from the tag
+    assert 0 < theirs["report"]["average_all_tasks"] < 1
+    assert theirs["dataset"] == {
+        "dataset": REPO,
+        "revision": TAG,
+        "commit": commit,
+        "config_hash": manifest["config_hash"],
+        "version": TAG,  # the pushed manifest states its tag
+    }
+    assert theirs["config_hash"] == manifest["config_hash"]
+    assert ours["dataset"]["dataset"] == str(folder.resolve())
+    assert ours["dataset"]["revision"] is None and ours["dataset"]["version"] is None
+    label = DatasetProvenance.from_json(theirs["dataset"]).label()
+    assert f"dataset: {label}" in tagged.stdout and TAG in label and commit[:12] in label
+
+    items = [json.loads(line) for line in (root / "items.jsonl").read_text().splitlines()]
+    assert len(items) == ours["report"]["n"] > 0
+    assert {(i["dataset"], i["revision"], i["commit"], i["config_hash"]) for i in items} == {
+        (REPO, TAG, commit, manifest["config_hash"])
+    }
+
+
+def test_default_branch_and_environment_revision(release):
+    """Without --revision the Hub's main (a later push) is read, and the release's ids are not
+    its questions; $MISI_BENCH_REVISION, the variable the harness task files read, picks the tag
+    for score too."""
+    double, folder, commit, root = release
+    preds = gold_predictions(folder, root / "preds-env.jsonl")
+    main = run(double, root, "score", "--dataset", REPO, "--predictions", str(preds),
+               "--no-baselines")  # fmt: skip
+    assert main.returncode == 2 and "none of its" in main.stderr.splitlines()[-1]
+    env = run(double, root, "score", "--dataset", REPO, "--predictions", str(preds),
+              "--no-baselines", "--json-out", str(root / "env.json"),
+              env={"MISI_BENCH_REVISION": TAG})  # fmt: skip
+    assert env.returncode == 0, env.stderr[-2000:]
+    got = json.loads((root / "env.json").read_text())["dataset"]
+    assert (got["revision"], got["commit"]) == (TAG, commit)
+
+
+def test_cross_build_check_runs_for_a_hub_dataset(release):
+    """Predictions recorded for another build are flagged against the Hub revision's manifest,
+    as for a local folder."""
+    double, folder, _commit, root = release
+    manifest = json.loads((folder / "manifest.json").read_text())
+    preds = gold_predictions(folder, root / "preds-other.jsonl")
+    lines = [json.loads(line) for line in preds.read_text().splitlines()]
+    preds.write_text("".join(json.dumps({**x, "config_hash": "0123456789abcdef"}) + "\n"
+                             for x in lines))  # fmt: skip
+    out = run(double, root, "score", "--dataset", REPO, "--revision", TAG,
+              "--predictions", str(preds), "--no-baselines")  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "recorded for build 0123456789abcdef" in out.stderr
+    assert f"is build {manifest['config_hash']}" in out.stderr
+
+
+def test_unknown_revision_and_revision_of_a_folder_are_one_line(release):
+    double, folder, _commit, root = release
+    preds = gold_predictions(folder, root / "preds-bad.jsonl")
+    out = run(double, root, "score", "--dataset", REPO, "--revision", "v9.9.9",
+              "--predictions", str(preds), "--no-baselines")  # fmt: skip
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--revision v9.9.9" in last and REPO in last and TAG in last  # names the tags it has
+    out = run(double, root, "score", "--dataset", str(folder), "--revision", TAG,
+              "--predictions", str(preds), "--no-baselines")  # fmt: skip
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 2 and "is a local folder" in last
