@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
+from ..builder.core.provenance import DatasetProvenance
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
 from ..builder.scoring import (
     AVERAGE_ALIASES,
@@ -233,15 +234,48 @@ def _manifest_hash(path: str) -> str | None:
     return str(value) if value else None
 
 
-@functools.lru_cache(maxsize=8)
 def _hub_manifest_hash(repo: str, revision: str | None) -> str | None:
+    path = _hub_manifest_file(repo, revision)
+    return _manifest_hash(path) if path else None
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_manifest_file(repo: str, revision: str | None) -> str | None:
+    """The local copy of the Hub repo's ``manifest.json`` at ``revision`` (one download, from
+    the cache when offline); None when it cannot be read."""
     try:
         from huggingface_hub import hf_hub_download
 
-        path = hf_hub_download(repo, "manifest.json", repo_type="dataset", revision=revision)
+        return hf_hub_download(repo, "manifest.json", repo_type="dataset", revision=revision)
     except Exception:  # noqa: BLE001 (no manifest, offline without a cache...: not recorded)
         return None
-    return _manifest_hash(path)
+
+
+def dataset_provenance(
+    location: str | None = None, revision: str | None = None, commit: str | None = None
+) -> DatasetProvenance:
+    """The provenance record (``builder.core.provenance``) of the data a result is computed on:
+    a local folder (resolved path, its manifest) or a Hub repo at ``revision`` (``commit``: the
+    commit it resolved to when known; else the commit of the manifest copy read). ``location``
+    defaults to :func:`data_location` (``$MISI_BENCH_REPO`` / ``$MISI_BENCH_REVISION``)."""
+    import json
+
+    if location is None:
+        location, revision = data_location()
+    folder = Path(os.path.expanduser(location))
+    path = str(folder / "manifest.json") if folder.is_dir() else None
+    if path is None:
+        path = _hub_manifest_file(location, commit or revision)
+        cached = Path(path).parent.name if path else ""
+        if not commit and len(cached) == 40 and all(c in "0123456789abcdef" for c in cached):
+            commit = cached
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+    except (OSError, ValueError):
+        manifest = None
+    if folder.is_dir():
+        return DatasetProvenance.from_manifest(str(folder.resolve()), manifest)
+    return DatasetProvenance.from_manifest(location, manifest, revision, commit)
 
 
 def with_build_column(dataset, location: str | None = None, revision: str | None = None):

@@ -167,3 +167,42 @@ def test_unknown_revision_and_revision_of_a_folder_are_one_line(release):
               "--predictions", str(preds), "--no-baselines")  # fmt: skip
     last = out.stderr.strip().splitlines()[-1]
     assert out.returncode == 2 and "is a local folder" in last
+
+
+def test_eval_run_from_the_tag_records_the_release(release):
+    """`eval --dataset REPO --revision TAG` against the gold stand-in model (serve-mock): its
+    report.json and per_item.jsonl name the release, and `score` of the run folder against the
+    same tag gives the same report."""
+    double, folder, commit, root = release
+    manifest = json.loads((folder / "manifest.json").read_text())
+    code = "import sys, misi_bench; sys.exit(misi_bench.main())"
+    mock = subprocess.Popen(
+        [sys.executable, "-c", code, "serve-mock", str(folder), "--answers", "gold"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        mock.stdout.readline()
+        url = mock.stdout.readline().strip()
+        out = run(double, root, "eval", "--base-url", url, "--model", "mock", "--dataset", REPO,
+                  "--revision", TAG, "--configs", "rotation", "--out", str(root / "run"),
+                  "--no-progress")  # fmt: skip
+    finally:
+        mock.terminate()
+        mock.communicate(timeout=30)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads((root / "run" / "report.json").read_text())
+    want = {"dataset": REPO, "revision": TAG, "commit": commit,
+            "config_hash": manifest["config_hash"], "version": TAG}  # fmt: skip
+    assert report["dataset"] == want and report["settings"]["revision"] == commit
+    assert report["report"]["tasks"]["rotation"]["score"] == 1.0
+    items = [json.loads(x) for x in (root / "run" / "per_item.jsonl").read_text().splitlines()]
+    assert items and {(i["dataset"], i["revision"], i["commit"]) for i in items} == {
+        (REPO, TAG, commit)
+    }
+    again = run(double, root, "score", "--dataset", REPO, "--revision", TAG, "--configs",
+                "rotation", "--predictions", str(root / "run"), "--no-baselines",
+                "--json-out", str(root / "again.json"))  # fmt: skip
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads((root / "again.json").read_text())["report"] == report["report"]

@@ -30,7 +30,7 @@ from ...builder.scoring import (
     per_item_jsonl,
     score_records,
 )
-from ..common import build_config_hash
+from ..common import dataset_provenance
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
 from .redact import Redactor, public_url, redacted_logging
@@ -316,10 +316,12 @@ def _run_eval(
         latencies = sorted(
             float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
         )
-        build = build_config_hash(source.location, None if source.local else source.revision)
+        provenance = _provenance(source)
+        build = provenance.config_hash
         report = {
             **result,
             "config_hash": build,
+            "dataset": provenance.to_json(),
             "run_key": settings.key(),
             "settings": settings.to_json(),
             "base_url": public_url(options.base_url),
@@ -340,9 +342,19 @@ def _run_eval(
         text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         store.write_text("report.json", redactor.text(text))
         store.write_text("report.md", markdown)
-        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build))
+        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build, provenance))
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
+
+
+def _provenance(source: QuestionSource):
+    """The run's dataset provenance: the folder, or the Hub repo at the asked revision with the
+    commit the run was keyed on (when the Hub named one)."""
+    if source.local:
+        return dataset_provenance(source.location)
+    sha = source.revision
+    commit = sha if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else None
+    return dataset_provenance(source.location, source.hub_revision, commit)
 
 
 def _score_quietly(records: list[dict], answers: list[dict]) -> dict:
