@@ -286,3 +286,44 @@ def with_build_column(dataset, location: str | None = None, revision: str | None
     if not build or "config_hash" in dataset.column_names:
         return dataset
     return dataset.add_column("config_hash", [build] * len(dataset))
+
+
+def local_copy(
+    dataset: str, revision: str | None = None, splits: Sequence[str] = (TEST_SPLIT,)
+) -> tuple[Path, DatasetProvenance]:
+    """A build folder for ``dataset`` and its provenance record: the folder itself, or for a
+    Hub repo id the repo at ``revision`` (default ``$MISI_BENCH_REVISION``, else the default
+    branch) with only the shards of ``splits``, ``manifest.json`` and ``baselines.json``
+    fetched into the Hub cache (``report --dataset``, ``human``). One line naming the input
+    when it is neither, when ``--revision`` is given for a folder, or when the Hub cannot
+    give it."""
+    from ..builder.core.errors import MisiError
+
+    folder = Path(os.path.expanduser(dataset))
+    if folder.is_dir():
+        if revision:
+            raise MisiError(
+                f"--revision {revision}: {dataset} is a local folder (it has one version); "
+                "--revision picks a tag, branch or commit of a Hub repo"
+            )
+        return folder, dataset_provenance(str(folder))
+    parts = dataset.split("/")
+    if len(parts) != 2 or not all(parts) or dataset.startswith((".", "~")):
+        raise MisiError(f"{dataset}: no such build folder (and not a Hub repo id like owner/name)")
+    revision = revision or hub_revision()
+    patterns = [f"*/{s}-*.parquet" for s in splits] + ["manifest.json", "baselines.json"]
+    try:
+        from huggingface_hub import snapshot_download
+
+        path = Path(
+            snapshot_download(
+                dataset, repo_type="dataset", revision=revision, allow_patterns=patterns
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 (network, auth, unknown revision: one line)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise MisiError(
+            f"{dataset}@{revision or 'main'}: cannot fetch the dataset from the Hub ({first})"
+        ) from None
+    commit = path.name if len(path.name) == 40 else None
+    return path, dataset_provenance(dataset, revision, commit)

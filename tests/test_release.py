@@ -206,3 +206,95 @@ def test_eval_run_from_the_tag_records_the_release(release):
                 "--json-out", str(root / "again.json"))  # fmt: skip
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads((root / "again.json").read_text())["report"] == report["report"]
+
+
+def test_report_reads_chance_levels_from_the_tag(release):
+    """`report --dataset REPO --revision TAG`: the chance rows come from the tagged release
+    (fetched: manifest, baselines, the split's shards), the page's notes name it."""
+    double, folder, commit, root = release
+    preds = gold_predictions(folder, root / "preds-report.jsonl")
+    scored = run(double, root, "score", "--dataset", str(folder), "--predictions", str(preds),
+                 "--json-out", str(root / "for-report.json"), "--no-baselines")  # fmt: skip
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    local = run(double, root, "report", str(root / "for-report.json"), "--dataset", str(folder),
+                "--out", str(root / "local.html"), "--no-paper")  # fmt: skip
+    tagged = run(double, root, "report", str(root / "for-report.json"), "--dataset", REPO,
+                 "--revision", TAG, "--out", str(root / "tagged.html"), "--no-paper")  # fmt: skip
+    assert local.returncode == 0 and tagged.returncode == 0, tagged.stderr[-2000:]
+
+    def chance_lines(text: str) -> list[str]:
+        return [x for x in text.splitlines() if x.startswith("|") and "random" in x.lower()]
+
+    assert chance_lines(tagged.stdout) and chance_lines(tagged.stdout) == chance_lines(local.stdout)
+    page = (root / "tagged.html").read_text()
+    assert f"{REPO}@{TAG}" in page and commit[:12] in page
+    bad = run(double, root, "report", str(root / "for-report.json"), "--dataset", REPO,
+              "--revision", "v7.0.0", "--out", str(root / "bad.html"))  # fmt: skip
+    last = bad.stderr.strip().splitlines()[-1]
+    assert bad.returncode == 2 and f"{REPO}@v7.0.0" in last and "Traceback" not in bad.stderr
+
+
+def test_human_app_on_the_tag_records_the_release_in_each_answer(release):
+    """`human REPO --revision TAG` serves the tagged release's questions; each answer line names
+    the release, and the file scores against the same tag."""
+    import urllib.request
+
+    from misi_bench.eval_plugins.common import gold_by_id
+
+    double, folder, commit, root = release
+    manifest = json.loads((folder / "manifest.json").read_text())
+    gold = gold_by_id(folder, splits=("tiny",))
+    out_dir = root / "human"
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    }
+    env.update(HF_ENDPOINT=double.endpoint, HF_HOME=str(root / "hf_home"), NO_PROXY="127.0.0.1")
+    code = "import sys, misi_bench; sys.exit(misi_bench.main())"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "human",
+            REPO,
+            "--revision",
+            TAG,
+            "--port",
+            "0",
+            "--out",
+            str(out_dir),
+        ],  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        head = [proc.stdout.readline() for _ in range(3)]
+        assert f"{REPO}@{TAG}" in head[0], head
+        url = head[2].split("serving on ", 1)[1].split(" ", 1)[0]
+        base, token = url.split("/?token=")
+
+        def call(path: str, body: dict) -> dict:
+            request = urllib.request.Request(
+                base + path,
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json", "X-Misi-Token": token},
+            )
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read())
+
+        state = call("/api/start", {"participant": "tester"})
+        qid = state["question"]["id"]
+        call("/api/answer", {"participant": "tester", "key": state["key"], "id": qid,
+                             "prediction": gold[qid], "seconds": 2.0})  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    lines = [json.loads(x) for x in (out_dir / "tester.jsonl").read_text().splitlines()]
+    assert [x["id"] for x in lines] == [qid]
+    assert (lines[0]["dataset"], lines[0]["revision"], lines[0]["commit"]) == (REPO, TAG, commit)
+    assert lines[0]["config_hash"] == manifest["config_hash"]
+    scored = run(double, root, "score", "--dataset", REPO, "--revision", TAG, "--split", "tiny",
+                 "--predictions", str(out_dir / "tester.jsonl"), "--no-baselines")  # fmt: skip
+    assert scored.returncode == 0 and "recorded for build" not in scored.stderr, scored.stderr

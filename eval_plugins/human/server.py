@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
 from .access import ADMIN, SessionKeys, Tokens
 from .forms import form_problem
@@ -89,8 +90,10 @@ class HumanApp:
         out: str | Path,
         participant: str | None = None,
         tokens: Tokens | None = None,
+        provenance: DatasetProvenance | None = None,
     ) -> None:
         self.build, self.questions, self.split, self.out = Path(build), questions, split, Path(out)
+        self.provenance = provenance
         self.by_id = {q.id: q for q in questions}
         self.participant = participant
         self.tokens = tokens or Tokens.new()
@@ -108,7 +111,9 @@ class HumanApp:
         name = check_participant(participant)
         with self._lock:
             if name not in self.sessions:
-                self.sessions[name] = Session(self.questions, name, self.out, self.split)
+                self.sessions[name] = Session(
+                    self.questions, name, self.out, self.split, provenance=self.provenance
+                )
             return self.sessions[name]
 
     def start(self, participant: str, key: str | None, role: str) -> dict:
