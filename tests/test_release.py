@@ -298,3 +298,73 @@ def test_human_app_on_the_tag_records_the_release_in_each_answer(release):
     scored = run(double, root, "score", "--dataset", REPO, "--revision", TAG, "--split", "tiny",
                  "--predictions", str(out_dir / "tester.jsonl"), "--no-baselines")  # fmt: skip
     assert scored.returncode == 0 and "recorded for build" not in scored.stderr, scored.stderr
+
+
+def _code_blocks(card: str, lang: str) -> list[str]:
+    return [b.split("\n", 1)[1] for b in card.split("```")[1::2] if b.startswith(lang + "\n")]
+
+
+def test_pushed_card_snippets_name_the_repo_and_tag_and_run(release):
+    """The card of a tagged push: its Load, lmms-eval and score snippets name the repo and tag
+    being pushed (not the canonical repo), and the Load snippet, run as written, reads the
+    tagged release from the Hub (the double)."""
+    from misi_bench.builder.core.constants import DEFAULT_HUB_REPO
+
+    double, folder, _commit, root = release
+    card = double.files_at(REPO, TAG)["README.md"].decode()
+    load = _code_blocks(card, "python")
+    assert load and f'load_dataset("{REPO}", "rotation", split="test", revision="{TAG}")' in load[0]
+    shell = "\n".join(_code_blocks(card, "bash"))
+    assert f"MISI_BENCH_REPO={REPO} MISI_BENCH_REVISION={TAG} misi-bench lmms-eval" in shell
+    assert f"misi-bench score --dataset {REPO} --revision {TAG} --predictions" in shell
+    assert DEFAULT_HUB_REPO not in card and f"Dataset version: **{TAG}**" in card
+    manifest = json.loads((folder / "manifest.json").read_text())
+    script = load[0] + "\nprint('ROWS', len(ds), ds[0]['id'])\n"
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    }
+    env.update(HF_ENDPOINT=double.endpoint, HF_HOME=str(root / "hf_home"), NO_PROXY="127.0.0.1")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=300)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert f"ROWS {manifest['counts']['rotation']['test']} rotation-" in ran.stdout
+
+
+def test_dry_run_prints_the_staged_card_head_and_warns_for_a_small_sample_build(release, capsys):
+    """`push --dry-run` stages the card a push would send and prints its head and snippets
+    (repo and tag of this push), warns that the build is the sample set with fewer test
+    complexes than the threshold, and sends nothing."""
+    import argparse
+
+    double, folder, _commit, _root = release
+    before = len(double.requests)
+    args = argparse.Namespace(folder=str(folder), repo="me/misi", tag="v2.0.0", revision=None,
+                              private=False, dry_run=True)  # fmt: skip
+    assert hub.cli_push(args) == 0
+    out = capsys.readouterr().out
+    assert len(double.requests) == before  # a dry run contacts nothing
+    assert "# MiSI-Bench: microscopic spatial intelligence" in out
+    assert "Dataset version: **v2.0.0** (tag `v2.0.0` of `me/misi`)" in out
+    assert 'load_dataset("me/misi", "rotation", split="test", revision="v2.0.0")' in out
+    assert "MISI_BENCH_REPO=me/misi MISI_BENCH_REVISION=v2.0.0 misi-bench lmms-eval" in out
+    assert "misi-bench score --dataset me/misi --revision v2.0.0" in out
+    warnings = [x for x in out.splitlines() if x.startswith("WARNING: ")]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    n_test = manifest["complexes"]["test"]
+    assert n_test < hub.MIN_RELEASE_TEST_COMPLEXES
+    assert any("embedded sample set" in w for w in warnings), warnings
+    assert any(f"{n_test} test complexes (fewer than 100" in w for w in warnings), warnings
+    assert "v2.0.0" not in (folder / "README.md").read_text()  # the folder is never edited
+
+
+def test_release_warnings_threshold():
+    """Only the sample set and builds under the threshold are warned about."""
+    big = {"source": "/data/pdbbind", "complexes": {"train": 3000, "test": 400}}
+    assert hub.release_warnings(big, "v1.0.0") == []
+    small = {**big, "complexes": {"train": 30, "test": hub.MIN_RELEASE_TEST_COMPLEXES - 1}}
+    (note,) = hub.release_warnings(small, "v1.0.0")
+    assert note.startswith("release v1.0.0 has 99 test complexes")
+    edge = {**big, "complexes": {"train": 30, "test": hub.MIN_RELEASE_TEST_COMPLEXES}}
+    assert hub.release_warnings(edge, None) == []
+    (note,) = hub.release_warnings({**big, "source": "samples"}, None)
+    assert "this push is the embedded sample set (3400 complexes)" in note
