@@ -169,6 +169,7 @@ def test_unknown_revision_and_revision_of_a_folder_are_one_line(release):
     assert out.returncode == 2 and "is a local folder" in last
 
 
+@pytest.mark.slow  # a serve-mock and an eval subprocess; the fast sibling: the score tests here
 def test_eval_run_from_the_tag_records_the_release(release):
     """`eval --dataset REPO --revision TAG` against the gold stand-in model (serve-mock): its
     report.json and per_item.jsonl name the release, and `score` of the run folder against the
@@ -234,6 +235,7 @@ def test_report_reads_chance_levels_from_the_tag(release):
     assert bad.returncode == 2 and f"{REPO}@v7.0.0" in last and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow  # the app in a subprocess; the fast sibling: test_human_routes.py
 def test_human_app_on_the_tag_records_the_release_in_each_answer(release):
     """`human REPO --revision TAG` serves the tagged release's questions; each answer line names
     the release, and the file scores against the same tag."""
@@ -368,3 +370,22 @@ def test_release_warnings_threshold():
     assert hub.release_warnings(edge, None) == []
     (note,) = hub.release_warnings({**big, "source": "samples"}, None)
     assert "this push is the embedded sample set (3400 complexes)" in note
+
+
+def test_human_session_lines_carry_the_provenance(release, tmp_path):
+    """Fast sibling of the app test: a session given the dataset's record writes it into each
+    answer line, and `score` reads the line's config hash as the predictions' build."""
+    from misi_bench.builder.scoring import read_predictions
+    from misi_bench.eval_plugins.common import dataset_provenance, gold_by_id
+    from misi_bench.eval_plugins.human.session import Session, load_questions
+
+    _double, folder, _commit, _root = release
+    record = dataset_provenance(str(folder))
+    questions = load_questions(folder, "tiny")
+    session = Session(questions, "tester", tmp_path, "tiny", provenance=record)
+    first = questions[0]
+    session.record(first.id, gold_by_id(folder, splits=("tiny",))[first.id], 1.0)
+    (line,) = [json.loads(x) for x in (tmp_path / "tester.jsonl").read_text().splitlines()]
+    assert line["dataset"] == str(folder.resolve()) and line["revision"] is None
+    assert line["config_hash"] == record.config_hash is not None
+    assert read_predictions(tmp_path / "tester.jsonl").builds == (record.config_hash,)
