@@ -168,7 +168,13 @@ class HubDouble(LoopbackServer):
             if not self._authorized(req):
                 return self._error(401, "Invalid credentials in Authorization header")
             return self._json(
-                200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}}
+                200,
+                {
+                    "type": "user",
+                    "name": "tester",
+                    "orgs": [],  # `hf auth whoami` lists them
+                    "auth": {"accessToken": {"role": "write"}},
+                },
             )
         if url.path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body))

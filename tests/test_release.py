@@ -389,3 +389,55 @@ def test_human_session_lines_carry_the_provenance(release, tmp_path):
     assert line["dataset"] == str(folder.resolve()) and line["revision"] is None
     assert line["config_hash"] == record.config_hash is not None
     assert read_predictions(tmp_path / "tester.jsonl").builds == (record.config_hash,)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _release_commands() -> list[list[str]]:
+    """The command lines of docs/releasing.md's bash blocks (comments and a trailing & cut)."""
+    import shlex
+
+    text = (ROOT / "docs" / "releasing.md").read_text(encoding="utf-8")
+    lines = []
+    for block in _code_blocks(text, "bash"):
+        for line in block.splitlines():
+            words = shlex.split(line.split(" #", 1)[0].rstrip(" &"))
+            if words:
+                lines.append(words)
+    return lines
+
+
+def test_every_misi_bench_command_of_the_release_guide_parses():
+    """Each `misi-bench ...` line of docs/releasing.md names a command and options that exist
+    (the guide was also run end to end against the Hub double; see the report of issue 40)."""
+    from misi_bench.builder.cli.main import build_parser
+    from misi_bench.eval_plugins.cli import EVAL_COMMANDS
+
+    commands = [w for w in _release_commands() if w[0] == "misi-bench"]
+    names = {w[1] for w in commands}
+    assert {"build", "validate", "audit", "push", "serve-mock", "eval", "score"} <= names
+    for words in commands:
+        try:
+            args = build_parser(EVAL_COMMANDS).parse_args(words[1:])
+        except SystemExit as exc:  # --version prints and exits 0; a bad option exits 2
+            assert exc.code == 0 and words[1:] == ["--version"], words
+            continue
+        assert callable(args.func), words
+    pushes = [w for w in commands if w[1] == "push"]
+    assert any("--dry-run" in w for w in pushes) and any("--dry-run" not in w for w in pushes)
+    assert all("--tag" in w for w in pushes)
+    others = {w[0] for w in _release_commands()} - {"misi-bench"}
+    assert others <= {"hf", "git", "kill", "python"}, others
+
+
+def test_changelog_has_an_unreleased_section_and_every_builder_version():
+    from misi_bench.builder.core.constants import BUILDER_VERSION
+
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = [x for x in text.splitlines() if x.startswith("## ")]
+    assert headings[0] == "## Unreleased"
+    major, minor, patch = (int(x) for x in BUILDER_VERSION.split("."))
+    assert major == 0 and patch == 0  # the history below is 0.1.0 ... 0.N.0
+    for k in range(1, minor + 1):
+        assert f"**builder 0.{k}.0**" in text, f"CHANGELOG.md: no line for builder 0.{k}.0"
