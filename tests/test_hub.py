@@ -632,10 +632,13 @@ def test_dry_run_lists_files_and_sends_nothing(online, tmp_path, capsys):
     assert hub.cli_push(args) == 0
     out = capsys.readouterr().out
     assert double.requests == []
-    listed = [line.split()[-1] for line in out.splitlines()[:-1]]
+    lines = out.splitlines()
+    files = lines[: lines.index("")]  # then the staged card's head, warnings, the summary
+    listed = [line.split()[-1] for line in files]
     assert set(listed) == _pushable(folder)
     assert not [p for p in listed if ".work" in p]
-    for line in out.splitlines()[:-1]:  # "<size>  <path>"
+    assert "The card as it would be pushed" in out and "v0.2.0" in out
+    for line in files:  # "<size>  <path>"
         size, rel = line.split()
         assert int(size.replace(",", "")) == (folder / rel).stat().st_size
     assert "dry run" in out.splitlines()[-1] and REPO in out.splitlines()[-1]
