@@ -92,15 +92,17 @@ def test_score_from_the_tag_names_the_release_and_reproduces_the_local_score(rel
     preds = gold_predictions(folder, root / "preds.jsonl")
 
     local = run(double, root, "score", "--dataset", str(folder), "--predictions", str(preds),
-                "--json-out", str(root / "local.json"), "--no-baselines")  # fmt: skip
+                "--json-out", str(root / "local.json"))  # fmt: skip
     assert local.returncode == 0, local.stderr[-2000:]
     tagged = run(double, root, "score", "--dataset", REPO, "--revision", TAG,
                  "--predictions", str(preds), "--json-out", str(root / "tagged.json"),
-                 "--per-item", str(root / "items.jsonl"), "--no-baselines")  # fmt: skip
+                 "--per-item", str(root / "items.jsonl"))  # fmt: skip
     assert tagged.returncode == 0, tagged.stderr[-2000:]
 
     ours, theirs = (json.loads((root / f"{n}.json").read_text()) for n in ("local", "tagged"))
     assert theirs["report"] == ours["report"]  # the same number, computed from the tag
+    assert theirs["baselines"] == ours["baselines"]  # and the same baselines beside it
+    assert theirs["baselines"].get("text_only")  # fitted on the tag's train split
     assert 0 < theirs["report"]["average_all_tasks"] < 1
     assert theirs["dataset"] == {
         "dataset": REPO,
@@ -441,3 +443,22 @@ def test_changelog_has_an_unreleased_section_and_every_builder_version():
     assert major == 0 and patch == 0  # the history below is 0.1.0 ... 0.N.0
     for k in range(1, minor + 1):
         assert f"**builder 0.{k}.0**" in text, f"CHANGELOG.md: no line for builder 0.{k}.0"
+
+
+def test_score_reads_the_tags_stored_baselines(release):
+    """The build's baselines.json (T5/T6's options-only answers) is read from the tag for a Hub
+    --dataset, as from the folder for a local one."""
+    double, folder, _commit, root = release
+    code = (
+        "import json, sys; from misi_bench.builder.dataset.hub_probe import stored_baselines; "
+        f"print(json.dumps(stored_baselines({REPO!r}, {TAG!r}), sort_keys=True))"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    }
+    env.update(HF_ENDPOINT=double.endpoint, HF_HOME=str(root / "hf_home"), NO_PROXY="127.0.0.1")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    local = json.loads((folder / "baselines.json").read_text())
+    assert local and json.loads(ran.stdout) == local

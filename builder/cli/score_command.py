@@ -10,7 +10,13 @@ from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
-from .score_inputs import add_revision_argument, build_hash, check_configs, check_dataset, load_rows
+from .score_inputs import (
+    add_revision_argument,
+    build_hash,
+    check_configs,
+    check_dataset,
+    load_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +34,9 @@ def _baselines(
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
         log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
         train = []
-    stored = {}
-    path = Path(dataset) / "baselines.json"
-    if path.is_file():
-        stored = json.loads(path.read_text(encoding="utf-8"))
+    from ..dataset.hub_probe import stored_baselines  # noqa: PLC0415
+
+    stored = stored_baselines(dataset, revision)
     image_answers = (stored.get("image_answers") or {}).get(split)
     return scoring.reference_scores(rows, train, image_answers)
 

@@ -118,3 +118,23 @@ def _read_json(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def stored_baselines(dataset: str, revision: str | None = None) -> dict:
+    """The build's ``baselines.json`` (T5/T6's options-only answers): a local build's, or the
+    Hub repo's at ``revision`` (from the cache when offline); {} when it has none."""
+    path = Path(dataset).expanduser() / "baselines.json"
+    if not path.is_file() and not Path(dataset).expanduser().exists():
+        try:
+            from huggingface_hub import hf_hub_download  # noqa: PLC0415
+
+            path = Path(
+                hf_hub_download(dataset, "baselines.json", repo_type="dataset", revision=revision)
+            )
+        except Exception:  # noqa: BLE001 (no such file, offline without a cache: no stored rows)
+            return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
