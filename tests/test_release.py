@@ -462,3 +462,18 @@ def test_score_reads_the_tags_stored_baselines(release):
     assert ran.returncode == 0, ran.stderr[-2000:]
     local = json.loads((folder / "baselines.json").read_text())
     assert local and json.loads(ran.stdout) == local
+
+
+def test_eval_refuses_a_revision_of_a_local_folder(release, tmp_path):
+    from misi_bench.builder.core.errors import MisiError
+    from misi_bench.eval_plugins.api.data import QuestionSource
+
+    import misi_bench
+
+    _double, folder, _commit, _root = release
+    with pytest.raises(MisiError, match="is a local folder"):
+        QuestionSource(str(folder), TAG)
+    args = ["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dataset",
+            str(folder), "--revision", TAG, "--out", str(tmp_path / "run")]  # fmt: skip
+    assert misi_bench.main(args) == 2
+    assert not (tmp_path / "run").exists()
