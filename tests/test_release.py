@@ -200,6 +200,9 @@ def test_eval_run_from_the_tag_records_the_release(release):
             "config_hash": manifest["config_hash"], "version": TAG}  # fmt: skip
     assert report["dataset"] == want and report["settings"]["revision"] == commit
     assert report["report"]["tasks"]["rotation"]["score"] == 1.0
+    assert (
+        f"dataset: {REPO}@{TAG} (commit {commit[:12]}" in (root / "run" / "report.md").read_text()
+    )
     items = [json.loads(x) for x in (root / "run" / "per_item.jsonl").read_text().splitlines()]
     assert items and {(i["dataset"], i["revision"], i["commit"]) for i in items} == {
         (REPO, TAG, commit)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import (
     format_paper_rows_markdown,
     format_report_markdown,
@@ -411,6 +412,7 @@ def _markdown(report: dict) -> str:
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
         format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
+        f"dataset: {DatasetProvenance.from_json(report['dataset']).label()}",
         f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",
