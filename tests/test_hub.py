@@ -168,7 +168,13 @@ class HubDouble(LoopbackServer):
             if not self._authorized(req):
                 return self._error(401, "Invalid credentials in Authorization header")
             return self._json(
-                200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}}
+                200,
+                {
+                    "type": "user",
+                    "name": "tester",
+                    "orgs": [],  # `hf auth whoami` lists them
+                    "auth": {"accessToken": {"role": "write"}},
+                },
             )
         if url.path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body))
@@ -626,10 +632,13 @@ def test_dry_run_lists_files_and_sends_nothing(online, tmp_path, capsys):
     assert hub.cli_push(args) == 0
     out = capsys.readouterr().out
     assert double.requests == []
-    listed = [line.split()[-1] for line in out.splitlines()[:-1]]
+    lines = out.splitlines()
+    files = lines[: lines.index("")]  # then the staged card's head, warnings, the summary
+    listed = [line.split()[-1] for line in files]
     assert set(listed) == _pushable(folder)
     assert not [p for p in listed if ".work" in p]
-    for line in out.splitlines()[:-1]:  # "<size>  <path>"
+    assert "The card as it would be pushed" in out and "v0.2.0" in out
+    for line in files:  # "<size>  <path>"
         size, rel = line.split()
         assert int(size.replace(",", "")) == (folder / rel).stat().st_size
     assert "dry run" in out.splitlines()[-1] and REPO in out.splitlines()[-1]

@@ -10,31 +10,38 @@ from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
-from .score_inputs import build_hash, check_configs, check_dataset, load_rows
+from .score_inputs import (
+    add_revision_argument,
+    build_hash,
+    check_configs,
+    check_dataset,
+    load_rows,
+)
 
 log = logging.getLogger(__name__)
 
 
-def _baselines(dataset: str, configs: list[str], split: str, rows: list[dict]) -> dict:
+def _baselines(
+    dataset: str, configs: list[str], split: str, rows: list[dict], revision: str | None = None
+) -> dict:
     """Chance and blind baselines on ``rows`` (``scoring.reference_scores``): the text-only answer
     is fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
     ``baselines.json``."""
     from .. import scoring  # noqa: PLC0415
 
     try:
-        train = rows if split == "train" else load_rows(dataset, configs, "train")
+        train = rows if split == "train" else load_rows(dataset, configs, "train", revision)
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
         log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
         train = []
-    stored = {}
-    path = Path(dataset) / "baselines.json"
-    if path.is_file():
-        stored = json.loads(path.read_text(encoding="utf-8"))
+    from ..dataset.hub_probe import stored_baselines  # noqa: PLC0415
+
+    stored = stored_baselines(dataset, revision)
     image_answers = (stored.get("image_answers") or {}).get(split)
     return scoring.reference_scores(rows, train, image_answers)
 
 
-def _gather(args: argparse.Namespace, configs: list[str]):
+def _gather(args: argparse.Namespace, configs: list[str], revision: str | None = None):
     """Rows of the selection and the predictions joined over the source's files (lmms-eval
     samples resolved against their own config's rows). Returns (rows, file-like summary)."""
     from .. import scoring  # noqa: PLC0415
@@ -49,7 +56,7 @@ def _gather(args: argparse.Namespace, configs: list[str]):
         )
     if not configs and named and all(f.positions for f in source.files):
         configs = sorted(set(named), key=named.index)
-    rows = load_rows(args.dataset, configs, args.split)
+    rows = load_rows(args.dataset, configs, args.split, revision)
     if not rows:
         raise MisiError(
             f"{args.dataset}: no rows for configs {', '.join(configs) or 'all'} split {args.split}"
@@ -101,7 +108,7 @@ def _notice_unchecked(args: argparse.Namespace, paths: list[str]) -> None:
     )
 
 
-def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
+def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = None) -> None:
     ids = {str(r["id"]) for r in rows}
     given = set(preds) | set(no_pred)
     if given & ids:
@@ -118,7 +125,7 @@ def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
         if shape == "json-object"
         else ""
     )
-    build = build_hash(args.dataset)
+    build = build or build_hash(args.dataset)
     where = f"{args.dataset} (build {build})" if build else args.dataset
     raise MisiError(
         f"{args.predictions}: none of its {len(given)} {what} is a question of {where} "
@@ -134,12 +141,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     from .. import scoring  # noqa: PLC0415
 
     configs = check_configs(args.configs)
-    kind = check_dataset(args.dataset)
-    rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs)
-    _check_ids(args, rows, configs, preds, no_pred, shape)
+    source = check_dataset(args.dataset, args.revision)
+    read_at = source.commit or source.revision  # every config read from the one commit
+    rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs, read_at)
+    build = source.config_hash  # a local build's or the Hub revision's manifest
+    _check_ids(args, rows, configs, preds, no_pred, shape, build)
     paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
     profile = profile_of_rows(rows, args.dataset)
-    build = build_hash(args.dataset) if kind == "local" else None
     other = [b for b in builds if build and b != build]
     if other:
         log.warning(
@@ -158,6 +166,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"(--strict; e.g. {result['missing'][0]!r})"
         )
     print(f"profile: {profile}")
+    print(f"dataset: {source.label()}")
     print(scoring.format_report_markdown(result["report"], percent=True))
     readings = scoring.format_readings_markdown(result["report"])
     if readings:
@@ -168,15 +177,18 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
         f"{len(bad)} unreadable entries ({shape})"
     )
-    baselines = {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows)
+    baselines = (
+        {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows, read_at)
+    )
     _print_baselines(args, rows, result, profile, paper_rows, baselines)
     if args.per_item:
         Path(args.per_item).write_text(
-            scoring.per_item_jsonl(result["per_item"], build), encoding="utf-8"
+            scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
         )
     summary = {
         "profile": profile,
         "config_hash": build,
+        "dataset": source.to_json(),
         "prediction_builds": builds,
         "report": result["report"],
         "missing": result["missing"],
@@ -239,6 +251,7 @@ def add_commands(sub) -> None:
         ".xlsx/.tsv tables or its work dir, a misi-bench eval run folder.",
     )
     p.add_argument("--dataset", required=True, help="a build folder or a Hub dataset repo id")
+    add_revision_argument(p)
     p.add_argument(
         "--predictions",
         required=True,

@@ -167,3 +167,38 @@ def limitations(out, manifest: dict) -> str:
             + f" test questions ({_fewest(small)}): use a full build for comparisons."
         )
     return "\n".join(lines)
+
+
+def snippets(repo_or_folder: str, version: str | None) -> dict[str, str]:
+    """The parts of the card's Load and Evaluate snippets that name the data: the repo (or
+    folder) the card describes and, for a tagged release, its tag, so that every command on
+    the card of a pushed version reads that version (``misi-bench push`` renders the card
+    with the repo and tag being pushed). Keys: ``load_args`` (after the split in
+    ``load_dataset``), ``harness_env`` (before ``misi-bench lmms-eval``: the variables every
+    harness route reads), ``revision_option`` (after ``misi-bench score --dataset REPO``)."""
+    from ..core.constants import DEFAULT_HUB_REPO, REPO_ENV, REVISION_ENV  # noqa: PLC0415
+
+    env = []
+    if repo_or_folder != DEFAULT_HUB_REPO:
+        env.append(f"{REPO_ENV}={repo_or_folder}")
+    if version:
+        env.append(f"{REVISION_ENV}={version}")
+    return {
+        "load_args": f', revision="{version}"' if version else "",
+        "harness_env": " ".join(env) + " " if env else "",
+        "revision_option": f" --revision {version}" if version else "",
+    }
+
+
+def version_line(repo_or_folder: str, version: str | None) -> str:
+    """The card's line naming the release ('' for an untagged build): the tag, how each route
+    reads it, and that results files record it (docs/releasing.md)."""
+    if not version:
+        return ""
+    return (
+        f"Dataset version: **{version}** (tag `{version}` of `{repo_or_folder}`). To cite a "
+        f"score, compute it on this tag: `misi-bench score`, `eval`, `report --dataset` and "
+        f"`human` take `--revision {version}`, the harness routes read "
+        f"`MISI_BENCH_REVISION={version}`; every results file records the dataset, revision, "
+        "commit and config hash it was computed on."
+    )

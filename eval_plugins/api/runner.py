@@ -24,13 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import (
     format_paper_rows_markdown,
     format_report_markdown,
     per_item_jsonl,
     score_records,
 )
-from ..common import build_config_hash
+from ..common import dataset_provenance
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
 from .redact import Redactor, public_url, redacted_logging
@@ -282,7 +283,8 @@ def _run_eval(
             f"{source.location}: no questions for configs {', '.join(options.configs)} "
             f"split {options.split}"
         )
-    build = build_config_hash(source.location, None if source.local else source.revision)
+    provenance = _provenance(source)  # the dataset's repo or path, revision, commit, build
+    build = provenance.config_hash
     with RunStore(run_dir, settings) as store:
         ids = [str(r["id"]) for r in records]
         pending = [i for i in ids if i not in store.answers]
@@ -323,6 +325,7 @@ def _run_eval(
         report = {
             **result,
             "config_hash": build,
+            "dataset": provenance.to_json(),
             "run_key": settings.key(),
             "settings": settings.to_json(),
             "base_url": public_url(options.base_url),
@@ -343,9 +346,19 @@ def _run_eval(
         text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         store.write_text("report.json", redactor.text(text))
         store.write_text("report.md", markdown)
-        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build))
+        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build, provenance))
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
+
+
+def _provenance(source: QuestionSource):
+    """The run's dataset provenance: the folder, or the Hub repo at the asked revision with the
+    commit the run was keyed on (when the Hub named one)."""
+    if source.local:
+        return dataset_provenance(source.location)
+    sha = source.revision
+    commit = sha if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else None
+    return dataset_provenance(source.location, source.hub_revision, commit)
 
 
 def _score_quietly(records: list[dict], answers: list[dict]) -> dict:
@@ -402,6 +415,7 @@ def _markdown(report: dict) -> str:
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
         format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
+        f"dataset: {DatasetProvenance.from_json(report['dataset']).label()}",
         f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",

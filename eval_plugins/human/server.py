@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
 from ..common import build_config_hash
 from .access import ADMIN, SessionKeys, Tokens
@@ -90,10 +91,12 @@ class HumanApp:
         out: str | Path,
         participant: str | None = None,
         tokens: Tokens | None = None,
+        provenance: DatasetProvenance | None = None,
     ) -> None:
         self.build, self.questions, self.split, self.out = Path(build), questions, split, Path(out)
         #: the build's config hash, recorded with every answer (None when it has no manifest)
         self.config_hash = build_config_hash(str(self.build)) if self.build.is_dir() else None
+        self.provenance = provenance
         self.by_id = {q.id: q for q in questions}
         self.participant = participant
         self.tokens = tokens or Tokens.new()
@@ -112,7 +115,12 @@ class HumanApp:
         with self._lock:
             if name not in self.sessions:
                 self.sessions[name] = Session(
-                    self.questions, name, self.out, self.split, self.config_hash
+                    self.questions,
+                    name,
+                    self.out,
+                    self.split,
+                    self.config_hash,
+                    provenance=self.provenance,
                 )
             return self.sessions[name]
 
