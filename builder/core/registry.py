@@ -65,7 +65,8 @@ class TaskSpec:
     new task joins the headline only when asked; T5 and T6 are left out because every model
     scores at chance), ``answer_kind`` (selects parser, metric and chance
     baseline, one of :data:`ANSWER_KINDS`), ``score_radius`` (the weighted-score radius: Å or
-    degrees; None scores exact answers only), ``commands`` (the commands of a command answer,
+    degrees, the ``explicit`` headline's normaliser; ``paper`` rows count steps of ``commands[0]``
+    instead; None scores exact answers only), ``commands`` (the commands of a command answer,
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
     ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
     the paper's column in two: T4's positive and negative questions), ``label`` and
@@ -127,7 +128,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
         form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
         aliases=("trans", "translate", "move"),
-        readings=(("", "score_steps", "score"),),
+        readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
     TaskSpec(
         "rotation",
@@ -142,7 +143,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
         form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
         aliases=("rot", "roll"),
-        readings=(("", "score_steps", "score"),),
+        readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
     TaskSpec(
         "zooming",
@@ -215,7 +216,12 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         ),
         form_hint="two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
         aliases=("ligand_docking", "dock"),
-        readings=(("", "score_move_fixed", "score"), ("", "move_part_fixed", "move_part")),
+        readings=(
+            ("", "score_move_fixed", "score"),
+            ("", "move_part_fixed", "move_part"),
+            ("", "score_rotation_radius", "score"),
+            ("", "score_rotation_steps", "score"),
+        ),
     ),
     TaskSpec(
         "interaction_location",

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from ..core.profiles import PROFILES
 from ..core.registry import TASK_SPECS
 from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, default_paper_rows
-from .readings import T9_PAPER_EXACT
+from .readings import HEADLINE_RULE, T9_PAPER_EXACT
 from .report import COLUMN_KEYS, paper_average, paper_columns
 
 __all__ = [
@@ -196,10 +196,11 @@ def format_readings_markdown(report: Mapping) -> str:
     """The other readings of rules the paper leaves open beside the headline's reading (percent),
     one line per (task, reading) the report has questions for; empty text when it has none."""
     sections = {**(report.get("tasks") or {}), **(report.get("subsets") or {})}
+    headline = f"score_{HEADLINE_RULE.get(report.get('profile'), 'radius')}"
     lines = []
     for name, metric, main in _reading_rows():
         row = sections.get(name) or {}
-        if metric in row and main in row:
+        if metric in row and main in row and metric != headline:
             lines.append(
                 f"| {name} | {metric} | {_pct(row[metric])} | {main} | {_pct(row[main])} |"
             )
