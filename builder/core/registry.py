@@ -75,8 +75,8 @@ class TaskSpec:
     readings of a rule the paper leaves open, shown beside the main metric: (``""`` for the task
     or ``"positive"`` for its positive half, the other reading's metric, the main metric)),
     ``underdetermined_in`` (profiles whose prompt does not fix the answer from the pictures, a
-    card limitation) and ``decoy_leak`` (the paper's decoys let the options alone point at the
-    answer, a card limitation). The generator,
+    card limitation) and ``decoy_leak_in`` (profiles whose ``--decoys paper`` options let the
+    options alone point at the answer, a card limitation). The generator,
     prompt, audit replay and validator check of a task live in ``builder/tasks/<name>.py``."""
 
     name: str
@@ -96,7 +96,7 @@ class TaskSpec:
     aliases: tuple[str, ...] = ()
     readings: tuple[tuple[str, str, str], ...] = ()
     underdetermined_in: tuple[str, ...] = ()
-    decoy_leak: bool = False
+    decoy_leak_in: tuple[str, ...] = ()
 
     @property
     def is_choice(self) -> bool:
@@ -240,7 +240,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
             "interaction_locating",
             "hbond_location",
         ),
-        decoy_leak=True,
+        decoy_leak_in=("explicit",),
     ),
     TaskSpec(
         "pocket_ligand",

@@ -102,7 +102,7 @@ def _fewest(small: dict[str, int]) -> str:
 
 
 def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
-    """The Limitations bullet of the tasks whose paper decoys leak (registry ``decoy_leak``), with
+    """The Limitations bullet of the tasks whose paper decoys leak (registry ``decoy_leak_in``), with
     the build's measured options-only score of the first of them that has one."""
     names = ", ".join(f"T{TASK_BY_NAME[t].number}" for t in leaking)
     decoys = manifest.get("config", {}).get("decoys", "paper")
@@ -157,7 +157,9 @@ def limitations(out, manifest: dict) -> str:
             "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
             "from the pictures (the pixel-only solver does not answer it)."
         )
-    leaking = [s.name for s in TASK_SPECS if s.decoy_leak and s.name in manifest["counts"]]
+    leaking = [
+        s.name for s in TASK_SPECS if profile in s.decoy_leak_in and s.name in manifest["counts"]
+    ]
     if leaking:
         lines.append(_decoy_leak(out, manifest, leaking))
     if small:

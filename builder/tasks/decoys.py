@@ -41,6 +41,13 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def exchangeable(ctx) -> bool:
+    """Whether a T5/T6 question of ``ctx`` draws its options as the ``balanced`` mode does: in a
+    ``balanced`` build, and in a profile whose ``choice.options`` is ``exchangeable`` (the
+    ``paper`` profile)."""
+    return ctx.decoys == "balanced" or ctx.choice.get("options") == "exchangeable"
+
+
 # ---------------------------------------------------------------------------- T8: integer moves
 
 
