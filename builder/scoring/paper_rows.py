@@ -95,6 +95,7 @@ def format_paper_rows_markdown(
     title: bool = True,
     where: str = "this build",
     floors: Mapping[str, Floor] | None = None,
+    floor_where: str | None = None,
 ) -> str:
     """The chosen paper rows (default :func:`~.paper_reference.default_paper_rows`) beside a
     report, in percent: Table 1 with this result's scores and the blind ``baselines`` (the
@@ -103,7 +104,8 @@ def format_paper_rows_markdown(
     baselines only (the dataset card). Rows are tagged "not comparable" unless the build's
     profile asks the paper's questions; ``title`` False leaves out the heading sentence; ``where``
     names the baselines' questions in their labels; ``floors`` (``{"score": Floor, "exact":
-    Floor}``, :mod:`.floors`) adds the blind floor, with its paper average, as a row of each table.
+    Floor}``, :mod:`.floors`) adds the blind floor, with its paper average, as a row of each table
+    (``floor_where``: its questions, default ``where``).
     Empty text when ``rows`` is empty."""
     rows = default_paper_rows() if rows is None else tuple(rows)
     if not rows:
@@ -125,7 +127,7 @@ def format_paper_rows_markdown(
             values = baseline_columns(cells)
             lines.append(_line(f"{label} ({where})", None, values, paper_average(values)))
             shown = True
-    lines += _floor_line((floors or {}).get("score"), where)
+    lines += _floor_line((floors or {}).get("score"), floor_where or where)
     if shown or (floors or {}).get("score"):
         lines += [
             "",
@@ -148,7 +150,7 @@ def format_paper_rows_markdown(
             lines.append(
                 _line(row.name + tag, row.exact_rank, row.exact_by_column, row.exact_average)
             )
-        lines += _floor_line((floors or {}).get("exact"), where)
+        lines += _floor_line((floors or {}).get("exact"), floor_where or where)
         if exact is not None:
             ours = paper_columns(report, "exact").get("T9")
             lines += [
