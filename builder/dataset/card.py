@@ -240,9 +240,9 @@ BLIND_NOTE = (
     "Blind baselines never look at the pictures (docs/decoys.md): *options only* reads the four "
     "options alone (T8: the option nearest to the other three, the sign majority, the magnitude "
     "median, the option nearest the median or the smallest move; T5/T6: the option image "
-    "nearest to the other three), *text only* answers every question of a task with the train split's most frequent answer. A score "
-    "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
-    "**{decoys}**."
+    "nearest to the other three), *text only* answers every question of a task with the train "
+    "split's most frequent answer. A score shows use of the pictures only where it beats these "
+    "rows. Decoy mode of this build: **{decoys}**."
 )
 
 
