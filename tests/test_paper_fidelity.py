@@ -218,3 +218,22 @@ def test_fixed_move_range_is_the_translation_radius():
     from misi_bench.builder.scoring.readings import FIXED_MOVE_RANGE
 
     assert FIXED_MOVE_RANGE == TASK_BY_NAME["translation"].score_radius
+
+
+def test_papers_t1_t2_cells_fit_the_steps_normaliser_not_the_radius():
+    """Every tiny-split API row: n × cell is a sum of sevenths (T1) and elevenths (T2) for an n
+    that Table 2's exact-match cell allows, never of eighths or twelfths (/8 Å, /180°): why the
+    paper profile's headline counts steps (docs/fidelity.md)."""
+    from misi_bench.builder.scoring import paper_reference_rows
+
+    def fits(value, n, d):
+        return abs(value * n * d - round(value * n * d)) <= 0.00005 * n * d + 1e-12
+
+    rows = [r for r in paper_reference_rows() if r.questions == "tiny" and r.rank is not None]
+    assert len(rows) == 10
+    for row in rows:
+        for column, steps in (("T1", 7), ("T2", 11)):
+            score, exact = row.by_column[column], row.exact_by_column[column]
+            ns = [n for n in range(1, 51) if fits(exact, n, 1)] or [50]
+            assert any(fits(score, n, steps) for n in ns), (row.name, column)
+            assert not any(fits(score, n, steps + 1) for n in ns), (row.name, column)
