@@ -21,14 +21,12 @@ from .score_inputs import (
 log = logging.getLogger(__name__)
 
 
-def _baselines(
+def _blind_inputs(
     dataset: str, configs: list[str], split: str, rows: list[dict], revision: str | None = None
-) -> dict:
-    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``): the text-only answer
-    is fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
+):
+    """(train rows, T5/T6 image-rule letters) for the blind baselines: the text-only answer is
+    fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
     ``baselines.json``."""
-    from .. import scoring  # noqa: PLC0415
-
     try:
         train = rows if split == "train" else load_rows(dataset, configs, "train", revision)
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
@@ -37,8 +35,43 @@ def _baselines(
     from ..dataset.hub_probe import stored_baselines  # noqa: PLC0415
 
     stored = stored_baselines(dataset, revision)
-    image_answers = (stored.get("image_answers") or {}).get(split)
+    return train, (stored.get("image_answers") or {}).get(split)
+
+
+def _baselines(rows: list[dict], inputs) -> dict:
+    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``)."""
+    from .. import scoring  # noqa: PLC0415
+
+    train, image_answers = inputs
     return scoring.reference_scores(rows, train, image_answers)
+
+
+def _floors(rows: list[dict], inputs) -> dict:
+    """The blind floors of these questions (``scoring.floors.blind_floor``)."""
+    from ..scoring import floors  # noqa: PLC0415
+
+    train, image_answers = inputs
+    return floors.blind_floor(rows, train, image_answers)
+
+
+def _print_floors(built: dict, result: dict, paper_rows, profile: str) -> dict:
+    """The floors with this result's margin above them and each published row's (when the build
+    is comparable), printed; their JSON (``blind_floor`` of ``--json-out``)."""
+    from ..core.profiles import PROFILES  # noqa: PLC0415
+    from ..scoring import floors  # noqa: PLC0415
+
+    comparable = PROFILES[profile].paper_comparable if profile in PROFILES else False
+    out = {}
+    for metric, floor in built.items():
+        got = floors.margins(result["per_item"], floor)
+        published = [
+            (r.name, r.by_column if metric == "score" else r.exact_by_column)
+            for r in paper_rows
+            if comparable and (metric == "score" or r.exact_scores)
+        ]
+        print(floors.format_floor_markdown(floor, [("this result", got)], published))
+        out[metric] = floors.floor_summary(floor, got)
+    return out
 
 
 def _gather(args: argparse.Namespace, configs: list[str], revision: str | None = None):
@@ -177,10 +210,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
         f"{len(bad)} unreadable entries ({shape})"
     )
-    baselines = (
-        {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows, read_at)
+    inputs = (
+        None
+        if args.no_baselines
+        else _blind_inputs(args.dataset, configs, args.split, rows, read_at)
     )
-    _print_baselines(args, rows, result, profile, paper_rows, baselines)
+    baselines = {} if inputs is None else _baselines(rows, inputs)
+    built = {} if inputs is None else _floors(rows, inputs)
+    _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
+    floor = _print_floors(built, result, paper_rows, profile) if built else {}
     if args.per_item:
         Path(args.per_item).write_text(
             scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
@@ -194,6 +232,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         "missing": result["missing"],
         "unknown": result["unknown"],
         "baselines": baselines,
+        "blind_floor": floor,
         "unreadable_lines": bad,
         "duplicate_ids": dups,
         "no_prediction": no_pred,
@@ -215,14 +254,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_baselines(args, rows, result, profile, paper_rows, baselines) -> None:
+def _print_baselines(args, rows, result, profile, paper_rows, baselines, floors=None) -> None:
     """The paper's rows beside the scores, then the chance and blind baselines on the same
     questions (when computed)."""
     from .. import scoring  # noqa: PLC0415
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     paper_text = scoring.format_paper_rows_markdown(
-        result["report"], profile, paper_rows, baselines
+        result["report"], profile, paper_rows, baselines, floors=floors
     )
     if paper_text:
         print(paper_text)

@@ -166,6 +166,44 @@ def _exact_table(args: argparse.Namespace) -> str:
     )
 
 
+def margin_table(rows: list[Row]) -> str:
+    """Each model's and published row's margin (points) above the build's blind floor row
+    (``--dataset``), per column and for the paper's average; a model row's 95% interval is its
+    own interval less the floor (the floor taken as known: ``misi-bench score`` gives the paired
+    interval per question). Empty text without a floor row."""
+    from .reference import COLUMNS, paper_average  # noqa: PLC0415
+    from .sources import FLOOR_NAME  # noqa: PLC0415
+
+    floor = next((r for r in rows if r.label == FLOOR_NAME), None)
+    if floor is None:
+        return ""
+    lines = [
+        "Margin above the build's blind floor (points; model rows: [95% interval]):",
+        "",
+        "| row | " + " | ".join(COLUMNS) + " | paper avg |",
+        "|---|" + "---:|" * (len(COLUMNS) + 1),
+        f"| {FLOOR_NAME} (%) | "
+        + " | ".join(_pct_text(floor.scores.get(c)) for c in COLUMNS)
+        + f" | {_pct_text(paper_average(floor.scores))} |",
+    ]
+    for row in rows:
+        if row.kind not in ("model", "paper"):
+            continue
+        cells = []
+        for c in COLUMNS:
+            value, base = row.scores.get(c), floor.scores.get(c)
+            if value is None or base is None:
+                cells.append("-")
+                continue
+            ci = row.intervals.get(c)
+            tail = f" [{ci[0] - base:+.1f}, {ci[1] - base:+.1f}]" if ci else ""
+            cells.append(f"{value - base:+.1f}{tail}")
+        avg, base = row.average, paper_average(floor.scores)
+        cells.append("-" if avg is None or base is None else f"{avg - base:+.1f}")
+        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _pct_text(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -211,6 +249,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     intervals = markdown_intervals(rows)
     if intervals:
         print("Model rows: questions (n) and 95% intervals, in percent:\n\n" + intervals)
+    margins = margin_table(rows)
+    if margins:
+        print(margins)
     exact = _exact_table(args)
     if exact:
         print(exact)

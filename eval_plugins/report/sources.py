@@ -383,6 +383,36 @@ class ChanceLevels:
     rows: dict[str, dict[str, float | None]]
 
 
+#: The report row of the build's blind floor (``scoring.floors``).
+FLOOR_NAME = "Blind floor: best blind baseline per column"
+
+
+def floor_level(
+    build: Path, split: str, records: list[dict], seed: int = 0
+) -> dict[str, dict[str, float | None]]:
+    """The build's blind floor on ``records`` as a report row (percent; ``scoring.floors``: the
+    best blind baseline of each column, T4's halves included, on the same questions)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ...builder.scoring import floors  # noqa: PLC0415
+    from .reference import SCORER_KEY  # noqa: PLC0415
+
+    train = []
+    for task in TASK_NAMES:
+        for shard in sorted((build / task).glob("train-*.parquet")):
+            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
+    try:
+        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    image_answers = (stored.get("image_answers") or {}).get(split) or {}
+    floor = floors.blind_floor(records, train, image_answers, seed)["score"]
+    scores = _empty()
+    for column in scores:
+        scores[column] = _pct(floor.values.get(SCORER_KEY.get(column, column)))
+    return {FLOOR_NAME: scores}
+
+
 CHANCE_NAMES = {"random": "Chance: random answer", "always_no": "Chance: constant (No / None / A)"}
 
 
@@ -423,6 +453,7 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
                 )
         rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
     rows.update(blind_levels(build, split, records, seed))
+    rows.update(floor_level(build, split, records, seed))
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
 
 
