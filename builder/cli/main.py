@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 
@@ -41,6 +42,27 @@ def _version_text() -> str:
     return version_label(PACKAGE_VERSION, BUILDER_VERSION, templates)
 
 
+#: An option whose name says its value is a secret, and that value (quoted in an error).
+_SECRET_OPTION_RE = re.compile(r"(--[\w-]*(?:key|token|secret|passw)[\w-]*[= ])(?!-)(\S+)", re.I)
+
+
+class Parser(argparse.ArgumentParser):
+    """Every ``misi-bench`` parser (subcommand parsers are made of the same class): no
+    abbreviated options (``--api-key sk-...`` is not taken for ``--api-key-env``) and no
+    key-shaped word quoted in an error (:func:`..core.secrets.hide_keys`)."""
+
+    def __init__(self, *args, allow_abbrev: bool = False, **kwargs) -> None:
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+
+    def error(self, message: str):
+        from ..core.secrets import hide_keys  # noqa: PLC0415
+
+        clean = hide_keys(_SECRET_OPTION_RE.sub(r"\1[redacted]", message))
+        if "--api-key " in message or "--api-key=" in message:
+            clean += " (the key is never an argument: put it in a variable, --api-key-env NAME)"
+        super().error(clean)
+
+
 class _VersionAction(argparse.Action):
     """``--version``: one unwrapped line, worked out only when asked for."""
 
@@ -54,7 +76,7 @@ class _VersionAction(argparse.Action):
 
 def build_parser(extra_commands: Iterable[CommandGroup] = ()) -> argparse.ArgumentParser:
     """The ``misi-bench`` parser: the builder's commands plus ``extra_commands``."""
-    parser = argparse.ArgumentParser(prog="misi-bench", description=__doc__.splitlines()[0])
+    parser = Parser(prog="misi-bench", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--version", action=_VersionAction, help="show the versions (package, builder, templates)"
     )

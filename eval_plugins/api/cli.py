@@ -72,17 +72,20 @@ def _number(kind, flag: str, minimum: float):
 
 def resume_command(args: argparse.Namespace, run_dir) -> str:
     """The ``misi-bench eval`` command that resumes this run (same settings, its run folder;
-    the base URL without credentials, which the user puts back)."""
-    from .redact import public_url  # noqa: PLC0415
+    the base URL without credentials and ``--extra-body`` without its secrets, which the user
+    puts back)."""
+    from .redact import public_url, redact_body  # noqa: PLC0415
 
     words = ["misi-bench", "eval", "--base-url", public_url(args.base_url), "--model", args.model]
+    extra = _extra_body(args.extra_body)
+    shown = json.dumps(redact_body(extra), ensure_ascii=False) if extra else None
     for flag, value, default in (
         ("--dataset", args.dataset, None),
         ("--revision", args.revision, None),
         ("--split", args.split, "test"),
         ("--limit", args.limit, None),
         ("--system", args.system, None),
-        ("--extra-body", args.extra_body, None),
+        ("--extra-body", shown, None),
         ("--api-key-env", args.api_key_env, None),
         ("--concurrency", args.concurrency, 8),
     ):
@@ -103,7 +106,7 @@ def resume_command(args: argparse.Namespace, run_dir) -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     from .client import RetryPolicy  # noqa: PLC0415
     from .data import QuestionSource, check_configs  # noqa: PLC0415
-    from .redact import Redactor  # noqa: PLC0415
+    from .redact import Redactor, body_secrets  # noqa: PLC0415
     from .runner import EvalInterrupted, EvalOptions, run_eval  # noqa: PLC0415
     from .store import RunSettings, default_run_dir  # noqa: PLC0415
 
@@ -150,7 +153,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         api_key=api_key,
         progress=args.progress or (not args.no_progress and sys.stderr.isatty()),
     )
-    redactor = Redactor.for_endpoint(api_key, args.base_url)
+    redactor = Redactor.for_endpoint(api_key, args.base_url, body_secrets(extra))
     try:
         summary = run_eval(settings, source, options, run_dir)
     except EvalInterrupted as stop:

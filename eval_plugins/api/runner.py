@@ -33,7 +33,7 @@ from ...builder.scoring import (
 from ..common import build_config_hash
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
-from .redact import Redactor, public_url, redacted_logging
+from .redact import Redactor, body_secrets, public_url, redacted_logging
 from .store import PREDICTIONS, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ async def ask_all(
     the stored answers and errors (default: the key and the URL's credentials)."""
     images = ImageCache() if images is None else images
     if redactor is None:
-        redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+        redactor = run_redactor(options, settings)
     where = public_url(options.base_url)
     failed: dict[str, str] = {}
     fatal: list[str] = []
@@ -248,9 +248,17 @@ def run_eval(
     ``report.json`` / ``report.md`` into ``run_dir``. Never raises for a failed question; a
     fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`;
     Ctrl-C raises :class:`EvalInterrupted` once the answers received are on disk."""
-    redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+    redactor = run_redactor(options, settings)
     with redacted_logging(redactor):
         return _run_eval(settings, source, options, Path(run_dir), redactor)
+
+
+def run_redactor(options: EvalOptions, settings: RunSettings) -> Redactor:
+    """What a run keeps out of everything it writes: the API key, the base URL's credentials
+    and the secrets of ``--extra-body``."""
+    return Redactor.for_endpoint(
+        options.api_key, options.base_url, body_secrets(dict(settings.extra_body))
+    )
 
 
 def limit_records(records: list[dict], limit: int | None) -> list[dict]:

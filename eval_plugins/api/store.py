@@ -62,7 +62,12 @@ class RunSettings:
     prompt_version: str = PROMPT_VERSION
 
     def to_json(self) -> dict:
-        return {**asdict(self), "extra_body": dict(self.extra_body)}
+        """The settings as stored in run.json and report.json (and hashed into the run key):
+        the secrets of ``extra_body`` replaced (:func:`.redact.redact_body`), so a rotated
+        token neither shows nor changes the run key."""
+        from .redact import redact_body  # noqa: PLC0415
+
+        return {**asdict(self), "extra_body": redact_body(dict(self.extra_body))}
 
     def key(self) -> str:
         """16 hex digits of the SHA-256 of the canonical JSON of the settings."""
