@@ -34,7 +34,7 @@ from ..common import build_config_hash
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
 from .redact import Redactor, body_secrets, public_url, redacted_logging
-from .store import PREDICTIONS, RunSettings, RunStore
+from .store import PREDICTIONS, RunFolderError, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -149,42 +149,69 @@ async def ask_all(
         redactor=redactor,
     )
 
+    unwritable: list[RunFolderError] = []
+
     async def worker(slot: int) -> None:
-        while not fatal:
+        while not fatal and not unwritable:
             q = next(questions, None)
             if q is None:
                 return
             try:
-                if q.error:
-                    raise RequestFailed(q.error, 0)
-                body = request_body(
-                    q,
-                    settings.model,
-                    system=settings.system,
-                    max_tokens=settings.max_tokens,
-                    temperature=settings.temperature,
-                    extra_body=settings.extra_body,
-                    images=images,
-                )
-                reply = await client.complete(body, q.id, slot)
+                reply = await _ask(client, q, settings, images, slot)
             except RequestFailed as exc:
                 error = redactor.text(exc.error)
                 stop = _fatal_message(exc, error, where, progress.answered)
                 if stop is not None:
                     fatal.append(stop)
                 failed[q.id] = error
-                store.add_failure(_failure_record(q, exc, error))
+                _keep(unwritable, store.add_failure, _failure_record(q, exc, error))
                 progress.done(None)
                 continue
             record = _answer_record(q, reply)
-            store.add_answer(redactor.obj(record) if redactor else record)
+            _keep(unwritable, store.add_answer, redactor.obj(record) if redactor else record)
             progress.done(reply)
 
     try:
         await asyncio.gather(*(worker(slot) for slot in range(max(1, options.concurrency))))
     finally:
         await client.aclose()
+    if unwritable:  # a full disk: every worker stopped after its question; one line, no traceback
+        raise unwritable[0]
     return failed, (fatal[0] if fatal else None)
+
+
+def _keep(unwritable: list, write, record: dict) -> None:
+    """``write(record)``; a run folder that cannot be written is noted (the workers stop)."""
+    if unwritable:
+        return
+    try:
+        write(record)
+    except RunFolderError as exc:
+        unwritable.append(exc)
+
+
+async def _ask(client: ChatClient, q: Question, settings: RunSettings, images, slot: int):
+    """The reply to one question; any failure that is this question's alone (a bad image, a
+    reply no parser takes, an error of ours) is a :class:`RequestFailed` for it, so one bad
+    item never ends the run."""
+    if q.error:
+        raise RequestFailed(q.error, 0)
+    try:
+        body = request_body(
+            q,
+            settings.model,
+            system=settings.system,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            extra_body=settings.extra_body,
+            images=images,
+        )
+        return await client.complete(body, q.id, slot)
+    except (RequestFailed, asyncio.CancelledError):
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, UnicodeError) as exc:
+        log.debug("question %s: unexpected %s", q.id, type(exc).__name__, exc_info=True)
+        raise RequestFailed(f"{type(exc).__name__}: {str(exc)[:300]}", 1) from None
 
 
 def _fatal_message(exc: RequestFailed, error: str, where: str, answered: int) -> str | None:
