@@ -113,7 +113,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise MisiError(f"--concurrency: must be at least 1, got {args.concurrency}")
     if not args.base_url.startswith(("http://", "https://")):
-        raise MisiError(f"--base-url: {args.base_url!r} must start with http:// or https://")
+        from ...builder.core.secrets import hide_keys  # noqa: PLC0415
+
+        shown = hide_keys(args.base_url.split("@")[-1].split("?")[0])
+        raise MisiError(f"--base-url: {shown!r} must start with http:// or https://")
     if args.timeout <= 0:
         raise MisiError(f"--timeout: must be positive, got {args.timeout}")
     if args.limit is not None and args.limit < 1:
