@@ -72,6 +72,31 @@ def _char_pattern(ch: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+#: One escaped character in any of the spellings :func:`_char_pattern` knows.
+_ESCAPE_RE = re.compile(
+    r"%([0-9a-fA-F]{2})|\\+u([0-9a-fA-F]{4})|\\+x([0-9a-fA-F]{2})|\\+([\"\\/])"
+    r"|&#0*([0-9]{1,7});|&#[xX]0*([0-9a-fA-F]{1,6});"
+)
+
+
+def _unescape(match: re.Match) -> str:
+    pct, u4, x2, quoted, dec, hexa = match.groups()
+    if quoted:
+        return quoted
+    if dec:
+        return chr(min(int(dec), 0x10FFFF))
+    return chr(int(pct or u4 or x2 or hexa, 16))
+
+
+def decoded(text: str) -> str:
+    """``text`` lower-cased with every escaped character :func:`_char_pattern` knows decoded
+    (one pass): a secret spelled any of those ways in ``text`` is in it plainly, so a plain
+    search tells whether the (slower) spelled pattern has work to do."""
+    if "%" in text or "\\" in text or "&#" in text:
+        text = _ESCAPE_RE.sub(_unescape, text)
+    return text.lower()
+
+
 def base64_pieces(secret: str) -> set[str]:
     """The base64 text (standard and URL-safe alphabets) that ``secret`` becomes inside any
     base64-encoded text, whatever bytes come before it (a ``Basic`` or ``Bearer`` header, a
@@ -104,12 +129,13 @@ class Redactor:
         self._pieces = sorted(pieces - spelled, key=len, reverse=True)
         #: the plain forms, for a secret cut at the end of a quote
         self._forms = spelled_list + self._pieces
+        lowered = {form.lower() for form in spelled_list}
+        self._lowered = sorted(lowered | {f.replace(" ", "+") for f in lowered if " " in f})
         self._spelled = (
             re.compile("|".join("".join(map(_char_pattern, s)) for s in spelled_list), re.I)
             if spelled_list
             else None
         )
-        self._exact = re.compile("|".join(map(re.escape, self._pieces))) if pieces else None
 
     @classmethod
     def for_endpoint(cls, api_key: str | None, base_url: str, extra: Iterable[str] = ()):
@@ -126,9 +152,12 @@ class Redactor:
         if not self._forms:
             return value
         if self._spelled is not None:
-            value = self._spelled.sub(REDACTED, value)
-        if self._exact is not None:
-            value = self._exact.sub(REDACTED, value)
+            plain = decoded(value)  # fast: the (slow) spelled pattern runs only on a hit
+            if any(form in plain for form in self._lowered):
+                value = self._spelled.sub(REDACTED, value)
+        for piece in self._pieces:
+            if piece in value:
+                value = value.replace(piece, REDACTED)
         if cut:
             lowered = value.lower()
             for form in self._forms:
