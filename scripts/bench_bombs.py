@@ -133,7 +133,7 @@ def make_predictions(path: Path, size: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--cap-gb", type=float, default=3.0, help="address-space cap per child")
     parser.add_argument("--gzip-gb", type=float, default=6.0, help="what the gzip bomb unpacks to")
     parser.add_argument("--quick", action="store_true", help="inputs ten times smaller")

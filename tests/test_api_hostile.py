@@ -253,3 +253,19 @@ def test_serve_mock_refuses_a_body_over_its_cap_unread(data_dir):
                 ).encode()
             )
             assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+
+
+def test_a_run_folder_line_nested_too_deep_is_skipped_on_resume(tmp_path, caplog):
+    """A predictions.jsonl line of 200,000 ``[`` (a file from elsewhere) is a skipped line, not
+    a RecursionError on every resume; ``--extra-body`` nested that deep is one error line."""
+    from misi_bench.builder.core.errors import MisiError
+    from misi_bench.eval_plugins.api.cli import _extra_body
+    from misi_bench.eval_plugins.api.store import iter_jsonl
+
+    path = tmp_path / "predictions.jsonl"
+    good = json.dumps({"id": "q-1", "prediction": "A"})
+    path.write_text(good + "\n" + "[" * 200_000 + "\n" + good.replace("q-1", "q-2") + "\n")
+    assert [item["id"] for item in iter_jsonl(path)] == ["q-1", "q-2"]
+    assert "line 2: not JSON, skipped" in caplog.text
+    with pytest.raises(MisiError, match="--extra-body: not JSON"):
+        _extra_body("[" * 200_000)

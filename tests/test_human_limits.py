@@ -86,6 +86,12 @@ def test_answers_on_file_without_a_key_are_not_given_to_a_participant(data_dir, 
         assert status == 200 and again["answered"] == 1
         # a new name still starts freely
         assert app.post("/api/start", {"participant": "bob"})[0] == 200
+        # a line nested 200,000 deep in an answers file is an unreadable line, not a crash
+        with (out / "alice.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write("[" * 200_000 + "\n")
+        app.app.sessions.clear()
+        status, reply = app.post("/api/start", {"participant": "alice", "key": reply["key"]})
+        assert status == 200 and reply["answered"] == 1
     finally:
         app.close()
 

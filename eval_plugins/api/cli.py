@@ -37,8 +37,8 @@ def _extra_body(text: str | None) -> dict:
         return {}
     try:
         value = json.loads(text)
-    except ValueError as exc:
-        raise MisiError(f"--extra-body: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise MisiError(f"--extra-body: not JSON ({str(exc)[:200]})") from None
     if not isinstance(value, dict):
         raise MisiError("--extra-body: must be a JSON object, e.g. '{\"top_p\": 1}'")
     for key in ("model", "messages"):

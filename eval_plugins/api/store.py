@@ -112,7 +112,7 @@ def iter_jsonl(path: Path) -> Iterator[dict]:
                 continue
             try:
                 item = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 log.warning("%s line %d: not JSON, skipped", path, n)
                 continue
             if isinstance(item, dict) and "id" in item:

@@ -366,7 +366,8 @@ class DoubleServer:
 def main(argv: list[str] | None = None) -> int:
     """Serve the double in the foreground (for the benchmark); prints ``listening URL``."""
     p = argparse.ArgumentParser(
-        description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)"
+        allow_abbrev=False,
+        description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)",
     )
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay", type=float, default=0.0, help="seconds added to every reply")
