@@ -207,7 +207,9 @@ def test_large_json_lines_are_streamed_and_a_large_list_refused(tmp_path, monkey
     with pytest.raises(PredictionFileError, match="write JSON Lines instead"):
         read_predictions(listed)
     monkeypatch.setattr(predictions_module, "MAX_LINE_CHARS", 1000)
-    with pytest.raises(PredictionFileError, match="line 1 has over 1000 characters"):
+    with pytest.raises(
+        PredictionFileError, match="line 1 has over 1000 characters, over the limit of 1000"
+    ):
         read_predictions(path)
 
 

@@ -33,7 +33,6 @@ Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
@@ -235,15 +234,17 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
     return out.result(path, "jsonl", config)
 
 
-def _add_lines(out: _Collector, lines) -> None:
-    """Add the JSON Lines entries of ``lines`` (``(number, line)`` pairs)."""
+def _add_lines(out: _Collector, lines, cut: bool = False) -> None:
+    """Add the JSON Lines entries of ``lines`` (``(number, line)`` pairs; ``cut``: a line past
+    the limit was cut just after it, so its length is not known)."""
     for n, line in lines:
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
+            size = f"over {MAX_LINE_CHARS}" if cut else str(len(line))
             raise PredictionFileError(
-                f"{out.path}: line {n} has over {MAX_LINE_CHARS} characters, the limit for "
-                "one entry"
+                f"{out.path}: line {n} has {size} characters, over the limit of "
+                f"{MAX_LINE_CHARS} for one entry"
             )
         try:
             item = json.loads(line)
@@ -276,7 +277,7 @@ def _read_streamed(path: Path) -> PredictionFile:
         )
     match = _LMMS_NAME_RE.search(path.name)
     out = _Collector(str(path))
-    _add_lines(out, _stream_lines(path))
+    _add_lines(out, _stream_lines(path), cut=True)
     return out.result(str(path), "jsonl", match.group(1) if match else None)
 
 
@@ -302,17 +303,7 @@ def _read_table(path: Path) -> PredictionFile:
         except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
             raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
     else:
-        text = _read_bounded(path).decode("utf-8-sig", errors="replace")
-        reader = csv.reader(
-            io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
-        )
-        try:
-            rows = list(reader)
-        except csv.Error as exc:
-            raise PredictionFileError(
-                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
-                f"is {csv.field_size_limit()} characters per field)"
-            ) from None
+        rows = _csv_rows(path)
     if not rows:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
@@ -334,6 +325,29 @@ def _read_table(path: Path) -> PredictionFile:
             continue
         out.put(f"row {n}", rid, str(row[i_pred]) if i_pred < len(row) else None)
     return out.result(str(path), "table")
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    """The rows of a ``.csv``/``.tsv`` table, read from the file as a stream (never the whole
+    text at once) and refused past :data:`MAX_FILE_BYTES` or :data:`MAX_ENTRIES` rows."""
+    _file_size(path)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    rows: list[list[str]] = []
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        try:
+            for row in reader:
+                if len(rows) > MAX_ENTRIES:
+                    raise PredictionFileError(
+                        f"{path}: more than {MAX_ENTRIES:,} rows, the limit for a predictions file"
+                    )
+                rows.append(row)
+        except csv.Error as exc:
+            raise PredictionFileError(
+                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
+                f"is {csv.field_size_limit()} characters per field)"
+            ) from None
+    return rows
 
 
 def read_predictions(path: str | Path) -> PredictionFile:
