@@ -200,7 +200,7 @@ def map_strings(value, fn):
 
 #: Names of ``--extra-body`` fields whose values are secrets (matched in any case, as a part).
 SECRET_FIELD_RE = re.compile(
-    r"key|token(?!iz)|secret|passw|auth|credential|cookie|session|signature|bearer", re.I
+    r"key|token(?!iz)|secret|passw|auth(?!or)|credential|cookie|session|signature|bearer", re.I
 )
 
 

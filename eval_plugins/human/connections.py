@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import socket
+import sys
 import threading
 import time
 from http.server import ThreadingHTTPServer
@@ -107,9 +108,8 @@ class CappedServer(ThreadingHTTPServer):
         if now - self._warned >= _WARN_EVERY_S:
             self._warned = now
             log.warning(
-                "refused a connection from %s: %d open, at most %d (%d refused so far)",
+                "refused a connection from %s: %d open, the most served at once (%d refused so far)",
                 client_address[0],
-                self.max_connections,
                 self.max_connections,
                 self.refused,
             )
@@ -140,8 +140,12 @@ class CappedServer(ThreadingHTTPServer):
                     sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request, client_address) -> None:
-        """A client that went away (or was dropped) mid-answer: one debug line, no traceback."""
-        log.debug("connection from %s ended early", client_address[0], exc_info=True)
+        """A client that went away (or was dropped) mid-answer: one debug line; any other error
+        is logged with its traceback (a bug, not a client)."""
+        if isinstance(sys.exc_info()[1], OSError):
+            log.debug("connection from %s ended early", client_address[0], exc_info=True)
+        else:
+            log.error("error answering %s", client_address[0], exc_info=True)
 
     def server_close(self) -> None:
         self._stop.set()
