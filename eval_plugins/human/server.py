@@ -271,6 +271,7 @@ class Handler(BaseHTTPRequestHandler):
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body of {length} bytes; at most {MAX_BODY}"
             )
         data = self.rfile.read(length) if length else b""
+        self.server.answered(self.connection)  # read whole: the deadline is over
         if len(data) < length:
             self.close_connection = True
             raise HttpError(HTTPStatus.BAD_REQUEST, "body shorter than its Content-Length")
@@ -294,6 +295,8 @@ class Handler(BaseHTTPRequestHandler):
         return role
 
     def _dispatch(self, handle) -> None:
+        if self.command != "POST":  # a request without a body has arrived whole
+            self.server.answered(self.connection)
         try:
             url = urlparse(self.path)
             try:
