@@ -182,6 +182,10 @@ def test_predictions_past_the_entry_and_byte_limits_are_refused(tmp_path, monkey
     path.write_text("not json\n" * 1500)  # unreadable lines count too: none is kept past it
     with pytest.raises(PredictionFileError, match="more than 1,000 entries"):
         read_predictions(path)
+    table = tmp_path / "many.tsv"  # a table streamed row by row, refused past the limit too
+    table.write_text("id\tprediction\n" + "".join(f"x-{i}\tA\n" for i in range(1500)))
+    with pytest.raises(PredictionFileError, match="more than 1,000 (rows|entries)"):
+        read_predictions(table)
     monkeypatch.setattr(predictions_module, "MAX_FILE_BYTES", 10_000)
     big = tmp_path / "big.jsonl"
     big.write_bytes(b" " * 10_001)
