@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .hbond_reference import reference_sets
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument(

@@ -228,7 +228,7 @@ def format_table(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sources", nargs="*", default=list(DEFAULT_SOURCES))
     parser.add_argument(
         "--seeds", default="0-11", help="seeds of T8 (and of T5/T6 transformation-space rule)"

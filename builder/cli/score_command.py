@@ -230,12 +230,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         "prediction_builds": builds,
         "report": result["report"],
         "missing": result["missing"],
-        "unknown": result["unknown"],
+        **_listed("unknown", result["unknown"]),
         "baselines": baselines,
         "blind_floor": floor,
-        "unreadable_lines": bad,
-        "duplicate_ids": dups,
-        "no_prediction": no_pred,
+        **_listed("unreadable_lines", bad),
+        **_listed("duplicate_ids", dups),
+        **_listed("no_prediction", no_pred),
         "prediction_file_shape": shape,
         "per_item": scoring.per_item_records(result["per_item"]),
         "paper_rows": [r.name for r in paper_rows],
@@ -252,6 +252,17 @@ def cmd_score(args: argparse.Namespace) -> int:
             len(rows),
         )
     return 0
+
+
+#: Ids (or problems) of each kind the JSON summary lists; the rest are counted.
+SHOWN_IDS = 20
+
+
+def _listed(name: str, values: list) -> dict:
+    """``{name: the first SHOWN_IDS values, name_count: how many}``: a file of a million
+    unknown ids prints twenty of them and a count, not the million (the ``missing`` questions
+    are all listed: they are the dataset's, at most its size)."""
+    return {name: list(values[:SHOWN_IDS]), f"{name}_count": len(values)}
 
 
 def _print_baselines(args, rows, result, profile, paper_rows, baselines, floors=None) -> None:

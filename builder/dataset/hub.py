@@ -29,6 +29,7 @@ The token is handed to ``huggingface_hub`` only; it is never printed, logged or 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -46,6 +47,11 @@ from .manifest import manifest_problems, read_manifest, shard_problems, write_ma
 from .publish import recover
 
 log = logging.getLogger(__name__)
+
+#: Errors of a write that failed for want of room or rights (said in one line, with the path).
+WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
 
 REPO_TYPE = "dataset"
 DEFAULT_REVISION = "main"
@@ -289,12 +295,9 @@ def _push_checked(
             log.info("creating branch %s of %s", revision, repo_id)
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
 
-        with tempfile.TemporaryDirectory(prefix="misi-push-") as tmp:
-            staging = Path(tmp)
-            stage_release(folder, staging, manifest, tag, repo_id)
-            files, commit_oid, commit_url = _upload(
-                api, staging, repo_id, tag, revision, private, manifest
-            )
+        files, commit_oid, commit_url = _staged_upload(
+            api, folder, manifest, repo_id, tag, revision, private
+        )
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
         raise MisiError(
@@ -310,6 +313,25 @@ def _push_checked(
         commit_url=commit_url,
         warnings=notes,
     )
+
+
+def _staged_upload(api, folder: Path, manifest: dict, repo_id, tag, revision, private) -> tuple:
+    """Stage the release in a temporary folder and upload it. A write that fails there (a full
+    disk, a read-only temporary folder) is one line naming the file and the folder to free."""
+    tmp_root = Path(tempfile.gettempdir())
+    try:
+        with tempfile.TemporaryDirectory(prefix="misi-push-") as tmp:
+            stage_release(folder, Path(tmp), manifest, tag, repo_id)
+            return _upload(api, Path(tmp), repo_id, tag, revision, private, manifest)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:  # e.g. a dropped connection (requests' are OSErrors)
+            raise
+        where = exc.filename or tmp_root
+        raise MisiError(
+            f"{where}: cannot write ({exc.strerror or type(exc).__name__}) while staging the "
+            f"release for upload in {tmp_root}; nothing was pushed and {folder} is unchanged "
+            "(free space there, or point TMPDIR at a folder with room)"
+        ) from None
 
 
 def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tuple:

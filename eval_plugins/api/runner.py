@@ -34,8 +34,8 @@ from ...builder.scoring import (
 from ..common import dataset_provenance
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
-from .redact import Redactor, public_url, redacted_logging
-from .store import PREDICTIONS, RunSettings, RunStore
+from .redact import Redactor, body_secrets, public_url, redacted_logging
+from .store import PREDICTIONS, RunFolderError, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ async def ask_all(
     the build the questions come from, recorded in every stored answer."""
     images = ImageCache() if images is None else images
     if redactor is None:
-        redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+        redactor = run_redactor(options, settings)
     where = public_url(options.base_url)
     failed: dict[str, str] = {}
     fatal: list[str] = []
@@ -152,42 +152,69 @@ async def ask_all(
         redactor=redactor,
     )
 
+    unwritable: list[RunFolderError] = []
+
     async def worker(slot: int) -> None:
-        while not fatal:
+        while not fatal and not unwritable:
             q = next(questions, None)
             if q is None:
                 return
             try:
-                if q.error:
-                    raise RequestFailed(q.error, 0)
-                body = request_body(
-                    q,
-                    settings.model,
-                    system=settings.system,
-                    max_tokens=settings.max_tokens,
-                    temperature=settings.temperature,
-                    extra_body=settings.extra_body,
-                    images=images,
-                )
-                reply = await client.complete(body, q.id, slot)
+                reply = await _ask(client, q, settings, images, slot)
             except RequestFailed as exc:
                 error = redactor.text(exc.error)
                 stop = _fatal_message(exc, error, where, progress.answered)
                 if stop is not None:
                     fatal.append(stop)
                 failed[q.id] = error
-                store.add_failure(_failure_record(q, exc, error))
+                _keep(unwritable, store.add_failure, _failure_record(q, exc, error))
                 progress.done(None)
                 continue
             record = _answer_record(q, reply, config_hash)
-            store.add_answer(redactor.obj(record) if redactor else record)
+            _keep(unwritable, store.add_answer, redactor.obj(record) if redactor else record)
             progress.done(reply)
 
     try:
         await asyncio.gather(*(worker(slot) for slot in range(max(1, options.concurrency))))
     finally:
         await client.aclose()
+    if unwritable:  # a full disk: every worker stopped after its question; one line, no traceback
+        raise unwritable[0]
     return failed, (fatal[0] if fatal else None)
+
+
+def _keep(unwritable: list, write, record: dict) -> None:
+    """``write(record)``; a run folder that cannot be written is noted (the workers stop)."""
+    if unwritable:
+        return
+    try:
+        write(record)
+    except RunFolderError as exc:
+        unwritable.append(exc)
+
+
+async def _ask(client: ChatClient, q: Question, settings: RunSettings, images, slot: int):
+    """The reply to one question; any failure that is this question's alone (a bad image, a
+    reply no parser takes, an error of ours) is a :class:`RequestFailed` for it, so one bad
+    item never ends the run."""
+    if q.error:
+        raise RequestFailed(q.error, 0)
+    try:
+        body = request_body(
+            q,
+            settings.model,
+            system=settings.system,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            extra_body=settings.extra_body,
+            images=images,
+        )
+        return await client.complete(body, q.id, slot)
+    except (RequestFailed, asyncio.CancelledError):
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, UnicodeError) as exc:
+        log.debug("question %s: unexpected %s", q.id, type(exc).__name__, exc_info=True)
+        raise RequestFailed(f"{type(exc).__name__}: {str(exc)[:300]}", 1) from None
 
 
 def _fatal_message(exc: RequestFailed, error: str, where: str, answered: int) -> str | None:
@@ -252,9 +279,17 @@ def run_eval(
     ``report.json`` / ``report.md`` into ``run_dir``. Never raises for a failed question; a
     fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`;
     Ctrl-C raises :class:`EvalInterrupted` once the answers received are on disk."""
-    redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+    redactor = run_redactor(options, settings)
     with redacted_logging(redactor):
         return _run_eval(settings, source, options, Path(run_dir), redactor)
+
+
+def run_redactor(options: EvalOptions, settings: RunSettings) -> Redactor:
+    """What a run keeps out of everything it writes: the API key, the base URL's credentials
+    and the secrets of ``--extra-body``."""
+    return Redactor.for_endpoint(
+        options.api_key, options.base_url, body_secrets(dict(settings.extra_body))
+    )
 
 
 def limit_records(records: list[dict], limit: int | None) -> list[dict]:

@@ -187,7 +187,7 @@ class Session:
                         )
                         item["seconds"] = None
                     self.answers.setdefault(str(item["id"]), item)
-                except (ValueError, KeyError, TypeError, AttributeError):
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     log.warning("%s line %d: unreadable, ignored", self.path, n)
             log.info(
                 "%s: resuming with %d of %d answered",
