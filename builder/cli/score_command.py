@@ -167,6 +167,35 @@ def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = N
     )
 
 
+def _warn_other_build(args: argparse.Namespace, builds: list[str], build: str | None) -> None:
+    """One warning when the prediction files record a build other than the dataset's."""
+    other = [b for b in builds if build and b != build]
+    if other:
+        log.warning(
+            "%s: recorded for build %s, but %s is build %s (same ids, possibly other answers: "
+            "check --dataset)",
+            args.predictions,
+            other[0],
+            args.dataset,
+            build,
+        )
+
+
+def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> tuple[dict, dict]:
+    """The chance and blind baselines and the blind floors of these questions, printed beside
+    the paper's rows; their JSON (``baselines``, ``blind_floor``); both empty with
+    ``--no-baselines``."""
+    if args.no_baselines:
+        _print_baselines(args, rows, result, profile_of_rows(rows, args.dataset), paper_rows, {})
+        return {}, {}
+    profile = profile_of_rows(rows, args.dataset)
+    inputs = _blind_inputs(args.dataset, configs, args.split, rows, read_at)
+    baselines, built = _baselines(rows, inputs), _floors(rows, inputs)
+    _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
+    floor = _print_floors(built, result, paper_rows, profile) if built else {}
+    return baselines, floor
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """Read the predictions (a file or folder :func:`scoring.read_prediction_source` accepts),
     score them, print the markdown report (in %) and write the JSON summary (and the
@@ -181,16 +210,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     _check_ids(args, rows, configs, preds, no_pred, shape, build)
     paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
     profile = profile_of_rows(rows, args.dataset)
-    other = [b for b in builds if build and b != build]
-    if other:
-        log.warning(
-            "%s: recorded for build %s, but %s is build %s (same ids, possibly other answers: "
-            "check --dataset)",
-            args.predictions,
-            other[0],
-            args.dataset,
-            build,
-        )
+    _warn_other_build(args, builds, build)
     result = scoring.score_records(rows, preds)
     n_missing = len(result["missing"])
     if n_missing and args.strict:
@@ -210,15 +230,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
         f"{len(bad)} unreadable entries ({shape})"
     )
-    inputs = (
-        None
-        if args.no_baselines
-        else _blind_inputs(args.dataset, configs, args.split, rows, read_at)
-    )
-    baselines = {} if inputs is None else _baselines(rows, inputs)
-    built = {} if inputs is None else _floors(rows, inputs)
-    _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
-    floor = _print_floors(built, result, paper_rows, profile) if built else {}
+    baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
     if args.per_item:
         Path(args.per_item).write_text(
             scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
