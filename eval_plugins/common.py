@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
+from ..builder.core.provenance import DatasetProvenance
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
 from ..builder.scoring import (
     AVERAGE_ALIASES,
@@ -233,15 +234,48 @@ def _manifest_hash(path: str) -> str | None:
     return str(value) if value else None
 
 
-@functools.lru_cache(maxsize=8)
 def _hub_manifest_hash(repo: str, revision: str | None) -> str | None:
+    path = _hub_manifest_file(repo, revision)
+    return _manifest_hash(path) if path else None
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_manifest_file(repo: str, revision: str | None) -> str | None:
+    """The local copy of the Hub repo's ``manifest.json`` at ``revision`` (one download, from
+    the cache when offline); None when it cannot be read."""
     try:
         from huggingface_hub import hf_hub_download
 
-        path = hf_hub_download(repo, "manifest.json", repo_type="dataset", revision=revision)
+        return hf_hub_download(repo, "manifest.json", repo_type="dataset", revision=revision)
     except Exception:  # noqa: BLE001 (no manifest, offline without a cache...: not recorded)
         return None
-    return _manifest_hash(path)
+
+
+def dataset_provenance(
+    location: str | None = None, revision: str | None = None, commit: str | None = None
+) -> DatasetProvenance:
+    """The provenance record (``builder.core.provenance``) of the data a result is computed on:
+    a local folder (resolved path, its manifest) or a Hub repo at ``revision`` (``commit``: the
+    commit it resolved to when known; else the commit of the manifest copy read). ``location``
+    defaults to :func:`data_location` (``$MISI_BENCH_REPO`` / ``$MISI_BENCH_REVISION``)."""
+    import json
+
+    if location is None:
+        location, revision = data_location()
+    folder = Path(os.path.expanduser(location))
+    path = str(folder / "manifest.json") if folder.is_dir() else None
+    if path is None:
+        path = _hub_manifest_file(location, commit or revision)
+        cached = Path(path).parent.name if path else ""
+        if not commit and len(cached) == 40 and all(c in "0123456789abcdef" for c in cached):
+            commit = cached
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8")) if path else None
+    except (OSError, ValueError):
+        manifest = None
+    if folder.is_dir():
+        return DatasetProvenance.from_manifest(str(folder.resolve()), manifest)
+    return DatasetProvenance.from_manifest(location, manifest, revision, commit)
 
 
 def with_build_column(dataset, location: str | None = None, revision: str | None = None):
@@ -252,3 +286,44 @@ def with_build_column(dataset, location: str | None = None, revision: str | None
     if not build or "config_hash" in dataset.column_names:
         return dataset
     return dataset.add_column("config_hash", [build] * len(dataset))
+
+
+def local_copy(
+    dataset: str, revision: str | None = None, splits: Sequence[str] = (TEST_SPLIT,)
+) -> tuple[Path, DatasetProvenance]:
+    """A build folder for ``dataset`` and its provenance record: the folder itself, or for a
+    Hub repo id the repo at ``revision`` (default ``$MISI_BENCH_REVISION``, else the default
+    branch) with only the shards of ``splits``, ``manifest.json`` and ``baselines.json``
+    fetched into the Hub cache (``report --dataset``, ``human``). One line naming the input
+    when it is neither, when ``--revision`` is given for a folder, or when the Hub cannot
+    give it."""
+    from ..builder.core.errors import MisiError
+
+    folder = Path(os.path.expanduser(dataset))
+    if folder.is_dir():
+        if revision:
+            raise MisiError(
+                f"--revision {revision}: {dataset} is a local folder (it has one version); "
+                "--revision picks a tag, branch or commit of a Hub repo"
+            )
+        return folder, dataset_provenance(str(folder))
+    parts = dataset.split("/")
+    if len(parts) != 2 or not all(parts) or dataset.startswith((".", "~")):
+        raise MisiError(f"{dataset}: no such build folder (and not a Hub repo id like owner/name)")
+    revision = revision or hub_revision()
+    patterns = [f"*/{s}-*.parquet" for s in splits] + ["manifest.json", "baselines.json"]
+    try:
+        from huggingface_hub import snapshot_download
+
+        path = Path(
+            snapshot_download(
+                dataset, repo_type="dataset", revision=revision, allow_patterns=patterns
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 (network, auth, unknown revision: one line)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise MisiError(
+            f"{dataset}@{revision or 'main'}: cannot fetch the dataset from the Hub ({first})"
+        ) from None
+    commit = path.name if len(path.name) == 40 else None
+    return path, dataset_provenance(dataset, revision, commit)

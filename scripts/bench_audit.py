@@ -141,7 +141,7 @@ def _docking_per_question(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument(
         "--folder", help="a built dataset folder (default: build the samples first)"
     )

@@ -59,7 +59,7 @@ def run(limit: int, workers: int, audit: bool = True) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--sizes", default="5,10,19")
     parser.add_argument(

@@ -37,7 +37,7 @@ PAPER_COMPLEXES = 3993
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("folder")
     parser.add_argument("--codec-sample", type=int, default=40)
     args = parser.parse_args(argv)

@@ -58,7 +58,7 @@ def _cpu() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--source", default="samples")
     parser.add_argument("--limit", type=int, default=19)
     parser.add_argument("--cpus", type=int, default=4, help="CPUs per array task in the projection")

@@ -65,7 +65,7 @@ def _scaled(source: Path, dest: Path, k: int) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path, help="build folder")
     ap.add_argument(
         "--build-samples", action="store_true", help="first build the 19 embedded samples into DATA"

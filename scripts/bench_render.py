@@ -238,7 +238,7 @@ def bench_pymol(complex_, n: int, size: int, labels: bool) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=60, help="pocket images per round and kind")
     parser.add_argument("--pymol-n", type=int, default=6, help="images ray-traced with PyMOL")
     parser.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE)

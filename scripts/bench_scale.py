@@ -192,7 +192,7 @@ def _print_projection(rows) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--source", default="samples")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--workers", type=int, default=2)

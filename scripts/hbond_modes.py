@@ -157,18 +157,53 @@ def diff_markdown(name: str) -> str:
     return "\n".join(lines)
 
 
-def dump_bonds() -> dict:
-    """Every bond of the three sets in both modes: {"set/complex": {mode: [[T9 text, D...A,
-    donor side], ...]}} (the input of ``--changes``; write one before a detector change)."""
+#: the in-repo sets of whole PDB/mmCIF entries (``read_raw_entry``), each with an index.csv
+RAW_SETS = ("raw", "heldout/raw")
+
+
+def raw_entries() -> dict[str, tuple]:
+    """{"raw/<id>": (path, ligand code, chain, residue number)} of the in-repo raw entries."""
+    import csv
+
     out = {}
-    for name in SETS:
-        for d in set_dirs(name):
-            cx = read_pdbbind_dir(d)
-            out[f"{name}/{d.name}"] = {
-                mode: [[b.pocket_text(), round(b.distance, 3), b.donor_side] for b in bonds]
-                for mode in HBOND_MODES
-                for bonds in (detect_hbonds(cx, mode),)
-            }
+    for name in RAW_SETS:
+        root = data_root() / name
+        with open(root / "index.csv", encoding="utf-8", newline="") as f:
+            for row in csv.DictReader(f):
+                resnum = int(row["ligand_resnum"]) if row["ligand_resnum"] else None
+                out[f"{name}/{row['pdb_id'].lower()}"] = (
+                    root / row["file"],
+                    row["ligand_code"],
+                    row["ligand_chain"] or None,
+                    resnum,
+                )
+    return out
+
+
+def load_key(key: str):
+    """The complex of a ``dump_bonds`` key (a set folder or a raw entry)."""
+    from misi_bench.builder.chemistry.structure import read_raw_entry
+
+    raw = raw_entries()
+    if key in raw:
+        path, code, chain, resnum = raw[key]
+        return read_raw_entry(path, code, chain=chain, resnum=resnum)
+    return read_pdbbind_dir(data_root() / key)
+
+
+def dump_bonds() -> dict:
+    """Every bond of the three sets and the raw entries in both modes: {"set/complex": {mode:
+    [[T9 text, D...A, donor side], ...]}} (the input of ``--changes``; write one before a
+    detector change)."""
+    keys = [f"{name}/{d.name}" for name in SETS for d in set_dirs(name)] + list(raw_entries())
+    out = {}
+    for key in keys:
+        cx = load_key(key)
+        out[key] = {
+            mode: [[b.pocket_text(), round(b.distance, 3), b.donor_side] for b in bonds]
+            for mode in HBOND_MODES
+            for bonds in (detect_hbonds(cx, mode),)
+        }
     return out
 
 
@@ -192,7 +227,7 @@ def changes_markdown(before: dict) -> str:
                 text, side = bond
                 row = new.get(bond) or old[bond]
                 change = f"{'gained' if bond in new else 'lost'} ({side} donor)"
-                cx = read_pdbbind_dir(data_root() / key)
+                cx = load_key(key)
                 found = detect_hbonds(cx, "plip") + detect_hbonds(cx, "chimerax")
                 hb = next((b for b in found if b.pocket_text() == text), None)
                 verdict = ""
@@ -210,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .hbond_reference import reference_sets
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument(

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .hbond_reference import reference_sets  # noqa: PLC0415 (plip is optional)
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=[*SETS, "all"], default="all")
     parser.add_argument(
         "--sweep", action="store_true", help="also print pooled figures of the alternatives"

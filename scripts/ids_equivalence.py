@@ -38,7 +38,7 @@ def compare(raw_cx, folder_cx) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     ap.add_argument("--ids", required=True, help="id list CSV (pdb_id,ligand[,chain,resnum])")
     ap.add_argument("--structures", required=True, help="folder of the raw entries")
     group = ap.add_mutually_exclusive_group(required=True)

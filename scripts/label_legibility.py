@@ -105,7 +105,7 @@ def table(result: dict, task: str, placements: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=(*SETS, "all"), default="all")
     parser.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE)
     parser.add_argument("--placements", default="avoid3,avoid")

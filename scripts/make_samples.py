@@ -337,7 +337,7 @@ COPIES_PROVENANCE = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("builder/data/samples"))
     ap.add_argument("--raw-out", type=Path, default=None, help="default: <out>/../raw")
     ap.add_argument("--cache", type=Path, default=Path("downloads"))

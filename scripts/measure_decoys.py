@@ -1,7 +1,8 @@
 """Options-only baselines of the choice tasks per decoy mode, on many questions (docs/decoys.md).
 
-    python -m scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4]
-        [--sources samples builder/data/heldout builder/data/copies] [--json-out FILE]
+    python -m scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4] [--profile explicit|paper]
+        [--modes paper balanced] [--sources samples builder/data/heldout builder/data/copies]
+        [--json-out FILE]
 
 Generates the T5, T6 and T8 questions of every complex of each source (the build's own generators
 and question random streams, train counts, partners from the same source) for each seed and each
@@ -10,7 +11,8 @@ decoy mode, without writing a dataset. Scores, per task and mode, the options-on
 option image nearest to the other three (``dataset.blind.image_medoid``, the four option images
 rendered as the build renders them; seeds ``--image-seeds``) and, on every seed, the same rule in
 transformation space (the option whose projected model is nearest, in mean pixel distance, to the
-projections after the other three options). Prints a markdown table.
+projections after the other three options). Prints a markdown table; with ``--profile paper``
+also the T7 displacements |D| (median, quartiles, share within the paper's 9-17 Å).
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from pathlib import Path
 import numpy as np
 from misi_bench.builder import scoring
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.core.profiles import EXPLICIT
+from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES
 from misi_bench.builder.dataset import blind
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
-from misi_bench.builder.operations.language import parse_operation
+from misi_bench.builder.operations.language import parse_operation, parse_operations
 from misi_bench.builder.scene.raster import render_image
 from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, wilson
 from misi_bench.builder.tasks import generator
@@ -68,6 +70,8 @@ def _earlier_tally(earlier) -> dict:
     tally: dict = {}
     for result in earlier:
         for task, modes in result.items():
+            if task not in TASKS:
+                continue
             for mode, rules in modes.items():
                 for rule, c in rules.items():
                     cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
@@ -104,7 +108,43 @@ def _with_intervals(tally: dict) -> dict:
     return out
 
 
-def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, earlier=()) -> dict:
+def docking_distances(sources, seeds, profile: str) -> list[int]:
+    """|D| of every T7 question (train counts) of every complex of ``sources`` for ``seeds``."""
+    out = []
+    for source in sources:
+        refs = {r.pdb_id: r for r in discover(source)}
+        cache = AnnotationCache(refs, 10.0, 512)
+        for seed in seeds:
+            for pdb_id in _readable_ids(cache, refs):
+                ctx = TaskContext.for_task("docking", cache.get(pdb_id), "train", seed, profile)
+                out += [
+                    abs(parse_operations(i.answer)[1].distance) for i in generator("docking")(ctx)
+                ]
+    return out
+
+
+def distance_summary(distances: list[int]) -> dict:
+    d = np.asarray(distances, dtype=np.float64)
+    q = np.percentile(d, [10, 25, 50, 75, 90])
+    return {
+        "n": len(d),
+        "min": float(d.min()),
+        "p10_p25_median_p75_p90": [float(v) for v in q],
+        "max": float(d.max()),
+        "share_9_17": round(float(((d >= 9) & (d <= 17)).mean()), 4),
+    }
+
+
+def measure(
+    sources,
+    seeds,
+    image_seeds,
+    image_size: int = 512,
+    tasks=TASKS,
+    earlier=(),
+    profile: str = EXPLICIT,
+    modes=MODES,
+) -> dict:
     """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
     tally = _earlier_tally(earlier)
 
@@ -117,7 +157,7 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
         refs = {r.pdb_id: r for r in discover(source)}
         cache = AnnotationCache(refs, 10.0, image_size)
         ids = _readable_ids(cache, refs)
-        for mode in MODES:
+        for mode in modes:
             for seed in seeds:
                 rng = np.random.default_rng(seed)
                 for pdb_id in ids:
@@ -127,7 +167,7 @@ def measure(sources, seeds, image_seeds, image_size: int = 512, tasks=TASKS, ear
                             cache.get(pdb_id),
                             "train",
                             seed,
-                            EXPLICIT,
+                            profile,
                             partners=[p for p in ids if p != pdb_id],
                             load_partner=cache.get,
                             decoys=mode,
@@ -188,7 +228,7 @@ def format_table(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--sources", nargs="*", default=list(DEFAULT_SOURCES))
     parser.add_argument(
         "--seeds", default="0-11", help="seeds of T8 (and of T5/T6 transformation-space rule)"
@@ -205,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="JSON results of earlier runs (other seeds) to add to this run's",
     )
+    parser.add_argument("--profile", default=EXPLICIT, choices=PROFILE_NAMES)
+    parser.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
     parser.add_argument("--json-out")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -215,8 +257,15 @@ def main(argv: list[str] | None = None) -> int:
         set(_seeds(args.image_seeds)) if args.image_seeds else set(),
         tasks=tuple(args.configs),
         earlier=[json.loads(Path(p).read_text(encoding="utf-8")) for p in args.add],
+        profile=args.profile,
+        modes=tuple(args.modes),
     )
     print(format_table(result))
+    if args.profile != EXPLICIT:
+        result["docking_distances"] = distance_summary(
+            docking_distances(args.sources, _seeds(args.seeds), args.profile)
+        )
+        print(f"\nT7 |D| ({args.profile}): {result['docking_distances']}")
     print(f"\n{time.perf_counter() - start:.0f} s")
     if args.json_out:
         Path(args.json_out).write_text(

@@ -204,7 +204,7 @@ def _sheet_pixels(complex_) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--ids", default=",".join(DEFAULT_IDS))
     parser.add_argument("--per-kind", type=int, default=6)
     parser.add_argument("--out", required=True)

@@ -128,6 +128,8 @@ def test_full_run_matches_the_scorer(data_dir, tmp_path, monkeypatch, capsys):
     preds = _predictions(tmp_path / "run")
     assert sorted(p["id"] for p in preds) == sorted(r["id"] for r in rows)  # each question once
     assert all(p["prediction"] == answers[p["id"]] for p in preds)
+    build = json.loads((Path(data_dir) / "manifest.json").read_text())["config_hash"]
+    assert {p["config_hash"] for p in preds} == {build}  # each answer names its build
     assert all(double.state.per_question[r["id"]] == 1 for r in rows)
     # the request: system turn, then one user turn with the row's PNGs in order and its text last
     full = {r["id"]: r for r in _rows(data_dir, columns=("id", "question", "images"))}

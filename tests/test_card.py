@@ -70,7 +70,18 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     limits = text[text.index("## Limitations") :]
     for word in ("renderer", "hydrogen-bond code", "Modelled hydrogens", "Zero-shot", "T3"):
         assert word in limits, word
-    assert "T8 options leak the answer" in limits  # the paper's decoys
+    # the paper profile's T8 options are drawn alike (docs/decoys.md): no leak bullet; an
+    # explicit build's paper decoys leak
+    assert "T8 options leak the answer" not in limits
+    explicit = {**manifest, "profile": "explicit"}
+    assert "T8 options leak the answer" in card_text.limitations(data_dir, explicit)
+    assert "**Split by hash**" in limits and "--split-file" in limits
+    with_file = {**manifest, "config": {**manifest["config"], "split_file": "0123abcd"}}
+    assert "Split by hash" not in card_text.limitations(data_dir, with_file)
+    table1 = text[text.index("Table 1, weighted score") : text.index("Table 2 (Appendix B)")]
+    floor_row = next(line for line in table1.splitlines() if "blind floor: best" in line)
+    assert floor_row.split("|")[-2].strip() not in ("", "-", "–")  # a computed paper average
+    assert "comparable with this build above its blind floor" in text
     assert f"**Small build**: {manifest['complexes']['test']} test complexes" in limits
     assert "Comparable in the questions asked, not in precision" in text
     # tiny_per_task=2 here: tiny is smaller than test where test has more than 2 (4 for T4)

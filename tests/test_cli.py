@@ -177,7 +177,7 @@ def test_score_command_paper_rows(built, tmp_path):
     assert "| o3 | 3 | 52.29 | 43.82 |" in out.stdout and "| o3 | 2 | 22.00 | 20.00 |" in out.stdout
     assert "| GPT-4.1 | 7 |" in out.stdout and "| human |" not in out.stdout
     assert "| blind: train's most frequent answer (this build) |" in out.stdout
-    assert "| rotation | score_steps | 100.00 | score | 100.00 |" in out.stdout
+    assert "| rotation | score_radius | 100.00 | score | 100.00 |" in out.stdout  # paper: steps
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["paper_rows"] == ["o3", "GPT-4.1"]
     assert report["report"]["tasks"]["rotation"]["score_steps"] == 1.0

@@ -168,7 +168,13 @@ class HubDouble(LoopbackServer):
             if not self._authorized(req):
                 return self._error(401, "Invalid credentials in Authorization header")
             return self._json(
-                200, {"type": "user", "name": "tester", "auth": {"accessToken": {"role": "write"}}}
+                200,
+                {
+                    "type": "user",
+                    "name": "tester",
+                    "orgs": [],  # `hf auth whoami` lists them
+                    "auth": {"accessToken": {"role": "write"}},
+                },
             )
         if url.path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body))
@@ -626,10 +632,13 @@ def test_dry_run_lists_files_and_sends_nothing(online, tmp_path, capsys):
     assert hub.cli_push(args) == 0
     out = capsys.readouterr().out
     assert double.requests == []
-    listed = [line.split()[-1] for line in out.splitlines()[:-1]]
+    lines = out.splitlines()
+    files = lines[: lines.index("")]  # then the staged card's head, warnings, the summary
+    listed = [line.split()[-1] for line in files]
     assert set(listed) == _pushable(folder)
     assert not [p for p in listed if ".work" in p]
-    for line in out.splitlines()[:-1]:  # "<size>  <path>"
+    assert "The card as it would be pushed" in out and "v0.2.0" in out
+    for line in files:  # "<size>  <path>"
         size, rel = line.split()
         assert int(size.replace(",", "")) == (folder / rel).stat().st_size
     assert "dry run" in out.splitlines()[-1] and REPO in out.splitlines()[-1]
@@ -732,4 +741,28 @@ def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
     manifest_io.write_manifest(folder, manifest)
     with pytest.raises(MisiError, match="validation failed.*bad answer"):
         hub.push_dataset(folder, REPO, tag="v0.4.0", token=TOKEN, endpoint=online.endpoint)
+    assert not online.requests
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("validation", "ok", r"'validation' is str 'ok', not an object"),
+        ("validation", {"ok": "true", "checked": 3, "problems": []}, r"validation\.ok is 'true'"),
+        ("audit", {"ok": 1, "tasks": {}}, r"audit\.ok is 1, not true or false"),
+        ("counts", {"rotation": {"test": "1"}}, r"counts is not \{config: \{split: count\}\}"),
+    ],
+)
+def test_push_refuses_a_manifest_of_the_wrong_shape(online, tmp_path, field, value, message):
+    """A hand-edited manifest (``"validation": "ok"``, a verdict that is not true/false, counts
+    as text) is not a build's record: refused before the Hub is contacted, naming the field."""
+    from misi_bench.builder.dataset import manifest as manifest_io
+
+    folder = make_fake_folder(tmp_path / "fake")
+    manifest = manifest_io.read_manifest(folder)
+    assert manifest_io.manifest_problems(manifest) == []
+    manifest[field] = value
+    manifest_io.write_manifest(folder, manifest)
+    with pytest.raises(MisiError, match=r"manifest\.json: not a build's manifest: " + message):
+        hub.push_dataset(folder, REPO, tag="v0.4.1", token=TOKEN, endpoint=online.endpoint)
     assert not online.requests

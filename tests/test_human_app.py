@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import playwright  # noqa: F401  (a test dependency; a missing one must fail, not skip)
@@ -159,6 +160,8 @@ def test_answer_close_resume_finish_and_score(data_dir, tmp_path):
     assert lines[1]["prediction"] == "" and all(
         x["seconds"] > 0 and x["participant"] == "p1" for x in lines
     )
+    build = json.loads((Path(data_dir) / "manifest.json").read_text())["config_hash"]
+    assert {x["config_hash"] for x in lines} == {build}  # each answer names its build
 
     # a new server and a new browser: the name alone does not resume someone's session...
     with human_app(data_dir, out) as links, browser() as b:

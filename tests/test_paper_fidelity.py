@@ -36,6 +36,49 @@ def test_steps_reading_counts_steps_of_the_non_zero_magnitudes():
     assert "score_steps" not in score_prediction("zooming", "move z 50", "move z 51")
 
 
+PAPER_ROW = {"profile": "paper"}
+
+
+def test_paper_headline_counts_steps_and_keeps_the_radius_reading():
+    # one step off on the right axis: 6/7 in the paper profile (the cells fit sevenths)
+    for gold, pred in (
+        ("move x 2", "move x 3"),
+        ("move y -1", "move y 1"),
+        ("move x 4", "move x 3"),
+    ):
+        got = score_prediction("translation", pred, gold, PAPER_ROW)
+        assert got["score"] == pytest.approx(6 / 7) and got["score_steps"] == got["score"]
+    got = score_prediction("translation", "move x 3", "move x 2", PAPER_ROW)
+    assert got["score_radius"] == pytest.approx(7 / 8)  # the old /8 stays in the JSON
+    got = score_prediction("rotation", "roll z 45", "roll z 75", PAPER_ROW)
+    assert (got["score"], got["score_radius"]) == pytest.approx((9 / 11, 1 - 30 / 180))
+    assert score_prediction("rotation", "roll x 45", "roll z 75", PAPER_ROW)["score"] == 0.0
+    # explicit rows keep /8 and /180 as their headline and carry the steps reading
+    assert score_prediction("translation", "move x 3", "move x 2")["score"] == pytest.approx(7 / 8)
+
+
+def test_paper_docking_rotation_part_follows_the_rotation_rule():
+    got = score_prediction("docking", "roll y 45, move x -14", "roll y 60, move x -14", PAPER_ROW)
+    assert got["rotation_part"] == pytest.approx(10 / 11) and got["move_part"] == 1.0
+    assert got["rotation_part_radius"] == pytest.approx(1 - 15 / 180)
+    assert got["score_rotation_radius"] == pytest.approx(0.5 * (1 - 15 / 180) + 0.5)
+    old = score_prediction("docking", "roll y 45, move x -14", "roll y 60, move x -14")
+    assert old["rotation_part"] == pytest.approx(1 - 15 / 180)
+    assert old["score_rotation_steps"] == pytest.approx(got["score"])
+    zero = score_prediction("docking", "no idea", "roll y 60, move x -14", PAPER_ROW)
+    assert zero["score_rotation_radius"] == 0.0 and "score_rotation_steps" not in zero
+
+
+def test_readings_table_leaves_out_the_headlines_own_reading():
+    report = aggregate(
+        [("translation", score_prediction("translation", "move x 3", "move x 2", PAPER_ROW))]
+    )
+    report["profile"] = "paper"
+    text = format_readings_markdown(report)
+    assert "| translation | score_radius | 87.50 | score | 85.71 |" in text
+    assert "score_steps" not in text
+
+
 def test_docking_move_part_under_a_fixed_range():
     # the paper's own example answer (Fig. 15): roll x 75, move x -14
     got = score_prediction("docking", "roll x 75, move x -10", "roll x 75, move x -14")
@@ -175,3 +218,22 @@ def test_fixed_move_range_is_the_translation_radius():
     from misi_bench.builder.scoring.readings import FIXED_MOVE_RANGE
 
     assert FIXED_MOVE_RANGE == TASK_BY_NAME["translation"].score_radius
+
+
+def test_papers_t1_t2_cells_fit_the_steps_normaliser_not_the_radius():
+    """Every tiny-split API row: n × cell is a sum of sevenths (T1) and elevenths (T2) for an n
+    that Table 2's exact-match cell allows, never of eighths or twelfths (/8 Å, /180°): why the
+    paper profile's headline counts steps (docs/fidelity.md)."""
+    from misi_bench.builder.scoring import paper_reference_rows
+
+    def fits(value, n, d):
+        return abs(value * n * d - round(value * n * d)) <= 0.00005 * n * d + 1e-12
+
+    rows = [r for r in paper_reference_rows() if r.questions == "tiny" and r.rank is not None]
+    assert len(rows) == 10
+    for row in rows:
+        for column, steps in (("T1", 7), ("T2", 11)):
+            score, exact = row.by_column[column], row.exact_by_column[column]
+            ns = [n for n in range(1, 51) if fits(exact, n, 1)] or [50]
+            assert any(fits(score, n, steps) for n in ns), (row.name, column)
+            assert not any(fits(score, n, steps + 1) for n in ns), (row.name, column)

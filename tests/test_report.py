@@ -332,8 +332,15 @@ def test_report_html_png_markdown(results, data_dir, tmp_path):
         "Chance: constant (No / None / A)",
         "Blind: text only: train's most frequent answer",
         "Blind: options only: best rule",
+        "Blind floor: best blind baseline per column",
     }
     assert lines["oracle"].count("100.00") == len(COLUMN_KEYS) + 2  # the columns, two averages
+    # the floor row has T4's halves and a paper average; every model row its margin above it
+    floor = lines["Blind floor: best blind baseline per column"].split("|")
+    assert all(c.strip() not in ("", "-", "–") for c in floor[2:-2]), floor
+    assert "Margin above the build's blind floor" in proc.stdout
+    margins = proc.stdout[proc.stdout.index("Margin above the build's blind floor") :]
+    assert "| oracle | +" in margins and "| Human (paper) | " in margins
     assert (
         "| 81.18 |" in lines["Human (paper)"] and "| 62.96 |" in lines["Qwen2.5-VL-7B-SFT (paper)"]
     )

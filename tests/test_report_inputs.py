@@ -24,7 +24,7 @@ from misi_bench.eval_plugins.report.render import (
     draw,
     figure_png,
 )
-from misi_bench.eval_plugins.report.sources import read_result
+from misi_bench.eval_plugins.report.sources import FLOOR_NAME, read_result
 
 import misi_bench
 
@@ -142,8 +142,9 @@ def test_blind_rows_average_only_complete_and_are_told_apart(eval_run, data_dir)
     assert options.average_all is None and options.average is None  # 3 tasks: no 9-task mean
     assert text.average_all is not None  # the text-only rule answers every task
     styles = [baseline_style(r.label, 0) for r in rows if r.kind == "chance"]
-    assert len(styles) == 4 and len({(str(s[0]), s[2]) for s in styles}) == 4
-    assert len({str(s[0]) for s in styles}) == 4 and len({s[2] for s in styles}) == 4
+    # random, constant, options only, text only and the blind floor: each its own style
+    assert len(styles) == 5 and any(r.label == FLOOR_NAME for r in rows)
+    assert len({str(s[0]) for s in styles}) == 5 and len({s[2] for s in styles}) == 5
     assert {b[0] for b in BASELINE_STYLES} == {
         next(b[0] for b in BASELINE_STYLES if r.label.startswith(b[0]))
         for r in rows

@@ -283,6 +283,13 @@ def test_exports_are_deterministic_and_write_each_picture_once(data_dir, source,
         assert manifest["total_rows"] == len(source) and manifest["image_refs"] == refs
         build = json.loads((Path(data_dir) / "manifest.json").read_text())["config_hash"]
         assert manifest["config_hash"] == build  # the export names its build (issue 30 item 7)
+        assert manifest["dataset"] == {  # and its source's provenance (issue 40 item 1)
+            "dataset": str(Path(data_dir).resolve()),
+            "revision": None,
+            "commit": None,
+            "config_hash": build,
+            "version": None,
+        }
         if fmt == "hf":
             continue
         files = sorted((result.out / "images").rglob("*.png"))
@@ -441,3 +448,6 @@ def test_export_from_a_hub_repo_fetches_only_the_wanted_shards(
     ]
     assert [r["id"] for r in rows] == [r["id"] for r in source if r["task"] == "docking"]
     assert fetched and all("/docking/train-" in path for path in fetched), fetched
+    recorded = json.loads((result.out / MANIFEST).read_text())["dataset"]
+    assert recorded["dataset"] == repo_id and recorded["revision"] is None
+    assert recorded["commit"] == repo.branches["main"]  # the commit the shards were read at

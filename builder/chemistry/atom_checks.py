@@ -94,3 +94,85 @@ def repeated_names(model, label) -> tuple[int, list[NameRepeat]]:
 
 def count_atoms(model) -> int:
     return sum(len(res) for chain in model for res in chain)
+
+
+@dataclass(frozen=True)
+class Drops:
+    """What :func:`drop_alternates` did: ``altloc`` atoms left out (alternate locations other
+    than the first of an atom, alternate residues of microheterogeneity, and the repeated records
+    :func:`repeated_names` counted) and ``notes`` on chains it split (``"A -> A2: 12 residues"``)."""
+
+    altloc: int = 0
+    notes: tuple[str, ...] = ()
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    n = 2
+    while f"{base}{n}" in taken:
+        n += 1
+    return f"{base}{n}"
+
+
+def _split_repeats(model, label) -> tuple[int, list[str]]:
+    """Drop alternate residues (a later residue of a chain's residue id whose every record has an
+    alternate-location letter: microheterogeneity, or a conformer listed apart); a later residue
+    of that id that is not one starts a chain of its own (it and the rest of its chain), named
+    after its chain's label (``A2``), so that no residue is lost. Returns (atoms dropped, notes)."""
+    import gemmi  # noqa: PLC0415 (heavy import kept out of import time)
+
+    dropped, notes = 0, []
+    taken = {c.name for c in model} | {label(c.name) for c in model}
+    base_of: dict[str, str] = {}  # a chain made here -> the label it was split from
+    i = 0
+    while i < len(model):
+        chain = model[i]
+        seen: set[tuple[int, str]] = set()
+        k = 0
+        while k < len(chain):
+            res = chain[k]
+            key = (res.seqid.num, res.seqid.icode)
+            if key not in seen:
+                seen.add(key)
+                k += 1
+            elif len(res) and all(a.has_altloc() for a in res):
+                dropped += len(res)
+                del chain[k]
+            else:
+                base = base_of.get(chain.name, label(chain.name))
+                name = _free_name(base, taken)
+                taken.add(name)
+                base_of[name] = base
+                rest = gemmi.Chain(name)
+                for moved in chain[k:]:
+                    rest.add_residue(moved)
+                notes.append(f"{base} -> {name}: {len(rest)} residues")
+                del chain[k:]
+                model.add_chain(rest, pos=i + 1)
+                break
+        i += 1
+    return dropped, notes
+
+
+def drop_alternates(model, label) -> Drops:
+    """Keep one conformer, in place: the first residue of each residue id (number, insertion
+    code) of a chain, a later one that is not an alternate residue being moved to a chain of its
+    own (:func:`_split_repeats`; the text-level segments of :mod:`.segments` do this before gemmi
+    reads a PDB file, this catches what they cannot, e.g. mmCIF residues whose insertion codes
+    were stripped), and within a residue the first atom of each name (a later one of that name is
+    an alternate location, or a repeated record :func:`repeated_names` counted). Alternate-
+    location letters are cleared. ``label`` maps a gemmi chain name to the label shown."""
+    dropped, notes = _split_repeats(model, label)
+    for chain in model:
+        for res in chain:
+            names: set[str] = set()
+            j = 0
+            while j < len(res):
+                atom = res[j]
+                if atom.name in names:
+                    dropped += 1
+                    del res[j]
+                    continue
+                names.add(atom.name)
+                atom.altloc = "\0"
+                j += 1
+    return Drops(dropped, tuple(notes))

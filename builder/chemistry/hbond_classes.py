@@ -115,6 +115,20 @@ def _phosphate_site(g: Graph, i: int, p: int) -> Site | None:
     return None
 
 
+def _phosphone_p(g: Graph, p: int, o3: int) -> bool:
+    """ChimeraX's "phosphones" pattern ``Pac(O3, O3-, O3-, tetrahedral or single)`` at the O3
+    ``o3``: the P's other three substituents all tetrahedral or single, at least two of them O3-
+    (the fourth slot takes a third O3- too: a phosphate monoester's ester O). A missing fourth
+    substituent may be a hydrogen (ChimeraX lets an H slot match nothing)."""
+    others = [k for k in g.nbrs[p] if k != o3]
+    minus = sum(1 for k in others if g.types[k] == "O3-")
+    return (
+        len(others) + g.h_count[p] in (2, 3)
+        and minus >= 2
+        and all(_single_or_tet(g, k) for k in others)
+    )
+
+
 def _amide_carbon(g: Graph, c: int, n: int) -> bool:
     """``c`` is a C2 with neighbours O2, the N ``n`` and one tetrahedral or single atom."""
     if g.types[c] != "C2" or len(g.nbrs[c]) + g.h_count[c] != 3:
@@ -169,10 +183,10 @@ def acceptor_site(g: Graph, i: int) -> Site | None:
         rest = [k for k in g.nbrs[centre] if k != i and k not in mates]
         if len(mates) == 1 and len(rest) == 2 and all(_single_or_tet(g, k) for k in rest):
             return Site(i, "sulfone O", (mates[0], centre))
-    if t == "O3" and len(nb) == 2 and nh == 0:
-        pac = [k for k in nb if g.types[k] == "Pac"]
-        if pac and sum(1 for m in g.nbrs[pac[0]] if g.types[m] == "O3-") == 2:
-            return Site(i, "phosphate ester O", (pac[0],))
+    if t == "O3":
+        pac = next((k for k in nb if g.types[k] == "Pac" and _phosphone_p(g, k, i)), None)
+        if pac is not None:
+            return Site(i, "phosphate ester O", (pac,))
     if one and t == "O2" and ctype == "Pox":
         return Site(i, "phosphine oxide O", (centre,))
     if one and t == "O2" and ctype == "Sxd":
@@ -311,7 +325,7 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
         if not nb:
             return None
         return (
-            Site(i, "generic O-, planar neighbour", (nb[0], None))
+            Site(i, "generic O-, planar neighbour", (nb[0], None), with_h=True)
             if g.geom(nb[0]) == PLANAR
             else Site(i, "generic O", ())
         )
@@ -320,7 +334,7 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
             return None
         kind = g.geom(nb[0])
         if kind == PLANAR:
-            return Site(i, "generic O2, planar neighbour", (nb[0], None))
+            return Site(i, "generic O2, planar neighbour", (nb[0], None), with_h=True)
         if kind == TETRAHEDRAL:
             return Site(i, "generic O2, tetrahedral neighbour", (nb[0],))
         return Site(i, "generic O", ())
@@ -331,12 +345,14 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
         if bonds == 1:
             return Site(i, "generic O3, one bond", (nb[0] if nb else None,))
         if bonds == 2:
-            return Site(i, "generic O3, two bonds", tuple(nb[:2]) + (None,) * (2 - len(nb[:2])))
+            partners = tuple(nb[:2]) + (None,) * (2 - len(nb[:2]))
+            return Site(i, "generic O3, two bonds", partners, with_h=True)
         return None
     if el == "O":
         return Site(i, "generic O", ())
     if t == "N2":
-        return Site(i, "generic N2", tuple(nb[:2]) + (None,) * (2 - len(nb[:2])))
+        partners = tuple(nb[:2]) + (None,) * (2 - len(nb[:2]))
+        return Site(i, "generic N2", partners, with_h=True)
     if t == "N3":
         if n_heavy == 0:
             return Site(i, "generic N", ())
@@ -348,7 +364,7 @@ def _generic_acceptor(g: Graph, i: int) -> Site | None:
     if t == "N1":
         return Site(i, "generic N1", (nb[0] if nb else None,))
     if t == "S2":
-        return Site(i, "generic S2", (nb[0] if nb else None, None))
+        return Site(i, "generic S2", (nb[0] if nb else None, None), with_h=True)
     if t in ("Sar", "S3-"):
         return Site(i, "generic S", ())
     return None

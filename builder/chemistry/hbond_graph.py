@@ -22,11 +22,14 @@ XH_LENGTH = {"N": 0.91, "O": 0.91, "S": 1.25, "C": 0.91}
 class Site:
     """A donor or acceptor: its class and the atoms its test refers to (``partners``: for
     syn/anti the syn atom and the plane atom, for phi/psi the one or two bonded atoms, for
-    theta/tau the upsilon partner or None for the lone-pair bisector)."""
+    theta/tau the upsilon partner or None for the lone-pair bisector). ``with_h``: the
+    acceptor's explicit hydrogens fill the empty (None) partner slots, in order: ChimeraX's
+    generic acceptors take ``atom.neighbors``, hydrogens included, as their bonded atoms."""
 
     atom: int
     name: str
     partners: tuple = ()
+    with_h: bool = False
 
 
 class Graph:
@@ -81,6 +84,11 @@ class Graph:
         having all the substituents of its type."""
         n = len(self.nbrs[i]) + self.h_count[i]
         return max(n, substituents(self.types[i])) if self.saturated[i] else n
+
+    def bonded_points(self, i: int) -> list[np.ndarray]:
+        """Positions of the atoms bonded to ``i`` that the input places: its heavy neighbours,
+        then its explicit hydrogens (ChimeraX's ``atom.neighbors``)."""
+        return [self.coords[k] for k in self.nbrs[i]] + list(self.explicit_h[i])
 
     def hydrogen_positions(self, i: int) -> list[np.ndarray]:
         """Hydrogens of atom ``i``: the explicit ones, or positions the heavy-atom frame fixes

@@ -56,6 +56,7 @@ from ..core.errors import InputError
 from ..core.records import Complex
 from . import mills_dean
 from .hbond_limits import CHIMERAX_METALS
+from .idatm import phosphate_hydroxyls
 from .protein import METAL_ELEMENTS
 
 HBOND_MODES = ("chimerax", "plip")
@@ -226,6 +227,10 @@ def chimerax_graph(
     if h_coords is None:
         h_coords, h_parent = chimerax_hydrogens(cx)
     types, h_count = _terminal_n_types(cx, h_parent)
+    # ChimeraX's long terminal P-O is an OH: O3 with one hydrogen it does not place (its hydroxyl
+    # donor pattern matches an O3 whose H is missing)
+    for o in phosphate_hydroxyls(types, cx.elements, cx.coords, cx.bonds, h_count, h_parent):
+        types[o], h_count[o] = "O3", 1
     # protein atoms are typed by template, so their substituents are complete; histidine ring N
     # without a hydrogen stay open (ChimeraX's template types both Npl: an H-less one may carry
     # an inferred H)

@@ -246,6 +246,47 @@ def ligand_types(
     return types
 
 
+#: a terminal P-O at least this much longer (Å) than the P's other terminal P-O bonds is an OH
+#: (ChimeraX's atom typing, AtomTypes.cpp: "if this bond is 0.05 A longer than the other P-O
+#: bonds, assume OH")
+PHOSPHATE_OH_EXCESS = 0.05
+
+
+def phosphate_hydroxyls(types, elements, coords, bonds, h_count, h_parent) -> list[int]:
+    """Terminal O on a ``Pac`` that ChimeraX types ``O3`` (a P-OH) rather than ``O3-``.
+
+    ChimeraX: where a P carries at least three terminal O (one bonded atom, a hydrogen counting
+    as one, so an O with a hydrogen is not terminal), an O whose P-O bond is at least
+    ``PHOSPHATE_OH_EXCESS`` longer than each of the P's other terminal P-O bonds is an OH.
+    ``h_count``: hydrogens per atom (explicit or counted); ``h_parent``: the explicit ones'
+    parents. Returns the indices of the O3- atoms to retype, in index order."""
+    pac = np.flatnonzero(np.asarray(types) == "Pac")
+    if not len(pac):
+        return []
+    coords = np.asarray(coords, dtype=np.float64).reshape(-1, 3)
+    bonds = np.asarray(bonds, dtype=np.int64).reshape(-1, 2)
+    degree = np.bincount(bonds.ravel(), minlength=len(types))
+    hydrogens = np.asarray(h_count, dtype=np.int64).copy()
+    hydrogens[np.asarray(h_parent, dtype=np.int64)] += 1
+    out = []
+    for p in pac:
+        rows = bonds[(bonds == p).any(axis=1)]
+        terminal = [
+            int(k)
+            for k in rows[rows != p]
+            if elements[k] == "O" and degree[k] == 1 and not hydrogens[k]
+        ]
+        if len(terminal) < 3:
+            continue
+        length = {k: float(np.linalg.norm(coords[k] - coords[p])) for k in terminal}
+        for k in terminal:
+            if types[k] == "O3-" and all(
+                length[k] >= length[m] + PHOSPHATE_OH_EXCESS for m in terminal if m != k
+            ):
+                out.append(k)
+    return sorted(out)
+
+
 def _is_planar_neighbour(j: int, i: int, elements, nbrs, aromatic) -> bool:
     """True when neighbour ``j`` of N ``i`` is sp2/aromatic (conjugation makes the N planar)."""
     if aromatic[j]:

@@ -185,9 +185,28 @@ def _names_by_coordinates(
     for name in names:  # still repeated within one substructure: number them in order
         seen[name] = seen.get(name, 0) + 1
         unique.append(name if names.count(name) == 1 else f"{name}.{seen[name]}")
-    subst = {re.sub(r"\d+$", "", a["subst_name"]) for a in chosen if a["subst_name"]}
-    residue = subst.pop() if len(subst) == 1 else ""
-    return unique, residue.upper()[:3] if residue else ""
+    codes = {residue_code(a) for a in chosen}
+    return unique, codes.pop() if len(codes) == 1 else ""
+
+
+_CODE = re.compile(r"[A-Z0-9]{1,5}")
+
+
+def residue_code(atom: dict) -> str:
+    """The residue name (ligand code) a MOL2 atom record gives, digits kept (XK2, 478, 3D1): its
+    SUBSTRUCTURE record's residue type where that names it, else its ``subst_name`` less a
+    residue-number suffix equal to its ``subst_id`` (Open Babel writes XK2 263 as ``263 XK2263``)
+    where the name is longer than three characters or the rest is three; "" when no 1-5 letter
+    or digit code results (PDB codes are 1-3 characters, extended ones 5)."""
+    name, sid = atom.get("subst_name", "").upper(), atom.get("subst_id", "")
+    sub_type = atom.get("sub_type", "").upper()
+    if sub_type and name.startswith(sub_type) and _CODE.fullmatch(sub_type):
+        return sub_type
+    if sid.isdigit() and name.endswith(sid) and len(name) > len(sid):
+        rest = name[: -len(sid)]
+        if len(name) > 3 or len(rest) >= 3:
+            name = rest
+    return name if _CODE.fullmatch(name) else ""
 
 
 def ligand_from_rdkit(mol, source: Path) -> LigandData:

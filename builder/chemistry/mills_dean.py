@@ -124,11 +124,27 @@ def _phi_failure(dp, ap, bp, plane, phi: float, what: str = "phi") -> str | None
     return f"{what} {angle:.0f}° under {phi:.0f}°"
 
 
+def _neighbours_with_h(g: Graph, acc: int) -> list:
+    """ChimeraX's ``atom.neighbors`` of ``acc``: its heavy neighbours (indices), then its explicit
+    hydrogens (positions)."""
+    return list(g.nbrs[acc]) + list(g.explicit_h[acc])
+
+
 def _phi_plane(g: Graph, acc: int, b1, b2):
-    """(plane, base point) of the phi test for an acceptor with principal bonded atoms."""
+    """(plane, base point) of the phi test for an acceptor with principal bonded atoms (each an
+    atom index or, for a hydrogen, a position)."""
     ap = g.coords[acc]
+
+    def is_atom(b) -> bool:
+        return isinstance(b, (int, np.integer))
+
+    def pos(b):
+        return g.coords[b] if is_atom(b) else np.asarray(b, dtype=np.float64)
+
     if b2 is not None:
-        return [ap, g.coords[b1], g.coords[b2]], (g.coords[b1] + g.coords[b2]) / 2.0
+        return [ap, pos(b1), pos(b2)], (pos(b1) + pos(b2)) / 2.0
+    if b1 is not None and not is_atom(b1):
+        return None, pos(b1)  # a hydrogen has no further bonded atoms
     if b1 is not None:
         # the bonded atom's other neighbours (its explicit hydrogens included, as ChimeraX)
         grand_pos = [g.coords[k] for k in g.nbrs[b1] if k != acc] + list(g.explicit_h[b1])
@@ -140,6 +156,19 @@ def _phi_plane(g: Graph, acc: int, b1, b2):
             raise ValueError("too many neighbours for a phi plane")  # ChimeraX: ConnectivityError
         return None, g.coords[b1]
     return None, None
+
+
+def _phi_partners(g: Graph, site: Site) -> tuple:
+    """The two principal bonded atoms of a phi/psi acceptor: the class's, the empty slots of a
+    generic acceptor filled by its explicit hydrogens (``Site.with_h``), or with none given the
+    acceptor's neighbours, hydrogens included (ChimeraX's ``acc_phi_psi``)."""
+    b1, b2 = (site.partners + (None, None))[:2]
+    if b1 is None:
+        nbs = _neighbours_with_h(g, site.atom)
+        return (nbs + [None, None])[0], (nbs + [None, None])[1]
+    if b2 is None and site.with_h and g.explicit_h[site.atom]:
+        b2 = g.explicit_h[site.atom][0]
+    return b1, b2
 
 
 def _lone_pair_bisectors(g: Graph, acc: int) -> list[np.ndarray]:
@@ -236,10 +265,7 @@ def acceptor_failure(g: Graph, site: Site, don: int) -> str | None:
         return failure or _theta_failure(dp, hyds, ap, theta)
     if test == "phi_psi":
         r, phi, theta = lim
-        b1, b2 = (site.partners + (None, None))[:2]
-        if b1 is None and g.nbrs[acc]:
-            b1 = g.nbrs[acc][0]
-            b2 = g.nbrs[acc][1] if len(g.nbrs[acc]) > 1 else None
+        b1, b2 = _phi_partners(g, site)
         if dist > r + comp:
             return _over("D...A", dist, r + comp)
         try:
@@ -270,7 +296,8 @@ def acceptor_failure(g: Graph, site: Site, don: int) -> str | None:
     r, min_angle = lim  # generic
     if dist > r + comp:
         return _over("D...A", dist, r + comp)
-    worst = min((_angle(g.coords[k], ap, dp) for k in g.nbrs[acc]), default=180.0)
+    # every bonded atom, hydrogens included (ChimeraX's acc_generic reads atom.neighbors)
+    worst = min((_angle(p, ap, dp) for p in g.bonded_points(acc)), default=180.0)
     if worst < min_angle:
         return f"neighbour-A...D {worst:.0f}° under {min_angle:.0f}°"
     return None
@@ -307,8 +334,10 @@ def _theta_tau_failure(g: Graph, don: int, acc: int, lim, gen) -> str | None:
         rp, theta = lim[0], lim[1]
     elif kind == "sp3 O":
         rp, theta = lim[2], lim[3]
-        if g.n_bonds(acc) == 2 and len(g.nbrs[acc]) == 2:
-            plane, base = _phi_plane(g, acc, g.nbrs[acc][0], g.nbrs[acc][1])
+        # ChimeraX tests phi when the acceptor has two bonded atoms, hydrogens included
+        bonded = _neighbours_with_h(g, acc)
+        if g.n_bonds(acc) == 2 and len(bonded) == 2:
+            plane, base = _phi_plane(g, acc, bonded[0], bonded[1])
             failure = _phi_failure(dp, ap, base, plane, lim[4], "phi at the acceptor")
             if failure:
                 return failure

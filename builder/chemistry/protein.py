@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.records import PROTEIN_READ_COUNTS, Residue
-from .atom_checks import check_finite, count_atoms, repeated_names
+from .atom_checks import check_finite, count_atoms, drop_alternates, repeated_names
 from .files import distance_bonds, normalise_element, open_text
 from .segments import Segments, split_cif_segments, split_segments
 
@@ -117,7 +117,8 @@ def read_structure(path: Path, legacy72: bool = False):
     """gemmi ``Structure`` of a PDB or mmCIF file (gzip allowed), alternate locations removed
     (the first conformer kept). ``legacy72`` forces cutting PDB lines to 72 columns."""
     st, _ = _parse(path, legacy72)
-    st.remove_alternative_conformations()
+    for model in st:
+        drop_alternates(model, lambda name: name.strip() or "_")
     return st
 
 
@@ -126,6 +127,7 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
     residues named ``keep_hetero`` (raw entries) with their atoms."""
     st, segments = _parse(path, split=True)
     labels = segments.labels if segments is not None else {}
+    origin = segments.origin if segments is not None else {}
 
     def label(chain_name: str) -> str:
         return labels.get(chain_name) or chain_name.strip() or "_"
@@ -140,9 +142,9 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
             if name in WATER_NAMES:
                 out.counts["water_atoms"] += len(res)
             elif keep_hetero and name == keep_hetero:
-                out.het_residues.append(
-                    _hetero_residue(res, name, labels.get(chain.name, chain.name))
-                )
+                het = _hetero_residue(res, name, labels.get(chain.name, chain.name))
+                het["file_chain"] = origin.get(chain.name, chain.name)
+                out.het_residues.append(het)
             elif (metal := _metal_ion(res, name, label(chain.name))) is not None:
                 out.metals.append(metal)
             elif name not in STANDARD_AMINO_ACIDS:
@@ -166,25 +168,33 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
 
 def _read_counts(st, segments, out: ProteinAtoms, path: Path, label) -> None:
     """Check the first model's coordinates, fill ``out.counts`` (atoms read, in other models,
-    duplicates, alternative locations, all before filtering), drop alternative conformations
-    from ``st`` and note repeated chain ids."""
+    duplicates, atoms lost under a repeated name, alternative locations, all before filtering),
+    drop alternative conformations from the first model and note chains kept apart."""
     model = st[0]
     check_finite(model, path, label)
     counts = out.counts
     counts["atoms_read"] = count_atoms(model)
     counts["other_model_atoms"] = sum(count_atoms(st[k]) for k in range(1, len(st)))
-    counts["duplicate_atoms"], out.name_repeats = repeated_names(model, label)
-    before = count_atoms(model)
-    st.remove_alternative_conformations()
-    counts["altloc_atoms"] = before - count_atoms(st[0]) - counts["duplicate_atoms"]
-    if segments is not None:
-        out.segments = segments.notes
-        if segments.notes:
-            log.warning(
-                "%s: chain id repeated, kept as separate chains: %s",
-                path,
-                "; ".join(segments.notes),
-            )
+    repeated, out.name_repeats = repeated_names(model, label)
+    counts["lost_atoms"] = len(out.name_repeats)  # heavy atoms under a name their residue has
+    counts["duplicate_atoms"] = repeated - counts["lost_atoms"]
+    drops = drop_alternates(model, label)
+    counts["altloc_atoms"] = drops.altloc - repeated
+    if out.name_repeats:  # in the pocket they refuse the complex (``structure._assemble``)
+        log.warning(
+            "%s: %d heavy atoms left out: named like another atom of their residue at another "
+            "place (an unflagged alternate location, or two residues under one id): %s",
+            path,
+            len(out.name_repeats),
+            "; ".join(r.describe() for r in out.name_repeats[:5]),
+        )
+    out.segments = (segments.notes if segments is not None else ()) + drops.notes
+    if out.segments:
+        log.warning(
+            "%s: chain id or residue ids repeated, kept as separate chains: %s",
+            path,
+            "; ".join(out.segments),
+        )
 
 
 def _hetero_residue(res, name: str, chain: str) -> dict:

@@ -1,27 +1,40 @@
 """Chain segments of a PDB file: runs of records that repeat the residues of an earlier run with
 the same chain id, kept apart instead of merged.
 
-A homodimer pocket whose second chain carries the same chain id as the first (or where both are
-blank, as in older PDBbind files) repeats every residue id: gemmi appends the second copy's atoms
-to the first copy's residues, and dropping alternate conformations then drops them by name. So
-before gemmi reads the text, each ATOM/HETATM record is given to a segment: a residue
-(chain id, number, insertion code, name) that its chain's current segment already holds starts a
-new segment; after a chain break (``TER`` or another chain id) a run goes back to the first
-segment of its chain that lacks its first residue. A repeated residue whose record carries an
-alternate-location letter is an alternate conformer listed apart, not a new segment. A later
-segment is written with a chain character the file does not use, and :func:`split_segments`
-says which label each such character stands for: the chain id followed by the segment number (``A2``; ``_2`` for a blank
-chain id). A well-formed file (no residue repeated within a chain) comes back unchanged.
-Only the first model is looked at (later models are not read).
+A pocket whose second chain carries the same chain id as the first (or where both are blank, as
+in older PDBbind files) repeats residue numbers: gemmi appends the second copy's atoms to the
+first copy's residues, and dropping alternate conformations then drops them by name (or drops a
+whole residue of another name at the same number as microheterogeneity). So before gemmi reads
+the text, the records are grouped into residue runs (consecutive records of one chain id, number,
+insertion code and name) and each run is given to a segment. A run whose residue number and
+insertion code (whatever its name) its chain's current segment already holds starts a new
+segment, unless it is an alternate location of the residue held there (:func:`is_alternate`:
+records with an alternate-location letter, an atom named like one of the held residue under
+another letter within :data:`ALTLOC_REACH` Å of it, or more atoms of a conformer the held
+residue has): a conformer listed apart, or microheterogeneity. So a second chain under a
+repeated or blank id, residues whose insertion codes were stripped (Kabat 30, 30A, 30B all
+written 30) and chains that carry an altloc letter each are all kept. After a chain break
+(``TER`` or another chain id) a run goes back to the first segment of its chain where it fits.
+A later segment is written with a chain character the file does not use, and
+:func:`split_segments` says which label each such character stands for: the chain id followed
+by the segment number (``A2``; ``_2`` for a blank chain id). A well-formed file (no residue
+repeated within a chain) comes back unchanged. Only the first model is looked at (later models
+are not read).
 """
 
 from __future__ import annotations
 
+import math
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Characters a later segment may be written with (those the file does not use already).
 _FREE_CHARS = string.ascii_uppercase + string.ascii_lowercase + string.digits
+#: Two records of one atom name under different alternate-location letters are two places of one
+#: atom when this close (Å). Atoms of two chains are never this close (a heavy-atom contact is
+#: >= 2.5 Å); alternates of one atom are (a residue's alternates share at least one such atom).
+ALTLOC_REACH = 2.0
+_RECORDS = ("ATOM  ", "HETATM")
 
 
 @dataclass(frozen=True)
@@ -30,68 +43,148 @@ class Segments:
 
     ``labels``: written chain character -> chain label (``A2``); ``notes``: one line per later
     segment (``"A -> A2: 44 residues"``); ``unsplit``: repeated residues left merged because the
-    file uses every free chain character (the reader then refuses or counts them)."""
+    file uses every free chain character (the reader then counts what it cannot keep)."""
 
     text: str
     labels: dict[str, str]
     notes: tuple[str, ...] = ()
     unsplit: int = 0
+    #: written chain character of a later segment -> the chain id the file gave it
+    origin: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Run:
+    """Consecutive records of one residue: line indices, chain character, residue id (number and
+    insertion code, columns 23-27), name, and its atoms as (name, altloc, xyz or None)."""
+
+    chain: str
+    resid: str
+    name: str
+    lines: list[int] = field(default_factory=list)
+    atoms: list[tuple[str, str, tuple | None]] = field(default_factory=list)
 
 
 def _chain_label(chain: str) -> str:
     return chain.strip() or "_"
 
 
-def split_segments(text: str) -> Segments:
-    """``text`` with every later segment of a chain id written with a chain character of its own."""
-    lines = text.splitlines(keepends=True)
-    records = ("ATOM  ", "HETATM")
-    used = {ln[21] for ln in lines if ln.startswith(records) and len(ln) > 21}
-    free = [c for c in _FREE_CHARS if c not in used]
-    order: dict[str, list[str]] = {}  # chain id -> written characters of its segments, in order
-    held: dict[str, set] = {}  # written character -> residue ids it holds
-    sizes: dict[str, int] = {}
-    labels: dict[str, str] = {}
-    current: dict[str, str] = {}
-    prev_chain = prev_key = None
-    written = None
-    unsplit = 0
-    out = list(lines)
-    changed = False
+def _xyz(line: str) -> tuple | None:
+    try:
+        return (float(line[30:38]), float(line[38:46]), float(line[46:54]))
+    except ValueError:
+        return None
+
+
+def _runs(lines: list[str]) -> list[_Run | None]:
+    """The residue runs of the first model in order; ``None`` marks a chain break (``TER``)."""
+    out: list[_Run | None] = []
+    run = None
     for k, ln in enumerate(lines):
         if ln.startswith("ENDMDL"):
             break
         if ln.startswith("TER"):
-            prev_chain = prev_key = None
+            out.append(None)
+            run = None
             continue
-        if ln.startswith("ANISOU") and written is not None and len(ln) > 21:
-            if written != ln[21] and ln[21] == prev_chain:
-                out[k] = ln[:21] + written + ln[22:]
+        if not ln.startswith(_RECORDS) or len(ln) < 27:
             continue
-        if not ln.startswith(records) or len(ln) < 27:
+        chain, resid, name = ln[21], ln[22:27], ln[17:20]
+        if run is None or (run.chain, run.resid, run.name) != (chain, resid, name):
+            run = _Run(chain, resid, name)
+            out.append(run)
+        run.lines.append(k)
+        run.atoms.append((ln[12:16].strip(), ln[16], _xyz(ln)))
+    return out
+
+
+def is_alternate(held: list[tuple[str, str, tuple | None]], run: _Run) -> bool:
+    """Whether ``run`` is an alternate location of the residue whose atoms are ``held``: its
+    records carry alternate-location letters, none repeats an atom of ``held`` under the same
+    letter, and one of them either lies within :data:`ALTLOC_REACH` Å of the atom of its name
+    under another letter, or continues a conformer ``held`` has (a letter it uses, for an atom
+    name that conformer lacks: records of two conformers written in turn)."""
+    places: dict[str, list[tuple[str, tuple]]] = {}
+    pairs = {(name, alt) for name, alt, _ in held}
+    letters = {alt for _, alt, _ in held if alt != " "}
+    for name, alt, xyz in held:
+        if xyz is not None:
+            places.setdefault(name, []).append((alt, xyz))
+    evidence = False
+    for name, alt, xyz in run.atoms:
+        if alt == " ":
             continue
-        chain, key = ln[21], (ln[22:27], ln[17:20])
-        if (chain, key) != (prev_chain, prev_key):
-            segs = order.setdefault(chain, [chain])
-            held.setdefault(chain, set())
-            if chain != prev_chain:  # a run starts: the first segment that lacks this residue
-                current[chain] = next((c for c in segs if key not in held[c]), segs[-1])
-            if key in held[current[chain]] and ln[16] != " ":
-                pass  # an alternate location listed apart from its residue: not a new segment
-            elif key in held[current[chain]]:
-                if free:
-                    new = free.pop(0)
-                    segs.append(new)
-                    held[new] = set()
-                    labels[new] = f"{_chain_label(chain)}{len(segs)}"
-                    current[chain] = new
-                else:
-                    unsplit += 1
-            held[current[chain]].add(key)
-            sizes[current[chain]] = sizes.get(current[chain], 0) + 1
-            prev_chain, prev_key = chain, key
-        written = current[chain]
-        if written != chain:
+        if (name, alt) in pairs:
+            return False  # a second copy of an atom under the same letter: another residue
+        if alt in letters:
+            evidence = True
+        elif xyz is not None and any(
+            other_alt != alt and math.dist(xyz, other) <= ALTLOC_REACH
+            for other_alt, other in places.get(name, ())
+        ):
+            evidence = True
+    return evidence
+
+
+def split_segments(text: str) -> Segments:
+    """``text`` with every later segment of a chain id written with a chain character of its own."""
+    lines = text.splitlines(keepends=True)
+    used = {ln[21] for ln in lines if ln.startswith(_RECORDS) and len(ln) > 21}
+    free = [c for c in _FREE_CHARS if c not in used]
+    order: dict[str, list[str]] = {}  # chain id -> written characters of its segments, in order
+    held: dict[str, dict[str, list]] = {}  # written character -> residue id -> its atoms
+    sizes: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    written_of: dict[int, str] = {}  # line index -> written chain character
+    current = None
+    prev_chain = None
+    unsplit = 0
+
+    def fits(seg: str, run: _Run) -> bool:
+        atoms = held[seg].get(run.resid)
+        return atoms is None or is_alternate(atoms, run)
+
+    for run in _runs(lines):
+        if run is None:
+            prev_chain = None
+            continue
+        segs = order.setdefault(run.chain, [run.chain])
+        held.setdefault(run.chain, {})
+        if run.chain != prev_chain:  # a run starts: the first segment where this residue fits
+            current = next((c for c in segs if fits(c, run)), segs[-1])
+        if not fits(current, run):
+            if free:
+                current = free.pop(0)
+                segs.append(current)
+                held[current] = {}
+                labels[current] = f"{_chain_label(run.chain)}{len(segs)}"
+                origin[current] = run.chain
+            else:
+                unsplit += 1
+        if run.resid not in held[current]:
+            sizes[current] = sizes.get(current, 0) + 1
+        held[current].setdefault(run.resid, []).extend(run.atoms)
+        for k in run.lines:
+            written_of[k] = current
+        prev_chain = run.chain
+    return _rewrite(text, lines, written_of, order, (labels, origin), sizes, unsplit)
+
+
+def _rewrite(text, lines, written_of, order, names, sizes, unsplit) -> Segments:
+    """The :class:`Segments` of :func:`split_segments`: records (and the ``ANISOU`` lines that
+    follow them) written with their segment's chain character."""
+    labels, origin = names
+    out = list(lines)
+    changed = False
+    written = None
+    for k, ln in enumerate(lines):
+        if k in written_of:
+            written = written_of[k]
+        elif not ln.startswith(("ANISOU", "SIGUIJ", "SIGATM")):
+            written = None  # only the lines that belong to the record above follow it
+            continue
+        if written is not None and len(ln) > 21 and ln[21] != written:
             out[k] = ln[:21] + written + ln[22:]
             changed = True
     notes = tuple(
@@ -99,7 +192,7 @@ def split_segments(text: str) -> Segments:
         for chain, segs in order.items()
         for c in segs[1:]
     )
-    return Segments("".join(out) if changed else text, labels, notes, unsplit)
+    return Segments("".join(out) if changed else text, labels, notes, unsplit, origin)
 
 
 def split_cif_segments(block) -> tuple[str, ...]:

@@ -152,13 +152,7 @@ def read_raw_entry(
     path = Path(path)
     code = ligand_code.strip().upper()
     protein = read_protein(path, keep_hetero=code)
-    copies = [
-        r
-        for r in protein.het_residues
-        if r["name"] == code
-        and (chain is None or r["chain"] == chain)
-        and (resnum is None or r["number"] == resnum)
-    ]
+    copies = _ligand_copies(protein, code, chain, resnum)
     if not copies:
         names = sorted({r["name"] for r in protein.het_residues} | protein.het_names)
         where = f" in chain {chain!r}" if chain is not None else ""
@@ -170,6 +164,23 @@ def read_raw_entry(
     ligand = ligand_from_ccd(path, copies[0])
     pdb_id = (pdb_id or protein.entry_id or path.name.split(".")[0]).lower()
     return _assemble(pdb_id, code, str(path), protein, ligand, pocket_cutoff, source=path)
+
+
+def _ligand_copies(protein: ProteinAtoms, code: str, chain: str | None, resnum: int | None):
+    """The hetero residues named ``code`` (in chain ``chain``, numbered ``resnum`` when given).
+    A chain is matched by its label, else by the id the file gives (a ligand that repeats a
+    residue number of its chain is kept in a segment of its own, e.g. ``A2``)."""
+
+    def pick(field: str) -> list[dict]:
+        return [
+            r
+            for r in protein.het_residues
+            if r["name"] == code
+            and (chain is None or r.get(field) == chain)
+            and (resnum is None or r["number"] == resnum)
+        ]
+
+    return pick("chain") or (pick("file_chain") if chain is not None else [])
 
 
 # ----------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ def _check_build_args(build_args: list[str]) -> list[str]:
     """``build_args`` (what follows ``--``) if ``misi-bench build`` accepts them; argparse's error
     (exit 2, naming the option) otherwise."""
     args = build_args[1:] if build_args[:1] == ["--"] else build_args
-    parser = argparse.ArgumentParser(prog="misi-bench")
+    from .parser import Parser  # noqa: PLC0415
+
+    parser = Parser(prog="misi-bench")
     dataset_commands.add_commands(parser.add_subparsers())
     parser.parse_args(["build", *args])
     return args

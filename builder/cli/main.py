@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION, version_label
 from ..core.errors import MisiError
 from . import cluster_commands, dataset_commands, score_command, structure_commands
+from .parser import Parser
 
 log = logging.getLogger("misi_bench")
 
@@ -54,7 +55,7 @@ class _VersionAction(argparse.Action):
 
 def build_parser(extra_commands: Iterable[CommandGroup] = ()) -> argparse.ArgumentParser:
     """The ``misi-bench`` parser: the builder's commands plus ``extra_commands``."""
-    parser = argparse.ArgumentParser(prog="misi-bench", description=__doc__.splitlines()[0])
+    parser = Parser(prog="misi-bench", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--version", action=_VersionAction, help="show the versions (package, builder, templates)"
     )

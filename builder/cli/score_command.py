@@ -10,31 +10,71 @@ from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
-from .score_inputs import build_hash, check_configs, check_dataset, load_rows
+from .score_inputs import (
+    add_revision_argument,
+    build_hash,
+    check_configs,
+    check_dataset,
+    load_rows,
+)
 
 log = logging.getLogger(__name__)
 
 
-def _baselines(dataset: str, configs: list[str], split: str, rows: list[dict]) -> dict:
-    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``): the text-only answer
-    is fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
+def _blind_inputs(
+    dataset: str, configs: list[str], split: str, rows: list[dict], revision: str | None = None
+):
+    """(train rows, T5/T6 image-rule letters) for the blind baselines: the text-only answer is
+    fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
     ``baselines.json``."""
-    from .. import scoring  # noqa: PLC0415
-
     try:
-        train = rows if split == "train" else load_rows(dataset, configs, "train")
+        train = rows if split == "train" else load_rows(dataset, configs, "train", revision)
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
         log.warning("%s: no train split for the text-only baseline (%s)", dataset, exc)
         train = []
-    stored = {}
-    path = Path(dataset) / "baselines.json"
-    if path.is_file():
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    image_answers = (stored.get("image_answers") or {}).get(split)
+    from ..dataset.hub_probe import stored_baselines  # noqa: PLC0415
+
+    stored = stored_baselines(dataset, revision)
+    return train, (stored.get("image_answers") or {}).get(split)
+
+
+def _baselines(rows: list[dict], inputs) -> dict:
+    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``)."""
+    from .. import scoring  # noqa: PLC0415
+
+    train, image_answers = inputs
     return scoring.reference_scores(rows, train, image_answers)
 
 
-def _gather(args: argparse.Namespace, configs: list[str]):
+def _floors(rows: list[dict], inputs) -> dict:
+    """The blind floors of these questions (``scoring.floors.blind_floor``)."""
+    from ..scoring import floors  # noqa: PLC0415
+
+    train, image_answers = inputs
+    return floors.blind_floor(rows, train, image_answers)
+
+
+def _print_floors(built: dict, result: dict, paper_rows, profile: str) -> dict:
+    """The floors with this result's margin above them and each published row's (when the build
+    is comparable), printed; their JSON (``blind_floor`` of ``--json-out``)."""
+    from ..core.profiles import PROFILES  # noqa: PLC0415
+    from ..scoring import floors  # noqa: PLC0415
+
+    comparable = PROFILES[profile].paper_comparable if profile in PROFILES else False
+    out = {}
+    for metric, floor in built.items():
+        got = floors.margins(result["per_item"], floor)
+        published = [
+            (r.name, r.by_column if metric == "score" else r.exact_by_column)
+            for r in paper_rows
+            if comparable and (metric == "score" or r.exact_scores)
+        ]
+        print(floors.format_floor_markdown(floor, [("this result", got)], published))
+        out[metric] = floors.floor_summary(floor, got)
+    return out
+
+
+def _gather(args: argparse.Namespace, configs: list[str], revision: str | None = None):
     """Rows of the selection and the predictions joined over the source's files (lmms-eval
     samples resolved against their own config's rows). Returns (rows, file-like summary)."""
     from .. import scoring  # noqa: PLC0415
@@ -49,7 +89,7 @@ def _gather(args: argparse.Namespace, configs: list[str]):
         )
     if not configs and named and all(f.positions for f in source.files):
         configs = sorted(set(named), key=named.index)
-    rows = load_rows(args.dataset, configs, args.split)
+    rows = load_rows(args.dataset, configs, args.split, revision)
     if not rows:
         raise MisiError(
             f"{args.dataset}: no rows for configs {', '.join(configs) or 'all'} split {args.split}"
@@ -78,11 +118,30 @@ def _gather(args: argparse.Namespace, configs: list[str]):
             f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b for b in file.bad_entries
         )
         builds.update(dict.fromkeys(file.builds))
+    _notice_unchecked(args, [f.path for f in source.files if not f.builds])
     shape = source.files[0].shape if source.kind == "file" else source.kind
     return rows, configs, preds, no_pred, dups, bad, list(builds), shape
 
 
-def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
+def _notice_unchecked(args: argparse.Namespace, paths: list[str]) -> None:
+    """One notice line when prediction files record no build (``config_hash``): their answers
+    cannot be checked against the dataset's build, so predictions made on another build (same
+    ids, other answers) would score without a word."""
+    if not paths:
+        return
+    build = build_hash(args.dataset)
+    which = paths[0] if len(paths) == 1 else f"{len(paths)} prediction files (e.g. {paths[0]})"
+    log.warning(
+        "notice: %s record no build (no config_hash field): cannot check they were made for "
+        "%s%s; predictions of another build would score silently (misi-bench eval, the "
+        "harness adapters and the human app record it)",
+        which,
+        args.dataset,
+        f" (build {build})" if build else "",
+    )
+
+
+def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = None) -> None:
     ids = {str(r["id"]) for r in rows}
     given = set(preds) | set(no_pred)
     if given & ids:
@@ -99,7 +158,7 @@ def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
         if shape == "json-object"
         else ""
     )
-    build = build_hash(args.dataset)
+    build = build or build_hash(args.dataset)
     where = f"{args.dataset} (build {build})" if build else args.dataset
     raise MisiError(
         f"{args.predictions}: none of its {len(given)} {what} is a question of {where} "
@@ -108,19 +167,8 @@ def _check_ids(args, rows, configs, preds, no_pred, shape) -> None:
     )
 
 
-def cmd_score(args: argparse.Namespace) -> int:
-    """Read the predictions (a file or folder :func:`scoring.read_prediction_source` accepts),
-    score them, print the markdown report (in %) and write the JSON summary (and the
-    per-question file). Unusable inputs raise MisiError (exit 2)."""
-    from .. import scoring  # noqa: PLC0415
-
-    configs = check_configs(args.configs)
-    kind = check_dataset(args.dataset)
-    rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs)
-    _check_ids(args, rows, configs, preds, no_pred, shape)
-    paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
-    profile = profile_of_rows(rows, args.dataset)
-    build = build_hash(args.dataset) if kind == "local" else None
+def _warn_other_build(args: argparse.Namespace, builds: list[str], build: str | None) -> None:
+    """One warning when the prediction files record a build other than the dataset's."""
     other = [b for b in builds if build and b != build]
     if other:
         log.warning(
@@ -131,6 +179,38 @@ def cmd_score(args: argparse.Namespace) -> int:
             args.dataset,
             build,
         )
+
+
+def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> tuple[dict, dict]:
+    """The chance and blind baselines and the blind floors of these questions, printed beside
+    the paper's rows; their JSON (``baselines``, ``blind_floor``); both empty with
+    ``--no-baselines``."""
+    if args.no_baselines:
+        _print_baselines(args, rows, result, profile_of_rows(rows, args.dataset), paper_rows, {})
+        return {}, {}
+    profile = profile_of_rows(rows, args.dataset)
+    inputs = _blind_inputs(args.dataset, configs, args.split, rows, read_at)
+    baselines, built = _baselines(rows, inputs), _floors(rows, inputs)
+    _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
+    floor = _print_floors(built, result, paper_rows, profile) if built else {}
+    return baselines, floor
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Read the predictions (a file or folder :func:`scoring.read_prediction_source` accepts),
+    score them, print the markdown report (in %) and write the JSON summary (and the
+    per-question file). Unusable inputs raise MisiError (exit 2)."""
+    from .. import scoring  # noqa: PLC0415
+
+    configs = check_configs(args.configs)
+    source = check_dataset(args.dataset, args.revision)
+    read_at = source.commit or source.revision  # every config read from the one commit
+    rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs, read_at)
+    build = source.config_hash  # a local build's or the Hub revision's manifest
+    _check_ids(args, rows, configs, preds, no_pred, shape, build)
+    paper_rows = scoring.select_paper_rows(args.paper_rows)  # an unknown name fails early
+    profile = profile_of_rows(rows, args.dataset)
+    _warn_other_build(args, builds, build)
     result = scoring.score_records(rows, preds)
     n_missing = len(result["missing"])
     if n_missing and args.strict:
@@ -139,6 +219,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"(--strict; e.g. {result['missing'][0]!r})"
         )
     print(f"profile: {profile}")
+    print(f"dataset: {source.label()}")
     print(scoring.format_report_markdown(result["report"], percent=True))
     readings = scoring.format_readings_markdown(result["report"])
     if readings:
@@ -149,23 +230,24 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
         f"{len(bad)} unreadable entries ({shape})"
     )
-    baselines = {} if args.no_baselines else _baselines(args.dataset, configs, args.split, rows)
-    _print_baselines(args, rows, result, profile, paper_rows, baselines)
+    baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
     if args.per_item:
         Path(args.per_item).write_text(
-            scoring.per_item_jsonl(result["per_item"], build), encoding="utf-8"
+            scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
         )
     summary = {
         "profile": profile,
         "config_hash": build,
+        "dataset": source.to_json(),
         "prediction_builds": builds,
         "report": result["report"],
         "missing": result["missing"],
-        "unknown": result["unknown"],
+        **_listed("unknown", result["unknown"]),
         "baselines": baselines,
-        "unreadable_lines": bad,
-        "duplicate_ids": dups,
-        "no_prediction": no_pred,
+        "blind_floor": floor,
+        **_listed("unreadable_lines", bad),
+        **_listed("duplicate_ids", dups),
+        **_listed("no_prediction", no_pred),
         "prediction_file_shape": shape,
         "per_item": scoring.per_item_records(result["per_item"]),
         "paper_rows": [r.name for r in paper_rows],
@@ -184,14 +266,25 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_baselines(args, rows, result, profile, paper_rows, baselines) -> None:
+#: Ids (or problems) of each kind the JSON summary lists; the rest are counted.
+SHOWN_IDS = 20
+
+
+def _listed(name: str, values: list) -> dict:
+    """``{name: the first SHOWN_IDS values, name_count: how many}``: a file of a million
+    unknown ids prints twenty of them and a count, not the million (the ``missing`` questions
+    are all listed: they are the dataset's, at most its size)."""
+    return {name: list(values[:SHOWN_IDS]), f"{name}_count": len(values)}
+
+
+def _print_baselines(args, rows, result, profile, paper_rows, baselines, floors=None) -> None:
     """The paper's rows beside the scores, then the chance and blind baselines on the same
     questions (when computed)."""
     from .. import scoring  # noqa: PLC0415
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     paper_text = scoring.format_paper_rows_markdown(
-        result["report"], profile, paper_rows, baselines
+        result["report"], profile, paper_rows, baselines, floors=floors
     )
     if paper_text:
         print(paper_text)
@@ -220,6 +313,7 @@ def add_commands(sub) -> None:
         ".xlsx/.tsv tables or its work dir, a misi-bench eval run folder.",
     )
     p.add_argument("--dataset", required=True, help="a build folder or a Hub dataset repo id")
+    add_revision_argument(p)
     p.add_argument(
         "--predictions",
         required=True,

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from ..core.errors import MisiError
+from ..core.provenance import DatasetProvenance
 from ..core.rows import SCORE_COLUMNS
 
 ROW_FIELDS = list(SCORE_COLUMNS)
@@ -30,20 +31,32 @@ def check_configs(names: list[str] | None) -> list[str]:
     return out
 
 
+def add_revision_argument(parser) -> None:
+    """``--revision`` of ``score``: a tag (``v1.0.0``), branch or commit of a Hub ``--dataset``."""
+    parser.add_argument(
+        "--revision",
+        help="Hub revision of --dataset: a release tag (v1.0.0), a branch or a commit (default: "
+        "$MISI_BENCH_REVISION, else the default branch); the JSON report records it, with the "
+        "commit it resolved to and the build's config hash",
+    )
+
+
 _HUB_ID_RE = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
-def check_dataset(dataset: str) -> str:
-    """``local`` for a build folder, ``hub`` for a reachable (or cached, offline) Hub repo id;
-    one line naming the input otherwise: a path that does not exist, a folder that is not a
-    build, an unreachable Hub (:func:`..dataset.hub_probe.probe_dataset_repo`)."""
+def check_dataset(dataset: str, revision: str | None = None) -> DatasetProvenance:
+    """The provenance record of ``--dataset`` (a build folder, or a reachable or cached Hub repo
+    id at ``--revision``, default ``$MISI_BENCH_REVISION``:
+    :func:`..dataset.hub_probe.dataset_provenance`); one line naming the
+    input otherwise: a path that does not exist, a folder that is not a build, an unreachable
+    Hub, a revision the repo does not have."""
     path = Path(dataset).expanduser()
     if path.is_dir():
         if not (path / "manifest.json").is_file():
             raise MisiError(
                 f"--dataset {dataset}: a folder but not a MiSI-Bench build (no manifest.json)"
             )
-        return "local"
+        return _provenance(dataset, revision)
     if path.exists():
         raise MisiError(f"--dataset {dataset}: a file, not a build folder or a Hub repo id")
     if not _HUB_ID_RE.match(dataset):
@@ -51,10 +64,15 @@ def check_dataset(dataset: str) -> str:
             f"--dataset {dataset}: no such folder (a local build folder must exist; a Hub "
             "dataset is named owner/name)"
         )
-    from ..dataset.hub_probe import probe_dataset_repo  # noqa: PLC0415
+    from ..core.constants import hub_revision  # noqa: PLC0415
 
-    probe_dataset_repo(dataset)
-    return "hub"
+    return _provenance(dataset, revision or hub_revision())
+
+
+def _provenance(dataset: str, revision: str | None) -> DatasetProvenance:
+    from ..dataset.hub_probe import dataset_provenance  # noqa: PLC0415
+
+    return dataset_provenance(dataset, revision)
 
 
 def build_hash(dataset: str) -> str | None:
@@ -68,12 +86,21 @@ def build_hash(dataset: str) -> str | None:
         return None
 
 
-def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
-    """Rows (id, task, answer, metadata, options) of a local build folder or a Hub repo."""
+def load_rows(
+    dataset: str, configs: list[str], split: str, revision: str | None = None
+) -> list[dict]:
+    """Rows (id, task, answer, metadata, options) of a local build folder or a Hub repo at
+    ``revision`` (pass the resolved commit, so every config is read from the same one)."""
     from ..core.registry import TASK_NAMES as TASKS  # noqa: PLC0415
 
     path = Path(dataset).expanduser()
     local = path.is_dir() and (path / "manifest.json").exists()
+    kwargs = {"revision": revision} if revision else {}
+    if not configs and not local:  # every task the repo has (a build may hold fewer)
+        import datasets  # noqa: PLC0415
+
+        held = set(datasets.get_dataset_config_names(dataset, **kwargs))
+        configs = [t for t in TASKS if t in held]
     rows: list[dict] = []
     for config in configs or list(TASKS):
         if local:
@@ -86,7 +113,7 @@ def load_rows(dataset: str, configs: list[str], split: str) -> list[dict]:
         else:
             import datasets  # noqa: PLC0415
 
-            ds = datasets.load_dataset(dataset, config, split=split)
+            ds = datasets.load_dataset(dataset, config, split=split, **kwargs)
             ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
             rows.extend({k: r[k] for k in ROW_FIELDS} for r in ds)
     return rows

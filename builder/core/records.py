@@ -67,6 +67,7 @@ PROTEIN_READ_COUNTS: tuple[str, ...] = (
     "other_model_atoms",
     "altloc_atoms",
     "duplicate_atoms",
+    "lost_atoms",
     "water_atoms",
     "nonstandard_atoms",
 )
@@ -82,19 +83,25 @@ class ReadReport:
     waters included). Left out: ``other_model_atoms`` (models after the first),
     ``altloc_atoms`` (alternate locations other than the kept one, and microheterogeneity),
     ``duplicate_atoms`` (a record repeating an atom name of its residue at the same place),
+    ``lost_atoms`` (heavy atoms named like another atom of their residue at another place, an
+    unflagged alternate location or two residues merged under one id: outside the pocket left
+    out, logged as a WARNING and named by the build's summary; in the pocket they refuse the
+    complex),
     ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not standard amino acids
     or kept metal ions: modified residues, cofactors, other ligands), ``unbonded_hydrogens``
     (pocket hydrogens with no heavy atom of their residue within 1.3 Å, and MOL2 hydrogens that
     its bond table attaches to no ligand heavy atom). ``segments``: chain
-    runs that repeat residues of an earlier run of the same chain id (a homodimer whose second
-    chain carries the same or a blank id), each kept with its own chain label, as
-    ``"A -> A2: 44 residues"``. ``ligand_source``: the file the ligand's chemistry came from.
+    runs that repeat residue ids (number, insertion code) of an earlier run of the same chain id
+    without being alternate locations (a second chain under the same or a blank id, insertion
+    codes stripped, a chain per alternate-location letter), each kept with its own chain label,
+    as ``"A -> A2: 44 residues"``. ``ligand_source``: the file the ligand's chemistry came from.
     """
 
     atoms_read: int = 0
     other_model_atoms: int = 0
     altloc_atoms: int = 0
     duplicate_atoms: int = 0
+    lost_atoms: int = 0
     water_atoms: int = 0
     nonstandard_atoms: int = 0
     unbonded_hydrogens: int = 0

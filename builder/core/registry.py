@@ -65,7 +65,8 @@ class TaskSpec:
     new task joins the headline only when asked; T5 and T6 are left out because every model
     scores at chance), ``answer_kind`` (selects parser, metric and chance
     baseline, one of :data:`ANSWER_KINDS`), ``score_radius`` (the weighted-score radius: Å or
-    degrees; None scores exact answers only), ``commands`` (the commands of a command answer,
+    degrees, the ``explicit`` headline's normaliser; ``paper`` rows count steps of ``commands[0]``
+    instead; None scores exact answers only), ``commands`` (the commands of a command answer,
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
     ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
     the paper's column in two: T4's positive and negative questions), ``label`` and
@@ -74,8 +75,8 @@ class TaskSpec:
     readings of a rule the paper leaves open, shown beside the main metric: (``""`` for the task
     or ``"positive"`` for its positive half, the other reading's metric, the main metric)),
     ``underdetermined_in`` (profiles whose prompt does not fix the answer from the pictures, a
-    card limitation) and ``decoy_leak`` (the paper's decoys let the options alone point at the
-    answer, a card limitation). The generator,
+    card limitation) and ``decoy_leak_in`` (profiles whose ``--decoys paper`` options let the
+    options alone point at the answer, a card limitation). The generator,
     prompt, audit replay and validator check of a task live in ``builder/tasks/<name>.py``."""
 
     name: str
@@ -95,7 +96,7 @@ class TaskSpec:
     aliases: tuple[str, ...] = ()
     readings: tuple[tuple[str, str, str], ...] = ()
     underdetermined_in: tuple[str, ...] = ()
-    decoy_leak: bool = False
+    decoy_leak_in: tuple[str, ...] = ()
 
     @property
     def is_choice(self) -> bool:
@@ -127,7 +128,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
         form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
         aliases=("trans", "translate", "move"),
-        readings=(("", "score_steps", "score"),),
+        readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
     TaskSpec(
         "rotation",
@@ -142,7 +143,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
         form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
         aliases=("rot", "roll"),
-        readings=(("", "score_steps", "score"),),
+        readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
     TaskSpec(
         "zooming",
@@ -215,7 +216,12 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         ),
         form_hint="two commands, the roll first: roll AXIS A, move x D (e.g. roll y -60, move x 14)",
         aliases=("ligand_docking", "dock"),
-        readings=(("", "score_move_fixed", "score"), ("", "move_part_fixed", "move_part")),
+        readings=(
+            ("", "score_move_fixed", "score"),
+            ("", "move_part_fixed", "move_part"),
+            ("", "score_rotation_radius", "score"),
+            ("", "score_rotation_steps", "score"),
+        ),
     ),
     TaskSpec(
         "interaction_location",
@@ -234,7 +240,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
             "interaction_locating",
             "hbond_location",
         ),
-        decoy_leak=True,
+        decoy_leak_in=("explicit",),
     ),
     TaskSpec(
         "pocket_ligand",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import logging
 import os
 import random
@@ -30,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..chemistry.files import MAX_FILE_BYTES
 from ..core.constants import PACKAGE_VERSION
 from .id_list import expected_structure, find_structure
 
@@ -77,12 +79,19 @@ def mirror_url(mirror: str | None = None) -> str:
 
 def check_entry_bytes(data: bytes) -> str | None:
     """None when ``data`` is a complete gzip stream holding an mmCIF block, else the reason."""
-    try:
-        text = gzip.decompress(data)
+    try:  # unpacked in chunks and thrown away (a bomb costs a chunk, not what it unpacks to)
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as stream:
+            head = stream.read(4096)
+            total = len(head)
+            while chunk := stream.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_FILE_BYTES:
+                    return (
+                        f"unpacks to over {MAX_FILE_BYTES:,} bytes, the limit of a structure file"
+                    )
     except (OSError, EOFError, zlib.error) as exc:
         return f"corrupted gzip ({type(exc).__name__}: {exc})"
-    head = text.lstrip()[:5]
-    if head != b"data_":
+    if head.lstrip()[:5] != b"data_":
         return "downloaded file is not an mmCIF entry (no data_ block)"
     return None
 
@@ -95,7 +104,7 @@ def _download(url: str, policy: FetchPolicy) -> bytes:
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     try:
         with urllib.request.urlopen(request, timeout=policy.timeout) as response:  # noqa: S310 (https or a user mirror)
-            data = response.read()
+            data = response.read(MAX_FILE_BYTES + 1)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             raise FileNotFoundError("not in the archive (HTTP 404)") from None
@@ -107,6 +116,10 @@ def _download(url: str, policy: FetchPolicy) -> bytes:
     except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise _Retry(f"network error ({reason})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise FileNotFoundError(
+            f"download over {MAX_FILE_BYTES:,} bytes, the limit of a structure file"
+        )
     problem = check_entry_bytes(data)
     if problem:
         raise _Retry(problem)

@@ -32,7 +32,7 @@ from ..tasks.data import task_data
 from . import blind
 from .archive import fetch_entries
 from .audit import audit_dataset
-from .build_warnings import log_validity_warnings
+from .build_warnings import log_validity_warnings, reading_warnings
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
@@ -42,7 +42,7 @@ from .merge import merge_units
 from .progress import enabled as progress_enabled
 from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
-from .resume import Checksums, finished, stale_units
+from .resume import Checksums, finished, skipped_units, stale_units
 from .runner import JobRunner, Setup
 from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
@@ -149,10 +149,11 @@ def build_dataset(options: BuildOptions | None = None, /, **changes) -> dict:
         with folder_lock(options.out, command_line()) if options.locked else nullcontext():
             refs, splits, work = _prepare(options)
             if not options.merge_only:
-                _generate(options, refs, splits, work)
+                splits = _generate(options, refs, splits, work)
             if not options.merge and not options.merge_only:
                 return {}
             _check_mergeable(options, refs, splits, work)
+            _check_test_split(options, refs, splits, work)
             with folder_lock(options.out, command_line()):
                 recover(options.out)
                 return _merge_check_publish(options, work, refs, splits)
@@ -169,6 +170,7 @@ def _prepare(options: BuildOptions) -> tuple[dict[str, ComplexRef], dict[str, st
     refs, splits = plan(cfg)
     work = work_dir(options.out, cfg)
     work.mkdir(parents=True, exist_ok=True)
+    splits = settle_splits(cfg, refs, splits, work)  # around the skips a run before recorded
     (work.parent / PROFILE_MARKER).write_text(cfg.profile + "\n", encoding="utf-8")
     return refs, splits, work
 
@@ -189,8 +191,10 @@ def _check_mergeable(options: BuildOptions, refs, splits, work: Path) -> None:
         )
 
 
-def _generate(options: BuildOptions, refs, splits, work: Path) -> None:
-    """Run the units of this shard that are not finished (or may not be reused)."""
+def _generate(options: BuildOptions, refs, splits, work: Path) -> dict[str, str]:
+    """Run the units of this shard that are not finished (or may not be reused); when complexes
+    turn out to be skipped, the split is drawn again around them (:func:`settle_splits`) and the
+    units it changes are run again. Returns the split the units were made with."""
     cfg = options.config
     shard, count = options.shard_index, options.num_shards
     mine = [p for k, p in enumerate(sorted(refs)) if k % count == shard]
@@ -207,6 +211,49 @@ def _generate(options: BuildOptions, refs, splits, work: Path) -> None:
         options.workers,
     )
     _run_units(todo, refs, splits, cfg, work, options.workers)
+    for _ in range(len(refs)):  # each round only adds skips; one round is the rule
+        settled = settle_splits(cfg, refs, splits, work)
+        if settled == splits:
+            break
+        moved = sorted(p for p in settled if settled[p] != splits[p])
+        log.info("split drawn again around skipped complexes: %s", ", ".join(moved[:10]))
+        splits = settled
+        todo = [p for p in mine if not finished(work, refs[p], splits, sums)]
+        _run_units(todo, refs, splits, cfg, work, options.workers)
+    return splits
+
+
+def settle_splits(cfg: BuildConfig, refs, splits: dict[str, str], work: Path) -> dict[str, str]:
+    """The split drawn around the complexes whose units are recorded as skipped (so a skipped
+    complex takes no test slot: ``sources.assign_splits``); a split file's split as it is."""
+    if cfg.split_file is not None:
+        return splits
+    skipped = skipped_units(work, refs, Checksums(refs))
+    return assign_splits(sorted(refs), int(cfg.seed), skipped=frozenset(skipped))
+
+
+def _check_test_split(options: BuildOptions, refs, splits: dict[str, str], work: Path) -> None:
+    """Refuse a merge whose test split would be empty because every complex planned for it was
+    skipped (a split file's test list; a drawn split with fewer than four readable complexes is
+    only logged: it draws no minimum)."""
+    cfg = options.config
+    skipped = skipped_units(work, refs, Checksums(refs))
+    planned = [p for p in sorted(refs) if splits[p] == "test"]
+    if not planned or any(p not in skipped for p in planned):
+        return
+    why = "; ".join(f"{p}: {skipped[p][:200]}" for p in planned[:3])
+    if cfg.split_file is not None:
+        raise MisiError(
+            f"{cfg.split_file}: every complex it puts in test was skipped ({len(planned)}: {why}): "
+            "the build would have no test split; nothing was merged (fix those complexes or "
+            "name others in test)"
+        )
+    log.warning(
+        "no test split: only %d complexes could be read (a drawn split puts at least two in "
+        "test from four on); skipped: %s",
+        len(refs) - len(skipped),
+        why,
+    )
 
 
 def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dict:
@@ -216,6 +263,8 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
     staged = staging_dir(out, cfg.config_hash)
     try:
         manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        for line in reading_warnings(manifest):
+            log.warning("reading: %s", line)
         (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
         if options.validate:
             report = validate_dataset(staged, source=cfg.source, workers=workers)

@@ -1,12 +1,16 @@
 """Validity warnings of a finished build: what makes some of its scores mean less than they seem.
 
-Two kinds, read from the build folder (``baselines.json``) and its manifest (the build's audit):
+Three kinds, read from the build folder (``baselines.json``) and its manifest (the build's audit
+and reading records):
 
 * **options only above chance**: a rule that reads a choice question's options alone (never the
   pictures) scores above chance, its 95% interval clear of 25% (the paper's decoys leak the
   answer on T8; ``docs/decoys.md``);
 * **rotamer-dependent answers**: sampled H-bond answers (T4, T8, T9) that change when a modelled
-  rotatable hydrogen is turned to its best rotamer (the audit's ``rotamers`` check).
+  rotatable hydrogen is turned to its best rotamer (the audit's ``rotamers`` check);
+* **atoms lost in reading**: complexes whose reading left out heavy atoms that were not
+  alternate locations, waters, other models or non-standard residues (``ReadReport.lost_atoms``:
+  atoms under a name their residue already has, outside the pocket; ``validate`` repeats these).
 
 ``build_dataset`` logs each as a WARNING line; ``misi-bench build`` repeats them in its
 end-of-run summary.
@@ -56,9 +60,24 @@ def rotamer_warnings(manifest: dict) -> list[str]:
     return lines
 
 
+def reading_warnings(manifest: dict) -> list[str]:
+    """One line per complex of the manifest whose reading lost atoms (``lost_atoms``)."""
+    reading = manifest.get("reading") or {}
+    lines = []
+    for pdb_id, record in sorted(reading.items()) if isinstance(reading, dict) else ():
+        lost = record.get("lost_atoms", 0) if isinstance(record, dict) else 0
+        if lost:
+            lines.append(
+                f"{pdb_id}: {lost} heavy atoms named like another atom of their residue (an "
+                "unflagged alternate location, or two residues under one id) were left out in "
+                "reading, outside the pocket; see the manifest's reading record"
+            )
+    return lines
+
+
 def validity_warnings(out: Path, manifest: dict) -> list[str]:
-    """Every validity warning of a finished build (options only, then rotamers)."""
-    return options_only_warnings(out) + rotamer_warnings(manifest)
+    """Every validity warning of a finished build (options only, rotamers, reading losses)."""
+    return options_only_warnings(out) + rotamer_warnings(manifest) + reading_warnings(manifest)
 
 
 def log_validity_warnings(out: Path, manifest: dict) -> list[str]:

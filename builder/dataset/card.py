@@ -13,7 +13,8 @@ import yaml
 from .. import scoring
 from ..core.constants import hub_repo_id, version_label
 from ..core.profiles import LEGACY_PROFILE, PROFILES
-from ..core.registry import TASK_NAMES, TASK_SPECS
+from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
+from ..scoring.floors import FLOOR_LABEL
 from . import blind, card_stats, card_text, pixel_solver
 from .parquet import SPLIT_ORDER, features, iter_config_rows
 
@@ -157,7 +158,42 @@ def _pct(value, digits: int = 1) -> str:
     return "–" if value is None or math.isnan(value) else f"{100 * value:.{digits}f}"
 
 
-def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
+def card_scored(out: Path, manifest: dict, seed: int = 0, pool=None) -> dict:
+    """The chance and text-only entries of every train and test question (:mod:`.card_stats`),
+    shared by the baselines table and the blind floor."""
+    data = blind.read_blind(out)
+    model = (data or {}).get("text_model") or {}
+    return card_stats.card_scores(out, ordered_tasks(manifest), model, seed, pool)
+
+
+def card_floors(out: Path, scored: dict) -> dict:
+    """The build's blind floors (``scoring.floors``; ``{"score", "exact"}``) over every train and
+    test question: the chance kinds and the text-only rule from ``scored``, the options-only rules
+    from ``baselines.json`` (train and test pooled)."""
+    from ..scoring import floors  # noqa: PLC0415  (the scorer's floor module)
+
+    by_rule: dict[str, dict] = {"score": {}, "exact": {}}
+    for kind, entries in scored.items():
+        if entries:
+            report = scoring.aggregate(entries)
+            by_rule["score"][kind] = scoring.paper_columns(report)
+            by_rule["exact"][kind] = scoring.paper_exact_columns(report)
+    data = blind.read_blind(out)
+    for rule in (*blind.OPTION_RULES, blind.IMAGE_RULE) if data else ():
+        columns = {}
+        for task in TASK_BY_NAME:
+            cells = [v.get(rule, {}).get(task) for v in data["splits"].values()]
+            cells = [c for c in cells if c and c["n"]]
+            if cells:
+                key = f"T{TASK_BY_NAME[task].number}"
+                columns[key] = sum(c["score"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
+        by_rule["score"][rule] = by_rule["exact"][rule] = columns
+    return {m: floors.floor_from_columns(m, by_rule[m]) for m in ("score", "exact")}
+
+
+def baseline_table(
+    out: Path, manifest: dict, seed: int = 0, pool=None, scored: dict | None = None
+) -> str:
     """Chance levels (score, %) of the scorer's baselines, measured on every train and test
     question of this build (more questions than the test split alone, so less noise); the random
     baseline is averaged over ``card_stats.RANDOM_DRAWS`` draws per question (measured one
@@ -180,8 +216,8 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
         "always_no": "constant (`No`, `None`, `A`)",
     }
     data = blind.read_blind(out)
-    model = (data or {}).get("text_model") or {}
-    scored = card_stats.card_scores(out, tasks, model, seed, pool)
+    if scored is None:
+        scored = card_scored(out, manifest, seed, pool)
 
     def row(label: str, entries: list) -> str:
         report = scoring.aggregate(entries)
@@ -202,11 +238,11 @@ def baseline_table(out: Path, manifest: dict, seed: int = 0, pool=None) -> str:
 
 BLIND_NOTE = (
     "Blind baselines never look at the pictures (docs/decoys.md): *options only* reads the four "
-    "options alone (T8: the option nearest to the other three, the sign majority or the magnitude "
-    "median of the move components; T5/T6: the option image nearest to the other three), *text "
-    "only* answers every question of a task with the train split's most frequent answer. A score "
-    "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
-    "**{decoys}**."
+    "options alone (T8: the option nearest to the other three, the sign majority, the magnitude "
+    "median, the option nearest the median or the smallest move; T5/T6: the option image "
+    "nearest to the other three), *text only* answers every question of a task with the train "
+    "split's most frequent answer. A score shows use of the pictures only where it beats these "
+    "rows. Decoy mode of this build: **{decoys}**."
 )
 
 
@@ -231,7 +267,7 @@ def _best_option_rule_row(
     return rows
 
 
-def paper_reference_table(profile: str, out: Path | None = None) -> str:
+def paper_reference_table(profile: str, out: Path | None = None, floors: dict | None = None) -> str:
     """The paper's Tables 1 and 2 in full (%, every row with its rank; arXiv 2512.10867v2) and,
     as a row under them, the train split's most frequent answer scored on this build's test
     questions (from ``baselines.json`` when ``out`` has one). Rows are labelled "not comparable"
@@ -246,21 +282,37 @@ def paper_reference_table(profile: str, out: Path | None = None) -> str:
         baselines,
         title=False,
         where="this build's test split",
+        floors=floors,
+        floor_where="every question of this build",
     ).strip()
 
 
-def paper_title(profile: str, manifest: dict | None = None) -> str:
-    """The line above the paper's rows: comparable or not, qualified for a small build."""
+def paper_title(profile: str, manifest: dict | None = None, floors: dict | None = None) -> str:
+    """The line above the paper's rows: comparable or not (above which floor), qualified for a
+    small build."""
     source = scoring.paper_reference_rows()[0].source
     if PROFILES[profile].paper_comparable:
         caveat = card_text.size_caveat(manifest) if manifest else ""
         return (
             f"Published results ({source}: Tables 1 and 2 in full; %), comparable with this "
-            f"build.{caveat}"
+            f"build above its blind floor{_floor_words(floors)}.{caveat}"
         )
     return (
         f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "
         "questions state more than the paper's (see the table below); shown for orientation only:"
+    )
+
+
+def _floor_words(floors: dict | None) -> str:
+    """The blind floor named in the comparability sentence."""
+    floor = (floors or {}).get("score")
+    average = getattr(floor, "paper_average", None)
+    figure = f", paper average {100 * average:.2f}%" if average is not None else ""
+    return (
+        f" (the row `{FLOOR_LABEL}` of Table 1, the best blind baseline of each column on every "
+        f"question of this build{figure}): a model or a published row shows use of the pictures "
+        "only by its margin above that row; `misi-bench score` prints a model's margin with its "
+        "95% interval"
     )
 
 
@@ -303,11 +355,13 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
     version = manifest.get("version")
     skipped = manifest.get("skipped_complexes", {})
     profile = manifest.get("profile", LEGACY_PROFILE)
+    scored = card_scored(out, manifest, pool=pool)
+    floors = card_floors(out, scored)
     body = _card_file("template.md").format(
         profile=profile,
         profile_text=PROFILE_TEXT[profile]
         + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
-        paper_title=paper_title(profile, manifest),
+        paper_title=paper_title(profile, manifest, floors),
         provenance=card_text.provenance(manifest),
         tiny_text=card_text.tiny_text(manifest),
         limitations=card_text.limitations(out, manifest),
@@ -319,7 +373,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         ),
         config_hash=manifest["config_hash"],
         seed=manifest["seed"],
-        version_line=f"Dataset version: **{version}**." if version else "",
+        version_line=card_text.version_line(repo_or_folder or _default_repo(), version),
         examples="\n\n".join(examples),
         counts_table=_counts_table(manifest),
         n_train=manifest["complexes"]["train"],
@@ -334,8 +388,9 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         hbonds=cfg.get("hbonds", "plip"),
         hbond_rule=HBOND_CARD_TEXT[cfg.get("hbonds", "plip")],
         repo_or_folder=repo_or_folder or _default_repo(),
-        baselines_table=baseline_table(out, manifest, pool=pool),
-        paper_table=paper_reference_table(profile, out),
+        **card_text.snippets(repo_or_folder or _default_repo(), version),
+        baselines_table=baseline_table(out, manifest, pool=pool, scored=scored),
+        paper_table=paper_reference_table(profile, out, floors),
         licence=_card_file("licence.md").strip(),
         citation=_card_file("citation.bib").strip(),
     )

@@ -56,7 +56,9 @@ def shard_jobs(out, tasks: Iterable[str], splits: Sequence[str] = CARD_SPLITS) -
 def _entry(task: str, metrics: Sequence[dict]) -> dict:
     """One question's entry for ``scoring.aggregate``: the mean score of its ``metrics`` (one per
     draw) and, for a task with halves (T4), the gold half they all share."""
-    entry = {"score": sum(m["score"] for m in metrics) / len(metrics)}
+    entry = {key: sum(m[key] for m in metrics) / len(metrics) for key in ("score", "exact")}
+    if scoring.T9_PAPER_EXACT in metrics[0]:  # T9 exact the paper's way (the card's floor)
+        entry[scoring.T9_PAPER_EXACT] = metrics[0][scoring.T9_PAPER_EXACT]
     halves = TASK_BY_NAME[canonical_task(task)].halves
     if halves is not None and halves in metrics[0]:
         entry[halves] = metrics[0][halves]

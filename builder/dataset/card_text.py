@@ -102,7 +102,7 @@ def _fewest(small: dict[str, int]) -> str:
 
 
 def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
-    """The Limitations bullet of the tasks whose paper decoys leak (registry ``decoy_leak``), with
+    """The Limitations bullet of the tasks whose paper decoys leak (registry ``decoy_leak_in``), with
     the build's measured options-only score of the first of them that has one."""
     names = ", ".join(f"T{TASK_BY_NAME[t].number}" for t in leaking)
     decoys = manifest.get("config", {}).get("decoys", "paper")
@@ -131,6 +131,20 @@ def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
     )
 
 
+def _split_note(manifest: dict) -> list[str]:
+    """The Limitations bullet of a build split by hash (no ``--split-file``)."""
+    if manifest.get("config", {}).get("split_file"):
+        return []
+    return [
+        "- **Split by hash**: a complex goes to train or test by a hash of the seed and its PDB "
+        "id, so homologous proteins (and other entries of one protein) can fall on both sides "
+        "and a model trained on the train split may have seen the test proteins. For a split by "
+        "sequence identity build with `--split-file` (one PDB id per line in `train.txt`, "
+        "`val.txt`, `test.txt`, e.g. ATOM3D's LBA split at 30% identity, which the paper's "
+        "counts match; the validation ids are left out; docs/inputs.md#split-files)."
+    ]
+
+
 def limitations(out, manifest: dict) -> str:
     """The card's Limitations section body (markdown bullets)."""
     cfg = manifest.get("config", {})
@@ -157,9 +171,12 @@ def limitations(out, manifest: dict) -> str:
             "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
             "from the pictures (the pixel-only solver does not answer it)."
         )
-    leaking = [s.name for s in TASK_SPECS if s.decoy_leak and s.name in manifest["counts"]]
+    leaking = [
+        s.name for s in TASK_SPECS if profile in s.decoy_leak_in and s.name in manifest["counts"]
+    ]
     if leaking:
         lines.append(_decoy_leak(out, manifest, leaking))
+    lines += _split_note(manifest)
     if small:
         lines.append(
             f"- **Small build**: {n_test} test complexes; "
@@ -167,3 +184,38 @@ def limitations(out, manifest: dict) -> str:
             + f" test questions ({_fewest(small)}): use a full build for comparisons."
         )
     return "\n".join(lines)
+
+
+def snippets(repo_or_folder: str, version: str | None) -> dict[str, str]:
+    """The parts of the card's Load and Evaluate snippets that name the data: the repo (or
+    folder) the card describes and, for a tagged release, its tag, so that every command on
+    the card of a pushed version reads that version (``misi-bench push`` renders the card
+    with the repo and tag being pushed). Keys: ``load_args`` (after the split in
+    ``load_dataset``), ``harness_env`` (before ``misi-bench lmms-eval``: the variables every
+    harness route reads), ``revision_option`` (after ``misi-bench score --dataset REPO``)."""
+    from ..core.constants import DEFAULT_HUB_REPO, REPO_ENV, REVISION_ENV  # noqa: PLC0415
+
+    env = []
+    if repo_or_folder != DEFAULT_HUB_REPO:
+        env.append(f"{REPO_ENV}={repo_or_folder}")
+    if version:
+        env.append(f"{REVISION_ENV}={version}")
+    return {
+        "load_args": f', revision="{version}"' if version else "",
+        "harness_env": " ".join(env) + " " if env else "",
+        "revision_option": f" --revision {version}" if version else "",
+    }
+
+
+def version_line(repo_or_folder: str, version: str | None) -> str:
+    """The card's line naming the release ('' for an untagged build): the tag, how each route
+    reads it, and that results files record it (docs/releasing.md)."""
+    if not version:
+        return ""
+    return (
+        f"Dataset version: **{version}** (tag `{version}` of `{repo_or_folder}`). To cite a "
+        f"score, compute it on this tag: `misi-bench score`, `eval`, `report --dataset` and "
+        f"`human` take `--revision {version}`, the harness routes read "
+        f"`MISI_BENCH_REVISION={version}`; every results file records the dataset, revision, "
+        "commit and config hash it was computed on."
+    )

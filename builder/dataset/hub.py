@@ -10,7 +10,11 @@ lists is what a real push sends.
 A release is a tag ``vMAJOR.MINOR.PATCH``. Before anything is uploaded the tag is checked against the
 repo's refs: an existing tag is never moved (``MisiError``). The pushed ``manifest.json`` states the
 tag (key ``version``) and the pushed card is regenerated to state it, so the files of a tagged
-revision name their own version. A push without a tag records ``version: null`` (a development push).
+revision name their own version. A push without a tag records ``version: null`` (a development
+push). The card's Load and Evaluate snippets name the repo and tag being pushed. A dry run
+stages the release as a push would, prints the staged card's head and snippets, and warns (as
+a push does) when the build is the embedded sample set or has fewer than
+:data:`MIN_RELEASE_TEST_COMPLEXES` test complexes.
 
 A push never edits the build folder: the files the Hub gets are assembled in a staging folder
 outside it (links to the shards and images, a new manifest and card), so the local manifest (and
@@ -25,6 +29,7 @@ The token is handed to ``huggingface_hub`` only; it is never printed, logged or 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -36,11 +41,17 @@ from pathlib import Path
 from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from .card import write_card
+from .card_text import SMALL_TEST_QUESTIONS
 from .lock import command_line, folder_lock
-from .manifest import read_manifest, shard_problems, write_manifest
+from .manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .publish import recover
 
 log = logging.getLogger(__name__)
+
+#: Errors of a write that failed for want of room or rights (said in one line, with the path).
+WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+)
 
 REPO_TYPE = "dataset"
 DEFAULT_REVISION = "main"
@@ -74,6 +85,10 @@ class PushResult:
     dry_run: bool = False
     commit_oid: str | None = None
     commit_url: str | None = None
+    #: A dry run's staged card, first lines and snippets (:func:`card_head`); None for a push.
+    card_head: str | None = None
+    #: What a maintainer should read before publishing (:func:`release_warnings`).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
@@ -134,6 +149,12 @@ def _check_folder(folder: Path) -> dict:
         manifest = read_manifest(folder)
     except ValueError as exc:
         raise MisiError(f"{folder / 'manifest.json'}: not valid JSON ({exc})") from None
+    wrong = manifest_problems(manifest)
+    if wrong:
+        raise MisiError(
+            f"{folder / 'manifest.json'}: not a build's manifest: {'; '.join(wrong[:3])}; "
+            "nothing was pushed (rebuild, or restore the manifest the build wrote)"
+        )
     shards = [rel for rel, _ in upload_files(folder) if rel.endswith(".parquet")]
     if not shards:
         raise MisiError(
@@ -238,8 +259,12 @@ def _push_checked(
 ) -> PushResult:
     """The push of a checked folder (its lock held): a dry run's listing, or the upload of a
     staging copy."""
+    notes = release_warnings(manifest, tag)
+    for note in [] if dry_run else notes:  # a dry run prints them after the card
+        log.warning("%s: %s", folder, note)
     if dry_run:
         files = upload_files(folder)
+        head = staged_card_head(folder, manifest, tag, repo_id)
         log.info(
             "dry run: %d files (%d bytes) would be pushed to %s@%s%s",
             len(files),
@@ -248,7 +273,9 @@ def _push_checked(
             revision,
             f" and tagged {tag}" if tag else "",
         )
-        return PushResult(repo_id, revision, tag, files, dry_run=True)
+        return PushResult(
+            repo_id, revision, tag, files, dry_run=True, card_head=head, warnings=notes
+        )
 
     from huggingface_hub import HfApi  # noqa: PLC0415
     from huggingface_hub.errors import HfHubHTTPError  # noqa: PLC0415
@@ -268,20 +295,43 @@ def _push_checked(
             log.info("creating branch %s of %s", revision, repo_id)
             api.create_branch(repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True)
 
-        with tempfile.TemporaryDirectory(prefix="misi-push-") as tmp:
-            staging = Path(tmp)
-            stage_release(folder, staging, manifest, tag, repo_id)
-            files, commit_oid, commit_url = _upload(
-                api, staging, repo_id, tag, revision, private, manifest
-            )
+        files, commit_oid, commit_url = _staged_upload(
+            api, folder, manifest, repo_id, tag, revision, private
+        )
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
         raise MisiError(
             f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}"
         ) from None
     return PushResult(
-        repo_id, revision, tag, files, dry_run=False, commit_oid=commit_oid, commit_url=commit_url
+        repo_id,
+        revision,
+        tag,
+        files,
+        dry_run=False,
+        commit_oid=commit_oid,
+        commit_url=commit_url,
+        warnings=notes,
     )
+
+
+def _staged_upload(api, folder: Path, manifest: dict, repo_id, tag, revision, private) -> tuple:
+    """Stage the release in a temporary folder and upload it. A write that fails there (a full
+    disk, a read-only temporary folder) is one line naming the file and the folder to free."""
+    tmp_root = Path(tempfile.gettempdir())
+    try:
+        with tempfile.TemporaryDirectory(prefix="misi-push-") as tmp:
+            stage_release(folder, Path(tmp), manifest, tag, repo_id)
+            return _upload(api, Path(tmp), repo_id, tag, revision, private, manifest)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:  # e.g. a dropped connection (requests' are OSErrors)
+            raise
+        where = exc.filename or tmp_root
+        raise MisiError(
+            f"{where}: cannot write ({exc.strerror or type(exc).__name__}) while staging the "
+            f"release for upload in {tmp_root}; nothing was pushed and {folder} is unchanged "
+            "(free space there, or point TMPDIR at a folder with room)"
+        ) from None
 
 
 def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tuple:
@@ -340,6 +390,60 @@ def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tup
     return files, commit_oid, commit_url
 
 
+#: A release with fewer test complexes than this is warned about: T9 asks one question per
+#: complex, so below it T9 has fewer test questions than the card's small-build caveat
+#: (``card_text.SMALL_TEST_QUESTIONS``, a 95% interval wider than about ±10 points).
+MIN_RELEASE_TEST_COMPLEXES = SMALL_TEST_QUESTIONS
+#: Lines of the staged card a dry run prints before its snippets.
+CARD_HEAD_LINES = 14
+
+
+def release_warnings(manifest: dict, tag: str | None) -> list[str]:
+    """What a maintainer should know before publishing ``manifest``'s build: that it is the
+    embedded sample set, or that it has fewer than :data:`MIN_RELEASE_TEST_COMPLEXES` test
+    complexes (said louder for a tagged release)."""
+    notes = []
+    source = str(manifest.get("source") or manifest.get("config", {}).get("source", ""))
+    what = f"release {tag}" if tag else "this push"
+    counts = manifest.get("complexes") or {}
+    n_test = int(counts.get("test", 0))
+    if source == "samples":
+        notes.append(
+            f"{what} is the embedded sample set ({int(counts.get('train', 0)) + n_test} complexes), "
+            "a smoke-test build, not the benchmark: build from PDBbind or an id list first "
+            "(docs/releasing.md)"
+        )
+    if n_test < MIN_RELEASE_TEST_COMPLEXES:
+        notes.append(
+            f"{what} has {n_test} test complexes (fewer than {MIN_RELEASE_TEST_COMPLEXES}: T9 "
+            f"then has fewer than {SMALL_TEST_QUESTIONS} test questions, a 95% interval wider "
+            "than about ±10 points)"
+        )
+    return notes
+
+
+def card_head(text: str, lines: int = CARD_HEAD_LINES) -> str:
+    """A card's first ``lines`` lines after its YAML header, then every snippet line that names
+    the data (``load_dataset``, ``misi-bench``), so a dry run shows the repo and tag they read."""
+    body = text.split("---\n", 2)[-1].strip("\n").splitlines()
+    snippets = [
+        line
+        for line in body[lines:]
+        if "load_dataset(" in line
+        or line.lstrip().split(" ")[0:1] == ["misi-bench"]
+        or "misi-bench lmms-eval" in line
+    ]
+    return "\n".join([*body[:lines], "[...]", *snippets])
+
+
+def staged_card_head(folder: Path, manifest: dict, tag: str | None, repo_id: str) -> str:
+    """The head of the card a push of ``folder`` would send (:func:`card_head`), staged and
+    rendered as the push does (:func:`stage_release`) in a folder removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="misi-dry-run-") as tmp:
+        stage_release(folder, Path(tmp), manifest, tag, repo_id)
+        return card_head((Path(tmp) / "README.md").read_text(encoding="utf-8"))
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -363,6 +467,11 @@ def cli_push(args) -> int:
     if result.dry_run:
         for rel, size in result.files:
             print(f"{size:>12,d}  {rel}")
+        print(
+            f"\nThe card as it would be pushed (README.md, head and snippets):\n{result.card_head}\n"
+        )
+        for note in result.warnings:
+            print(f"WARNING: {note}")
         print(
             f"dry run: {len(result.files)} files, {result.total_bytes:,d} bytes would be pushed to {target}; "
             "nothing was sent"

@@ -57,3 +57,54 @@ def shard_problems(folder: Path, manifest: dict) -> list[str]:
     }
     problems += [f"{rel}: not listed in manifest.json" for rel in sorted(on_disk - set(listed))]
     return problems
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _verdict_problems(name: str, value) -> list[str]:
+    """``validation`` / ``audit``: an object whose ``ok`` is true or false (not a string)."""
+    if not isinstance(value, dict):
+        return [f"{name!r} is {type(value).__name__} {value!r:.40}, not an object"]
+    out = []
+    if not isinstance(value.get("ok"), bool):
+        out.append(f"{name}.ok is {value.get('ok')!r:.40}, not true or false")
+    if "checked" in value and not _is_int(value["checked"]):
+        out.append(f"{name}.checked is {value['checked']!r:.40}, not a count")
+    if "problems" in value and not isinstance(value["problems"], list):
+        out.append(f"{name}.problems is not a list")
+    return out
+
+
+def manifest_problems(manifest) -> list[str]:
+    """Where ``manifest`` is not shaped like a build's manifest (what ``push`` refuses): an
+    object with a text ``config_hash``, ``counts`` of {config: {split: count}}, ``shards`` of
+    {path: {sha256, bytes}}, and, when present, ``validation`` / ``audit`` objects whose ``ok``
+    is true or false and ``skipped_complexes`` of {pdb id: reason}. Empty when it is."""
+    if not isinstance(manifest, dict):
+        return [f"the manifest is {type(manifest).__name__}, not an object"]
+    out = []
+    if not isinstance(manifest.get("config_hash"), str) or not manifest.get("config_hash"):
+        out.append(f"config_hash is {manifest.get('config_hash')!r:.40}, not a hash")
+    counts = manifest.get("counts")
+    if not isinstance(counts, dict) or not all(
+        isinstance(c, dict) and all(_is_int(n) and n >= 0 for n in c.values())
+        for c in counts.values()
+    ):
+        out.append("counts is not {config: {split: count}}")
+    shards = manifest.get("shards")
+    if not isinstance(shards, dict) or not all(
+        isinstance(m, dict) and isinstance(m.get("sha256"), str) and _is_int(m.get("bytes"))
+        for m in shards.values()
+    ):
+        out.append("shards is not {path: {sha256, bytes}}")
+    for name in ("validation", "audit"):
+        if name in manifest:
+            out += _verdict_problems(name, manifest[name])
+    skipped = manifest.get("skipped_complexes", {})
+    if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
+        out.append("skipped_complexes is not {pdb id: reason}")
+    if not isinstance(manifest.get("version"), (str, type(None))):
+        out.append(f"version is {manifest.get('version')!r:.40}, not a tag or null")
+    return out

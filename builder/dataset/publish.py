@@ -20,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..core.errors import MisiError
 from ..tasks import TASKS
 from .blind import BASELINES_FILE
 
@@ -92,7 +93,21 @@ def recover(out: Path) -> bool:
     path = Path(out) / PUBLISH_DIR / JOURNAL
     if not path.exists():
         return False
-    journal = json.loads(path.read_text(encoding="utf-8"))
-    log.warning("%s: finishing an interrupted publish of %s", out, journal["staged"])
-    _apply(Path(out), journal)
+    try:
+        journal = json.loads(path.read_text(encoding="utf-8"))
+        staged = journal["staged"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MisiError(
+            f"{path}: the journal of an interrupted publish is unreadable ({exc}); the folder "
+            "holds a half-switched release: restore it from a copy, or rebuild it"
+        ) from None
+    log.warning("%s: finishing an interrupted publish of %s", out, staged)
+    try:
+        _apply(Path(out), journal)
+    except OSError as exc:
+        raise MisiError(
+            f"{out}: cannot finish the interrupted publish of {staged} (journal {path}): the "
+            f"folder cannot be written ({exc.strerror or type(exc).__name__}); make it writable "
+            "and run the command again: it finishes the switch"
+        ) from None
     return True

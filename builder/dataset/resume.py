@@ -97,3 +97,24 @@ def stale_units(work: Path, refs: dict[str, ComplexRef], splits: dict[str, str])
         if problem:
             stale[pdb_id] = problem
     return stale
+
+
+def skipped_units(work: Path, refs: dict[str, ComplexRef], sums: Checksums) -> dict[str, str]:
+    """{pdb id: why} of the units of ``work`` recorded as skipped (the complex could not be read)
+    whose input files are still those they were tried on, and those discovery already refused
+    (``ComplexRef.problem``): what the split is drawn around."""
+    out = {}
+    for pdb_id in sorted(refs):
+        if refs[pdb_id].problem:
+            out[pdb_id] = refs[pdb_id].problem
+            continue
+        path = work / f"{pdb_id}.status.json"
+        try:
+            status = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        except (OSError, ValueError):
+            status = None
+        if not isinstance(status, dict) or status.get("ok", True):
+            continue
+        if (status.get("inputs") or {}) == (sums.files(pdb_id) or {}):
+            out[pdb_id] = str(status.get("error", ""))
+    return out

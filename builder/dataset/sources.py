@@ -109,20 +109,24 @@ def assign_splits(
     seed: int,
     split_file: str | Path | None = None,
     test_fraction: float = DEFAULT_TEST_FRACTION,
+    skipped: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """Split by complex. With a split file its assignment wins (complexes a CSV does not list go
     to train; with ATOM3D-style lists, val complexes and those no list names are ``excluded``,
     which the build leaves out). Otherwise a complex is in test when a hash of (seed, pdb id) falls below
     ``test_fraction`` (stable when complexes are added); if that leaves fewer than two test
-    complexes (T5 pairs complexes within a split), the lowest-hash ones are moved to test."""
+    complexes (T5 pairs complexes within a split), the lowest-hash ones are moved to test.
+    ``skipped``: complexes the build could not read; they take no test slot of that minimum
+    (the build draws again once it knows them, so that they cannot empty the test split)."""
     if split_file is not None:
         fixed, default = read_split(split_file)
         return {p: fixed.get(p, default) for p in pdb_ids}
-    ranked = sorted(pdb_ids, key=lambda p: (_unit_hash(seed, p), p))
+    drawn = [p for p in pdb_ids if p not in skipped]
+    ranked = sorted(drawn, key=lambda p: (_unit_hash(seed, p), p))
     test = {p for p in pdb_ids if _unit_hash(seed, p) < test_fraction}
-    minimum = 2 if len(pdb_ids) >= 4 else 0
+    minimum = 2 if len(drawn) >= 4 else 0
     for p in ranked:
-        if len(test) >= minimum:
+        if len(test.intersection(drawn)) >= minimum:
             break
         test.add(p)
     return {p: ("test" if p in test else "train") for p in pdb_ids}

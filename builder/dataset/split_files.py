@@ -124,7 +124,10 @@ def split_file_paths(path: str | Path) -> tuple[str, dict[str, Path]]:
 
 
 def _read_csv(path: Path) -> dict[str, str]:
+    """{pdb id: split} of a CSV split file; an id named on two rows is refused (naming both
+    lines), whether or not the rows agree: which one was meant cannot be told."""
     out: dict[str, str] = {}
+    line_of: dict[str, int] = {}
     for number, line in _lines(path, _read_text(path)):
         row = next(csv.reader([line]), [])
         if not row or row[0].strip().lower() in ("pdb_id", "pdbid", "") or row[0].startswith("#"):
@@ -136,7 +139,15 @@ def _read_csv(path: Path) -> dict[str, str]:
         pdb_id = row[0].strip()
         if any(ch.isspace() for ch in pdb_id):
             raise InputError(path, f"line {number}: {pdb_id!r} is not one PDB id")
-        out[pdb_id.lower()] = row[1].strip()
+        key = pdb_id.lower()
+        if key in line_of:
+            raise InputError(
+                path,
+                f"line {number}: {key} is also on line {line_of[key]} (one row per complex; "
+                f"here {row[1].strip()}, there {out[key]})",
+            )
+        line_of[key] = number
+        out[key] = row[1].strip()
     return out
 
 

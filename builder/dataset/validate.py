@@ -30,6 +30,7 @@ from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
+from .build_warnings import reading_warnings
 from .cluster import check_workers
 from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
@@ -106,6 +107,7 @@ def validate_dataset(
         return report
     for problem in shard_problems(folder, manifest):  # every byte as built, nothing extra
         report.fail(problem)
+    report.warnings.extend(reading_warnings(manifest))  # atoms the build's reading lost
     setup = StructureSource.of(manifest, source, structures)
     # light pass: ids, complexes, answers and axes of every row, and where each row group is
     light: dict[tuple[str, str], list[dict]] = {}

@@ -15,7 +15,8 @@ lmms-eval ``--log_samples``, VLMEvalKit work dirs, ``eval`` runs), :mod:`.per_it
 results as JSON Lines),
 :mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``, and the
 ``--paper-rows`` choice), :mod:`.paper_rows` (those rows beside a result, as markdown),
-:mod:`.readings` (the other readings of rules the paper leaves open, reported beside the score).
+:mod:`.readings` (the other readings of rules the paper leaves open, reported beside the score),
+:mod:`.floors` (the blind floor per paper column and a result's margin above it).
 
 Conventions
 -----------
@@ -30,10 +31,12 @@ Metrics per question (:func:`score_prediction`), keys of the returned dict:
 
 * ``score``: the main metric of docs/spec.md section 7; ``exact``: exact match; ``parsed``: 1.0 when the
   output could be parsed at all (its mean is the parse rate).
-* ``translation`` / ``rotation`` (T1, T2): ``score = max(0, 1 - |pred - true| / R)`` with
-  R = 8 Å / 180°, 0 when the verb or axis is wrong. ``zooming`` (T3): exact match.
+* ``translation`` / ``rotation`` (T1, T2): 0 when the verb or axis is wrong; else, in ``paper``
+  rows, ``1 - steps / (n - 1)`` with the error in steps of the n allowed non-zero values (over 7
+  / 11), in ``explicit`` rows ``max(0, 1 - |pred - true| / R)`` with R = 8 Å / 180°; both are
+  reported (``score_steps``, ``score_radius``). ``zooming`` (T3): exact match.
 * ``docking`` (T7): ``0.5 * rotation_part + 0.5 * move_part`` (also reported as ``rotation_part``
-  and ``move_part``). Rotation: the roll axis must match, ``max(0, 1 - |dA| / 180)``. Move: a
+  and ``move_part``). Rotation: the roll axis must match, scored as T2 in the row's profile. Move: a
   ``move x`` with the sign of the true one, ``max(0, 1 - |dD| / |D|)``. Angles are not wrapped.
 * ``translation_rotation``, ``rotation_rotation``, ``interaction_location``: accuracy.
 * ``residue_ligand`` (T4): negatives 1 iff the answer is ``No``; positives and ``pocket_ligand``

@@ -8,7 +8,10 @@ the chance levels of :mod:`.baselines`:
   three (sum of absolute differences of its move components, summed over the other three);
   ``sign_majority``: the option whose component signs agree most often with the majority sign of
   each component over the four options; ``magnitude_median``: the option whose component
-  magnitudes are nearest (sum of absolute differences) to the median magnitude of each component.
+  magnitudes are nearest (sum of absolute differences) to the median magnitude of each component;
+  ``component_median``: the option nearest (sum of absolute differences) to the per-component
+  median of the signed values; ``nearest_zero``: the option with the smallest sum of absolute
+  components (the smallest move).
   Ties are broken by a random choice among the tied letters. ``options_best`` is the best of the
   rules on the questions scored (an optimistic figure: the rule is picked after seeing the
   scores). T5/T6, whose options are images, have their options-only rule (the option image
@@ -37,7 +40,13 @@ from .parsing import format_parsed, parse_prediction
 
 LETTERS = "ABCD"
 #: Rules that read only the text of the options (T8).
-OPTION_RULES = ("option_medoid", "sign_majority", "magnitude_median")
+OPTION_RULES = (
+    "option_medoid",
+    "sign_majority",
+    "magnitude_median",
+    "component_median",
+    "nearest_zero",
+)
 #: Name of the best-of row and of the image rule (computed in the dataset layer).
 BEST_RULE = "options_best"
 IMAGE_RULE = "option_image_medoid"
@@ -47,6 +56,8 @@ BLIND_NAMES = {
     "option_medoid": "options only: option nearest the others",
     "sign_majority": "options only: sign majority",
     "magnitude_median": "options only: magnitude median",
+    "component_median": "options only: option nearest the median",
+    "nearest_zero": "options only: smallest move",
     IMAGE_RULE: "options only: option image nearest the others",
     BEST_RULE: "options only: best rule",
     TEXT_ONLY: "text only: train's most frequent answer",
@@ -82,6 +93,10 @@ def rule_scores(rule: str, vectors: np.ndarray) -> np.ndarray:
     if rule == "magnitude_median":
         mags = np.abs(vectors)
         return np.abs(mags - np.median(mags, axis=0)).sum(axis=1)
+    if rule == "component_median":
+        return np.abs(vectors - np.median(vectors, axis=0)).sum(axis=1)
+    if rule == "nearest_zero":
+        return np.abs(vectors).sum(axis=1)
     raise ValueError(
         f"unknown options-only rule {rule!r}; expected one of {', '.join(OPTION_RULES)}"
     )

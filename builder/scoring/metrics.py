@@ -18,14 +18,24 @@ from ..core.registry import (
 from ..operations.language import Move, Operation, Roll, parse_operations
 from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
 from .parsing import parse
-from .readings import alt_bonds, alt_pair, alt_single, alt_zero, move_part
+from .readings import (
+    alt_bonds,
+    alt_pair,
+    alt_single,
+    alt_zero,
+    magnitude_score,
+    move_part,
+    other_magnitude_score,
+)
 from .text import MAX_CHARS
 
 logger = logging.getLogger(__name__)
 
 #: The weighted-score radius R of a single-command answer (T1: Å, T2: degrees) and the angle
 #: scale of an operation pair's rotation part (T7: degrees) are each task's ``score_radius`` in
-#: the registry; a single command without one (T3) scores exact answers only.
+#: the registry; a single command without one (T3) scores exact answers only. ``paper`` rows
+#: count the error in steps of the allowed values instead (over 7 for T1, 11 for T2 and T7's
+#: roll; ``readings.HEADLINE_RULE``), the reading the paper's printed cells fit.
 
 # --------------------------------------------------------------------------------------------
 # Scoring
@@ -75,31 +85,33 @@ def _gold(spec: TaskSpec, answer: str):
     raise ValueError(f"{task}: malformed gold answer {answer!r}")
 
 
-def _score_single_op(spec: TaskSpec, pred, gold: Operation) -> dict[str, float]:
+def _score_single_op(spec: TaskSpec, pred, gold: Operation, profile: str) -> dict[str, float]:
     if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
         return {"score": 0.0, "exact": 0.0, **alt_single(spec, pred, gold)}
     exact = float(pred.magnitude == gold.magnitude)
     if spec.score_radius is None:
         return {"score": exact, "exact": exact}
-    diff = abs(pred.magnitude - gold.magnitude)
     return {
-        "score": max(0.0, 1.0 - diff / spec.score_radius),
+        "score": magnitude_score(spec, pred.magnitude, gold.magnitude, profile),
         "exact": exact,
         **alt_single(spec, pred, gold),
     }
 
 
-def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, float]:
+def _score_pair(
+    spec: TaskSpec, pred, gold: tuple[Operation, ...], profile: str
+) -> dict[str, float]:
     gold_roll = next((op for op in gold if isinstance(op, Roll)), None)
     gold_move = next((op for op in gold if isinstance(op, Move)), None)
     ops = list(pred) if isinstance(pred, tuple) else []
     rolls = [op for op in ops if isinstance(op, Roll)]
     moves = [op for op in ops if isinstance(op, Move)]
-    rot = 0.0
+    rot = other_rot = 0.0
     if gold_roll is not None and rolls and rolls[-1].axis == gold_roll.axis:
-        rot = max(0.0, 1.0 - abs(rolls[-1].angle - gold_roll.angle) / spec.score_radius)
+        rot = magnitude_score(spec, rolls[-1].angle, gold_roll.angle, profile)
+        other_rot = other_magnitude_score(spec, rolls[-1].angle, gold_roll.angle, profile)
     elif gold_roll is None and not rolls:
-        rot = 1.0
+        rot = other_rot = 1.0
     mov = move_part(moves, gold_move)
     exact = float(sorted(map(str, ops)) == sorted(map(str, gold)))
     return {
@@ -107,7 +119,7 @@ def _score_pair(spec: TaskSpec, pred, gold: tuple[Operation, ...]) -> dict[str, 
         "exact": exact,
         "rotation_part": rot,
         "move_part": mov,
-        **alt_pair(rot, moves, gold_move),
+        **alt_pair(rot, moves, gold_move, mov, (profile, other_rot)),
     }
 
 
@@ -137,12 +149,12 @@ def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer, strict: bool = False) -
     return {**main, **out, **alt_bonds(spec, pred, gold, n_match, main)}
 
 
-def _zero_metrics(spec: TaskSpec, gold) -> dict[str, float]:
+def _zero_metrics(spec: TaskSpec, gold, profile: str) -> dict[str, float]:
     out = {"score": 0.0, "exact": 0.0, "parsed": 0.0}
     if spec.answer_kind == OPERATION_PAIR:
         out.update(rotation_part=0.0, move_part=0.0)
     out.update(_halves(spec, gold))
-    out.update(alt_zero(spec, gold))
+    out.update(alt_zero(spec, gold, profile))
     return out
 
 
@@ -160,15 +172,19 @@ def score_prediction(
     keyword ``options`` overrides it. Returns at least ``score``, ``exact`` and ``parsed``;
     an operation pair (T7) adds ``rotation_part`` / ``move_part``; a task with ``halves`` (T4)
     adds that metric (``polarity``); the other readings of rules the paper leaves open come as
-    metrics of their own (:mod:`.readings`: ``score_steps``, ``score_move_fixed``,
+    metrics of their own (:mod:`.readings`: ``score_steps``, ``score_radius``,
+    ``score_move_fixed``, ``score_rotation_radius`` / ``score_rotation_steps``,
     ``score_precision``, ``score_f1``, ``exact_bonds_present``). The rules of the row's profile
     apply (``metadata["profile"]``, ``explicit`` when absent; see ``builder.core.profiles``): in
-    ``paper`` rows a bond item matches only when it names every field of the answer format.
+    ``paper`` rows a bond item matches only when it names every field of the answer format, and
+    T1/T2 magnitudes and T7's roll are scored in steps of the allowed values (over 7 / 11).
     Never raises because of ``prediction``; raises ``ValueError`` for an unknown task or profile
     or a malformed gold answer (a dataset bug).
 
     >>> score_prediction("translation", "Answer: move x 3", "move x 2")["score"]  # 1 - 1/8
     0.875
+    >>> round(score_prediction("translation", "move x 3", "move x 2", {"profile": "paper"})["score"], 4)
+    0.8571
     >>> score_prediction("rotation_rotation", "**B**", "B")
     {'score': 1.0, 'exact': 1.0, 'parsed': 1.0}
     >>> score_prediction("docking", "I cannot tell", "roll y 30, move x 12")["score"]
@@ -197,11 +213,11 @@ def score_prediction(
                 residues = KNOWN_RESIDUES | frozenset(k[0] for k in gold.bonds)
             pred = parse(task, prediction, residues=residues, options=options)
         if pred is None:
-            return _zero_metrics(spec, gold)
+            return _zero_metrics(spec, gold, profile_name)
         if kind == SINGLE_OPERATION:
-            out = _score_single_op(spec, pred, gold)
+            out = _score_single_op(spec, pred, gold, profile_name)
         elif kind == OPERATION_PAIR:
-            out = _score_pair(spec, pred, gold)
+            out = _score_pair(spec, pred, gold, profile_name)
         elif kind == LETTER:
             ok = float(pred == gold)
             out = {"score": ok, "exact": ok}
@@ -211,4 +227,4 @@ def score_prediction(
         return out
     except Exception:
         logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
-        return _zero_metrics(spec, gold)
+        return _zero_metrics(spec, gold, profile_name)

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 
 from ..core.profiles import PROFILES
 from ..core.registry import TASK_SPECS
+from .floors import FLOOR_LABEL, Floor
 from .paper_reference import NOT_COMPARABLE, PaperReferenceRow, default_paper_rows
-from .readings import T9_PAPER_EXACT
+from .readings import HEADLINE_RULE, T9_PAPER_EXACT
 from .report import COLUMN_KEYS, paper_average, paper_columns
 
 __all__ = [
@@ -93,6 +94,8 @@ def format_paper_rows_markdown(
     *,
     title: bool = True,
     where: str = "this build",
+    floors: Mapping[str, Floor] | None = None,
+    floor_where: str | None = None,
 ) -> str:
     """The chosen paper rows (default :func:`~.paper_reference.default_paper_rows`) beside a
     report, in percent: Table 1 with this result's scores and the blind ``baselines`` (the
@@ -100,8 +103,10 @@ def format_paper_rows_markdown(
     exact match (T9 the paper's way, ours in a note). ``report`` None: the paper's rows and the
     baselines only (the dataset card). Rows are tagged "not comparable" unless the build's
     profile asks the paper's questions; ``title`` False leaves out the heading sentence; ``where``
-    names the baselines' questions in their labels. Empty
-    text when ``rows`` is empty."""
+    names the baselines' questions in their labels; ``floors`` (``{"score": Floor, "exact":
+    Floor}``, :mod:`.floors`) adds the blind floor, with its paper average, as a row of each table
+    (``floor_where``: its questions, default ``where``).
+    Empty text when ``rows`` is empty."""
     rows = default_paper_rows() if rows is None else tuple(rows)
     if not rows:
         return ""
@@ -122,12 +127,13 @@ def format_paper_rows_markdown(
             values = baseline_columns(cells)
             lines.append(_line(f"{label} ({where})", None, values, paper_average(values)))
             shown = True
-    if shown:
+    lines += _floor_line((floors or {}).get("score"), floor_where or where)
+    if shown or (floors or {}).get("score"):
         lines += [
             "",
             "Blind rows answer without the pictures, on this build's questions (T4 is scored per "
-            "task there, so its halves are empty); a model shows use of the pictures only where it "
-            "beats them.",
+            "task there, so its halves are empty; the blind floor, the best blind baseline of each "
+            "column, fills them); a model shows use of the pictures only where it beats them.",
         ]
     exact_rows = [r for r in rows if r.exact_scores]
     if exact_rows:
@@ -144,6 +150,7 @@ def format_paper_rows_markdown(
             lines.append(
                 _line(row.name + tag, row.exact_rank, row.exact_by_column, row.exact_average)
             )
+        lines += _floor_line((floors or {}).get("exact"), floor_where or where)
         if exact is not None:
             ours = paper_columns(report, "exact").get("T9")
             lines += [
@@ -155,6 +162,13 @@ def format_paper_rows_markdown(
     if notes:
         lines += ["", "Notes on the printed figures:", *notes]
     return "\n".join(lines) + "\n"
+
+
+def _floor_line(floor: Floor | None, where: str) -> list[str]:
+    """The blind floor as a row of a paper table (none without a floor)."""
+    if floor is None:
+        return []
+    return [_line(f"{FLOOR_LABEL} ({where})", None, floor.values, floor.paper_average)]
 
 
 def format_exact_markdown(
@@ -196,10 +210,11 @@ def format_readings_markdown(report: Mapping) -> str:
     """The other readings of rules the paper leaves open beside the headline's reading (percent),
     one line per (task, reading) the report has questions for; empty text when it has none."""
     sections = {**(report.get("tasks") or {}), **(report.get("subsets") or {})}
+    headline = f"score_{HEADLINE_RULE.get(report.get('profile'), 'radius')}"
     lines = []
     for name, metric, main in _reading_rows():
         row = sections.get(name) or {}
-        if metric in row and main in row:
+        if metric in row and main in row and metric != headline:
             lines.append(
                 f"| {name} | {metric} | {_pct(row[metric])} | {main} | {_pct(row[main])} |"
             )

@@ -21,17 +21,18 @@ in none of the shapes above, raises :class:`PredictionFileError` with one line s
 does a file whose objects have ids but no ``prediction`` field anywhere (the line names the
 fields it found).
 
-Bounds (files from someone else): a file over :data:`MAX_FILE_BYTES`, a JSON Lines line over
-:data:`MAX_LINE_CHARS`, a table field over the ``csv`` module's field limit and a workbook beyond
-the bounds of :mod:`.xlsx` are refused with one line naming the file and the limit; JSON nested
-too deeply for the parser is an unreadable entry, not a crash.
+Bounds (files from someone else): a file over :data:`MAX_FILE_BYTES`, more than
+:data:`MAX_ENTRIES` entries, a JSON Lines line over :data:`MAX_LINE_CHARS`, a table field over
+the ``csv`` module's field limit and a workbook beyond the bounds of :mod:`.xlsx` are refused
+with one line naming the file and the limit; JSON Lines over :data:`MAX_WHOLE_JSON_BYTES` are
+read line by line (never whole), a JSON list that large is refused; JSON nested too deeply for
+the parser is an unreadable entry, not a crash.
 Reads only the standard library (``.xlsx`` through :mod:`.xlsx`).
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
@@ -44,6 +45,7 @@ from ..core.errors import MisiError
 from .xlsx import XlsxLimitError, read_xlsx_rows
 
 __all__ = [
+    "MAX_ENTRIES",
     "MAX_FILE_BYTES",
     "MAX_LINE_CHARS",
     "PredictionFile",
@@ -56,8 +58,13 @@ __all__ = [
 _LMMS_NAME_RE = re.compile(r"_samples_(?:tiny_)?misi_([a-z_]+?)\.jsonl$")
 _TABLE_SUFFIXES = (".xlsx", ".tsv", ".csv")
 
-MAX_FILE_BYTES = 1024 * 1024 * 1024  # one predictions file (the full test split is ~1000x less)
+#: One predictions file: the full test split with an eval run's raw replies is ~10-100 MB.
+MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_LINE_CHARS = 16 * 1024 * 1024  # one JSON Lines entry (a long reasoning trace is ~100 KB)
+#: A file parsed as one JSON document (list or object); JSON Lines above this are streamed.
+MAX_WHOLE_JSON_BYTES = 64 * 1024 * 1024
+#: Entries of one file, readable or not (the whole benchmark has 163,514 questions).
+MAX_ENTRIES = 1_000_000
 
 
 class PredictionFileError(MisiError):
@@ -95,7 +102,8 @@ class PredictionFile:
 class _Collector:
     """Accumulates entries in file order (last one wins for an id; duplicates are noted)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str = "<predictions>") -> None:
+        self.path, self.entries = path, 0
         self.preds: dict[str, str | None] = {}
         self.duplicates: dict[str, None] = {}
         self.bad: list[str] = []
@@ -104,7 +112,17 @@ class _Collector:
         self.keys_seen: list[str] = []  # the keys of the first object with an id
         self.builds: dict[str, None] = {}
 
+    def tick(self) -> None:
+        """Count one entry; refused past :data:`MAX_ENTRIES` (one line naming the file)."""
+        self.entries += 1
+        if self.entries > MAX_ENTRIES:
+            raise PredictionFileError(
+                f"{self.path}: more than {MAX_ENTRIES:,} entries, the limit for a predictions "
+                "file (the whole benchmark has 163,514 questions)"
+            )
+
     def add(self, where: str, item: Any) -> None:
+        self.tick()
         if not isinstance(item, Mapping):
             self.bad.append(f"{where}: not an object ({type(item).__name__})")
             return
@@ -150,7 +168,8 @@ class _Collector:
             return
         if pos in self.positions:
             self.duplicates[f"doc_id {pos}"] = None
-        self.positions[pos] = (str(item.get("target", "")), text)
+        target = item.get("target")
+        self.positions[pos] = ("" if target is None else str(target), text)
 
     def result(self, path: str, shape: str, config: str | None = None) -> PredictionFile:
         if not self.preds and not self.positions:
@@ -199,7 +218,7 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
         raise PredictionFileError(f"{path}: the predictions file is empty")
     match = _LMMS_NAME_RE.search(Path(path).name)
     config = match.group(1) if match else None
-    out = _Collector()
+    out = _Collector(path)
     stripped = text.strip()
     if stripped[0] in "[{":
         try:
@@ -212,21 +231,55 @@ def parse_predictions(text: str, path: str = "<predictions>") -> PredictionFile:
             return out.result(path, "json-list", config)
         if isinstance(whole, dict) and not {"id", "doc_id", "prediction"} & set(whole):
             return _from_object(whole, path, out)
-    for n, line in enumerate(text.splitlines(), 1):
+    _add_lines(out, enumerate(text.splitlines(), 1))
+    return out.result(path, "jsonl", config)
+
+
+def _add_lines(out: _Collector, lines, cut: bool = False) -> None:
+    """Add the JSON Lines entries of ``lines`` (``(number, line)`` pairs; ``cut``: a line past
+    the limit was cut just after it, so its length is not known)."""
+    for n, line in lines:
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
+            size = f"over {MAX_LINE_CHARS}" if cut else str(len(line))
             raise PredictionFileError(
-                f"{path}: line {n} has {len(line)} characters, over the limit of "
+                f"{out.path}: line {n} has {size} characters, over the limit of "
                 f"{MAX_LINE_CHARS} for one entry"
             )
         try:
             item = json.loads(line)
         except (ValueError, RecursionError):
+            out.tick()
             out.bad.append(f"line {n}: not JSON")
             continue
         out.add(f"line {n}", item)
-    return out.result(path, "jsonl", config)
+
+
+def _stream_lines(path: Path):
+    """``(number, line)`` of a text file read one bounded line at a time (a line is cut at
+    :data:`MAX_LINE_CHARS` + 1 characters, which :func:`_add_lines` refuses)."""
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        n = 0
+        while line := fh.readline(MAX_LINE_CHARS + 1):
+            n += 1
+            yield n, line.rstrip("\r\n")
+
+
+def _read_streamed(path: Path) -> PredictionFile:
+    """A JSON Lines file too large to parse as one document, read line by line (memory: what
+    is kept, not the file). A file that starts as a JSON list is refused: it is one document."""
+    with path.open("rb") as fh:
+        start = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if start == b"[":
+        raise PredictionFileError(
+            f"{path}: a JSON list of {path.stat().st_size} bytes, over the limit of "
+            f"{MAX_WHOLE_JSON_BYTES} bytes for one JSON document; write JSON Lines instead"
+        )
+    match = _LMMS_NAME_RE.search(path.name)
+    out = _Collector(str(path))
+    _add_lines(out, _stream_lines(path), cut=True)
+    return out.result(str(path), "jsonl", match.group(1) if match else None)
 
 
 def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
@@ -236,6 +289,7 @@ def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
             "pass the *_samples_<task>.jsonl file written with --log_samples)"
         )
     for rid, value in whole.items():
+        out.tick()
         out.put(f"key {rid!r}", str(rid), value)
     return out.result(path, "json-object")
 
@@ -250,17 +304,7 @@ def _read_table(path: Path) -> PredictionFile:
         except Exception as exc:  # noqa: BLE001 (any damage in the file is one clear error)
             raise PredictionFileError(f"{path}: cannot read this .xlsx file ({exc})") from None
     else:
-        text = _read_bounded(path).decode("utf-8-sig", errors="replace")
-        reader = csv.reader(
-            io.StringIO(text), delimiter="\t" if path.suffix.lower() == ".tsv" else ","
-        )
-        try:
-            rows = list(reader)
-        except csv.Error as exc:
-            raise PredictionFileError(
-                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
-                f"is {csv.field_size_limit()} characters per field)"
-            ) from None
+        rows = _csv_rows(path)
     if not rows:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
@@ -269,18 +313,42 @@ def _read_table(path: Path) -> PredictionFile:
             f"{path}: a predictions table needs 'id' and 'prediction' columns, found {header[:8]}"
         )
     i_id, i_pred = header.index("id"), header.index("prediction")
-    out = _Collector()
+    out = _Collector(str(path))
     if "config_hash" in header:  # VLMEvalKit keeps the dataset's columns, this one included
         i_build = header.index("config_hash")
         builds = {str(r[i_build]).strip() for r in rows[1:] if i_build < len(r)} - {""}
         out.builds.update(dict.fromkeys(sorted(builds)[:16]))
     for n, row in enumerate(rows[1:], 2):
+        out.tick()
         rid = str(row[i_id]).strip() if i_id < len(row) else ""
         if not rid:
             out.bad.append(f"row {n}: no id")
             continue
         out.put(f"row {n}", rid, str(row[i_pred]) if i_pred < len(row) else None)
     return out.result(str(path), "table")
+
+
+def _csv_rows(path: Path) -> list[list[str]]:
+    """The rows of a ``.csv``/``.tsv`` table, read from the file as a stream (never the whole
+    text at once) and refused past :data:`MAX_FILE_BYTES` or :data:`MAX_ENTRIES` rows."""
+    _file_size(path)
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    rows: list[list[str]] = []
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        try:
+            for row in reader:
+                if len(rows) > MAX_ENTRIES:
+                    raise PredictionFileError(
+                        f"{path}: more than {MAX_ENTRIES:,} rows, the limit for a predictions file"
+                    )
+                rows.append(row)
+        except csv.Error as exc:
+            raise PredictionFileError(
+                f"{path}: cannot read this table at line {reader.line_num} ({exc}; the limit "
+                f"is {csv.field_size_limit()} characters per field)"
+            ) from None
+    return rows
 
 
 def read_predictions(path: str | Path) -> PredictionFile:
@@ -292,12 +360,24 @@ def read_predictions(path: str | Path) -> PredictionFile:
     try:
         if p.suffix.lower() in _TABLE_SUFFIXES:
             return _read_table(p)
+        if _file_size(p) > MAX_WHOLE_JSON_BYTES:
+            return _read_streamed(p)
         data = _read_bounded(p)
     except OSError as exc:
         raise PredictionFileError(
             f"{path}: cannot read predictions ({exc.strerror or exc})"
         ) from None
     return parse_predictions(data.decode("utf-8-sig", errors="replace"), str(path))
+
+
+def _file_size(path: Path) -> int:
+    """The size of ``path``, refused (one line naming the limit) over :data:`MAX_FILE_BYTES`."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise PredictionFileError(
+            f"{path}: {size} bytes, over the limit of {MAX_FILE_BYTES} bytes for a predictions file"
+        )
+    return size
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -319,8 +399,9 @@ def _read_bounded(path: Path) -> bytes:
 def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> PredictionFile:
     """Give an lmms-eval samples file's predictions their question ids: ``rows`` are the dataset
     rows of the file's config and split in dataset order (``doc_id`` is the position). Raises
-    :class:`PredictionFileError` when a position is out of range or its ``target`` is not that
-    row's gold answer (the file belongs to another config, split or build)."""
+    :class:`PredictionFileError` when a position is out of range, has no ``target`` (nothing to
+    check it by) or its ``target`` is not that row's gold answer (the file belongs to another
+    config, split or build)."""
     if not file.positions:
         return file
     preds = dict(file.predictions)
@@ -331,7 +412,13 @@ def resolve_positions(file: PredictionFile, rows: Sequence[Mapping]) -> Predicti
                 f"{file.path}: doc_id {pos} is beyond the {len(rows)} rows of this config"
             )
         row = rows[pos]
-        if target and target != str(row["answer"]):
+        if not target:
+            raise PredictionFileError(
+                f"{file.path}: doc_id {pos} has no target, so its position cannot be checked "
+                f"against row {row['id']} (a log of another split or build would score "
+                "silently): log samples with their target, or give predictions with ids"
+            )
+        if target != str(row["answer"]):
             raise PredictionFileError(
                 f"{file.path}: doc_id {pos} has target {target!r} but row {row['id']} "
                 f"has answer {row['answer']!r}: wrong config, split or build"

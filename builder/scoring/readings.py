@@ -5,10 +5,17 @@ paper does not state exactly also gets its other plausible reading as a metric o
 reader can see how much the choice matters (docs/fidelity.md, "Scoring rules: ours and the
 paper's"):
 
-* ``score_steps`` (T1, T2): the error counted in steps of the task's non-zero magnitudes
-  (T1: -4..-1, 1..4 Å; T2: -90..-15, 15..90 degrees in 15-degree steps), divided by the largest
-  step distance (7 for T1, 11 for T2). The paper's printed T1/T2 cells fit sums of sevenths and
-  elevenths for every row, not the eighths and twelfths that /8 Å and /180 degrees give.
+* ``score_steps`` and ``score_radius`` (T1, T2): the error counted in steps of the task's
+  non-zero magnitudes (T1: -4..-1, 1..4 Å; T2: -90..-15, 15..90 degrees in 15-degree steps),
+  divided by the largest step distance (7 for T1, 11 for T2); or the absolute error over the
+  task's ``score_radius`` (8 Å, 180 degrees). The paper's printed T1/T2 cells fit sums of
+  sevenths and elevenths for every row, not the eighths and twelfths that /8 Å and /180 degrees
+  give, so the ``paper`` profile's headline is ``score_steps`` and ``explicit``'s is
+  ``score_radius`` (:data:`HEADLINE_RULE`); both are always reported.
+* ``rotation_part_radius`` and ``score_rotation_radius`` (T7, ``paper`` rows): the rotation
+  part over 180 degrees (the ``explicit`` headline) instead of in steps over 11;
+  ``rotation_part_steps`` and ``score_rotation_steps`` (T7, ``explicit`` rows): the other way
+  round. The paper's T7 cells mix two parts and cannot decide between them.
 * ``move_part_fixed`` and ``score_move_fixed`` (T7): the move part over a fixed range (T1's
   radius, 8 Å) instead of over the true distance |D|.
 * ``score_precision`` and ``score_f1`` (T4 positives, T9): the set rule's base ratio read as
@@ -21,11 +28,13 @@ from __future__ import annotations
 
 import bisect
 
+from ..core.profiles import EXPLICIT, PAPER
 from ..core.registry import OPERATION_PAIR, POCKET_BONDS, SINGLE_OPERATION, TaskSpec
 from ..operations.language import Move, Roll
 from .bonds import BondAnswer
 
 __all__ = [
+    "HEADLINE_RULE",
     "READINGS",
     "T9_PAPER_EXACT",
     "alt_bonds",
@@ -41,13 +50,29 @@ T9_PAPER_EXACT = "exact_bonds_present"
 #: What each other reading is (the JSON report carries this table as ``readings``).
 READINGS = {
     "score_steps": "T1/T2: error in steps of the non-zero magnitudes over the largest step distance "
-    "(7 for T1, 11 for T2); fits the paper's printed T1/T2 cells, which /8 and /180 do not",
+    "(7 for T1, 11 for T2); fits the paper's printed T1/T2 cells, which /8 and /180 do not (the "
+    "'paper' profile's headline)",
+    "score_radius": "T1/T2: absolute error over 8 Å / 180 degrees (the 'explicit' profile's "
+    "headline; no printed cell of the paper fits it)",
+    "rotation_part_radius": "T7's rotation part over 180 degrees (the 'explicit' headline's rule)",
+    "score_rotation_radius": "T7 with its rotation part over 180 degrees",
+    "rotation_part_steps": "T7's rotation part in 15-degree steps over 11 (the 'paper' headline's rule)",
+    "score_rotation_steps": "T7 with its rotation part in 15-degree steps over 11",
     "score_move_fixed": "T7 with its move part over a fixed 8 Å (T1's radius) instead of |D|",
     "move_part_fixed": "T7's move part over a fixed 8 Å instead of |D|",
     "score_precision": "T4 positives/T9: the set rule with |P ∩ G| / |P| as its base (the paper's "
     "'correct among all provided outputs' read literally), same penalties",
     "score_f1": "T4 positives/T9: the set rule with F1 as its base, same penalties",
     T9_PAPER_EXACT: "T9 exact match on complexes with at least one H-bond only (the paper's App. B)",
+}
+#: The headline's reading of the T1/T2 magnitude error and of T7's rotation part, per profile:
+#: ``steps`` (in steps of the allowed values, over 7 / 11) or ``radius`` (over 8 Å / 180 degrees).
+HEADLINE_RULE = {PAPER: "steps", EXPLICIT: "radius"}
+#: The other-reading metric of T1/T2 (and T7's pair) that is *not* a profile's headline.
+OTHER_SINGLE = {PAPER: "score_radius", EXPLICIT: "score_steps"}
+OTHER_PAIR = {
+    PAPER: ("rotation_part_radius", "score_rotation_radius"),
+    EXPLICIT: ("rotation_part_steps", "score_rotation_steps"),
 }
 #: The fixed range of T7's move part in the other reading: the translation task's radius.
 FIXED_MOVE_RANGE = 8.0  # Å; equal to T1's score radius (tests/test_paper_fidelity.py holds it)
@@ -69,10 +94,30 @@ def _position(values: tuple[int, ...], v: float) -> float:
 
 
 def step_score(spec: TaskSpec, pred: float, gold: float) -> float:
-    """``max(0, 1 - steps / (n - 1))``: the error in steps of the task's n allowed magnitudes."""
+    """``max(0, 1 - steps / (n - 1))``: the error in steps of the n allowed magnitudes of the
+    task's first command (T1, T2; T7's roll)."""
     values = tuple(sorted(spec.commands[0].values))
     steps = abs(_position(values, pred) - _position(values, gold))
     return max(0.0, 1.0 - steps / (len(values) - 1))
+
+
+def radius_score(spec: TaskSpec, pred: float, gold: float) -> float:
+    """``max(0, 1 - abs(error) / R)`` with R the task's ``score_radius``."""
+    return max(0.0, 1.0 - abs(pred - gold) / float(spec.score_radius))
+
+
+def magnitude_score(spec: TaskSpec, pred: float, gold: float, profile: str) -> float:
+    """The headline's credit for a magnitude on the right axis in ``profile``
+    (:data:`HEADLINE_RULE`)."""
+    if HEADLINE_RULE.get(profile) == "steps":
+        return step_score(spec, pred, gold)
+    return radius_score(spec, pred, gold)
+
+
+def other_magnitude_score(spec: TaskSpec, pred: float, gold: float, profile: str) -> float:
+    """The credit under the reading that is not ``profile``'s headline."""
+    other = EXPLICIT if HEADLINE_RULE.get(profile) == "steps" else PAPER
+    return magnitude_score(spec, pred, gold, other)
 
 
 def _weighted_single(spec: TaskSpec) -> bool:
@@ -80,12 +125,16 @@ def _weighted_single(spec: TaskSpec) -> bool:
 
 
 def alt_single(spec: TaskSpec, pred, gold) -> dict[str, float]:
-    """The other readings of a single-command answer (T1, T2; none for T3)."""
+    """Both readings of a single-command answer (T1, T2; none for T3): ``score_steps`` and
+    ``score_radius`` (one of them is the headline's ``score``, by profile)."""
     if not _weighted_single(spec):
         return {}
     if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
-        return {"score_steps": 0.0}
-    return {"score_steps": step_score(spec, pred.magnitude, gold.magnitude)}
+        return {"score_steps": 0.0, "score_radius": 0.0}
+    return {
+        "score_steps": step_score(spec, pred.magnitude, gold.magnitude),
+        "score_radius": radius_score(spec, pred.magnitude, gold.magnitude),
+    }
 
 
 def move_part(pred_moves: list, gold_move, scale: float | None = None) -> float:
@@ -108,10 +157,23 @@ def move_part(pred_moves: list, gold_move, scale: float | None = None) -> float:
     return 1.0 if pm.axis == gold_move.axis and pm.distance == gold_move.distance else 0.0
 
 
-def alt_pair(rotation_part: float, pred_moves: list, gold_move) -> dict[str, float]:
-    """T7's move part over a fixed range, and the score with it."""
+def alt_pair(
+    rotation_part: float,
+    pred_moves: list,
+    gold_move,
+    move: float = 0.0,
+    other_rotation: tuple[str, float] | None = None,
+) -> dict[str, float]:
+    """T7's move part over a fixed range, and the score with it; with ``other_rotation``
+    (``profile``, the rotation part under the reading that is not that profile's headline) also
+    that rotation part and the score with it (``move``: the headline's move part)."""
     mov = move_part(pred_moves, gold_move, FIXED_MOVE_RANGE)
-    return {"move_part_fixed": mov, "score_move_fixed": 0.5 * rotation_part + 0.5 * mov}
+    out = {"move_part_fixed": mov, "score_move_fixed": 0.5 * rotation_part + 0.5 * mov}
+    if other_rotation is not None:
+        part_key, score_key = OTHER_PAIR[other_rotation[0]]
+        out[part_key] = other_rotation[1]
+        out[score_key] = 0.5 * other_rotation[1] + 0.5 * move
+    return out
 
 
 def _penalised(n_pred: int, n_gold: int, n_match: int, base: float) -> float:
@@ -140,12 +202,16 @@ def alt_bonds(spec: TaskSpec, pred, gold: BondAnswer, n_match: int | None, main:
     return out
 
 
-def alt_zero(spec: TaskSpec, gold) -> dict[str, float]:
+def alt_zero(spec: TaskSpec, gold, profile: str = EXPLICIT) -> dict[str, float]:
     """The other readings of an unparsed answer: all 0 (present on the same rows as parsed ones)."""
     if _weighted_single(spec):
-        return {"score_steps": 0.0}
+        return {"score_steps": 0.0, "score_radius": 0.0}
     if spec.answer_kind == OPERATION_PAIR:
-        return {"move_part_fixed": 0.0, "score_move_fixed": 0.0}
+        return {
+            "move_part_fixed": 0.0,
+            "score_move_fixed": 0.0,
+            **dict.fromkeys(OTHER_PAIR[profile], 0.0),
+        }
     if isinstance(gold, BondAnswer):
         out = {"score_precision": 0.0, "score_f1": 0.0}
         if spec.answer_kind == POCKET_BONDS and gold.present and gold.bonds:

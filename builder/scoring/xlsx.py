@@ -10,10 +10,13 @@ front-end loads it cheaply); openpyxl comes only with the VLMEvalKit extra. This
 lines checked cell for cell against openpyxl (tests/test_predictions.py) and fuzzed.
 
 Bounds (a file from someone else): each part is read only when its declared size is at most
-:data:`MAX_PART_BYTES` (the zip module stops at the declared size); a cell reference beyond
-Excel's own sheet (:data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns) or a sheet whose
-rectangle would hold more than :data:`MAX_CELLS` cells is refused before anything is allocated
-for it. Each refusal is an :class:`XlsxLimitError` naming the limit.
+:data:`MAX_PART_BYTES` (the zip module stops at the declared size), and the sheet and shared
+strings are parsed as streams, one row at a time; a cell reference beyond Excel's own sheet
+(:data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns), a row of more than :data:`MAX_COLUMNS`
+cells, more than :data:`MAX_CELLS` cells or shared strings, or a sheet whose rectangle would
+hold more than :data:`MAX_CELLS` cells is refused before anything is allocated for it (a
+242 KB workbook of 62 M empty cells in one row is refused after 16,384 of them). Each refusal
+is an :class:`XlsxLimitError` naming the limit.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ MAX_ROWS = 1_048_576  # Excel's own sheet size
 MAX_COLUMNS = 16_384
 MAX_CELLS = 2_000_000  # rows x widest row: 100,000 questions x 20 columns
 MAX_PART_BYTES = 256 * 1024 * 1024  # declared uncompressed size of one XML part
+MAX_SMALL_PART_BYTES = 4 * 1024 * 1024  # the workbook and its relations (a few KB in practice)
+MAX_CELL_PARTS = 10_000  # elements inside one cell or shared string (rich-text runs)
 
 
 class XlsxLimitError(ValueError):
@@ -63,10 +68,12 @@ def _number(text: str) -> int | float:
 
 
 def _read_part(book: zipfile.ZipFile, name: str) -> bytes:
+    """A small part (the workbook, its relations), parsed whole: bounded by
+    :data:`MAX_SMALL_PART_BYTES`."""
     size = book.getinfo(name).file_size
-    if size > MAX_PART_BYTES:
+    if size > MAX_SMALL_PART_BYTES:
         raise XlsxLimitError(
-            f"part {name} unpacks to {size} bytes, over the limit of {MAX_PART_BYTES}"
+            f"part {name} unpacks to {size} bytes, over the limit of {MAX_SMALL_PART_BYTES}"
         )
     return book.read(name)
 
@@ -112,39 +119,100 @@ def _cell_value(cell, shared: list[str]):
     return _number(value.text)
 
 
+def _iter_closed(book: zipfile.ZipFile, name: str, tags: tuple[str, ...], keep: str):
+    """Each element named in ``tags`` of part ``name``, as its end tag is read (streamed, the
+    part never parsed whole). Every finished element is dropped from its parent once seen,
+    except inside a ``keep`` element (a cell, a shared string: its value is in its children,
+    at most :data:`MAX_CELL_PARTS` of them), so memory holds one row at a time however large
+    the part unpacks to."""
+    info = book.getinfo(name)
+    if info.file_size > MAX_PART_BYTES:
+        raise XlsxLimitError(
+            f"part {name} unpacks to {info.file_size} bytes, over the limit of {MAX_PART_BYTES}"
+        )
+    parents: list = []
+    inside = held = 0
+    with book.open(info) as stream:
+        for event, element in ElementTree.iterparse(stream, events=("start", "end")):
+            if event == "start":
+                parents.append(element)
+                if element.tag == keep:
+                    inside += 1
+                elif inside:
+                    held += 1
+                    if held > MAX_CELL_PARTS:
+                        raise XlsxLimitError(
+                            f"part {name}: one {keep.split('}')[-1]} element holds over "
+                            f"{MAX_CELL_PARTS} elements, the limit"
+                        )
+                continue
+            parents.pop()
+            if element.tag == keep:
+                inside, held = inside - 1, 0
+            if element.tag in tags:
+                yield element
+            if not inside and parents:
+                parents[-1].remove(element)  # finished: dropped (it is its parent's last child)
+
+
+def _shared_strings(book: zipfile.ZipFile, names: set[str]) -> list[str]:
+    """The shared strings, at most :data:`MAX_CELLS` of them (no sheet can use more)."""
+    if "xl/sharedStrings.xml" not in names:
+        return []
+    shared: list[str] = []
+    for si in _iter_closed(book, "xl/sharedStrings.xml", (f"{_MAIN}si",), f"{_MAIN}si"):
+        if len(shared) >= MAX_CELLS:
+            raise XlsxLimitError(f"more than {MAX_CELLS} shared strings (the limit of cells)")
+        shared.append(_text(si))
+        si.clear()
+    return shared
+
+
+def _sheet_cells(book: zipfile.ZipFile, sheet: str, shared: list[str]):
+    """(row index, {column: value}) of each row, refused as soon as a row has more than
+    :data:`MAX_COLUMNS` cells or the sheet more than :data:`MAX_CELLS`, before either is kept."""
+    cells: dict[int, object] = {}
+    k = total = 0
+    for element in _iter_closed(book, sheet, (f"{_MAIN}c", f"{_MAIN}row"), f"{_MAIN}c"):
+        if element.tag == f"{_MAIN}c":
+            total += 1
+            if k >= MAX_COLUMNS:
+                raise XlsxLimitError(
+                    f"a row holds more than {MAX_COLUMNS} cells, the columns of a sheet"
+                )
+            if total > MAX_CELLS:
+                raise XlsxLimitError(f"the sheet holds over {MAX_CELLS} cells, the limit")
+            cells[_column(element.get("r"), k)] = _cell_value(element, shared)
+            k += 1
+            element.clear()
+            continue
+        yield element.get("r"), cells
+        cells, k = {}, 0
+        element.clear()
+
+
 def read_xlsx_rows(path: str | Path) -> list[list]:
     """The rows of the active sheet, each a list of cell values (None where a cell is empty),
     all as wide as the widest row (as openpyxl's read-only rows are). Raises
     :class:`XlsxLimitError` beyond a bound, and ``zipfile.BadZipFile``, ``KeyError``,
-    ``ValueError``, ``IndexError`` or ``ElementTree.ParseError`` for a damaged file."""
-    with zipfile.ZipFile(path) as book:
-        names = set(book.namelist())
-        shared = []
-        if "xl/sharedStrings.xml" in names:
-            shared = [
-                _text(si)
-                for si in ElementTree.fromstring(_read_part(book, "xl/sharedStrings.xml")).iter(
-                    f"{_MAIN}si"
-                )
-            ]
-        sheet = ElementTree.fromstring(_read_part(book, _active_sheet_path(book)))
+    ``ValueError``, ``IndexError`` or ``ElementTree.ParseError`` for a damaged file. The parts
+    are parsed as streams: a bound is found before what is beyond it is held."""
     found: list[tuple[int, dict[int, object]]] = []
     n_rows = width = 0
-    for row in sheet.iter(f"{_MAIN}row"):
-        cells: dict[int, object] = {}
-        for k, cell in enumerate(row.iter(f"{_MAIN}c")):
-            cells[_column(cell.get("r"), k)] = _cell_value(cell, shared)
-        index = int(row.get("r", n_rows + 1)) - 1
-        if not 0 <= index < MAX_ROWS:
-            raise XlsxLimitError(f"row {index + 1} is beyond the {MAX_ROWS} rows of a sheet")
-        n_rows = max(n_rows + 1, index + 1)
-        width = max(width, max(cells) + 1 if cells else 0)
-        if n_rows * width > MAX_CELLS:
-            raise XlsxLimitError(
-                f"the sheet spans {n_rows} rows x {width} columns, over the limit of "
-                f"{MAX_CELLS} cells"
-            )
-        found.append((index, cells))
+    with zipfile.ZipFile(path) as book:
+        shared = _shared_strings(book, set(book.namelist()))
+        for ref, cells in _sheet_cells(book, _active_sheet_path(book), shared):
+            index = int(ref if ref is not None else n_rows + 1) - 1
+            if not 0 <= index < MAX_ROWS:
+                raise XlsxLimitError(f"row {index + 1} is beyond the {MAX_ROWS} rows of a sheet")
+            n_rows = max(n_rows + 1, index + 1)
+            width = max(width, max(cells) + 1 if cells else 0)
+            if n_rows * width > MAX_CELLS:
+                raise XlsxLimitError(
+                    f"the sheet spans {n_rows} rows x {width} columns, over the limit of "
+                    f"{MAX_CELLS} cells"
+                )
+            found.append((index, cells))
     rows: list[list] = []
     for index, cells in found:
         while len(rows) < index:

@@ -57,6 +57,11 @@ class ProfileData:
         return frozenset(f for _, f, _, _ in string.Formatter().parse(self.prompt) if f)
 
 
+#: ``choice.options`` of a profile whose default (``--decoys paper``) options are drawn as the
+#: ``balanced`` mode draws them (T5/T6 in the ``paper`` profile; docs/decoys.md).
+EXCHANGEABLE = "exchangeable"
+
+
 @dataclass(frozen=True)
 class TaskData:
     """One task's data file: ``profiles`` (name -> :class:`ProfileData`) and ``decoys`` (the
@@ -74,15 +79,17 @@ class TaskData:
 
     def config_fields(self, profile: str, balanced: bool) -> dict:
         """What this task puts into a build's hashed configuration: its versions in ``profile``
-        and a digest of that profile's section (and, for ``balanced`` builds, of the decoy
-        settings), so that an edit moves the hash even before its version is bumped."""
+        and a digest of that profile's section (and of the decoy settings, for ``balanced``
+        builds and for profiles whose ``choice.options`` is ``exchangeable``), so that an edit
+        moves the hash even before its version is bumped."""
         section = self.raw[check_profile(profile)]
         fields = {
             "template_version": self.profile(profile).template_version,
             "params_version": self.profile(profile).params_version,
             "digest": _digest(section),
         }
-        if balanced and self.decoys:
+        uses_decoys = self.profile(profile).choice.get("options") == EXCHANGEABLE
+        if (balanced or uses_decoys) and self.decoys:
             fields["decoys_version"] = str(self.decoys["version"])
             fields["decoys_digest"] = _digest(self.decoys)
         return fields

@@ -41,6 +41,13 @@ def check_mode(mode: str) -> str:
     return mode
 
 
+def exchangeable(ctx) -> bool:
+    """Whether a T5/T6 question of ``ctx`` draws its options as the ``balanced`` mode does: in a
+    ``balanced`` build, and in a profile whose ``choice.options`` is ``exchangeable`` (the
+    ``paper`` profile)."""
+    return ctx.decoys == "balanced" or ctx.choice.get("options") == "exchangeable"
+
+
 # ---------------------------------------------------------------------------- T8: integer moves
 
 
@@ -61,6 +68,59 @@ def balanced_moves(
         options = [tuple(int(v) for v in t - p[correct] + p[i]) for i in range(4)]
         if len(set(options)) == 4 and (0, 0) not in options:
             return options
+    return None
+
+
+def _kernel_draws(spread: int, flip: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (sign pattern, offset) of the T8 option kernel with its probability: signs (n, 2),
+    offsets (n, 2), weights (n,)."""
+    values = np.arange(-spread, spread + 1)
+    offsets = np.array([(x, y) for x in values for y in values], dtype=np.int64)
+    patterns = np.array([(1, 1), (-1, 1), (1, -1), (-1, -1)], dtype=np.int64)
+    p_sign = np.prod(np.where(patterns < 0, flip, 1.0 - flip), axis=1)
+    signs = np.repeat(patterns, len(offsets), axis=0)
+    return signs, np.tile(offsets, (4, 1)), np.repeat(p_sign, len(offsets)) / len(offsets)
+
+
+def flipped_moves(
+    truth: tuple[int, int],
+    rng: np.random.Generator,
+    correct: int,
+    settings: Mapping,
+    prior_sd: float,
+) -> list[tuple[int, int]] | None:
+    """The ``paper`` profile's T8 options (our rule, docs/decoys.md). Every option is drawn the
+    same way around a hidden move ``h``: ``sign * h + offset`` per component (``offset`` uniform
+    in ``-spread..spread``, ``sign`` -1 with probability ``flip_sign``), weighted by the prior
+    of a true answer, ``exp(-|o|^2 / (2 prior_sd^2))`` (the camera centres each scene, so true
+    centring moves are small; without the weight the smallest option would be the truth;
+    ``prior_sd`` comes from the complex, see ``interaction_location.answer_spread``). The
+    truth, at index ``correct``, fixes the hidden move: ``h = sign_j * (truth - offset_j)`` with
+    ``sign_j``, ``offset_j`` drawn from the kernel, which, with that prior, makes the four options
+    exchangeable: given the set, each is equally likely to be the truth. A set is kept only as a
+    whole: four distinct non-zero moves, every two at least ``min_separation`` Å apart in some
+    component (so no option is the other rounding of a component next to a .5 boundary). None
+    when ``max_tries`` sets all fail. ``settings``: the task's ``options``."""
+    spread, flip = int(settings["spread"]), float(settings["flip_sign"])
+    separation, max_tries = int(settings["min_separation"]), int(settings["max_tries"])
+    prior_sd = max(float(prior_sd), float(settings["min_prior_sd"]))
+    signs, offsets, weights = _kernel_draws(spread, flip)
+    t = np.asarray(truth, dtype=np.int64)
+    for _ in range(max_tries):
+        j = int(rng.choice(len(weights), p=weights))
+        hidden = signs[j] * (t - offsets[j])
+        cands = signs * hidden[None, :] + offsets
+        w = weights * np.exp(-(cands.astype(np.float64) ** 2).sum(axis=1) / (2 * prior_sd**2))
+        picks = rng.choice(len(w), size=4, p=w / w.sum())
+        moves = cands[picks]
+        moves[correct] = t
+        options = [(int(x), int(y)) for x, y in moves]
+        if (0, 0) in options or len(set(options)) < 4:
+            continue
+        gaps = np.abs(moves[:, None, :] - moves[None, :, :]).max(axis=2)
+        if (gaps[np.triu_indices(4, 1)] < separation).any():
+            continue
+        return options
     return None
 
 

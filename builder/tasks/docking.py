@@ -1,9 +1,14 @@
 """T7 docking: the ligand was moved out of its pocket along screen x and turned in place; give
 the commands that put it back (the roll about the ligand's own centre first, then move x).
 
-Displacement: the smallest whole shift along x (to a randomly chosen side) after which the
-ligand's projection no longer overlaps the pocket's projection in the front view, plus 0-2 Å,
-then a roll about one axis (15..90 degrees, either sign). Answer: `roll AX -A, move x -D`.
+Displacement (``explicit``): the smallest whole shift along x (to a randomly chosen side) after
+which the ligand's projection no longer overlaps the pocket's projection in the front view, plus
+0-2 Å, then a roll about one axis (15..90 degrees, either sign). Answer: `roll AX -A, move x -D`.
+
+Displacement (``paper``, the data file's ``shift``): a whole distance drawn uniformly in the
+paper's range (9-17 Å, its examples), raised to the first whole shift at which the displaced
+ligand's projection no longer overlaps its own bound pose's projection (the site it must go
+back to), so the ligand never covers its site; then the same roll. Our rule (docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -43,8 +48,14 @@ def displaced_ligand(ann: Annotation, ops) -> np.ndarray:
     return Pose.identity(centre).then_all(ops).apply(lig)
 
 
-def _overlap(ann: Annotation, ligand_xyz: np.ndarray, camera: Camera) -> bool:
-    pocket_u = camera.project(ann.screen[ann.complex.pocket_indices])[:, 0]
+def _overlap(
+    ann: Annotation, ligand_xyz: np.ndarray, camera: Camera, against: np.ndarray | None = None
+) -> bool:
+    """Whether the x-extents of the ligand at ``ligand_xyz`` and of ``against`` (default: the
+    pocket's atoms) overlap in the front view of ``camera``."""
+    if against is None:
+        against = ann.screen[ann.complex.pocket_indices]
+    pocket_u = camera.project(against)[:, 0]
     lig_u = camera.project(ligand_xyz)[:, 0]
     pocket_u, lig_u = pocket_u[np.isfinite(pocket_u)], lig_u[np.isfinite(lig_u)]
     if not len(pocket_u) or not len(lig_u):
@@ -79,6 +90,20 @@ def displacement(ann: Annotation, side: int, extra: int, roll: Roll) -> tuple[tu
     raise TaskError("the ligand cannot be moved clear of the pocket")
 
 
+def site_displacement(ann: Annotation, side: int, target: int, roll: Roll) -> tuple[tuple, Camera]:
+    """The ``paper`` displacement: ``move x`` by ``side * target`` Å, or by the first larger
+    whole shift at which the displaced ligand no longer overlaps its bound pose, then ``roll``;
+    and the camera showing pocket and ligand."""
+    bound = ann.screen[ann.complex.ligand_indices]
+    for shift in range(max(1, int(target)), MAX_SHIFT):
+        ops = (Move("x", side * shift), roll)
+        moved = displaced_ligand(ann, ops)
+        camera = scene_camera(ann, moved)
+        if not _overlap(ann, moved, camera, bound):
+            return ops, camera
+    raise TaskError("the ligand cannot be moved clear of its binding site")
+
+
 def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ...]:
     """Pocket views, views of the ligand displaced by ``ops``, and both together (front)."""
     cx = ann.complex
@@ -110,9 +135,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     for k in range(ctx.count()):
         rng = ctx.rng(TASK, k)
         side = 1 if rng.random() < 0.5 else -1
-        extra = int(rng.integers(p["extra_distance"]["min"], p["extra_distance"]["max"] + 1))
+        spread = p["shift"] if "shift" in p else p["extra_distance"]
+        drawn = int(rng.integers(spread["min"], spread["max"] + 1))
         roll = Roll(AXES[int(rng.integers(3))], signed_magnitude(rng, p["roll_angle"]))
-        ops, camera = displacement(ann, side, extra, roll)
+        if "shift" in p:
+            ops, camera = site_displacement(ann, side, drawn, roll)
+        else:
+            ops, camera = displacement(ann, side, drawn, roll)
         answer = (roll.inverse(), ops[0].inverse())
         images = question_images(ann, ops, camera)
         lines = [ctx.caption("pocket_view", view=v) for v in ("front", "left", "top")]

@@ -19,7 +19,7 @@ from .base import (
     signed_magnitude,
 )
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
-from .decoys import BALANCED_SCHEME, balanced_pairs
+from .decoys import BALANCED_SCHEME, balanced_pairs, exchangeable
 from .room import Room
 
 TASK = "rotation_rotation"
@@ -49,7 +49,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         f2 = Roll(a2, signed_magnitude(rng, p["roll_angle"]))
         truth = (f1, f2)
         correct = letter_for(ctx, TASK, k)
-        if ctx.decoys == "balanced":  # (f1, f2) is the hidden centre; the truth is option `correct`
+        if exchangeable(ctx):  # (f1, f2) is the hidden centre; the truth is option `correct`
 
             def similar(a, b, opts, c=correct):
                 return projected_difference(ann, a, b, base=opts[c]) < limit

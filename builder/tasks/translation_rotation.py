@@ -20,7 +20,7 @@ from .base import (
     signed_magnitude,
 )
 from .choice import build_options, check_option_pair, make_decoy, option_space, replay_options
-from .decoys import BALANCED_SCHEME, balanced_pairs
+from .decoys import BALANCED_SCHEME, balanced_pairs, exchangeable
 from .room import Room
 
 TASK = "translation_rotation"
@@ -66,7 +66,7 @@ def _draw_options(ctx: TaskContext, rng, truth, correct: int, target):
     limit = float(choice["min_option_image_difference_px"]) * target.camera.size
     limit /= REFERENCE_IMAGE_SIZE
     f1, f2 = truth
-    if ctx.decoys == "balanced":
+    if exchangeable(ctx):
 
         def similar(a, b, opts, t=target, lim=limit):
             return projected_difference(t, a, b) < lim

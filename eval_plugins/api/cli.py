@@ -37,8 +37,8 @@ def _extra_body(text: str | None) -> dict:
         return {}
     try:
         value = json.loads(text)
-    except ValueError as exc:
-        raise MisiError(f"--extra-body: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise MisiError(f"--extra-body: not JSON ({str(exc)[:200]})") from None
     if not isinstance(value, dict):
         raise MisiError("--extra-body: must be a JSON object, e.g. '{\"top_p\": 1}'")
     for key in ("model", "messages"):
@@ -72,17 +72,20 @@ def _number(kind, flag: str, minimum: float):
 
 def resume_command(args: argparse.Namespace, run_dir) -> str:
     """The ``misi-bench eval`` command that resumes this run (same settings, its run folder;
-    the base URL without credentials, which the user puts back)."""
-    from .redact import public_url  # noqa: PLC0415
+    the base URL without credentials and ``--extra-body`` without its secrets, which the user
+    puts back)."""
+    from .redact import public_url, redact_body  # noqa: PLC0415
 
     words = ["misi-bench", "eval", "--base-url", public_url(args.base_url), "--model", args.model]
+    extra = _extra_body(args.extra_body)
+    shown = json.dumps(redact_body(extra), ensure_ascii=False) if extra else None
     for flag, value, default in (
         ("--dataset", args.dataset, None),
         ("--revision", args.revision, None),
         ("--split", args.split, "test"),
         ("--limit", args.limit, None),
         ("--system", args.system, None),
-        ("--extra-body", args.extra_body, None),
+        ("--extra-body", shown, None),
         ("--api-key-env", args.api_key_env, None),
         ("--concurrency", args.concurrency, 8),
     ):
@@ -103,14 +106,17 @@ def resume_command(args: argparse.Namespace, run_dir) -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     from .client import RetryPolicy  # noqa: PLC0415
     from .data import QuestionSource, check_configs  # noqa: PLC0415
-    from .redact import Redactor  # noqa: PLC0415
+    from .redact import Redactor, body_secrets  # noqa: PLC0415
     from .runner import EvalInterrupted, EvalOptions, run_eval  # noqa: PLC0415
     from .store import RunSettings, default_run_dir  # noqa: PLC0415
 
     if args.concurrency < 1:
         raise MisiError(f"--concurrency: must be at least 1, got {args.concurrency}")
     if not args.base_url.startswith(("http://", "https://")):
-        raise MisiError(f"--base-url: {args.base_url!r} must start with http:// or https://")
+        from ...builder.core.secrets import hide_keys  # noqa: PLC0415
+
+        shown = hide_keys(args.base_url.split("@")[-1].split("?")[0])
+        raise MisiError(f"--base-url: {shown!r} must start with http:// or https://")
     if args.timeout <= 0:
         raise MisiError(f"--timeout: must be positive, got {args.timeout}")
     if args.limit is not None and args.limit < 1:
@@ -150,7 +156,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         api_key=api_key,
         progress=args.progress or (not args.no_progress and sys.stderr.isatty()),
     )
-    redactor = Redactor.for_endpoint(api_key, args.base_url)
+    redactor = Redactor.for_endpoint(api_key, args.base_url, body_secrets(extra))
     try:
         summary = run_eval(settings, source, options, run_dir)
     except EvalInterrupted as stop:

@@ -5,7 +5,8 @@ HTTP 408/409/425/429 and 5xx, timeouts and dropped connections. A 200 that is no
 chat-completion JSON object (malformed) is retried at most ``max_malformed`` times (it is paid
 for each time); the count is recorded with the answer or the failure. Given up for the question
 at once: other 4xx and a reply over ``max_reply_bytes`` (an endless or runaway reply; the body is
-read in chunks and dropped at the cap, so memory stays bounded). Fatal for the whole run
+read in chunks and dropped at the cap, so memory stays bounded). A reply nested deeper than
+:data:`MAX_REPLY_DEPTH` (200,000 ``[``) is malformed, never a ``RecursionError``. Fatal for the whole run
 (:class:`RequestFailed` with ``fatal=True``): 401, 403 and 404 (bad key, no access, wrong URL or
 model; a 404 says whether the base URL lacks ``/v1``), since every other question would fail the
 same way; so is a question given up on connection errors before any question of the session was
@@ -42,6 +43,9 @@ QUESTION_HEADER = "X-MiSI-Question"
 FIRST_CONNECT_RETRIES = 2
 #: Characters of an error body quoted in an error message.
 ERROR_QUOTE = 600
+#: Deepest nesting of a reply kept (a chat completion nests ~6 levels; the run folder stores
+#: the reply, and every reader of it must parse it again).
+MAX_REPLY_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,20 @@ class _Retryable(Exception):
     def __init__(self, kind: str, detail: str, retry_after: float | None = None):
         super().__init__(detail)
         self.kind, self.detail, self.retry_after = kind, detail, retry_after
+
+
+def too_deep(value, limit: int) -> bool:
+    """True when a parsed JSON value nests lists and objects over ``limit`` levels (walked
+    with a stack of its own, never the interpreter's)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(c, depth + 1) for c in children if isinstance(c, (dict, list))]
+    return False
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -272,10 +290,14 @@ class ChatClient:
         try:
             raw = json.loads(data)
             reply_text(raw)
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
             raise _Retryable(
                 "malformed", f"reply is not a chat completion: {self._quote(data[:200], True)}"
             ) from None
+        if too_deep(raw, MAX_REPLY_DEPTH):
+            raise _Retryable(
+                "malformed", f"reply is nested over {MAX_REPLY_DEPTH} levels deep: not stored"
+            )
         return raw, latency
 
     def _gives_up(self, exc: _Retryable, attempt: int, malformed: int) -> bool:

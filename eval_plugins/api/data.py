@@ -83,6 +83,11 @@ class QuestionSource:
         dataset = dataset or hub_repo_id()
         self.local = _is_local(dataset)
         if self.local:
+            if revision:
+                raise MisiError(
+                    f"--revision {revision}: {dataset} is a local folder (it has one version); "
+                    "--revision picks a tag, branch or commit of a Hub repo"
+                )
             self.location = str(Path(os.path.expanduser(dataset)).resolve())
             self.hub_revision = None
             self.revision = _local_fingerprint(Path(self.location))

@@ -17,7 +17,8 @@ their SHA-256 when the route sends the PNGs as stored, else the nearest 16x16 gr
 (a harness that re-encodes or resizes the pictures), and last by the ``X-MiSI-Question`` header
 that ``misi-bench eval`` sends. Requests that match no row get an empty answer and are counted.
 It reads the ``test`` and ``tiny`` splits and holds each distinct image once in memory: meant
-for smoke tests on small builds.
+for smoke tests on small builds. A request body over ``--max-body-bytes`` (64 MiB) is answered
+413 without being read, so a client cannot make it buffer any body.
 """
 
 from __future__ import annotations
@@ -193,8 +194,15 @@ def cmd_serve_mock(args: argparse.Namespace) -> int:
 
     from .testing_server import Double  # noqa: PLC0415
 
+    if args.max_body_bytes < 1024:
+        raise MisiError(f"--max-body-bytes: must be at least 1024, got {args.max_body_bytes}")
     mock = MockAnswers(args.build, args.answers, args.seed)
-    double = Double(delay_s=args.delay, answer_request=mock.answer, models=(args.model,))
+    double = Double(
+        delay_s=args.delay,
+        answer_request=mock.answer,
+        models=(args.model,),
+        max_body=args.max_body_bytes,
+    )
 
     async def serve() -> None:
         server = await asyncio.start_server(double.handle, "127.0.0.1", args.port, backlog=1024)
@@ -240,4 +248,10 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random answers (default 0)")
     p.add_argument("--delay", type=float, default=0.0, help="seconds added to every reply")
     p.add_argument("--model", default="mock", help="model name it lists (default mock)")
+    p.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        help="largest request body read; a larger one is answered 413 unread (default 64 MiB)",
+    )
     p.set_defaults(func=cmd_serve_mock)

@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import (
     format_paper_rows_markdown,
     format_report_markdown,
     per_item_jsonl,
     score_records,
 )
-from ..common import build_config_hash
+from ..common import dataset_provenance
 from .client import ChatClient, Reply, RequestFailed, RetryPolicy
 from .data import ImageCache, Question, QuestionSource, request_body
-from .redact import Redactor, public_url, redacted_logging
-from .store import PREDICTIONS, RunSettings, RunStore
+from .redact import Redactor, body_secrets, public_url, redacted_logging
+from .store import PREDICTIONS, RunFolderError, RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 
@@ -128,15 +129,17 @@ async def ask_all(
     progress: Progress,
     images: ImageCache | None = None,
     redactor: Redactor | None = None,
+    config_hash: str | None = None,
 ) -> tuple[dict[str, str], str | None]:
     """Ask every question of ``questions`` with ``options.concurrency`` workers; returns the
     errors of the questions given up and the fatal error that stopped the run, if any.
     ``images``: the run's :class:`ImageCache` (default: a new one), so that each distinct image
     is base64-encoded once however many questions show it. ``redactor``: what to keep out of
-    the stored answers and errors (default: the key and the URL's credentials)."""
+    the stored answers and errors (default: the key and the URL's credentials). ``config_hash``:
+    the build the questions come from, recorded in every stored answer."""
     images = ImageCache() if images is None else images
     if redactor is None:
-        redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+        redactor = run_redactor(options, settings)
     where = public_url(options.base_url)
     failed: dict[str, str] = {}
     fatal: list[str] = []
@@ -149,42 +152,69 @@ async def ask_all(
         redactor=redactor,
     )
 
+    unwritable: list[RunFolderError] = []
+
     async def worker(slot: int) -> None:
-        while not fatal:
+        while not fatal and not unwritable:
             q = next(questions, None)
             if q is None:
                 return
             try:
-                if q.error:
-                    raise RequestFailed(q.error, 0)
-                body = request_body(
-                    q,
-                    settings.model,
-                    system=settings.system,
-                    max_tokens=settings.max_tokens,
-                    temperature=settings.temperature,
-                    extra_body=settings.extra_body,
-                    images=images,
-                )
-                reply = await client.complete(body, q.id, slot)
+                reply = await _ask(client, q, settings, images, slot)
             except RequestFailed as exc:
                 error = redactor.text(exc.error)
                 stop = _fatal_message(exc, error, where, progress.answered)
                 if stop is not None:
                     fatal.append(stop)
                 failed[q.id] = error
-                store.add_failure(_failure_record(q, exc, error))
+                _keep(unwritable, store.add_failure, _failure_record(q, exc, error))
                 progress.done(None)
                 continue
-            record = _answer_record(q, reply)
-            store.add_answer(redactor.obj(record) if redactor else record)
+            record = _answer_record(q, reply, config_hash)
+            _keep(unwritable, store.add_answer, redactor.obj(record) if redactor else record)
             progress.done(reply)
 
     try:
         await asyncio.gather(*(worker(slot) for slot in range(max(1, options.concurrency))))
     finally:
         await client.aclose()
+    if unwritable:  # a full disk: every worker stopped after its question; one line, no traceback
+        raise unwritable[0]
     return failed, (fatal[0] if fatal else None)
+
+
+def _keep(unwritable: list, write, record: dict) -> None:
+    """``write(record)``; a run folder that cannot be written is noted (the workers stop)."""
+    if unwritable:
+        return
+    try:
+        write(record)
+    except RunFolderError as exc:
+        unwritable.append(exc)
+
+
+async def _ask(client: ChatClient, q: Question, settings: RunSettings, images, slot: int):
+    """The reply to one question; any failure that is this question's alone (a bad image, a
+    reply no parser takes, an error of ours) is a :class:`RequestFailed` for it, so one bad
+    item never ends the run."""
+    if q.error:
+        raise RequestFailed(q.error, 0)
+    try:
+        body = request_body(
+            q,
+            settings.model,
+            system=settings.system,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            extra_body=settings.extra_body,
+            images=images,
+        )
+        return await client.complete(body, q.id, slot)
+    except (RequestFailed, asyncio.CancelledError):
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError, UnicodeError) as exc:
+        log.debug("question %s: unexpected %s", q.id, type(exc).__name__, exc_info=True)
+        raise RequestFailed(f"{type(exc).__name__}: {str(exc)[:300]}", 1) from None
 
 
 def _fatal_message(exc: RequestFailed, error: str, where: str, answered: int) -> str | None:
@@ -213,13 +243,14 @@ def _failure_record(q: Question, exc: RequestFailed, error: str) -> dict:
     return record
 
 
-def _answer_record(q: Question, reply) -> dict:
-    """The stored record of an answer: prediction, usage, latency (s), attempts, time (s) and
-    the raw reply."""
+def _answer_record(q: Question, reply, config_hash: str | None = None) -> dict:
+    """The stored record of an answer: prediction, the build (``config_hash``, when known),
+    usage, latency (s), attempts, time (s) and the raw reply."""
     record = {
         "id": q.id,
         "task": q.task,
         "prediction": reply.text,
+        **({"config_hash": config_hash} if config_hash else {}),
         "usage": dict(reply.usage),
         "latency_s": round(reply.latency_s, 4),
         "attempts": reply.attempts,
@@ -248,9 +279,17 @@ def run_eval(
     ``report.json`` / ``report.md`` into ``run_dir``. Never raises for a failed question; a
     fatal endpoint error (401/403/404) stops asking and is returned in :attr:`EvalSummary.fatal`;
     Ctrl-C raises :class:`EvalInterrupted` once the answers received are on disk."""
-    redactor = Redactor.for_endpoint(options.api_key, options.base_url)
+    redactor = run_redactor(options, settings)
     with redacted_logging(redactor):
         return _run_eval(settings, source, options, Path(run_dir), redactor)
+
+
+def run_redactor(options: EvalOptions, settings: RunSettings) -> Redactor:
+    """What a run keeps out of everything it writes: the API key, the base URL's credentials
+    and the secrets of ``--extra-body``."""
+    return Redactor.for_endpoint(
+        options.api_key, options.base_url, body_secrets(dict(settings.extra_body))
+    )
 
 
 def limit_records(records: list[dict], limit: int | None) -> list[dict]:
@@ -279,6 +318,8 @@ def _run_eval(
             f"{source.location}: no questions for configs {', '.join(options.configs)} "
             f"split {options.split}"
         )
+    provenance = _provenance(source)  # the dataset's repo or path, revision, commit, build
+    build = provenance.config_hash
     with RunStore(run_dir, settings) as store:
         ids = [str(r["id"]) for r in records]
         pending = [i for i in ids if i not in store.answers]
@@ -301,7 +342,7 @@ def _run_eval(
                     list(options.configs), options.split, set(pending), images
                 )
                 failed, fatal = asyncio.run(
-                    ask_all(questions, settings, options, store, progress, images, redactor)
+                    ask_all(questions, settings, options, store, progress, images, redactor, build)
                 )
         except KeyboardInterrupt:
             saved = sum(i in store.answers for i in ids)
@@ -316,10 +357,10 @@ def _run_eval(
         latencies = sorted(
             float(a["latency_s"]) for a in answers if isinstance(a.get("latency_s"), (int, float))
         )
-        build = build_config_hash(source.location, None if source.local else source.revision)
         report = {
             **result,
             "config_hash": build,
+            "dataset": provenance.to_json(),
             "run_key": settings.key(),
             "settings": settings.to_json(),
             "base_url": public_url(options.base_url),
@@ -340,9 +381,19 @@ def _run_eval(
         text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         store.write_text("report.json", redactor.text(text))
         store.write_text("report.md", markdown)
-        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build))
+        store.write_text("per_item.jsonl", per_item_jsonl(result["per_item"], build, provenance))
     failed_ids = tuple(i for i in ids if i in failed)
     return EvalSummary(Path(run_dir), report, markdown, failed_ids, fatal)
+
+
+def _provenance(source: QuestionSource):
+    """The run's dataset provenance: the folder, or the Hub repo at the asked revision with the
+    commit the run was keyed on (when the Hub named one)."""
+    if source.local:
+        return dataset_provenance(source.location)
+    sha = source.revision
+    commit = sha if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else None
+    return dataset_provenance(source.location, source.hub_revision, commit)
 
 
 def _score_quietly(records: list[dict], answers: list[dict]) -> dict:
@@ -399,6 +450,7 @@ def _markdown(report: dict) -> str:
     lines = [
         format_report_markdown(r),  # per-task table and the named averages (paper_average first)
         format_paper_rows_markdown(r, r.get("profile")),  # comparable only for a paper build
+        f"dataset: {DatasetProvenance.from_json(report['dataset']).label()}",
         f"questions: {asked}, answered: {asked - len(report['missing'])}, "
         f"missing (scored 0): {len(report['missing'])}",
         f"tokens: prompt {t['prompt_tokens']:,}, completion {t['completion_tokens']:,}, total {t['total_tokens']:,}",

@@ -13,11 +13,13 @@ Layout of ``RUN_DIR``:
 Each line goes to the file with one ``write`` system call as soon as its answer arrives, so a
 ``kill -9`` of the process loses at most the requests still in flight; the file is ``fsync``-ed
 at most once per :data:`FSYNC_INTERVAL_S` and when the run ends (a machine crash loses at most
-that last second). A torn last line (from a crash mid-write) is cut off on reopen.
+that last second). A torn last line (from a crash mid-write) is cut off on reopen. A write that
+fails (a full disk, a read-only folder) is one :class:`RunFolderError` naming the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -38,6 +40,22 @@ PROMPT_VERSION = "1"
 FSYNC_INTERVAL_S = 1.0
 PREDICTIONS = "predictions.jsonl"
 FAILURES = "failures.jsonl"
+
+
+class RunFolderError(MisiError):
+    """The run folder cannot be written (a full disk, a read-only folder): one line naming the
+    file, what the system said and what is saved."""
+
+
+def write_error(path: Path, exc: OSError, saved: int | None = None) -> RunFolderError:
+    """The one-line error for an ``OSError`` writing ``path``."""
+    what = exc.strerror or type(exc).__name__
+    kept = (
+        f"; the {saved} answers received before are saved, and a rerun after freeing space resumes"
+        if saved is not None
+        else ""
+    )
+    return RunFolderError(f"{path}: cannot write ({what}){kept}")
 
 
 @dataclass(frozen=True)
@@ -62,7 +80,12 @@ class RunSettings:
     prompt_version: str = PROMPT_VERSION
 
     def to_json(self) -> dict:
-        return {**asdict(self), "extra_body": dict(self.extra_body)}
+        """The settings as stored in run.json and report.json (and hashed into the run key):
+        the secrets of ``extra_body`` replaced (:func:`.redact.redact_body`), so a rotated
+        token neither shows nor changes the run key."""
+        from .redact import redact_body  # noqa: PLC0415
+
+        return {**asdict(self), "extra_body": redact_body(dict(self.extra_body))}
 
     def key(self) -> str:
         """16 hex digits of the SHA-256 of the canonical JSON of the settings."""
@@ -89,7 +112,7 @@ def iter_jsonl(path: Path) -> Iterator[dict]:
                 continue
             try:
                 item = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 log.warning("%s line %d: not JSON, skipped", path, n)
                 continue
             if isinstance(item, dict) and "id" in item:
@@ -133,14 +156,20 @@ class RunStore:
 
     # -- opening ---------------------------------------------------------------------------
     def __enter__(self) -> RunStore:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._lock()
-        self._check_settings()
-        for name in (PREDICTIONS, FAILURES):
-            _cut_torn_tail(self.dir / name)
-            self._fds[name] = os.open(
-                self.dir / name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-            )
+        where = self.dir
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            where = self.dir / ".lock"
+            self._lock()
+            where = self.dir / "run.json"
+            self._check_settings()
+            for name in (PREDICTIONS, FAILURES):
+                where = self.dir / name
+                _cut_torn_tail(where)
+                self._fds[name] = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            self.close()
+            raise write_error(where, exc) from None
         self.answers = {str(item["id"]): item for item in iter_jsonl(self.dir / PREDICTIONS)}
         return self
 
@@ -192,9 +221,15 @@ class RunStore:
     def _append(self, name: str, item: Mapping) -> None:
         line = (json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         fd = self._fds[name]
-        written = os.write(fd, line)
-        while written < len(line):  # a short write (rare: signals, full disks) finishes the line
-            written += os.write(fd, line[written:])
+        written = 0
+        try:
+            while written < len(line):  # a short write (signals, full disks) finishes the line
+                written += os.write(fd, line[written:])
+        except OSError as exc:
+            if written:  # no torn line is left behind: the part written is taken back
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, os.fstat(fd).st_size - written)
+            raise write_error(self.dir / name, exc, len(self.answers)) from None
         now = time.monotonic()
         if now - self._last_sync >= FSYNC_INTERVAL_S:
             self.sync()
@@ -210,23 +245,35 @@ class RunStore:
         self._append(FAILURES, item)
 
     def sync(self) -> None:
-        for fd in self._fds.values():
-            os.fsync(fd)
+        for name, fd in self._fds.items():
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise write_error(self.dir / name, exc, len(self.answers)) from None
 
     def write_text(self, name: str, text: str) -> Path:
         """Write a whole file of the run folder atomically (for reports)."""
         path = self.dir / name
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise write_error(path, exc, len(self.answers)) from None
         return path
 
     def close(self) -> None:
-        if self._fds:
-            self.sync()
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()
+        try:
+            if self._fds:
+                self.sync()
+        finally:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds.clear()
+            self._unlock()
+
+    def _unlock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None

@@ -8,7 +8,9 @@ gives (``... for example: C`` -> ``C``). It counts requests per question (the
 on a fixed schedule: 429 with ``Retry-After``, 500, timeouts (no reply in time), malformed JSON,
 slow replies and dropped connections. A ``behaviour`` makes every request misbehave one way
 (:data:`BEHAVIOURS`: an error whose body echoes the request line and headers, as some proxies
-do; an endless chunked 200; a 200 that trickles in a byte at a time; a malformed 200).
+do; an endless chunked 200; a 200 that trickles in a byte at a time; a malformed 200; a 200
+of 200,000 nested ``[``), for every question or for the ids in ``behaviour_ids``. A request
+body over ``max_body`` bytes (:data:`MAX_REQUEST_BYTES`) is refused with 413 unread.
 ``answer_request(qid, request)`` answers from the whole parsed request (``serve-mock``).
 
 Use :class:`DoubleServer` (a background thread) in tests, or run
@@ -31,13 +33,19 @@ from dataclasses import dataclass
 
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "slow", "drop")
 #: Ways every request can misbehave (``Double(behaviour=...)``).
-BEHAVIOURS = ("echo", "endless", "drip", "malformed")
+BEHAVIOURS = ("echo", "endless", "drip", "malformed", "nested")
+#: Largest request body read (a request carries its pictures base64-encoded: a few MB); a
+#: larger one is answered 413 and the connection closed, before the body is read.
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+#: Depth of the ``nested`` behaviour's reply (200,000 ``[``: beyond any parser's recursion).
+NESTED_DEPTH = 200_000
 _EXAMPLE_RE = re.compile(r"for example:\s*(.+?)\s*$", re.IGNORECASE | re.DOTALL)
 _REASONS = {
     200: "OK",
     400: "Bad Request",
     401: "Unauthorized",
     404: "Not Found",
+    413: "Content Too Large",
     429: "Too Many Requests",
     500: "Internal Server Error",
 }
@@ -116,6 +124,8 @@ class Double:
         answer_request: Callable[[str, dict], str] | None = None,
         models: tuple[str, ...] = ("double",),
         hold_after: int | None = None,
+        behaviour_ids: frozenset[str] | None = None,
+        max_body: int = MAX_REQUEST_BYTES,
     ):
         if behaviour is not None and behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour {behaviour!r}: expected one of {', '.join(BEHAVIOURS)}")
@@ -129,6 +139,7 @@ class Double:
         self.behaviour, self.echo_status = behaviour, echo_status
         self.answer_request, self.models = answer_request, models
         self.hold_after = hold_after
+        self.behaviour_ids, self.max_body = behaviour_ids, max_body
         self.state = DoubleState()
 
     def _answer(self, qid: str, text: str, request: dict) -> str:
@@ -149,8 +160,11 @@ class Double:
                     for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)
                 }
                 n = int(headers.get("content-length") or 0)
+                if n > self.max_body or n < 0:
+                    await self._refuse_body(n, writer)
+                    break
                 body = await reader.readexactly(n) if n else b""
-                if self.behaviour and method == "POST":
+                if self._misbehaves(method, headers):
                     await self._misbehave(head, writer)
                     break
                 if not await self._serve(method, path, headers, body, writer):
@@ -161,10 +175,24 @@ class Double:
             asyncio.CancelledError,
             ConnectionError,
             ValueError,
+            RecursionError,
         ):
             pass
         finally:
             writer.close()
+
+    def _misbehaves(self, method: str, headers: dict) -> bool:
+        if not self.behaviour or method != "POST":
+            return False
+        ids = self.behaviour_ids
+        return ids is None or headers.get("x-misi-question", "") in ids
+
+    async def _refuse_body(self, n: int, writer) -> None:
+        """413 for a body over :attr:`max_body` (one line naming the size and the limit)."""
+        self.state.requests += 1
+        self.state.faults["too-large"] += 1
+        message = f"request body of {n} bytes; at most {self.max_body}"
+        await self._send(writer, 413, json.dumps({"error": {"message": message}}).encode())
 
     @staticmethod
     async def _send(writer, status: int, payload: bytes, extra: str = "") -> None:
@@ -184,6 +212,8 @@ class Double:
             await self._send(writer, self.echo_status, json.dumps(echo).encode())
         elif self.behaviour == "malformed":
             await self._send(writer, 200, b'{"choices": "none of them"}')
+        elif self.behaviour == "nested":
+            await self._send(writer, 200, b"[" * NESTED_DEPTH)
         elif self.behaviour == "endless":  # a 200 whose chunked body never ends
             writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
             chunk = b"%x\r\n%s\r\n" % (1 << 16, b"x" * (1 << 16))
@@ -345,7 +375,8 @@ class DoubleServer:
 def main(argv: list[str] | None = None) -> int:
     """Serve the double in the foreground (for the benchmark); prints ``listening URL``."""
     p = argparse.ArgumentParser(
-        description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)"
+        allow_abbrev=False,
+        description="PROTOCOL DOUBLE of an OpenAI-compatible endpoint (tests only)",
     )
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay", type=float, default=0.0, help="seconds added to every reply")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...builder.core.constants import PACKAGE_VERSION
 from ...builder.core.errors import InputError
+from ...builder.core.provenance import DatasetProvenance
 from ..common import build_config_hash
 from .formats import FORMATS, WRITERS
 from .source import (
@@ -175,7 +176,8 @@ def _write_rows(writer, shards, progress: bool, desc: str) -> tuple[Counter[str]
 
 def _manifest(fmt, split, source, revision, chosen, rows, refs, writer, shards, root) -> dict:
     """The export's manifest: format, split, source, configs and rows per config, image
-    references and files, package version, build profile and config hash."""
+    references and files, package version, build profile, config hash and the source's
+    provenance record (``dataset``: repo or path, revision, commit, config hash, version)."""
     store = getattr(writer, "images", None)
     return {
         "format": fmt,
@@ -191,7 +193,21 @@ def _manifest(fmt, split, source, revision, chosen, rows, refs, writer, shards, 
         "profile": shards_profile(shards),
         # the build's config hash: which build (and so which answers) the rows come from
         "config_hash": build_config_hash(str(root)),
+        "dataset": source_provenance(source, revision, root).to_json(),
     }
+
+
+def source_provenance(source, revision: str | None, root: Path) -> DatasetProvenance:
+    """The export source's provenance record, from the manifest of the folder read (``root``:
+    the build folder, or the Hub cache's ``snapshots/<commit>`` copy of the repo)."""
+    try:
+        manifest = json.loads((Path(root) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if Path(os.path.expanduser(str(source))).is_dir():
+        return DatasetProvenance.from_manifest(str(Path(root).resolve()), manifest)
+    commit = Path(root).name if len(Path(root).name) == 40 else None
+    return DatasetProvenance.from_manifest(str(source), manifest, revision, commit)
 
 
 def _progress(rows, total: int, enabled: bool, desc: str):

@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import secrets
 import threading
 from dataclasses import dataclass
@@ -86,12 +87,15 @@ class SessionKeys:
                     "%s: unreadable (%s); participants get new session keys", self.path, exc
                 )
 
-    def claim(self, name: str, key: str | None) -> str | None:
-        """The session key of ``name``: a new one for a new name (or for an old session made
-        before keys existed), the same one when ``key`` matches; None when ``key`` does not."""
+    def claim(self, name: str, key: str | None, new_ok: bool = True) -> str | None:
+        """The session key of ``name``: a new one for a name without a key when ``new_ok``
+        (the caller refuses that for a name whose answers file exists, unless the administrator
+        asks), the same one when ``key`` matches; None otherwise."""
         with self._lock:
             known = self._keys.get(name)
             if known is None:
+                if not new_ok:
+                    return None
                 known = self._keys[name] = secrets.token_urlsafe(12)
                 self._save()
                 return known
@@ -114,6 +118,16 @@ class SessionKeys:
 
     def _save(self) -> None:
         _write_private(self.path, self._keys)
+
+
+#: A query value that is a secret in a logged request line (the run's tokens, session keys).
+_SECRET_QUERY_RE = re.compile(r"([?&;](?:token|key)=)[^&;#\s\"']*", re.I)
+
+
+def public_path(text: str) -> str:
+    """``text`` (a request path or a log line quoting one) with the values of ``token=`` and
+    ``key=`` replaced by ``***``: tokens and keys are never logged."""
+    return _SECRET_QUERY_RE.sub(r"\1***", text)
 
 
 def _write_private(path: Path, data: dict) -> None:

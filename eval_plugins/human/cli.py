@@ -8,6 +8,7 @@ import logging
 import sys
 
 from ...builder.core.errors import MisiError
+from ..common import local_copy
 
 log = logging.getLogger(__name__)
 
@@ -22,9 +23,12 @@ def cmd_human(args: argparse.Namespace) -> int:
             check_participant(args.participant)
         except ValueError as exc:
             raise MisiError(str(exc)) from None
-    questions = load_questions(args.dataset, args.split)
+    folder, provenance = local_copy(args.dataset, args.revision, (args.split,))
+    questions = load_questions(folder, args.split)
     tokens = Tokens.load_or_new(args.out, renew=args.new_tokens)
-    app = HumanApp(args.dataset, questions, args.split, args.out, args.participant, tokens)
+    app = HumanApp(
+        folder, questions, args.split, args.out, args.participant, tokens, provenance=provenance
+    )
     try:
         server = make_server(app, args.host, args.port)
     except OSError as exc:
@@ -38,7 +42,8 @@ def cmd_human(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in str(host) else host
     print(
-        f"{len(questions)} questions of split {args.split!r}; answers go to {args.out}/<participant>.jsonl"
+        f"{len(questions)} questions of split {args.split!r} of {provenance.label()}; answers go "
+        f"to {args.out}/<participant>.jsonl"
     )
     print(
         f"administrator link (gold answers and every participant's results; keep it to yourself): "
@@ -63,7 +68,16 @@ def add_commands(sub) -> None:
     p = sub.add_parser(
         "human", help="a local web app in which a person answers the questions (human baseline)"
     )
-    p.add_argument("dataset", metavar="DIR", help="a build folder (from misi-bench build)")
+    p.add_argument(
+        "dataset",
+        metavar="DIR",
+        help="a build folder (from misi-bench build) or a Hub dataset repo id (owner/name)",
+    )
+    p.add_argument(
+        "--revision",
+        help="Hub revision of a repo id: a release tag (v1.0.0), a branch or a commit (default: "
+        "$MISI_BENCH_REVISION, else the default branch); every answer line records it",
+    )
     p.add_argument(
         "--split", default="tiny", help="split to answer (default tiny, the paper's human subset)"
     )

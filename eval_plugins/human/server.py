@@ -16,7 +16,10 @@ Routes (JSON unless said otherwise):
   the administrator token also the gold answers, for any participant, at any time.
 
 Bodies must state their length (411 without ``Content-Length``, 400 for a bad one, 413 above
-:data:`MAX_BODY`); a client that stalls is dropped after :data:`READ_TIMEOUT_S` seconds.
+:data:`MAX_BODY`); a client that stalls is dropped after :data:`READ_TIMEOUT_S` seconds, one
+that trickles a request in after :data:`.connections.REQUEST_DEADLINE_S`; at most
+:data:`.connections.MAX_CONNECTIONS` connections are served at once (503 beyond). Tokens and
+session keys are never logged (:func:`.access.public_path`).
 """
 
 from __future__ import annotations
@@ -26,13 +29,16 @@ import logging
 import math
 import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
-from .access import ADMIN, SessionKeys, Tokens
+from ..common import build_config_hash
+from .access import ADMIN, SessionKeys, Tokens, public_path
+from .connections import MAX_CONNECTIONS, REQUEST_DEADLINE_S, CappedServer
 from .forms import form_problem
 from .session import Question, Session, check_participant, question_images, records
 
@@ -89,8 +95,12 @@ class HumanApp:
         out: str | Path,
         participant: str | None = None,
         tokens: Tokens | None = None,
+        provenance: DatasetProvenance | None = None,
     ) -> None:
         self.build, self.questions, self.split, self.out = Path(build), questions, split, Path(out)
+        #: the build's config hash, recorded with every answer (None when it has no manifest)
+        self.config_hash = build_config_hash(str(self.build)) if self.build.is_dir() else None
+        self.provenance = provenance
         self.by_id = {q.id: q for q in questions}
         self.participant = participant
         self.tokens = tokens or Tokens.new()
@@ -108,16 +118,31 @@ class HumanApp:
         name = check_participant(participant)
         with self._lock:
             if name not in self.sessions:
-                self.sessions[name] = Session(self.questions, name, self.out, self.split)
+                self.sessions[name] = Session(
+                    self.questions,
+                    name,
+                    self.out,
+                    self.split,
+                    self.config_hash,
+                    provenance=self.provenance,
+                )
             return self.sessions[name]
 
     def start(self, participant: str, key: str | None, role: str) -> dict:
         """Start or resume a session; a name in use needs its key (the administrator's token
-        does not, and gets the key)."""
+        does not, and gets the key). A name whose answers file exists without a key (keys
+        lost, or a file put there) is refused to participants: its answers would be theirs."""
         name = check_participant(participant)
-        claimed = self.keys.claim(name, key)
+        on_file = (self.out / f"{name}.jsonl").exists()
+        claimed = self.keys.claim(name, key, new_ok=role == ADMIN or not on_file)
         if claimed is None and role == ADMIN:
             claimed = self.keys.key_of(name)
+        if claimed is None and self.keys.key_of(name) is None:
+            raise HttpError(
+                HTTPStatus.FORBIDDEN,
+                f"participant name {name!r} has answers on file but no session key: only the "
+                "administrator's link can resume it; or choose another name",
+            )
         if claimed is None:
             raise HttpError(
                 HTTPStatus.FORBIDDEN,
@@ -202,9 +227,14 @@ class Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_S  # socket timeout: a stalled client frees its thread
 
     def log_message(self, fmt, *args) -> None:  # quiet: to the logger, not stderr
-        log.debug("%s " + fmt, self.address_string(), *args)
+        log.debug("%s %s", self.address_string(), public_path(fmt % args))
+
+    def handle_one_request(self) -> None:
+        self.server.reading(self.connection)  # the request's deadline (connections.py)
+        super().handle_one_request()
 
     def _send(self, status: int, body: bytes, ctype: str, cache: str = "no-store") -> None:
+        self.server.answered(self.connection)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -228,7 +258,7 @@ class Handler(BaseHTTPRequestHandler):
         log.info(
             "refused %s %.80s from %s: %d %s",
             self.command,
-            self.path,
+            public_path(self.path),
             self.address_string(),
             int(status),
             message,
@@ -254,6 +284,7 @@ class Handler(BaseHTTPRequestHandler):
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body of {length} bytes; at most {MAX_BODY}"
             )
         data = self.rfile.read(length) if length else b""
+        self.server.answered(self.connection)  # read whole: the deadline is over
         if len(data) < length:
             self.close_connection = True
             raise HttpError(HTTPStatus.BAD_REQUEST, "body shorter than its Content-Length")
@@ -277,6 +308,8 @@ class Handler(BaseHTTPRequestHandler):
         return role
 
     def _dispatch(self, handle) -> None:
+        if self.command != "POST":  # a request without a body has arrived whole
+            self.server.answered(self.connection)
         try:
             url = urlparse(self.path)
             try:
@@ -373,9 +406,15 @@ class Handler(BaseHTTPRequestHandler):
             raise HttpError(HTTPStatus.NOT_FOUND, f"no such endpoint {path!r:.80}")
 
 
-def make_server(app: HumanApp, host: str = "127.0.0.1", port: int = 7860) -> ThreadingHTTPServer:
-    """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server_address``)."""
+def make_server(
+    app: HumanApp,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    max_connections: int = MAX_CONNECTIONS,
+    deadline_s: float = REQUEST_DEADLINE_S,
+) -> CappedServer:
+    """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server_address``).
+    At most ``max_connections`` at once; a request must arrive within ``deadline_s``
+    (:mod:`.connections`)."""
     handler = type("BoundHandler", (Handler,), {"app": app})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return CappedServer((host, port), handler, max_connections, deadline_s)

@@ -4,7 +4,8 @@ Questions come in the paper's task order (T1..T9), each task's questions in the 
 order, so that a person learns one task's conventions before the next. Answers are appended to
 ``<out>/<participant>.jsonl``, one JSON object per line with ``id`` and ``prediction`` (what
 ``misi-bench score`` reads) plus ``task``, ``split``, ``participant``, ``seconds`` (time from
-showing the question to the answer, measured in the page) and ``answered_at`` (UTC, ISO 8601).
+showing the question to the answer, measured in the page), ``answered_at`` (UTC, ISO 8601) and
+the dataset's ``dataset``, ``revision``, ``commit`` and ``config_hash`` (``core.provenance``).
 An answer is final: a question answered once is not shown again, which is also how a session
 resumes (restart the app with the same participant and output folder).
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, profile_of_metadata
+from ...builder.core.provenance import DatasetProvenance
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 from ...builder.core.rows import SCORE_COLUMNS
 
@@ -153,9 +155,17 @@ class Session:
     """One participant's progress over a question list, backed by an append-only JSONL file."""
 
     def __init__(
-        self, questions: list[Question], participant: str, out: str | Path, split: str
+        self,
+        questions: list[Question],
+        participant: str,
+        out: str | Path,
+        split: str,
+        config_hash: str | None = None,
+        provenance: DatasetProvenance | None = None,
     ) -> None:
         self.questions = questions
+        self.config_hash = config_hash  # the build, recorded with every answer
+        self.provenance = provenance
         self.by_id = {q.id: q for q in questions}
         self.participant = check_participant(participant)
         self.split = split
@@ -177,7 +187,7 @@ class Session:
                         )
                         item["seconds"] = None
                     self.answers.setdefault(str(item["id"]), item)
-                except (ValueError, KeyError, TypeError, AttributeError):
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                     log.warning("%s line %d: unreadable, ignored", self.path, n)
             log.info(
                 "%s: resuming with %d of %d answered",
@@ -209,15 +219,24 @@ class Session:
                 "prediction": str(prediction),
                 "task": question.task,
                 "split": self.split,
+                **({"config_hash": self.config_hash} if self.config_hash else {}),
                 "participant": self.participant,
                 "seconds": None if seconds is None else round(max(0.0, float(seconds)), 2),
                 "answered_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                **self._dataset_fields(),
             }
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(item, ensure_ascii=False) + "\n")
             self.answers[qid] = item
         return item
+
+    def _dataset_fields(self) -> dict:
+        """What each answer line records of the dataset (repo or path, revision, commit, config
+        hash: ``misi-bench score`` checks the hash against its --dataset's)."""
+        if self.provenance is None:
+            return {}
+        return {**self.provenance.line_fields(), "config_hash": self.provenance.config_hash}
 
     def state(self) -> dict:
         nxt = self.next_question()

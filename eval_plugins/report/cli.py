@@ -9,6 +9,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PAPER
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
+from ..common import local_copy
 from .reference import complete_average_all, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_intervals, markdown_table, page
 from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
@@ -165,20 +166,74 @@ def _exact_table(args: argparse.Namespace) -> str:
     )
 
 
+def margin_table(rows: list[Row]) -> str:
+    """Each model's and published row's margin (points) above the build's blind floor row
+    (``--dataset``), per column and for the paper's average; a model row's 95% interval is its
+    own interval less the floor (the floor taken as known: ``misi-bench score`` gives the paired
+    interval per question). Empty text without a floor row."""
+    from .reference import COLUMNS, paper_average  # noqa: PLC0415
+    from .sources import FLOOR_NAME  # noqa: PLC0415
+
+    floor = next((r for r in rows if r.label == FLOOR_NAME), None)
+    if floor is None:
+        return ""
+    lines = [
+        "Margin above the build's blind floor (points; model rows: [95% interval]):",
+        "",
+        "| row | " + " | ".join(COLUMNS) + " | paper avg |",
+        "|---|" + "---:|" * (len(COLUMNS) + 1),
+        f"| {FLOOR_NAME} (%) | "
+        + " | ".join(_pct_text(floor.scores.get(c)) for c in COLUMNS)
+        + f" | {_pct_text(paper_average(floor.scores))} |",
+    ]
+    for row in rows:
+        if row.kind not in ("model", "paper"):
+            continue
+        cells = []
+        for c in COLUMNS:
+            value, base = row.scores.get(c), floor.scores.get(c)
+            if value is None or base is None:
+                cells.append("-")
+                continue
+            ci = row.intervals.get(c)
+            tail = f" [{ci[0] - base:+.1f}, {ci[1] - base:+.1f}]" if ci else ""
+            cells.append(f"{value - base:+.1f}{tail}")
+        avg, base = row.average, paper_average(floor.scores)
+        cells.append("-" if avg is None or base is None else f"{avg - base:+.1f}")
+        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _pct_text(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _dataset_folder(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--dataset`` as a build folder (a Hub repo at ``--revision`` fetched first: its
+    ``--split`` shards, manifest and baselines) and the note naming it; (None, None) without
+    ``--dataset``."""
+    if not args.dataset:
+        if args.revision:
+            raise MisiError(f"--revision {args.revision}: needs --dataset (a Hub repo id)")
+        return None, None
+    folder, provenance = local_copy(args.dataset, args.revision, (args.split,))
+    return str(folder), f"Dataset of the chance levels and profile: {provenance.label()}."
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    dataset, dataset_note = _dataset_folder(args)
+    args.dataset = dataset  # the exact-match table reads the same folder
     rows, notes = collect_rows(
         args.results,
-        args.dataset,
+        dataset,
         args.split,
         with_paper=not args.no_paper,
         paper_rows=args.paper_rows,
     )
     if not any(r.kind == "model" for r in rows):
         raise MisiError("no model results to report")
+    if dataset_note:
+        notes.append(dataset_note)
     fig = draw(rows, title=args.title)
     png = figure_png(fig)
     out = Path(args.out)
@@ -194,6 +249,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     intervals = markdown_intervals(rows)
     if intervals:
         print("Model rows: questions (n) and 95% intervals, in percent:\n\n" + intervals)
+    margins = margin_table(rows)
+    if margins:
+        print(margins)
     exact = _exact_table(args)
     if exact:
         print(exact)
@@ -222,7 +280,13 @@ def add_commands(sub) -> None:
     p.add_argument("--png", help="also write the chart as a PNG (for slides)")
     p.add_argument("--markdown", help="also write the markdown table here (it is always printed)")
     p.add_argument(
-        "--dataset", help="the build folder the results were scored on (adds its chance levels)"
+        "--dataset",
+        help="the build folder or Hub repo id the results were scored on (adds its chance levels)",
+    )
+    p.add_argument(
+        "--revision",
+        help="Hub revision of --dataset: a release tag (v1.0.0), a branch or a commit (default: "
+        "$MISI_BENCH_REVISION, else the default branch); the report's notes name it",
     )
     p.add_argument(
         "--split", default="test", help="split of --dataset for the chance levels (default test)"

@@ -38,6 +38,7 @@ BASELINE_STYLES = (
     ("Chance: constant", (0, (1, 1.5)), "#000000", "x"),
     ("Blind: text only", "-.", "#5a5a5a", "v"),
     ("Blind: options only", (0, (6, 2, 1, 2, 1, 2)), "#8a8a8a", "o"),
+    ("Blind floor", (0, (4, 1, 1, 1)), "#000000", "s"),  # the best blind baseline per column
 )
 #: Styles for any other baseline row, in order.
 CHANCE_STYLES = (((0, (3, 1)), "#333333", "s"), ((0, (1, 3)), "#333333", "D"))

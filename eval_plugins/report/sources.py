@@ -75,12 +75,27 @@ class ModelResult:
         return average_all_tasks(self.scores)
 
 
-def _pct(value) -> float | None:
+class ImpossibleScore(MisiError):
+    """A score cell outside 0-1 (0-100%) or infinite: no scorer writes it, so the file is
+    refused rather than drawn or averaged (:func:`read_result` names the file and the cell)."""
+
+    def __init__(self, cell: str, value) -> None:
+        super().__init__(f"{cell} holds {value!r}: a score must be between 0 and 1 (0-100%)")
+        self.cell, self.value = cell, value
+
+
+def _pct(value, cell: str = "a score") -> float | None:
+    """A 0-1 score cell in percent (None when absent or not a number); a number outside 0-1 is
+    refused (:class:`ImpossibleScore`)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else 100.0 * number
+    if math.isnan(number):
+        return None
+    if not 0.0 <= number <= 1.0:
+        raise ImpossibleScore(cell, value)
+    return 100.0 * number
 
 
 def _empty() -> dict[str, float | None]:
@@ -93,9 +108,10 @@ def from_aggregate(report: Mapping) -> tuple[dict[str, float | None], int | None
     tasks = report.get("tasks") or {}
     for task, row in tasks.items():
         if task in TASK_COLUMN:
-            scores[TASK_COLUMN[task]] = _pct(row.get("score"))
+            scores[TASK_COLUMN[task]] = _pct(row.get("score"), f"tasks.{task}.score")
     for sub, col in HALF_SUBSETS.items():
-        scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"))
+        cell = f"subsets.{sub}.score"
+        scores[col] = _pct((report.get("subsets") or {}).get(sub, {}).get("score"), cell)
     return scores, report.get("n")
 
 
@@ -105,7 +121,10 @@ def t9_exact_of(report: Mapping) -> tuple[float | None, float | None] | None:
     row = (report.get("tasks") or {}).get(task) or {}
     if "exact" not in row:
         return None
-    return _pct(row.get(T9_PAPER_EXACT)), _pct(row.get("exact"))
+    return (
+        _pct(row.get(T9_PAPER_EXACT), f"tasks.{task}.{T9_PAPER_EXACT}"),
+        _pct(row.get("exact"), f"tasks.{task}.exact"),
+    )
 
 
 def _harness_results(data: Mapping, path: Path, label: str | None) -> list[ModelResult]:
@@ -130,14 +149,16 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
         scores = _empty()
         for task, row in found.items():
             if task in TASK_COLUMN:
-                scores[TASK_COLUMN[task]] = _pct(row.get("score,none"))
+                cell = f"results.{prefix}{task}.score,none"
+                scores[TASK_COLUMN[task]] = _pct(row.get("score,none"), cell)
         for (
             spec
         ) in TASK_SPECS:  # a task's halves (T4+ and T4-) from its score_positive/score_negative
             if spec.halves is not None:
                 row = found.get(spec.name, {})
                 for sign, word in (("+", "positive"), ("-", "negative")):
-                    scores[f"T{spec.number}{sign}"] = _pct(row.get(f"score_{word},none"))
+                    cell = f"results.{prefix}{spec.name}.score_{word},none"
+                    scores[f"T{spec.number}{sign}"] = _pct(row.get(f"score_{word},none"), cell)
         n_samples = data.get("n-samples") or {}
         counts = {
             TASK_COLUMN[t]: int((n_samples.get(prefix + t) or {}).get("effective", 0))
@@ -168,7 +189,11 @@ def _vlm_csv(path: Path, label: str | None) -> ModelResult:
         "tasks": {t: {"score": rows[t]["score"]} for t in TASK_NAMES if t in rows},
         "subsets": {s: {"score": rows[s]["score"]} for s in HALF_SUBSETS if s in rows},
     }
-    scores, _ = from_aggregate(report)
+    try:
+        scores, _ = from_aggregate(report)
+    except ImpossibleScore as exc:  # the table's own names: its row and column
+        row = exc.cell.split(".")[1]
+        raise ImpossibleScore(f"row {row}, column score", exc.value) from None
     counts = {
         TASK_COLUMN[t]: int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")
     }
@@ -248,7 +273,8 @@ def _eval_reports(folder: Path) -> list[Path]:
 def read_result(
     path: str | Path, label: str | None = None, split: str | None = None
 ) -> list[ModelResult]:
-    """The model results in one file or folder (see the module docstring for the formats)."""
+    """The model results in one file or folder (see the module docstring for the formats). A
+    score outside 0-100% refuses the file, naming it and the cell (:class:`ImpossibleScore`)."""
     path = Path(path)
     if path.is_dir():
         files = sorted({f for g in _HARNESS_FILE_GLOBS for f in path.rglob(g)})
@@ -271,6 +297,14 @@ def read_result(
         return out
     if not path.is_file():
         raise MisiError(f"{path}: no such result file")
+    try:
+        return _read_file(path, label, split)
+    except ImpossibleScore as exc:
+        raise MisiError(f"{path}: {exc}; the file is not drawn or averaged") from None
+
+
+def _read_file(path: Path, label: str | None, split: str | None) -> list[ModelResult]:
+    """The model results of one result file (:func:`read_result`)."""
     if path.suffix == ".csv":
         try:
             return [_vlm_csv(path, label)]
@@ -349,6 +383,36 @@ class ChanceLevels:
     rows: dict[str, dict[str, float | None]]
 
 
+#: The report row of the build's blind floor (``scoring.floors``).
+FLOOR_NAME = "Blind floor: best blind baseline per column"
+
+
+def floor_level(
+    build: Path, split: str, records: list[dict], seed: int = 0
+) -> dict[str, dict[str, float | None]]:
+    """The build's blind floor on ``records`` as a report row (percent; ``scoring.floors``: the
+    best blind baseline of each column, T4's halves included, on the same questions)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ...builder.scoring import floors  # noqa: PLC0415
+    from .reference import SCORER_KEY  # noqa: PLC0415
+
+    train = []
+    for task in TASK_NAMES:
+        for shard in sorted((build / task).glob("train-*.parquet")):
+            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
+    try:
+        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    image_answers = (stored.get("image_answers") or {}).get(split) or {}
+    floor = floors.blind_floor(records, train, image_answers, seed)["score"]
+    scores = _empty()
+    for column in scores:
+        scores[column] = _pct(floor.values.get(SCORER_KEY.get(column, column)))
+    return {FLOOR_NAME: scores}
+
+
 CHANCE_NAMES = {"random": "Chance: random answer", "always_no": "Chance: constant (No / None / A)"}
 
 
@@ -389,6 +453,7 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
                 )
         rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
     rows.update(blind_levels(build, split, records, seed))
+    rows.update(floor_level(build, split, records, seed))
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
 
 

@@ -16,7 +16,20 @@ if importlib.util.find_spec("misi_bench") is None:  # the tasks still list; load
 
 import math
 
-from misi_bench.eval_plugins.common import doc_images, doc_prompt, paper_average_share, score_doc
+from misi_bench.eval_plugins.common import (
+    doc_images,
+    doc_prompt,
+    paper_average_share,
+    score_doc,
+    with_build_column,
+)
+
+
+def misi_process_docs(dataset):
+    """The split with a ``config_hash`` column naming its build, so that every logged sample
+    (lmms-eval logs the row without its images) records the build it was made on and
+    ``misi-bench score`` can check it."""
+    return with_build_column(dataset)
 
 
 def misi_doc_to_visual(doc):

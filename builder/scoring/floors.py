@@ -1,0 +1,343 @@
+"""Blind floors: the best blind baseline of a build per paper column, and a result's margin above
+it (docs/decoys.md, "Blind floors").
+
+A score shows use of the pictures only above what an answerer gets without looking at them. The
+*floor* of a paper column (T1, T2, T3, T4 positive, T4 negative, T5-T9) is the best mean, on the
+same questions, of the baselines that never look at a picture: the random answer, the constant
+answer, the train split's most frequent answer (text only) and the options-only rules (T8 on the
+option text, T5/T6 the option image rule's letters). The rule is picked per column after seeing
+the scores, so the floor is optimistic for the baselines (a high bar). Its paper average is the
+mean of the floor's eight headline columns.
+
+A result's *margin* in a column is the mean, over the column's questions, of its score minus the
+floor rule's score on the same question (paired), with the 95% interval of
+:func:`.blind.interval`; the margin of the paper average is the mean of the eight column margins,
+its interval that function's over per-question values weighted so that their mean is that mean
+(differences are mapped linearly onto 0-1 for it, and back).
+The paper's published rows have no per-question results: their margin is a difference of means,
+without an interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from ..core.registry import TASK_BY_NAME, canonical_task
+from .baselines import BASELINE_KINDS, baseline_prediction
+from .blind import (
+    IMAGE_RULE,
+    OPTION_RULES,
+    TEXT_ONLY,
+    fit_text_only,
+    interval,
+    options_only_prediction,
+    text_only_metrics,
+)
+from .metrics import score_prediction
+from .readings import T9_PAPER_EXACT
+from .report import COLUMN_KEYS, HALF_SUFFIXES, PAPER_AVERAGE_COLUMNS
+
+__all__ = [
+    "FLOOR_LABEL",
+    "FLOOR_RULES",
+    "Floor",
+    "Margin",
+    "blind_floor",
+    "column_of",
+    "floor_from_columns",
+    "floor_summary",
+    "format_floor_markdown",
+    "margins",
+    "paper_row_margins",
+]
+
+#: Every baseline a floor may come from, in the order ties are broken.
+FLOOR_RULES = (*BASELINE_KINDS, TEXT_ONLY, *OPTION_RULES, IMAGE_RULE)
+FLOOR_LABEL = "blind floor: best blind baseline per column"
+RANDOM_DRAWS = 20
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The floor of one metric (``score`` or ``exact``) on a set of questions: per column its
+    value (0-1; None without questions), the baseline it comes from, the question count, and the
+    floor rule's per-question values (column -> row id -> value); ``paper_average``: the mean of
+    the eight headline columns (None when one is missing)."""
+
+    metric: str
+    values: Mapping[str, float | None]
+    rules: Mapping[str, str]
+    counts: Mapping[str, int]
+    items: Mapping[str, Mapping[str, float]]
+    paper_average: float | None
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A result's margin above a floor in one column (0-1 scale): mean paired difference, its 95%
+    interval and the number of questions."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+def _signed_interval(values: Sequence[float], bound: float) -> tuple[float, float]:
+    """95% interval of the mean of ``values`` in ``[-bound, bound]``, by :func:`.blind.interval`
+    on the values mapped onto 0-1 (a linear map, undone on the ends; that function clamps to
+    0-1, which a difference may leave)."""
+    low, high = interval([(v / bound + 1.0) / 2.0 for v in values])
+    return (bound * (2.0 * low - 1.0), bound * (2.0 * high - 1.0))
+
+
+def _column_metric(column: str, metric: str) -> str:
+    """The per-question metric a column of ``metric`` reads (T9 exact: the paper's way)."""
+    return T9_PAPER_EXACT if metric == "exact" and column == "T9" else metric
+
+
+def column_of(task: str, metrics: Mapping[str, float]) -> str | None:
+    """The paper column of a question of ``task`` with these metrics (T4 by its ``polarity``)."""
+    try:
+        spec = TASK_BY_NAME[canonical_task(task)]
+    except ValueError:
+        return None
+    if spec.halves is None:
+        return f"T{spec.number}"
+    if spec.halves not in metrics:
+        return None
+    positive, negative = HALF_SUFFIXES
+    return f"T{spec.number}_{positive if metrics[spec.halves] >= 0.5 else negative}"
+
+
+def _mean_metrics(draws: list[dict]) -> dict[str, float]:
+    keys = {k for d in draws for k in d}
+    return {k: math.fsum(d.get(k, 0.0) for d in draws) / len(draws) for k in keys}
+
+
+def _rule_metrics(rows: Sequence[Mapping], rule: str, seed: int, text_model, image_answers):
+    """The metrics of ``rule``'s answer on each row (None where the rule gives none), in the
+    random order :func:`.baselines.reference_scores` and :func:`.blind.blind_baselines` use."""
+    rng = np.random.default_rng(seed)
+    out: list[dict | None] = []
+    for row in rows:
+        task = canonical_task(row["task"])
+        options = list(row.get("options") or []) or None
+        meta = row.get("metadata")
+        if rule in BASELINE_KINDS:
+            n = RANDOM_DRAWS if rule == "random" else 1
+            draws = [
+                score_prediction(
+                    task,
+                    baseline_prediction(rule, task, row, rng),
+                    row["answer"],
+                    meta,
+                    options=options,
+                )
+                for _ in range(n)
+            ]
+            out.append(_mean_metrics(draws))
+        elif rule == TEXT_ONLY:
+            out.append(text_only_metrics(task, text_model, row) if text_model else None)
+        elif rule == IMAGE_RULE:
+            letter = (image_answers or {}).get(str(row["id"]))
+            out.append(
+                None
+                if letter is None
+                else score_prediction(task, letter, row["answer"], meta, options=options)
+            )
+        else:
+            letter = options_only_prediction(rule, row, rng)
+            out.append(
+                None
+                if letter is None
+                else score_prediction(task, letter, row["answer"], meta, options=options)
+            )
+    return out
+
+
+def _floor_of(metric: str, per_rule: Mapping[str, list], rows: Sequence[Mapping], cols) -> Floor:
+    values: dict[str, float | None] = {}
+    rules: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    items: dict[str, Mapping[str, float]] = {}
+    for column in COLUMN_KEYS:
+        key = _column_metric(column, metric)
+        best = None
+        for rule in FLOOR_RULES:
+            got = {
+                str(row["id"]): float(m[key])
+                for row, m, c in zip(rows, per_rule.get(rule, ()), cols)
+                if c == column and m is not None and key in m
+            }
+            if got and (best is None or math.fsum(got.values()) / len(got) > best[1]):
+                best = (rule, math.fsum(got.values()) / len(got), got)
+        if best is not None:
+            rules[column], values[column], items[column] = (
+                best[0],
+                best[1],
+                MappingProxyType(best[2]),
+            )
+            counts[column] = len(best[2])
+        else:
+            values[column] = None
+    heads = [values.get(c) for c in PAPER_AVERAGE_COLUMNS]
+    average = None if any(v is None for v in heads) else math.fsum(heads) / len(heads)
+    return Floor(
+        metric,
+        MappingProxyType(values),
+        MappingProxyType(rules),
+        MappingProxyType(counts),
+        MappingProxyType(items),
+        average,
+    )
+
+
+def floor_from_columns(metric: str, by_rule: Mapping[str, Mapping[str, float | None]]) -> Floor:
+    """A floor from each baseline's column means (``{rule: {column: value}}``, 0-1), without
+    per-question values (the dataset card's floor, from the baselines it measured)."""
+    values: dict[str, float | None] = {}
+    rules: dict[str, str] = {}
+    for column in COLUMN_KEYS:
+        for rule in FLOOR_RULES:
+            value = (by_rule.get(rule) or {}).get(column)
+            if value is not None and (values.get(column) is None or value > values[column]):
+                values[column], rules[column] = float(value), rule
+        values.setdefault(column, None)
+    heads = [values[c] for c in PAPER_AVERAGE_COLUMNS]
+    average = None if any(v is None for v in heads) else math.fsum(heads) / len(heads)
+    empty = MappingProxyType({})
+    return Floor(metric, MappingProxyType(values), MappingProxyType(rules), empty, empty, average)
+
+
+def blind_floor(
+    rows: Sequence[Mapping],
+    train_rows: Sequence[Mapping] | None = None,
+    image_answers: Mapping[str, str] | None = None,
+    seed: int = 0,
+    text_model: Mapping[str, str] | None = None,
+) -> dict[str, Floor]:
+    """The floors of ``score`` and ``exact`` on ``rows`` (id, task, answer, metadata, options):
+    ``{"score": Floor, "exact": Floor}``. Text only needs ``text_model`` or ``train_rows`` (fitted
+    on them); T5/T6's options-only rule needs ``image_answers`` (id -> letter)."""
+    rows = list(rows)
+    if text_model is None and train_rows:
+        text_model = fit_text_only(train_rows)
+    per_rule = {r: _rule_metrics(rows, r, seed, text_model, image_answers) for r in FLOOR_RULES}
+    polar = [score_prediction(r["task"], None, r["answer"], r.get("metadata")) for r in rows]
+    cols = [column_of(r["task"], m) for r, m in zip(rows, polar)]
+    return {metric: _floor_of(metric, per_rule, rows, cols) for metric in ("score", "exact")}
+
+
+def margins(per_item: Iterable[Mapping], floor: Floor) -> dict[str, Margin]:
+    """A result's margin above ``floor`` per column and for ``paper_average`` (``per_item``:
+    :func:`.report.score_records`' per-question entries, with ``id``, ``task`` and ``metrics``)."""
+    diffs: dict[str, list[float]] = {}
+    for item in per_item:
+        metrics = item["metrics"]
+        column = column_of(item["task"], metrics)
+        key = _column_metric(column, floor.metric) if column else None
+        base = floor.items.get(column, {}).get(str(item["id"])) if column else None
+        if base is not None and key in metrics:
+            diffs.setdefault(column, []).append(float(metrics[key]) - base)
+    out: dict[str, Margin] = {}
+    for column in COLUMN_KEYS:
+        d = diffs.get(column)
+        if d:
+            low, high = _signed_interval(d, 1.0)
+            out[column] = Margin(math.fsum(d) / len(d), low, high, len(d))
+    if all(c in out for c in PAPER_AVERAGE_COLUMNS):
+        # per-question values whose plain mean is the mean of the eight column margins
+        total = sum(len(diffs[c]) for c in PAPER_AVERAGE_COLUMNS)
+        z = [
+            v * total / (len(PAPER_AVERAGE_COLUMNS) * len(diffs[c]))
+            for c in PAPER_AVERAGE_COLUMNS
+            for v in diffs[c]
+        ]
+        low, high = _signed_interval(z, max(abs(v) for v in z) or 1.0)
+        value = math.fsum(out[c].value for c in PAPER_AVERAGE_COLUMNS) / len(PAPER_AVERAGE_COLUMNS)
+        out["paper_average"] = Margin(value, low, high, total)
+    return out
+
+
+def paper_row_margins(values: Mapping[str, float | None], floor: Floor) -> dict[str, float]:
+    """A published row's margin above ``floor`` per column (and ``paper_average``): its value
+    minus the floor's, where both exist (no interval: the paper gives no per-question results)."""
+    out = {
+        c: float(values[c]) - float(floor.values[c])
+        for c in COLUMN_KEYS
+        if values.get(c) is not None and floor.values.get(c) is not None
+    }
+    if all(c in out for c in PAPER_AVERAGE_COLUMNS):
+        out["paper_average"] = math.fsum(out[c] for c in PAPER_AVERAGE_COLUMNS) / len(
+            PAPER_AVERAGE_COLUMNS
+        )
+    return out
+
+
+def floor_summary(floor: Floor, result_margins: Mapping[str, Margin] | None = None) -> dict:
+    """JSON form of a floor (and of a result's margins above it), 0-1 scale."""
+    out = {
+        "metric": floor.metric,
+        "columns": dict(floor.values),
+        "rules": dict(floor.rules),
+        "n": dict(floor.counts),
+        "paper_average": floor.paper_average,
+    }
+    if result_margins is not None:
+        out["margins"] = {
+            k: {"margin": m.value, "ci95": [round(m.low, 4), round(m.high, 4)], "n": m.n}
+            for k, m in result_margins.items()
+        }
+    return out
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _margin_cell(m: Margin | None) -> str:
+    if m is None:
+        return "-"
+    return f"{100 * m.value:+.1f} [{100 * m.low:+.1f}, {100 * m.high:+.1f}]"
+
+
+def format_floor_markdown(
+    floor: Floor,
+    results: Sequence[tuple[str, Mapping[str, Margin]]] = (),
+    paper_rows: Sequence[tuple[str, Mapping[str, float | None]]] = (),
+    where: str = "this build",
+) -> str:
+    """The floor of one metric as a table (percent): the floor row with its paper average, the
+    rule of each cell, each result's margin above it with its 95% interval, and each published
+    row's margin (``paper_rows``: (label, values by column, 0-1))."""
+    what = "weighted score" if floor.metric == "score" else "exact match"
+    head = "| row | " + " | ".join(COLUMN_KEYS) + " | paper avg (8 col) |"
+    lines = [
+        f"Blind floor of {where} ({what}, %): the best blind baseline per column on the same "
+        "questions, and the margin above it (points; results: mean paired difference [95% "
+        "interval]; published rows: difference of means, no interval):",
+        "",
+        head,
+        "|---|" + "---:|" * (len(COLUMN_KEYS) + 1),
+        f"| {FLOOR_LABEL} ({where}) | "
+        + " | ".join(_pct(floor.values.get(c)) for c in COLUMN_KEYS)
+        + f" | {_pct(floor.paper_average)} |",
+        "| floor rule | " + " | ".join(floor.rules.get(c, "-") for c in COLUMN_KEYS) + " | |",
+    ]
+    for label, result in results:
+        cells = [_margin_cell(result.get(c)) for c in (*COLUMN_KEYS, "paper_average")]
+        lines.append(f"| {label} minus floor | " + " | ".join(cells) + " |")
+    for label, values in paper_rows:
+        diff = paper_row_margins(values, floor)
+        cells = [
+            "-" if c not in diff else f"{100 * diff[c]:+.1f}"
+            for c in (*COLUMN_KEYS, "paper_average")
+        ]
+        lines.append(f"| {label} minus floor | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
