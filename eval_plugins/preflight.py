@@ -216,6 +216,38 @@ def result_keys(results: object) -> list[str] | None:
     return [*results.get("results", {}), *results.get("groups", {})]
 
 
+#: The group rows whose figures the launchers print after a run (the headline in %).
+HEADLINE_GROUPS = ("misi", "tiny_misi")
+
+
+def headline_lines(results: object) -> list[str]:
+    """One line per MiSI group in a harness results dict: its three averages in %, the headline
+    first. The harness's own table prints 0-1 like all its tasks, and a task row's
+    ``paper_average`` there is only that task's share of the headline (docs/scoring.md)."""
+    if not isinstance(results, Mapping):
+        return []
+    lines = []
+    for group in HEADLINE_GROUPS:
+        row = (results.get("groups") or {}).get(group) or (results.get("results") or {}).get(group)
+        if not isinstance(row, Mapping):
+            continue
+        cells = []
+        for metric, label in (
+            ("paper_average", "paper_average (the headline)"),
+            ("score", "average_all_tasks"),
+            ("average_headline_tasks", "average_headline_tasks"),
+        ):
+            value = row.get(f"{metric},none")
+            if isinstance(value, (int, float)) and value == value:
+                cells.append(f"{label} {100 * value:.2f} %")
+        if cells:
+            lines.append(
+                f"group {group}: {', '.join(cells)}; a task row's paper_average in the table "
+                "above is only that task's share of the headline, not its score"
+            )
+    return lines
+
+
 def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, where: str) -> int:
     """0 when every expected name was reported (or this is a non-main rank), else 1 and one line."""
     if not expected or (calls and all(c is None for c in calls)):
@@ -225,6 +257,37 @@ def check_after(harness: str, hint: str, expected: Sequence[str], calls: list, w
     if absent:
         return fail(harness, missing_message(hint, absent, expected, where), code=1)
     return 0
+
+
+#: ``--tasks`` values that list names instead of running tasks (lmms-eval, lm-eval).
+LISTINGS = frozenset({"list", "list_groups", "list_tags", "list_subtasks"})
+
+
+def unmatched_requests(requested: Sequence[str], calls: list) -> list[str]:
+    """The ``--tasks`` values that produced no results, though the harness exited 0: all of them
+    when no evaluation returned (the harness logged "no tasks found" or another error and went
+    on), else each glob pattern that matches no reported name. Listings and a non-main rank's
+    runs (``None`` entries) are never unmatched."""
+    tokens = [t for t in requested if t not in LISTINGS]
+    if not tokens or (calls and all(c is None for c in calls)):
+        return []
+    if not calls:
+        return tokens
+    got = sorted({name for c in calls if c for name in c})
+    return [
+        t
+        for t in tokens
+        if any(c in t for c in "*?[") and not os.path.exists(t) and not fnmatch.filter(got, t)
+    ]
+
+
+def unmatched_message(harness: str, unmatched: Sequence[str]) -> str:
+    return (
+        f"no results for --tasks {', '.join(unmatched)}: the harness found no task by "
+        f"{'that name or pattern' if len(unmatched) == 1 else 'those names or patterns'} or "
+        f"stopped with an error (read it above; the harness itself exits 0); the names: "
+        f"`misi-bench {harness} --tasks list`"
+    )
 
 
 def run_checked(
@@ -239,7 +302,8 @@ def run_checked(
     Before: the task names in ``argv`` after ``flags`` (when ``check``) and the data location.
     ``start()`` then imports the harness and returns ``(owner, attr, launch)``: ``owner.attr`` is
     the harness's ``simple_evaluate`` (watched for the result names), ``launch()`` runs it and
-    returns the exit status. After: exit 1 when a requested MiSI name has no results.
+    returns the exit status. After: exit 1 when a requested MiSI name has no results, or a
+    ``--tasks`` name or pattern of any harness produced none (:func:`unmatched_requests`).
     """
     expected: list[str] = []
     where = ""
@@ -252,8 +316,20 @@ def run_checked(
         except PreflightError as exc:
             return fail(harness, exc)
     owner, attr, launch = start()
-    with recording(owner, attr, result_keys) as calls:
+    headlines: list[str] = []
+
+    def keys(results: object) -> list[str] | None:
+        headlines.extend(headline_lines(results))
+        return result_keys(results)
+
+    with recording(owner, attr, keys) as calls:
         code = launch()
     if code:
         return code
-    return check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)
+    for line in headlines:
+        print(f"misi-bench {harness}: {line}", file=sys.stderr)
+    code = check_after(harness, "then rerun with --verbosity DEBUG", expected, calls, where)
+    unmatched = unmatched_requests(option_values(argv, *flags) or [], calls) if check else []
+    if code or not unmatched:
+        return code
+    return fail(harness, unmatched_message(harness, unmatched), code=1)

@@ -50,3 +50,41 @@ def data_dir(tmp_path_factory):
     from harness_support import tiny_dataset
 
     return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
+
+
+#: The configs of :func:`cli_build` (those the CLI and score tests read).
+CLI_BUILD_CONFIGS = ("rotation", "interaction_location", "pocket_ligand")
+
+
+@pytest.fixture(scope="session")
+def cli_build(tmp_path_factory):
+    """A build made as a user makes it: ``misi-bench build --source samples --limit 4 --configs
+    ...`` in a fresh folder (so the default ``./misi-bench``, with validation), four embedded
+    complexes, three configs. Read only; shared by ``test_cli`` and ``test_score_cli``, which
+    each made a build of their own before."""
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("clibuild")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
+            "build",
+            "--source",
+            "samples",
+            "--limit",
+            "4",
+            "--configs",
+            *CLI_BUILD_CONFIGS,
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=1200,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "validation: ok" in out.stdout
+    return root / "misi-bench"

@@ -87,6 +87,41 @@ def test_requested_names_expand_and_unknown_ones_are_refused():
         preflight.expand_requested(["misi_nothing_*"], names, groups, ours)
 
 
+def test_a_tasks_value_that_produced_no_results_is_unmatched(tmp_path):
+    """lmms-eval and lm-eval exit 0 when ``--tasks`` matches nothing (a pattern matching no
+    name: no task at all; an unknown name: an error they log): the launchers then exit 1."""
+    unmatched = preflight.unmatched_requests
+    assert unmatched(["mmm*", "nosuch"], []) == ["mmm*", "nosuch"]  # no evaluation returned
+    assert unmatched(["list"], []) == [] and unmatched([], []) == []  # a listing, no --tasks
+    assert unmatched(["mmm*"], [None]) == []  # a non-main rank returns nothing
+    got = [["misi", "misi_rotation", "mmmu_val"]]
+    assert unmatched(["mmm*", "misi", "ocr*", "[q]x"], got) == ["ocr*", "[q]x"]
+    yaml_path = tmp_path / "t*.yaml"
+    yaml_path.write_text("task: x\n")  # a task file whose name happens to look like a glob
+    assert unmatched([str(yaml_path)], got) == []
+    line = preflight.unmatched_message("lmms-eval", ["ocr*"])
+    assert "--tasks ocr*" in line and "misi-bench lmms-eval --tasks list" in line
+
+
+def test_the_launchers_print_the_groups_averages_in_percent():
+    """The harness tables are 0-1 and show each task's share under ``paper_average``; after a run
+    the launchers print the group's three averages in %, the headline named as such."""
+    results = {
+        "results": {
+            "misi": {"paper_average,none": 0.8125, "score,none": 0.75, "exact,none": 0.5},
+            "misi_translation": {"paper_average,none": 0.875, "score,none": 1.0},
+        },
+        "groups": {"tiny_misi": {"paper_average,none": float("nan"), "score,none": 0.5}},
+    }
+    lines = preflight.headline_lines(results)
+    assert lines[0].startswith(
+        "group misi: paper_average (the headline) 81.25 %, average_all_tasks 75.00 %;"
+    )
+    assert "only that task's share of the headline" in lines[0]
+    assert lines[1].startswith("group tiny_misi: average_all_tasks 50.00 %;")  # NaN left out
+    assert preflight.headline_lines(None) == [] and preflight.headline_lines({"results": {}}) == []
+
+
 def test_data_location_checks(tmp_path, data_dir, monkeypatch):
     assert preflight.check_data_location(str(data_dir)) == f"local folder {data_dir.resolve()}"
     (tmp_path / "empty").mkdir()
@@ -192,6 +227,17 @@ def test_lmms_eval_exits_non_zero_when_a_task_has_no_results(tmp_path, broken_da
     # lmms-eval stops the whole run when one task cannot load, so both tasks are named
     assert line.startswith("misi-bench lmms-eval: no results for ") and "misi_docking" in line, line
     assert str(broken_data) in line and "--verbosity DEBUG" in line
+
+
+@pytest.mark.slow
+def test_lmms_eval_exits_non_zero_when_a_tasks_pattern_matches_nothing(tmp_path, data_dir):
+    """lmms-eval logs "no tasks found" and exits 0 for a pattern that matches nothing; ours: 1."""
+    (tmp_path / "hf").mkdir()
+    env = _env(tmp_path, MISI_BENCH_REPO=str(data_dir))
+    args = ["lmms-eval", "--model", "dummy", "--model_args", "response=A", "--limit", "1"]
+    proc = _misi(env, *args, "--tasks", "nosuchtask_*", "--verbosity", "WARNING")
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert _last_line(proc).startswith("misi-bench lmms-eval: no results for --tasks nosuchtask_*")
 
 
 @pytest.mark.slow

@@ -157,6 +157,7 @@ def test_fetch_survives_faults_and_second_run_uses_the_cache(raw_entries, tmp_pa
         assert all(not r.fetched and r.sha256 == results[p].sha256 for p, r in again.items())
 
 
+@pytest.mark.slow  # three builds from ids (18 s loaded); fast siblings: the id list and fetch tests
 def test_build_from_ids_fetches_skips_with_reasons_and_resumes(raw_entries, tmp_path):
     ids = _id_list(tmp_path, [*_raw_rows(), "9zzz,STU", "2zmm,35B"])
     cache = tmp_path / "structures"

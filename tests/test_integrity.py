@@ -52,6 +52,7 @@ def _digests(manifest: dict) -> dict[str, str]:
     return {k: v["sha256"] for k, v in manifest["shards"].items()}
 
 
+@pytest.mark.slow  # four builds (28 s on a loaded machine); fast siblings: the tests below
 def test_changed_input_file_is_rebuilt_and_logged(sample_refs, tmp_path, caplog):
     root = _root(sample_refs, tmp_path)
     out = tmp_path / "out"
@@ -154,7 +155,8 @@ def test_full_disk_during_the_merge_leaves_the_previous_build_as_it_was(
     assert sorted(new["counts"]) == sorted(tasks) and shard_problems(out, new) == []
 
 
-@pytest.mark.parametrize("killed_after", [3, 9])  # among the old moves; among the new
+# among the old moves (fast lane); among the new (slow lane: the same code path, a second build)
+@pytest.mark.parametrize("killed_after", [3, pytest.param(9, marks=pytest.mark.slow)])
 def test_a_switch_killed_midway_is_finished_by_the_next_writer(
     sample_refs, tmp_path, monkeypatch, killed_after
 ):

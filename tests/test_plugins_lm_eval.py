@@ -31,15 +31,27 @@ def offline(monkeypatch, data_dir, tmp_path):
 
 @pytest.fixture(scope="module")
 def manager():
+    """lm-eval's TaskManager over our folder only (its whole index: the slow test below)."""
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=include_path())
+    return TaskManager(include_path=include_path(), include_defaults=False)
 
 
-def test_task_manager_lists_our_tasks(manager):
+def _check_lists_our_tasks(manager) -> None:
     assert sorted(manager.match_tasks(["misi_*"])) == sorted(f"misi_{t}" for t in TASKS)
     assert {"misi", "tiny_misi"} <= set(manager.all_groups)
     assert {f"tiny_misi_{t}" for t in TASKS} <= set(manager.all_subtasks)
+
+
+def test_task_manager_lists_our_tasks(manager):
+    _check_lists_our_tasks(manager)
+
+
+@pytest.mark.slow  # lm-eval's whole task index (41 s on a loaded machine)
+def test_task_manager_lists_our_tasks_beside_every_lm_eval_task():
+    from lm_eval.tasks import TaskManager
+
+    _check_lists_our_tasks(TaskManager(include_path=include_path()))
 
 
 def test_hooks_score_gold_through_the_task_api(manager, offline):

@@ -41,11 +41,11 @@ def env(data_dir, tmp_path_factory) -> dict:
     }
 
 
-def test_task_folder_registers_nine_tasks_and_groups(monkeypatch, data_dir):
+def _check_task_index(monkeypatch, data_dir, include_defaults: bool) -> None:
     from lmms_eval.tasks import TaskManager
 
     monkeypatch.setenv("MISI_BENCH_REPO", str(data_dir))
-    tm = TaskManager("ERROR", include_path=cli.include_path())
+    tm = TaskManager("ERROR", include_path=cli.include_path(), include_defaults=include_defaults)
     ours = sorted(t for t in tm.all_tasks if "misi" in t)
     assert sorted(tm.match_tasks(["misi_*"])) == sorted(f"misi_{t}" for t in TASKS)
     assert set(ours) == {f"misi_{t}" for t in TASKS} | {f"tiny_misi_{t}" for t in TASKS} | {
@@ -53,6 +53,17 @@ def test_task_folder_registers_nine_tasks_and_groups(monkeypatch, data_dir):
         "tiny_misi",
     }
     assert tm.task_index["misi"]["type"] == "group"
+
+
+def test_task_folder_registers_nine_tasks_and_groups(monkeypatch, data_dir):
+    """lmms-eval's own TaskManager indexes our folder (only ours: the fast lane)."""
+    _check_task_index(monkeypatch, data_dir, include_defaults=False)
+
+
+@pytest.mark.slow  # lmms-eval's whole index (about 2,000 tasks: 62 s on a loaded machine)
+def test_task_folder_beside_every_lmms_eval_task(monkeypatch, data_dir):
+    """Beside lmms-eval's own tasks: the same names, none shadowed, ``misi_*`` matches ours."""
+    _check_task_index(monkeypatch, data_dir, include_defaults=True)
 
 
 def test_include_path_follows_the_data_location(monkeypatch, tmp_path, data_dir):
@@ -124,6 +135,8 @@ def _run_lmms(env, out: Path, model_lines: str, tasks: str, extra: tuple[str, ..
     # lmms-eval logs errors and still exits 0 (lmms_eval/__main__.py cli_evaluate), so the
     # results file is the real check.
     assert proc.returncode == 0 and files, proc.stdout[-4000:] + proc.stderr[-4000:]
+    if "misi" in tasks.split(","):  # the launcher prints the group's averages in %
+        assert "misi-bench lmms-eval: group misi: " in proc.stderr, proc.stderr[-3000:]
     return json.loads(Path(files[0]).read_text())
 
 

@@ -290,3 +290,57 @@ def test_lm_eval_samples_folder(tmp_path):
     assert source.kind == "lmms-eval-folder" and len(source.files) == 1
     assert set(source.files[0].predictions.values()) == {"2026-02-01T10-00-00.1"}
     assert "passed over 1 older file(s)" in source.notes[0]
+
+
+def _lmms_run(folder, date, config, model_args, answers):
+    """One lmms-eval --log_samples run as lmms-eval lays it out: samples and results, one date."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{date}_samples_misi_{config}.jsonl").write_text(
+        "".join(
+            json.dumps({"doc_id": i, "target": "x", "filtered_resps": [a]}) + "\n"
+            for i, a in enumerate(answers)
+        )
+    )
+    config_block = {"model": "qwen2_5_vl", "model_args": model_args}
+    (folder / f"{date}_results.json").write_text(json.dumps({"config": config_block}))
+
+
+def test_a_folder_with_two_models_logs_is_refused_with_both_names(tmp_path):
+    """lmms-eval nests each model's files in a folder of its own; a folder above two of them
+    (or one folder holding two models' runs) is refused, naming both models, instead of scoring
+    the newest file per config: a mix of two models."""
+    from misi_bench.builder.scoring import read_prediction_source
+
+    out = tmp_path / "results"
+    _lmms_run(out / "Qwen__A", "20260101_1", "rotation", "pretrained=Qwen/A", ["A"])
+    _lmms_run(out / "Qwen__B", "20260102_1", "zooming", "pretrained=Qwen/B,dtype=bf16", ["B"])
+    with pytest.raises(PredictionFileError) as err:
+        read_prediction_source(out)
+    line = str(err.value)
+    assert "holds the logs of 2 models" in line and "pass the folder of one model" in line
+    assert "qwen2_5_vl (Qwen/A)" in line and "qwen2_5_vl (Qwen/B)" in line
+    assert read_prediction_source(out / "Qwen__A").kind == "lmms-eval-folder"  # one model: read
+    # two models' runs in one folder, named by their results files
+    _lmms_run(out / "Qwen__A", "20260103_1", "rotation", "pretrained=Qwen/C", ["C"])
+    with pytest.raises(PredictionFileError, match=r"Qwen/A.*Qwen/C"):
+        read_prediction_source(out / "Qwen__A")
+    # one model's runs, some without a results file (an interrupted run), are one model
+    same = tmp_path / "same" / "Qwen__A"
+    _lmms_run(same, "20260101_1", "rotation", "pretrained=Qwen/A", ["A"])
+    _lmms_run(same, "20260102_1", "rotation", "pretrained=Qwen/A", ["A2"])
+    (same / "20260102_1_results.json").unlink()
+    assert len(read_prediction_source(same.parent).files) == 1
+    # folders without results files: the folder names the model
+    bare = tmp_path / "bare"
+    for model in ("m1", "m2"):
+        _lmms_run(bare / model, "20260101_1", "rotation", "", ["A"])
+        (bare / model / "20260101_1_results.json").unlink()
+    with pytest.raises(PredictionFileError, match=r"m1/ \(a folder without results files\)"):
+        read_prediction_source(bare)
+    # VLMEvalKit tables name their model before _MiSI
+    vlm = tmp_path / "vlm"
+    for model in ("GPT4o", "Qwen2.5-VL"):
+        (vlm / model).mkdir(parents=True)
+        (vlm / model / f"{model}_MiSI.tsv").write_text("id\tprediction\nx\tA\n")
+    with pytest.raises(PredictionFileError, match=r"2 models.*GPT4o.*Qwen2\.5-VL"):
+        read_prediction_source(vlm)

@@ -5,6 +5,7 @@ averaged only where they cover every task, and one line style per baseline."""
 
 from __future__ import annotations
 
+import csv
 import json
 import zlib
 from pathlib import Path
@@ -151,3 +152,59 @@ def test_blind_rows_average_only_complete_and_are_told_apart(eval_run, data_dir)
     }
     model = by["double-7b"]
     assert model.counts and model.intervals and model.kind == "model"
+
+
+def test_every_route_gives_the_same_interval_for_the_same_answers(eval_run, tmp_path):
+    """The same answers read from an ``eval`` run, a ``score`` JSON, and the results files of
+    lmms-eval, lm-eval and VLMEvalKit (written here in each harness's file shape from the run's
+    own report: format doubles of the files; the real files are read in the slow
+    ``test_report``) give one interval per column: the one function, which depends on the scores
+    only through their mean and count."""
+    from misi_bench.eval_plugins.vlmevalkit.datasets import _acc_table
+
+    data = json.loads((eval_run / "run" / "report.json").read_text())
+    report = data["report"]
+    (run,) = read_result(eval_run / "run" / "report.json")
+    assert set(COLUMNS) <= set(run.intervals)
+    # what `eval` printed (report.md): in %, with the same interval as every route below
+    printed = (eval_run / "run" / "report.md").read_text()
+    assert "| task | n | score % | exact % | 95% interval % |" in printed
+    low, high = run.intervals["T2"]
+    row = report["tasks"]["rotation"]
+    assert f"| rotation | {row['n']} | {100 * row['score']:.2f} |" in printed
+    assert f"| [{low:.2f}, {high:.2f}] |" in printed.split("| rotation |", 1)[1].splitlines()[0]
+    results, samples = {}, {}
+    for task, row in report["tasks"].items():
+        results[f"misi_{task}"] = {"alias": f"misi_{task}", "score,none": row["score"]}
+        samples[f"misi_{task}"] = {"original": row["n"], "effective": row["n"]}
+    for sub, row in report["subsets"].items():
+        task, _, word = sub.rpartition("_")
+        results[f"misi_{task}"][f"score_{word},none"] = row["score"]
+    lmms = {"results": results, "n-samples": samples, "lmms_eval_version": "0.x"}
+    lm = {"results": results, "n-samples": samples, "config": {"model": "double-7b"}}
+    (tmp_path / "a_results.json").write_text(json.dumps(lmms))
+    (tmp_path / "results_b.json").write_text(json.dumps(lm))
+    acc = tmp_path / "double-7b_MiSI_acc.csv"
+    with acc.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, ["task", "n", "score", "exact"])
+        writer.writeheader()
+        writer.writerows(_acc_table(report))
+    del data["per_item"]
+    (tmp_path / "bare.score.json").write_text(json.dumps(data["report"] | {"scale": "0-1"}))
+    routes = [
+        *read_result(tmp_path / "a_results.json"),
+        *read_result(tmp_path / "results_b.json"),
+        *read_result(acc),
+        *read_result(tmp_path / "bare.score.json"),
+    ]
+    assert len(routes) == 4
+    for res in routes:
+        # lmms-eval and lm-eval results keep a task's count, not its halves' (T4+ / T4-)
+        halves = {"T4+", "T4-"} if res.source in ("lmms-eval", "lm-eval") else set()
+        assert set(COLUMNS) - set(res.intervals) == halves, res.source
+        for column in set(COLUMNS) - halves:
+            assert res.counts[column] == run.counts[column], (res.source, column)
+            assert res.intervals[column] == pytest.approx(run.intervals[column], abs=0.011), (
+                res.source,
+                column,
+            )

@@ -11,23 +11,11 @@ import pytest
 from test_cli import cli
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("scorebuild")
-    out = cli(
-        "build",
-        "--source",
-        "samples",
-        "--limit",
-        "4",
-        "--configs",
-        "rotation",
-        "pocket_ligand",
-        "--quiet",
-        cwd=root,
-    )
-    assert out.returncode == 0, out.stderr
-    return root / "misi-bench"
+@pytest.fixture
+def built(cli_build):
+    """The session's command-line build (``conftest.cli_build``: four samples; rotation,
+    interaction_location, pocket_ligand), shared with test_cli."""
+    return cli_build
 
 
 def rows_of(built, config):
@@ -217,6 +205,18 @@ def test_lmms_eval_log_samples_folder(built, tmp_path):
     assert "config rotation is not selected" in out.stderr
     narrowed = json.loads((tmp_path / "r2.json").read_text())["report"]["tasks"]
     assert list(narrowed) == ["pocket_ligand"] and narrowed["pocket_ligand"]["score"] == 1.0
+    # a second model's run beside the first: refused with both names, not mixed in by date
+    other = tmp_path / "results" / "org__other"
+    other.mkdir()
+    (other / "20270101_samples_misi_rotation.jsonl").write_text(
+        json.dumps({"doc_id": 0, "target": "x", "filtered_resps": ["A"]}) + "\n"
+    )
+    for where, model in ((folder, "org/model"), (other, "org/other")):
+        config = {"model": "qwen2_5_vl", "model_args": f"pretrained={model}"}
+        name = "20260102_results.json" if where == folder else "20270101_results.json"
+        (where / name).write_text(json.dumps({"config": config}))
+    out = score(built, "--predictions", str(tmp_path / "results"))
+    one_error_line(out, "holds the logs of 2 models", "(org/model)", "(org/other)")
 
 
 def test_vlmevalkit_work_dir(built, tmp_path):

@@ -21,8 +21,8 @@ the chance levels of :mod:`.baselines`:
   the task (answers compared in the scorer's canonical form, so ``move x 3`` and ``move x +3``
   are one answer).
 
-Intervals are 95% intervals: Wilson score intervals for right/wrong scores, normal intervals for
-scores with partial credit (text only on the fill-in tasks).
+Intervals are 95% intervals, from the one interval function of every route (:func:`interval`:
+the Wilson score interval of the scores' sum, conservative for scores with partial credit).
 """
 
 from __future__ import annotations
@@ -181,13 +181,26 @@ def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 def interval(scores: list[float]) -> tuple[float, float]:
-    """95% interval of a mean score: Wilson for right/wrong scores, else the normal interval."""
+    """THE 95% interval of a mean score (0-1 scale), on every route (``score``, ``eval``,
+    ``report``, the blind and chance baselines): the Wilson score interval of the scores' sum
+    over their count. For right/wrong scores that is the Wilson interval itself; for scores with
+    partial credit in [0, 1] it is conservative (a score in [0, 1] with mean p has variance at
+    most p(1 - p), the variance the Wilson interval assumes). It depends on the scores only
+    through their mean and count, so a file that keeps only a task's mean and count (a
+    harness's results) gets the same interval, by :func:`interval_of_mean`, as the per-question
+    scores. (Before, partial-credit scores got the normal interval of their own spread: on a
+    small build T2 read [0.0, 44.7] from an ``eval`` run and [5.1, 52.1] from harness files.)
+    """
     n = len(scores)
-    if all(s in (0.0, 1.0) for s in scores):
-        return wilson(float(sum(scores)), n)
-    values = np.asarray(scores, dtype=np.float64)
-    half = Z95 * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else math.inf
-    return (max(0.0, float(values.mean()) - half), min(1.0, float(values.mean()) + half))
+    if any(not -1e-9 <= s <= 1.0 + 1e-9 for s in scores):
+        raise ValueError("interval: scores must lie in [0, 1]")
+    return wilson(math.fsum(scores), n)
+
+
+def interval_of_mean(mean: float, n: int) -> tuple[float, float]:
+    """:func:`interval` of ``n`` scores whose mean is ``mean`` (0-1 scale), for files that keep
+    only the mean and the count; equal to ``interval(scores)`` for any such scores."""
+    return wilson(mean * n, n)
 
 
 def _cell(scores: list[float]) -> dict:

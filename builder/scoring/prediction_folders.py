@@ -11,7 +11,9 @@
   that the run's ``report.json`` records, also when ``RUN_DIR/predictions.jsonl`` is passed).
 
 Each file is read by :func:`.predictions.read_predictions` (so with its bounds). A folder with
-none of these raises :class:`.predictions.PredictionFileError` naming what it holds.
+none of these raises :class:`.predictions.PredictionFileError` naming what it holds; so does a
+folder whose logs come from two models (named by the harness's results file of each run, else by
+the folder the harness nests a model's files in), which would be scored as one.
 """
 
 from __future__ import annotations
@@ -88,6 +90,64 @@ def _with_run_build(file: PredictionFile, path: Path) -> PredictionFile:
     return replace(file, builds=(*file.builds, build))
 
 
+def _results_model(path: Path) -> str | None:
+    """The model named by a harness's results JSON (``config.model`` and its main
+    ``model_args`` entry), or None when the file is missing, too large, unreadable or silent."""
+    try:
+        if not path.is_file() or path.stat().st_size > 64 * 2**20:
+            return None
+        config = json.loads(path.read_text(encoding="utf-8")).get("config") or {}
+        args = config.get("model_args") or ""
+        if isinstance(args, str):
+            args = dict(kv.split("=", 1) for kv in args.split(",") if "=" in kv)
+        main = next((str(args[k]) for k in ("pretrained", "model") if args.get(k)), None)
+        name = config.get("model")
+        if not name:
+            return main
+        return f"{name} ({main})" if main else str(name)
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def _run_results(path: Path) -> Path:
+    """The results file of the run that wrote a harness sample log (lmms-eval:
+    ``<date>_results.json`` for ``<date>_samples_...``; lm-eval: ``results_<date>.json`` for
+    ``samples_..._<date>.jsonl``)."""
+    if "_samples_" in path.name and not path.name.startswith("samples_"):
+        return path.with_name(path.name.split("_samples_", 1)[0] + "_results.json")
+    return path.with_name("results_" + path.stem.rsplit("_", 1)[-1] + ".json")
+
+
+def _refuse_two_models(path: str | Path, kind: str, found: list[tuple[str, Path]]) -> None:
+    """A folder whose logs come from two models would be scored as one (the newest file per
+    config, mixed): refuse it, naming the models and a file of each. A model is what the
+    results file of each run names, else the folder the harness nests a model's files in (its
+    sanitised model name); a VLMEvalKit table names its model before ``_MiSI``."""
+    by_folder: dict[Path, dict[str, Path]] = {}
+    for _, f in found:
+        if kind == "vlmevalkit-folder":
+            m = _VLMEVAL_RE.search(f.name)
+            model = f.name[: m.start()] if m else None
+        else:
+            model = _results_model(_run_results(f))
+        by_folder.setdefault(f.parent, {})
+        if model:
+            by_folder[f.parent].setdefault(model, f)
+    by_model: dict[str, Path] = {}
+    for folder, models in by_folder.items():
+        if not models:
+            example = next(f for _, f in found if f.parent == folder)
+            models = {f"{folder.name}/ (a folder without results files)": example}
+        for model, f in models.items():
+            by_model.setdefault(model, f)
+    if len(by_model) > 1:
+        named = "; ".join(f"{m}: {f.name}" for m, f in sorted(by_model.items())[:4])
+        raise PredictionFileError(
+            f"{path}: holds the logs of {len(by_model)} models, which would be scored as one "
+            f"({named}); pass the folder of one model"
+        )
+
+
 def _is_tiny(key: str) -> bool:
     return key.endswith("_tiny") or "_samples_tiny_" in key
 
@@ -139,6 +199,7 @@ def read_prediction_source(path: str | Path, split: str | None = None) -> Predic
                 f"{path}: no prediction file of split {split} (only of another split: "
                 f"{', '.join(f.name for f in other[:3])})"
             )
+    _refuse_two_models(path, kind, found)
     chosen, newest_notes = _newest_per_config(found)
     notes += newest_notes
     if len(chosen) > MAX_FILES:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.profiles import profile_of_metadata
 from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, canonical_task
+from .blind import interval_of_mean
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
 from .readings import READINGS
@@ -187,10 +188,19 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     return report
 
 
-def _fmt_value(value, percent: bool = False) -> str:
+def _fmt_value(value, percent: bool = True) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{100 * value:.2f}" if percent else f"{value:.4f}"
+
+
+def _fmt_interval(row: Mapping, percent: bool = True) -> str:
+    """A task row's 95% interval (:func:`~.blind.interval_of_mean` of its score and count)."""
+    score, n = row.get("score"), row.get("n") or 0
+    if score is None or n <= 0 or (isinstance(score, float) and math.isnan(score)):
+        return "-"
+    low, high = interval_of_mean(float(score), int(n))
+    return f"[{_fmt_value(low, percent)}, {_fmt_value(high, percent)}]"
 
 
 def _average(report: Mapping, name: str) -> float | None:
@@ -201,32 +211,37 @@ def _average(report: Mapping, name: str) -> float | None:
     return report.get(_OLD_AVERAGE_NAMES.get(name, name))
 
 
-def format_report_markdown(report: Mapping, percent: bool = False) -> str:
+def format_report_markdown(report: Mapping, percent: bool = True) -> str:
     """A markdown table of an :func:`aggregate` report: one row per task (T4 positive/negative
     rows after T4), then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``;
-    columns
-    n, score, exact (0-1 scale, or in % with two decimals, as the paper prints, when
-    ``percent``); a note under the table says what each average is."""
+    columns n, score, exact and the score's 95% interval (the scorer's one interval,
+    :func:`~.blind.interval`, of the row's questions), in % with two decimals as the paper
+    prints (every table misi-bench prints is in %; ``percent=False`` gives the report's own 0-1
+    scale); a note under the table says what each average is."""
     unit = " %" if percent else ""
-    lines = [f"| task | n | score{unit} | exact{unit} |", "|---|---:|---:|---:|"]
+    lines = [
+        f"| task | n | score{unit} | exact{unit} | 95% interval{unit} |",
+        "|---|---:|---:|---:|---:|",
+    ]
 
     def _fmt(value) -> str:
         return _fmt_value(value, percent)
 
+    def _line(name: str, row: Mapping) -> str:
+        return (
+            f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} "
+            f"| {_fmt_interval(row, percent)} |"
+        )
+
     tasks = report.get("tasks", {}) or {}
     subsets = report.get("subsets", {}) or {}
     for name, row in tasks.items():
-        lines.append(
-            f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} |"
-        )
+        lines.append(_line(name, row))
         spec = TASK_BY_NAME.get(name)
         if spec is not None and spec.halves is not None:
             for sub in spec.half_names():
                 if sub in subsets:
-                    r = subsets[sub]
-                    lines.append(
-                        f"| {sub} | {r.get('n', 0)} | {_fmt(r.get('score'))} | {_fmt(r.get('exact'))} |"
-                    )
+                    lines.append(_line(sub, subsets[sub]))
     present = [t for t in TASK_NAMES if t in tasks]
     headline = [t for t in present if t not in HEADLINE_EXCLUDED]
     exact_columns = paper_columns(report, "exact")
@@ -247,7 +262,9 @@ def format_report_markdown(report: Mapping, percent: bool = False) -> str:
             _mean_or_none([tasks[t]["exact"] for t in headline if "exact" in tasks[t]]),
         ),
     ]
-    lines += [f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} |" for name, n, score, exact in rows]
+    lines += [
+        f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} | - |" for name, n, score, exact in rows
+    ]
     lines.append("")
     lines += [f"- {name}: {text}." for name, text in AVERAGE_DEFINITIONS.items()]
     missing = report.get("paper_average_missing") or []

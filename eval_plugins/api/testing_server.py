@@ -90,6 +90,8 @@ class DoubleState:
         self.bodies: dict[str, dict] = {}
         self.faults: Counter = Counter()
         self.requests = 0
+        #: Completion requests let through to an answer (see ``Double(hold_after=...)``).
+        self.admitted = 0
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -104,7 +106,9 @@ class DoubleState:
 
 class Double:
     """The request handler; ``delay_s`` is added to every reply. With ``record``, the state keeps
-    each question's request arrival times (monotonic s) and its last parsed request body."""
+    each question's request arrival times (monotonic s) and its last parsed request body. With
+    ``hold_after=N``, only the first N completion requests are answered; later ones are counted
+    and then held open until the server stops (a client stopped mid-run, deterministically)."""
 
     def __init__(
         self,
@@ -119,6 +123,7 @@ class Double:
         echo_status: int = 400,
         answer_request: Callable[[str, dict], str] | None = None,
         models: tuple[str, ...] = ("double",),
+        hold_after: int | None = None,
         behaviour_ids: frozenset[str] | None = None,
         max_body: int = MAX_REQUEST_BYTES,
     ):
@@ -133,6 +138,7 @@ class Double:
         self.answer_fn, self.record = answer_fn, record
         self.behaviour, self.echo_status = behaviour, echo_status
         self.answer_request, self.models = answer_request, models
+        self.hold_after = hold_after
         self.behaviour_ids, self.max_body = behaviour_ids, max_body
         self.state = DoubleState()
 
@@ -249,6 +255,9 @@ class Double:
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
+            if self.hold_after is not None and st.admitted >= self.hold_after:
+                await asyncio.Event().wait()  # held until the server stops (cancelled)
+            st.admitted += 1
             fault = self.plan.fault(qid, st.per_question[qid])
             if fault:
                 st.faults[fault] += 1

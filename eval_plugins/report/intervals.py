@@ -1,11 +1,11 @@
 """Per-column question counts and 95% intervals of a model's scores (percent).
 
-With the per-question scores (an ``eval`` run's ``report.json`` keeps them as ``per_item``) the
-interval is the scorer's own (:func:`misi_bench.builder.scoring.interval`: Wilson for right/wrong
-scores, the normal interval otherwise), the same as the blind baselines'. With only a column's
-mean and count (a harness's results file; a ``score`` JSON has its ``per_item``) it is the Wilson interval of that
-mean: exact for right/wrong scores and, for partial-credit scores in [0, 1], at least as wide as
-the scores' own spread allows (a variable in [0, 1] with mean p has variance at most p(1 - p)).
+Every route calls the scorer's one interval function (:func:`misi_bench.builder.scoring.interval`,
+the Wilson score interval of the scores' sum, the blind baselines' too): on the per-question
+scores where the file keeps them (an ``eval`` run's ``report.json`` and a ``score`` JSON, under
+``per_item``), else on the column's mean and count (a harness's results file,
+:func:`~misi_bench.builder.scoring.interval_of_mean`), which gives the same interval: the
+function depends on the scores only through their mean and count.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ...builder.core.registry import TASK_BY_NAME
-from ...builder.scoring.blind import interval, wilson
+from ...builder.scoring.blind import interval, interval_of_mean
 from .reference import HALF_SUBSETS, TASK_COLUMN
 
 Interval = tuple[float, float]
@@ -73,5 +73,5 @@ def column_intervals(
     for col, n in counts.items():
         value = scores.get(col)
         if value is not None and n > 0:
-            out[col] = _pct(wilson(value / 100.0 * n, n))
+            out[col] = _pct(interval_of_mean(value / 100.0, n))
     return out
