@@ -20,6 +20,7 @@ import argparse
 import io
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -55,6 +56,7 @@ def ocr_words(png: bytes) -> list[str]:
         capture_output=True,
         timeout=OCR_TIMEOUT_S,
         check=True,
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"},  # one core per call (a shared machine)
     )
     text = done.stdout.decode("utf-8", "replace").upper()
     return re.findall(r"[A-Z0-9]+", text)
