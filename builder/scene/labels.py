@@ -31,6 +31,12 @@ from .layout import (
 from .pillow_core import handle, painter
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
+#: Opacity (0-255) of the dark panel behind each label's text: sticks under a label are dimmed
+#: to a quarter of their brightness, so that the text stands out from them (and stay visible).
+PANEL_ALPHA = 255
+#: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
+#: neighbouring labels stays apart, for the eye and for OCR).
+LABEL_GAP = 1
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
 
@@ -56,9 +62,10 @@ def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
 @lru_cache(maxsize=16384)
 def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
     """(RGBA :func:`~.pillow_core.handle`, width, height) of a label: coloured glyphs inside a
-    1-px black outline (keeps labels legible over sticks), pasted in one call."""
+    1-px black outline on a dark panel (:data:`PANEL_ALPHA`; keeps labels legible over
+    sticks), pasted in one call."""
     outline, glyph, width, height = label_masks(text, px)
-    rgba = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, PANEL_ALPHA))
     paint = painter(rgba)
     paint((0, 0, 0, 255), (0, 0, width, height), outline)
     paint(colour + (255,), (0, 0, width, height), glyph)
@@ -392,13 +399,23 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space) -> list[Place
                 _take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
-            mask = bits << (x + 1)
-            if mask:
-                for row in range(y + 1, y + h - 1):
-                    taken[row] |= mask
+            if space is not None:  # ``leader``: the whole box and a gap around it
+                _take_clipped(
+                    taken,
+                    x - 1 - LABEL_GAP,
+                    y - 1 - LABEL_GAP,
+                    w + 2 + 2 * LABEL_GAP,
+                    h + 2 + 2 * LABEL_GAP,
+                    size,
+                )
+            else:
+                mask = bits << (x + 1)
+                if mask:
+                    for row in range(y + 1, y + h - 1):
+                        taken[row] |= mask
             free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor))
         if space is not None:
-            space.take(x, y, w, h)
+            space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
     return stuck + free
 
 
