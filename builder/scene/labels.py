@@ -23,6 +23,7 @@ from .layout import (
     FreeSpace,
     draw_leaders,
     footprint_rows,
+    leader_pixels,
     ligand_bonds,
     ligand_footprint,
     many_chains,
@@ -112,7 +113,8 @@ class PlacedLabel:
     ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
     ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
     are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
-    residue's CA), ``None`` when it sits next to its atom without one."""
+    residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
+    pixels of that line, flat ``(x0, y0, x1, y1, ...)`` (``layout.leader_pixels``)."""
 
     key: tuple[str, int]
     text: str
@@ -125,6 +127,7 @@ class PlacedLabel:
     free: bool
     rank: int = 0
     anchor: tuple[int, int] | None = None
+    leader: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,7 +334,7 @@ def layout_labels(
         entries.sort(key=lambda e: e[0][1:])
     else:
         entries.sort(key=lambda e: e[1])
-    space = None
+    space = mask = None
     # The interiors of the placed labels, one Python int of column bits per image row: a slot
     # is taken when one of its interior rows shares a bit with its interior columns.
     taken = [0] * size
@@ -349,14 +352,14 @@ def layout_labels(
         )
         space = FreeSpace(size, mask)
         taken = footprint_rows(mask, size)
-    return _place(
-        entries, px, size, SLOTS[placement], placement in ("avoid", "leader"), taken, space
-    )
+    block = placement in ("avoid", "leader")
+    return _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
 
 
-def _place(entries, px, size, slots_of, block_stuck, taken, space) -> list[PlacedLabel]:
+def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[PlacedLabel]:
     """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
-    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search)."""
+    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
+    ``fp`` the ligand's footprint (leader lines pass under it)."""
     atom_slots, residue_slots = slots_of
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
@@ -413,7 +416,8 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space) -> list[Place
                 if mask:
                     for row in range(y + 1, y + h - 1):
                         taken[row] |= mask
-            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor))
+            leader = () if anchor is None else leader_pixels(anchor, (x, y, w, h), fp, size)
+            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor, leader))
         if space is not None:
             space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
     return stuck + free

@@ -250,26 +250,49 @@ def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
 
 
-def leader_line(label) -> tuple[int, int, int, int, tuple[int, int, int]] | None:
-    """``(x0, y0, x1, y1, colour)`` of a placed label's leader line (integer pixels, from its
-    anchor to the nearest pixel of its box), ``None`` when it has none."""
-    if label.anchor is None:
+def leader_pixels(
+    anchor: tuple[int, int], box: tuple[int, int, int, int], fp: Footprint | None, size: int
+) -> tuple[int, ...]:
+    """The pixels of a leader line, flat ``(x0, y0, x1, y1, ...)``: the digital straight line
+    from ``anchor`` to the nearest pixel of the label's ``box`` (``x, y, w, h``), less the
+    pixels of the ligand's footprint (the line passes under the ligand, which stays whole) and
+    those outside the picture."""
+    ax, ay = anchor
+    ex, ey = leader_end(*box, ax, ay)
+    n = max(abs(ex - ax), abs(ey - ay)) + 1
+    t = np.arange(n, dtype=np.float64) / max(n - 1, 1)
+    xs = np.rint(ax + t * (ex - ax)).astype(np.int64)
+    ys = np.rint(ay + t * (ey - ay)).astype(np.int64)
+    keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
+    if fp is not None:
+        h, w = fp.mask.shape
+        fx, fy = xs - fp.x, ys - fp.y
+        inside = keep & (fx >= 0) & (fx < w) & (fy >= 0) & (fy < h)
+        hidden = np.zeros(n, dtype=bool)
+        hidden[inside] = fp.mask[fy[inside], fx[inside]]
+        keep &= ~hidden
+    return tuple(np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist())
+
+
+def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
+    """``(pixels, colour)`` of a placed label's leader line, ``None`` when it has none."""
+    if not label.leader:
         return None
-    ax, ay = label.anchor
-    ex, ey = leader_end(label.x, label.y, label.width, label.height, ax, ay)
-    return ax, ay, ex, ey, leader_colour(label.colour)
+    return label.leader, leader_colour(label.colour)
 
 
 def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
-    """Draw leader lines ``(x0, y0, x1, y1, colour)`` (1 px), moved by (``dx``, ``dy``)."""
+    """Draw leader lines ``(pixels, colour)`` (``leader_pixels``), moved by (``dx``, ``dy``)."""
     draw = None
     for line in lines:
         if line is None:
             continue
         if draw is None:
             draw = ImageDraw.Draw(image)
-        x0, y0, x1, y1, colour = line
-        draw.line((x0 + dx, y0 + dy, x1 + dx, y1 + dy), fill=colour, width=1)
+        pixels, colour = line
+        if dx or dy:
+            pixels = [v + (dy if k & 1 else dx) for k, v in enumerate(pixels)]
+        draw.point(pixels, fill=colour)
 
 
 def draw_leaders(image, labels, top: int = 0) -> None:
