@@ -127,24 +127,28 @@ def test_t8_needs_its_bond_labels(dense):
 
 
 def test_free_space_finds_the_nearest_free_box():
+    """``FreeSpace.nearest`` against a brute-force search over every line and column."""
     rng = np.random.default_rng(0)
-    size = 96
-    space = FreeSpace(size)
+    size, line = 96, 10
+    space = FreeSpace(size, line)
     for _ in range(25):
         x, y = (int(v) for v in rng.integers(0, size, 2))
         space.take(x, y, int(rng.integers(4, 30)), int(rng.integers(4, 16)))
-    for _ in range(40):
-        w, h = int(rng.integers(5, 40)), int(rng.integers(5, 18))
+    taken = np.array(
+        [[(row >> i) & 1 for i in range(space.n_cols)] for row in space.rows], dtype=bool
+    )
+    for _ in range(60):
+        w, h = int(rng.integers(5, 40)), int(rng.integers(5, 25))
         ax, ay = (float(v) for v in rng.uniform(0, size, 2))
+        k = -(-h // line)
         best = None
-        for j in range((size - h) // CELL + 1):
+        for n in range(space.n_lines - k + 1):
             for i in range((size - w) // CELL + 1):
-                i1, j1 = -(-(i * CELL + w) // CELL), -(-(j * CELL + h) // CELL)
-                if space.grid[j:j1, i:i1].any():
+                if taken[n : n + k, i : -(-(i * CELL + w) // CELL)].any():
                     continue
-                d = (i * CELL + w / 2 - ax) ** 2 + (j * CELL + h / 2 - ay) ** 2
-                if best is None or d < best[0]:
-                    best = (d, (i * CELL, j * CELL))
+                d = (i * CELL + w / 2 - ax) ** 2 + (n * line + k * line / 2 - ay) ** 2
+                if best is None or (d, n, i) < best[0]:
+                    best = ((d, n, i), (i * CELL, n * line + (k * line - h) // 2))
         assert space.nearest(w, h, ax, ay) == (None if best is None else best[1])
 
 

@@ -11,6 +11,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -37,7 +38,7 @@ from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 PANEL_ALPHA = 255
 #: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
 #: neighbouring labels stays apart, for the eye and for OCR).
-LABEL_GAP = 1
+LABEL_GAP = 0
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
 
@@ -350,7 +351,7 @@ def layout_labels(
             style.stick_radius / style.atom_radius,
             size,
         )
-        space = FreeSpace(size, mask)
+        space = FreeSpace(size, label_sprite("ASN 88", px, (0, 0, 0))[2] + 2 * LABEL_GAP, mask)
         taken = footprint_rows(mask, size)
     block = placement in ("avoid", "leader")
     return _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
@@ -360,24 +361,21 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
     """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
     :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
     ``fp`` the ligand's footprint (leader lines pass under it)."""
-    atom_slots, residue_slots = slots_of
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
-    for rank, (_, _, lu, lv, radius, text, colour, centred, key) in enumerate(entries):
+    leaders: list = []
+    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
+    corners = _slot_corners(entries, dims, slots_of)
+    for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
         if not text:
             continue
-        _, w, h = label_sprite(text, px, colour)
-        if centred:
-            x0, y0, slots = lu - w / 2.0, lv - h - 2, residue_slots
-        else:
-            x0, y0, slots = lu + 1 + radius, lv - h / 2.0, atom_slots
+        w, h = dims[rank]
+        x0, y0, slot_x, slot_y = corners[rank]
         placed = anchor = None
         # interior columns as bits; no interior (w or h <= 2) overlaps nothing
         bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
         x_max, y_max, last = size - w, size - h, h - 2
-        for dx, dy, sx, sy in slots:
-            x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
-            y = round(y0 + dy * h + sy * radius)
+        for x, y in zip(slot_x, slot_y):
             if not (0 <= x <= x_max and 0 <= y <= y_max):
                 continue
             mask = bits << (x + 1)
@@ -392,8 +390,9 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
                 placed = (x, y)
                 break
         if placed is None and space is not None:
-            placed = space.nearest(w, h, lu, lv)
-            if placed is not None:
+            spot = space.nearest(w + 2 * LABEL_GAP, h + 2 * LABEL_GAP, lu, lv)
+            if spot is not None:
+                placed = (spot[0] + LABEL_GAP, spot[1] + LABEL_GAP)
                 anchor = (int(round(lu)), int(round(lv)))
         if placed is None:
             x, y = int(round(x0)), int(round(y0))
@@ -416,11 +415,47 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
                 if mask:
                     for row in range(y + 1, y + h - 1):
                         taken[row] |= mask
-            leader = () if anchor is None else leader_pixels(anchor, (x, y, w, h), fp, size)
-            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor, leader))
+            if anchor is not None:
+                leaders.append((len(free), anchor, (x, y, w, h)))
+            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor))
         if space is not None:
             space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
+    lines = leader_pixels([(a, box) for _, a, box in leaders], fp, size)
+    for (k, _, _), pixels in zip(leaders, lines):
+        lb = free[k]
+        free[k] = PlacedLabel(*(getattr(lb, f) for f in _FIELDS[:-1]), pixels)
     return stuck + free
+
+
+def _slot_corners(entries, dims, slots_of) -> list:
+    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
+    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
+    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
+    rounded half to even)."""
+    out: list = [None] * len(entries)
+    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
+        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
+        if not rows:
+            continue
+        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
+        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
+        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
+        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
+        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
+        if centred:
+            x0, y0 = lu - w / 2.0, (lv - h) - 2
+        else:
+            x0, y0 = (lu + 1) + r, lv - h / 2.0
+        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
+        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
+        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
+        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
+        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
+            out[k] = (a, b, sx, sy)
+    return out
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(PlacedLabel))
 
 
 def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:

@@ -184,60 +184,152 @@ def footprint_rows(fp: Footprint | None, size: int) -> list[int]:
     taken = [0] * size
     if fp is None:
         return taken
-    mask = fp.full(size)
-    lo, hi = max(fp.y, 0), min(fp.y + fp.mask.shape[0], size)
-    if hi > lo:
-        packed = np.packbits(mask[lo:hi], axis=1, bitorder="little")
-        taken[lo:hi] = [int.from_bytes(row.tobytes(), "little") for row in packed]
+    h, w = fp.mask.shape
+    y0, y1 = max(fp.y, 0), min(fp.y + h, size)
+    x0, x1 = max(fp.x, 0), min(fp.x + w, size)
+    if y1 > y0 and x1 > x0:
+        part = fp.mask[y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x]
+        packed = np.packbits(part, axis=1, bitorder="little")
+        taken[y0:y1] = [int.from_bytes(row.tobytes(), "little") << x0 for row in packed]
     return taken
 
 
-class FreeSpace:
-    """The coarse occupancy grid of a picture (bool per :data:`CELL` px cell): :meth:`take`
-    marks a box, :meth:`nearest` finds the free cell-aligned box of a label's size nearest to
-    its atom (a summed-area table of the grid: every box of the picture tested at once)."""
+def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, ...]]:
+    """The pixels of each leader line, flat ``(x0, y0, x1, y1, ...)``: the digital straight line
+    from its ``anchor`` to the nearest pixel of its label's box, less the pixels of the ligand's
+    footprint (the line passes under the ligand, which stays whole) and those outside the
+    picture. ``leaders``: ``(anchor, (x, y, w, h))`` pairs; all lines are computed at once."""
+    if not leaders:
+        return []
+    ends = np.array(
+        [(ax, ay, *leader_end(*box, ax, ay)) for (ax, ay), box in leaders], dtype=np.int64
+    )
+    n = np.maximum(np.abs(ends[:, 2] - ends[:, 0]), np.abs(ends[:, 3] - ends[:, 1])) + 1
+    which = np.repeat(np.arange(len(leaders)), n)
+    start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    step = np.arange(int(n.sum())) - start[which]
+    t = step / np.maximum(n[which] - 1, 1)
+    xs = np.rint(ends[which, 0] + t * (ends[which, 2] - ends[which, 0])).astype(np.int64)
+    ys = np.rint(ends[which, 1] + t * (ends[which, 3] - ends[which, 1])).astype(np.int64)
+    keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
+    if fp is not None:
+        h, w = fp.mask.shape
+        fx, fy = xs - fp.x, ys - fp.y
+        inside = keep & (fx >= 0) & (fx < w) & (fy >= 0) & (fy < h)
+        hidden = np.zeros(xs.size, dtype=bool)
+        hidden[inside] = fp.mask[fy[inside], fx[inside]]
+        keep &= ~hidden
+    counts = np.bincount(which[keep], minlength=len(leaders))
+    flat = np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist()
+    out, at = [], 0
+    for c in (2 * counts).tolist():
+        out.append(tuple(flat[at : at + c]))
+        at += c
+    return out
 
-    def __init__(self, size: int, fp: Footprint | None = None):
-        self.size = size
-        self.n = n = -(-size // CELL)
-        grid = np.zeros((n, n), dtype=bool)
+
+class FreeSpace:
+    """Where a label with no room beside its atom may go: the picture cut into lines of text
+    (``line`` px tall, from the top) and columns of :data:`CELL` px, one Python int of column
+    bits per line (a cell is taken when any taken pixel lies in it: the ligand's footprint,
+    every placed label and its gap). :meth:`nearest` finds the free box nearest to an atom."""
+
+    def __init__(self, size: int, line: int, fp: Footprint | None = None):
+        self.size, self.line = size, max(1, int(line))
+        self.n_lines = size // self.line
+        self.n_cols = -(-size // CELL)
+        self.rows = [0] * self.n_lines
         if fp is not None:
-            full = np.zeros((n * CELL, n * CELL), dtype=bool)
-            full[:size, :size] = fp.full(size)
-            grid = full.reshape(n, CELL, n, CELL).any(axis=(1, 3))
-        self.grid = grid
-        self._sat = np.zeros((n + 1, n + 1), dtype=np.int32)
-        self._corner = np.arange(n, dtype=np.float64) * CELL
+            self._take_footprint(fp)
+
+    def _take_footprint(self, fp: Footprint) -> None:
+        h, w = fp.mask.shape
+        y0, y1 = max(fp.y, 0), min(fp.y + h, self.n_lines * self.line)
+        x0, x1 = max(fp.x, 0), min(fp.x + w, self.size)
+        if y1 <= y0 or x1 <= x0:
+            return
+        c0 = x0 // CELL
+        part = np.zeros((y1 - y0, (-(-x1 // CELL) - c0) * CELL), dtype=bool)
+        part[:, x0 - c0 * CELL : x1 - c0 * CELL] = fp.mask[
+            y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x
+        ]
+        cells = part.reshape(y1 - y0, -1, CELL).any(axis=2)
+        for line in range(y0 // self.line, -(-y1 // self.line)):
+            r0, r1 = max(line * self.line, y0) - y0, min((line + 1) * self.line, y1) - y0
+            bits = np.packbits(cells[r0:r1].any(axis=0), bitorder="little")
+            self.rows[line] |= int.from_bytes(bits.tobytes(), "little") << c0
 
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
-        i0, j0 = max(x // CELL, 0), max(y // CELL, 0)
-        i1, j1 = min((x + w - 1) // CELL + 1, self.n), min((y + h - 1) // CELL + 1, self.n)
-        if i1 > i0 and j1 > j0:
-            self.grid[j0:j1, i0:i1] = True
+        i0, i1 = max(x // CELL, 0), min((x + w - 1) // CELL, self.n_cols - 1)
+        l0, l1 = max(y // self.line, 0), min((y + h - 1) // self.line, self.n_lines - 1)
+        if i1 >= i0:
+            bits = ((1 << (i1 - i0 + 1)) - 1) << i0
+            rows = self.rows
+            for line in range(l0, l1 + 1):
+                rows[line] |= bits
 
     def nearest(self, w: int, h: int, ax: float, ay: float) -> tuple[int, int] | None:
-        """Top-left corner (px) of the free cell-aligned ``w`` x ``h`` box inside the picture
-        whose centre is nearest to (``ax``, ``ay``) (ties: the first in row-major order), or
-        ``None`` when there is none."""
-        ni, nj = (self.size - w) // CELL + 1, (self.size - h) // CELL + 1
-        if ni <= 0 or nj <= 0:
+        """Top-left corner (px) of the free ``w`` x ``h`` box nearest to (``ax``, ``ay``)
+        (box centre to point; ties: the first line, then the first column), or ``None``. A box
+        starts on a column and spans ``k`` whole lines, centred on them. Lines are visited
+        nearest first; the search stops at the first line farther than the best box found."""
+        line, k = self.line, -(-h // self.line)
+        ni, nl = (self.size - w) // CELL + 1, self.n_lines - k + 1
+        if ni <= 0 or nl <= 0:
             return None
-        cw, ch = -(-w // CELL), -(-h // CELL)
-        sat = self._sat
-        np.cumsum(np.cumsum(self.grid, axis=0, dtype=np.int32), axis=1, out=sat[1:, 1:])
-        box = sat[ch : ch + nj, cw : cw + ni] - sat[:nj, cw : cw + ni]
-        box -= sat[ch : ch + nj, :ni]
-        box += sat[:nj, :ni]
-        dx = self._corner[:ni] - (ax - w / 2.0)
-        dy = self._corner[:nj] - (ay - h / 2.0)
-        dist = np.add.outer(dy * dy, dx * dx)
-        dist[box != 0] = np.inf
-        k = int(np.argmin(dist))
-        if dist.flat[k] == np.inf:
+        cw = -(-w // CELL)
+        valid = (1 << ni) - 1
+        tx = ax - w / 2.0  # the box corner whose centre is the atom
+        # the nearest free columns are the first at or right of c + 1 and the last at or left
+        # of c, the column left of the exact corner
+        c = min(max(int(tx // CELL), 0), ni - 1) + 1
+        below = (1 << c) - 1
+        centre = k * line / 2.0
+        at = (ay - centre) / line
+        up = min(max(int(at // 1), -1), nl - 1)
+        down = up + 1
+        best = None  # (squared distance, line, column)
+        rows = self.rows
+        while up >= 0 or down < nl:
+            if down >= nl or (up >= 0 and at - up <= down - at):
+                n, up = up, up - 1
+            else:
+                n, down = down, down + 1
+            dy = n * line + centre - ay
+            dy2 = dy * dy
+            if best is not None and dy2 > best[0]:
+                break
+            occupied = rows[n]
+            for r in rows[n + 1 : n + k]:
+                occupied |= r
+            span = 1  # widen: bit i set when any of bits i .. i + cw - 1 is
+            while span * 2 <= cw:
+                occupied |= occupied >> span
+                span *= 2
+            if span < cw:
+                occupied |= occupied >> (cw - span)
+            free = ~occupied & valid
+            if not free:
+                continue
+            high = free >> c
+            if high:
+                i = c + (high & -high).bit_length() - 1
+                dx = i * CELL - tx
+                cand = (dx * dx + dy2, n, i)
+                if best is None or cand < best:
+                    best = cand
+            low = free & below
+            if low:
+                i = low.bit_length() - 1
+                dx = i * CELL - tx
+                cand = (dx * dx + dy2, n, i)
+                if best is None or cand < best:
+                    best = cand
+        if best is None:
             return None
-        j, i = divmod(k, ni)
-        return i * CELL, j * CELL
+        _, n, i = best
+        return i * CELL, n * line + (k * line - h) // 2
 
 
 def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, int]:
@@ -248,30 +340,6 @@ def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, i
 def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     """A leader line's colour: its label's, dimmed (a thin guide, not a stick)."""
     return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
-
-
-def leader_pixels(
-    anchor: tuple[int, int], box: tuple[int, int, int, int], fp: Footprint | None, size: int
-) -> tuple[int, ...]:
-    """The pixels of a leader line, flat ``(x0, y0, x1, y1, ...)``: the digital straight line
-    from ``anchor`` to the nearest pixel of the label's ``box`` (``x, y, w, h``), less the
-    pixels of the ligand's footprint (the line passes under the ligand, which stays whole) and
-    those outside the picture."""
-    ax, ay = anchor
-    ex, ey = leader_end(*box, ax, ay)
-    n = max(abs(ex - ax), abs(ey - ay)) + 1
-    t = np.arange(n, dtype=np.float64) / max(n - 1, 1)
-    xs = np.rint(ax + t * (ex - ax)).astype(np.int64)
-    ys = np.rint(ay + t * (ey - ay)).astype(np.int64)
-    keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
-    if fp is not None:
-        h, w = fp.mask.shape
-        fx, fy = xs - fp.x, ys - fp.y
-        inside = keep & (fx >= 0) & (fx < w) & (fy >= 0) & (fy < h)
-        hidden = np.zeros(n, dtype=bool)
-        hidden[inside] = fp.mask[fy[inside], fx[inside]]
-        keep &= ~hidden
-    return tuple(np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist())
 
 
 def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
