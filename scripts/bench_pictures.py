@@ -69,7 +69,7 @@ def size_figures(refs, size: int, ocr: bool) -> dict:
     from misi_bench.builder.tasks import pocket_ligand  # noqa: PLC0415
     from misi_bench.builder.tasks.base import annotate, six_views  # noqa: PLC0415
 
-    from scripts.ocr_labels import answer_residues, found_labels, ocr_words  # noqa: PLC0415
+    from .ocr_labels import answer_residues, found_labels, ocr_words  # noqa: PLC0415
 
     out = {"images": 0, "bytes": 0, "seconds": 0.0, "needed": 0, "legible": 0}
     out.update(ocr_needed=0, ocr_found=0)
