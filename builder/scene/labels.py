@@ -137,7 +137,8 @@ class LabelAtoms:
     per position in ``atoms``, whether it is a ligand atom, its residue index, its distance (Å)
     to the nearest shown ligand atom in the input frame (inf when none is shown), whether it is
     a CA, its atom name and whether it is polar (N, O, S); the (M, 2) positions of the bonds
-    between shown ligand atoms; whether the shown residues belong to more than one chain.
+    between shown ligand atoms; whether the shown residues belong to more than one chain; the
+    positions of every shown bond.
     ``raster`` keeps one per selection."""
 
     atoms: np.ndarray
@@ -149,6 +150,7 @@ class LabelAtoms:
     polar: tuple[bool, ...]
     ligand_bonds: np.ndarray
     chains: bool
+    bonds: np.ndarray
 
 
 def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
@@ -166,6 +168,7 @@ def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
         tuple(str(e).strip().upper() in _POLAR for e in elements.tolist()),
         ligand_bonds(complex_, atoms),
         many_chains(complex_, atoms),
+        ligand_bonds(complex_, atoms, ligand_only=False),
     )
 
 
@@ -341,15 +344,18 @@ def layout_labels(
     taken = [0] * size
     if placement == "leader" and not bool(la.ligand.all()):
         # a picture of the ligand alone keeps the ``avoid`` rule (its labels name its atoms)
+        # T4's close-ups (one residue, its atoms named) keep the residue's atoms clear too
+        whole = style.label_mode == "residue_atoms"
         mask = ligand_footprint(
             u,
             v,
             alive,
             radius_px,
-            la.ligand,
-            la.ligand_bonds,
+            np.ones_like(la.ligand) if whole else la.ligand,
+            la.bonds if whole else la.ligand_bonds,
             style.stick_radius / style.atom_radius,
             size,
+            alone=whole,
         )
         space = FreeSpace(size, label_sprite("ASN 88", px, (0, 0, 0))[2] + 2 * LABEL_GAP, mask)
         taken = footprint_rows(mask, size)

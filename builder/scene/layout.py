@@ -92,15 +92,17 @@ SLOTS = {
 }
 
 
-def ligand_bonds(complex_, atoms: np.ndarray) -> np.ndarray:
-    """(M, 2) positions in ``atoms`` of the bonds whose ends are both shown ligand atoms."""
+def ligand_bonds(complex_, atoms: np.ndarray, ligand_only: bool = True) -> np.ndarray:
+    """(M, 2) positions in ``atoms`` of the bonds whose ends are both shown ligand atoms (or,
+    ``ligand_only=False``, both shown)."""
     if complex_.bonds.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     position = np.full(complex_.n_atoms, -1, dtype=np.int64)
     position[atoms] = np.arange(atoms.size)
     pairs = np.asarray(complex_.bonds, dtype=np.int64).reshape(-1, 2)
-    keep = complex_.is_ligand[pairs].all(axis=1)
-    pairs = position[pairs[keep]]
+    if ligand_only:
+        pairs = pairs[complex_.is_ligand[pairs].all(axis=1)]
+    pairs = position[pairs]
     return pairs[(pairs >= 0).all(axis=1) & (pairs[:, 0] != pairs[:, 1])]
 
 
@@ -142,14 +144,16 @@ class Footprint:
         return out
 
 
-def ligand_footprint(u, v, alive, radius_px, ligand, bonds, stick_ratio: float, size: int):
+def ligand_footprint(
+    u, v, alive, radius_px, ligand, bonds, stick_ratio: float, size: int, alone: bool = False
+):
     """The :class:`Footprint` of the ligand's drawn atoms and sticks (output px, widened by
     :data:`FOOTPRINT_MARGIN`), or ``None`` when no ligand atom is drawn or every drawn atom is
-    a ligand atom. ``u``, ``v``, ``radius_px``: per shown atom at the output size; ``ligand``:
-    bool per shown atom; ``bonds``: (M, 2) positions of drawn bonds; ``stick_ratio``: stick
-    radius / atom radius."""
+    a ligand atom (``alone``: also then). ``u``, ``v``, ``radius_px``: per shown atom at the
+    output size; ``ligand``: bool per shown atom (the atoms to keep clear); ``bonds``: (M, 2)
+    positions of drawn bonds; ``stick_ratio``: stick radius / atom radius."""
     drawn = alive & ligand
-    if not drawn.any() or bool(ligand[alive].all()):
+    if not drawn.any() or (not alone and bool(ligand[alive].all())):
         return None
     rows = np.flatnonzero(drawn)
     reach = radius_px[rows] + FOOTPRINT_MARGIN + 1
