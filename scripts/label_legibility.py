@@ -4,8 +4,9 @@ For every complex of a data set, its T9 pictures (the whole pocket in the six vi
 task draws them) are rendered under each placement, and in each view the labels T9's answer
 needs (each bond's residue label and ligand atom name) are counted as legible when the audit's
 test passes (``audit_checks.legible_keys``: no other label and no ligand stick meets the label's
-box, and at least 90% of its glyph pixels show the label colour). The T4 pictures (one residue and the ligand, residue atom names) are
-measured the same way on their answer's two atom names. Prints a markdown table per task: the
+box, and at least 90% of its glyph pixels show the label colour). The T4 pictures (one
+residue and the ligand, residue atom names) are measured the same way on their answer's two
+atom names. Prints a markdown table per task: the
 share of needed labels legible in each view, over all bonds of the set.
 
 Run: ``python -m scripts.label_legibility [--set samples|heldout|all]

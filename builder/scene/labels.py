@@ -29,6 +29,7 @@ from .layout import (
     ligand_footprint,
     many_chains,
     residue_text,
+    slot_corners,
 )
 from .pillow_core import handle, painter
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
@@ -371,7 +372,7 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
     stuck: list[PlacedLabel] = []
     leaders: list = []
     dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
-    corners = _slot_corners(entries, dims, slots_of)
+    corners = slot_corners(entries, dims, slots_of)
     for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
         if not text:
             continue
@@ -431,34 +432,6 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
         lb = free[k]
         free[k] = PlacedLabel(*(getattr(lb, f) for f in _FIELDS[:-1]), pixels)
     return stuck + free
-
-
-def _slot_corners(entries, dims, slots_of) -> list:
-    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
-    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
-    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
-    rounded half to even)."""
-    out: list = [None] * len(entries)
-    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
-        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
-        if not rows:
-            continue
-        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
-        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
-        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
-        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
-        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
-        if centred:
-            x0, y0 = lu - w / 2.0, (lv - h) - 2
-        else:
-            x0, y0 = (lu + 1) + r, lv - h / 2.0
-        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
-        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
-        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
-        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
-        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
-            out[k] = (a, b, sx, sy)
-    return out
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(PlacedLabel))

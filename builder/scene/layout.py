@@ -370,3 +370,31 @@ def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
 def draw_leaders(image, labels, top: int = 0) -> None:
     """Draw the leader lines of the placed labels that have one (1 px, under every label)."""
     draw_lines(image, [leader_line(lb) for lb in labels], 0, -top)
+
+
+def slot_corners(entries, dims, slots_of) -> list:
+    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
+    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
+    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
+    rounded half to even)."""
+    out: list = [None] * len(entries)
+    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
+        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
+        if not rows:
+            continue
+        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
+        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
+        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
+        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
+        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
+        if centred:
+            x0, y0 = lu - w / 2.0, (lv - h) - 2
+        else:
+            x0, y0 = (lu + 1) + r, lv - h / 2.0
+        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
+        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
+        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
+        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
+        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
+            out[k] = (a, b, sx, sy)
+    return out
