@@ -193,3 +193,23 @@ def test_example_tiles_are_named():
     assert tile_caption(0, "reference front") == "image 1 · reference front"
     assert tile_caption(6, "B") == "image 7 · option B"
     assert tile_caption(2, "top") == "image 3 · top"
+
+
+def test_card_reports_the_audit_legibility_shares(tmp_path):
+    from misi_bench.builder.dataset.card_examples import legibility_text, update_card_legibility
+
+    audit = {
+        "tasks": {
+            "pocket_ligand": {
+                "answer_labels": 11,
+                "answer_labels_legible": 10,
+                "answer_label_share": 0.9091,
+            },
+            "rotation": {"questions": 4},
+        }
+    }
+    (tmp_path / "README.md").write_text("# card\n\n" + legibility_text({}) + "\n\n## Counts\n")
+    update_card_legibility(tmp_path, {"audit": audit})
+    card = (tmp_path / "README.md").read_text()
+    assert "| `pocket_ligand` | 10 / 11 | 90.9% |" in card and "rotation" not in card
+    assert card.endswith("## Counts\n")

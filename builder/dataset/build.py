@@ -33,6 +33,7 @@ from . import blind
 from .archive import fetch_entries
 from .audit import LEGIBLE_LABEL_FLOOR, audit_dataset
 from .build_warnings import log_validity_warnings
+from .card_examples import update_card_legibility
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
@@ -235,6 +236,7 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
         if options.audit:
             manifest["audit"] = _audit_sample(staged, manifest, cfg, options.audit_sample, workers)
             write_manifest(staged, manifest)
+            update_card_legibility(staged, manifest)
             broken = [
                 i
                 for t in manifest["audit"]["tasks"].values()

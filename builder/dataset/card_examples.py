@@ -87,3 +87,15 @@ def legibility_text(manifest: dict) -> str:
         f"the build's sampled audit (a build below {100 * LEGIBLE_LABEL_FLOOR:.0f}% fails):\n\n"
         "| config | legible / needed | share |\n|---|---:|---:|\n" + "\n".join(rows)
     )
+
+
+def update_card_legibility(out: Path, manifest: dict) -> None:
+    """Put the sampled audit's legibility shares into the card written before the audit ran
+    (its legibility paragraph then has no figures: ``legibility_text`` without an audit)."""
+    card = out / "README.md"
+    if not card.exists():
+        return
+    text = card.read_text(encoding="utf-8")
+    bare, full = legibility_text({}), legibility_text(manifest)
+    if full != bare and bare in text:
+        card.write_text(text.replace(bare, full, 1), encoding="utf-8")
