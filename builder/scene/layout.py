@@ -5,17 +5,18 @@ Publication figures of dense pockets put a label next to its atom where there is
 otherwise in the nearest free space, joined to its atom by a thin leader line. This module does
 that with two occupancy records of the picture (output pixels):
 
-* ``taken``: one Python int of column bits per image row (the interiors of placed labels and
-  the ligand's footprint), which ``labels.layout_labels`` tests its near slots against;
-* a coarse grid of :data:`CELL` px cells (:class:`FreeSpace`), any of whose pixels taken marks
-  the cell taken, searched as a summed-area table for the free cell-aligned box nearest to
-  the label's atom when no near slot is free.
+* ``taken``: one Python int of column bits per image row (the boxes of placed labels and the
+  ligand's footprint), which ``labels.layout_labels`` tests its near slots against;
+* :class:`FreeSpace`: the picture cut into lines of text and :data:`CELL` px columns, a cell
+  taken when any of its pixels is, searched line by line (nearest first) for the free box
+  nearest to the label's atom when no near slot is free.
 
 The ligand's footprint (:func:`ligand_footprint`) is its drawn atoms and sticks, widened by
-one pixel: no label is placed over it, so the ligand is never buried under text. A picture of
-the ligand alone (T7's ligand views) has no footprint: its labels are the ligand's own names.
-Everything here is integer arithmetic on the picture's own coordinates, so the layout is the
-same in every process.
+one pixel: no label is placed over it, so the ligand is never buried under text, and leader
+lines are not drawn over it (they pass under it). In T4's close-ups the residue's atoms are kept
+clear too. A picture of the ligand alone (T7's ligand views) has no footprint: its labels are
+the ligand's own names. Placement is integer and IEEE arithmetic on the picture's own
+coordinates in a fixed order, so the layout is the same in every process.
 """
 
 from __future__ import annotations
