@@ -3,13 +3,14 @@
 For every complex of a data set, its T9 pictures (the whole pocket in the six views, as the
 task draws them) are rendered under each placement, and in each view the labels T9's answer
 needs (each bond's residue label and ligand atom name) are counted as legible when the audit's
-test passes on the drawn pixels (``audit_checks.legible_keys``: at least 90% of the glyph pixels
-show the label colour). The T4 pictures (one residue and the ligand, residue atom names) are
-measured the same way on their answer's two atom names. Prints a markdown table per task: the
+test passes (``audit_checks.legible_keys``: no other label and no ligand stick meets the label's
+box, and at least 90% of its glyph pixels show the label colour). The T4 pictures (one
+residue and the ligand, residue atom names) are measured the same way on their answer's two
+atom names. Prints a markdown table per task: the
 share of needed labels legible in each view, over all bonds of the set.
 
 Run: ``python -m scripts.label_legibility [--set samples|heldout|all]
-[--size 512] [--placements avoid3,avoid] [--save DIR]`` (``--save`` writes the T9 front view of
+[--size 512] [--placements avoid,leader] [--save DIR]`` (``--save`` writes the T9 front view of
 each complex under each placement, for looking at them).
 """
 
@@ -27,7 +28,7 @@ from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
 from misi_bench.builder.dataset.audit_checks import legible_keys
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.operations.transforms import VIEW_NAMES
-from misi_bench.builder.scene.raster import label_layout, render_image
+from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
 from misi_bench.builder.tasks.base import annotate, request
 from misi_bench.builder.tasks.residue_ligand import residue_images
 
@@ -44,7 +45,7 @@ def _legible(cx, req) -> set:
     image = render_image(cx, req)
     import numpy as np  # noqa: PLC0415
 
-    return legible_keys(np.asarray(image), label_layout(cx, req))
+    return legible_keys(np.asarray(image), label_layout(cx, req), ligand_mask(cx, req))
 
 
 def measure(refs, size: int, placements: list[str], save: Path | None = None) -> dict:
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=(*SETS, "all"), default="all")
     parser.add_argument("--size", type=int, default=DEFAULT_IMAGE_SIZE)
-    parser.add_argument("--placements", default="avoid3,avoid")
+    parser.add_argument("--placements", default="avoid,leader")
     parser.add_argument("--save", type=Path, default=None)
     args = parser.parse_args(argv)
     placements = [p.strip() for p in args.placements.split(",") if p.strip()]

@@ -96,7 +96,7 @@ LAYERS: dict[str, Layer] = {
     # (never imported by the package)
     "scripts": _layer_entry(
         _BUILDER_BELOW_DATASET | {"builder.dataset", "eval_plugins.api", "eval_plugins.finetune"},
-        {"numpy", "gemmi", "rdkit", "openbabel", "plip", "pymol2"},
+        {"numpy", "PIL", "gemmi", "rdkit", "openbabel", "plip", "pymol2"},
     ),
     "dataset_card": _layer_entry(),
     # eval_plugins: the top folder holds the shared base (common, preflight) and the command table

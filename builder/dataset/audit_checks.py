@@ -13,10 +13,13 @@ picture of the gold answer in at least ``MARGIN_BLOCKS`` = 6 blocks: 384 px of c
 picture, e.g. two atoms with their sticks moved to new places, or one label's text changed,
 visible when the two 512 px images are compared.
 
-**Legibility.** A label is legible in a picture when at least ``LEGIBLE_SHARE`` of its glyph
-pixels (full coverage in the label's glyph mask) show exactly the label colour: drawn inside the
-image and not covered by anything drawn after it. Labels are drawn after every atom and stick,
-so only other labels can cover them.
+**Legibility.** A label is legible in a picture when its box is clear and its glyphs show:
+no other label's box and no pixel of the ligand's drawn atoms and sticks (``raster.ligand_mask``)
+meets the interior of its box (the box less its 1-px outline), and at least ``LEGIBLE_SHARE`` of
+its glyph pixels (full coverage in the label's glyph mask) show exactly the label colour (drawn
+inside the image, not covered by anything drawn after it). A label drawn on top of another, or
+over the ligand, is not legible even when its own glyphs are intact: the reader cannot tell
+which text is which, or the ligand is hidden under it.
 """
 
 from __future__ import annotations
@@ -171,11 +174,46 @@ def sheet_block_means(
     return out, rows
 
 
-def legible_keys(pixels: np.ndarray, labels: Iterable[PlacedLabel]) -> set[tuple[str, int]]:
-    """Keys of the labels legible in ``pixels`` (the picture the labels were drawn on)."""
+def clear_boxes(labels: list[PlacedLabel], ligand: np.ndarray | None = None) -> list[bool]:
+    """Per label, whether no other label's box and no ``ligand`` pixel (a bool mask of the
+    picture, or ``None``) meets the interior of its box."""
+    boxes = np.array(
+        [(lb.x + 1, lb.y + 1, lb.x + lb.width - 1, lb.y + lb.height - 1) for lb in labels],
+        dtype=np.int64,
+    ).reshape(-1, 4)
+    if not len(boxes):
+        return []
+    meets = (
+        (boxes[:, None, 0] < boxes[None, :, 2])
+        & (boxes[None, :, 0] < boxes[:, None, 2])
+        & (boxes[:, None, 1] < boxes[None, :, 3])
+        & (boxes[None, :, 1] < boxes[:, None, 3])
+    )
+    np.fill_diagonal(meets, False)
+    empty = (boxes[:, 2] <= boxes[:, 0]) | (boxes[:, 3] <= boxes[:, 1])
+    meets[empty, :] = False
+    meets[:, empty] = False
+    out = (~meets.any(axis=1)).tolist()
+    if ligand is not None:
+        height, width = ligand.shape
+        for k, (x0, y0, x1, y1) in enumerate(boxes.tolist()):
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+            if out[k] and x1 > x0 and y1 > y0 and ligand[y0:y1, x0:x1].any():
+                out[k] = False
+    return out
+
+
+def legible_keys(
+    pixels: np.ndarray, labels: Iterable[PlacedLabel], ligand: np.ndarray | None = None
+) -> set[tuple[str, int]]:
+    """Keys of the labels legible in ``pixels`` (the picture the labels were drawn on);
+    ``ligand``: the picture's ligand mask (``raster.ligand_mask``)."""
     height, width = pixels.shape[:2]
     out: set[tuple[str, int]] = set()
-    for label in labels:
+    labels = list(labels)
+    for label, clear in zip(labels, clear_boxes(labels, ligand)):
+        if not clear:
+            continue
         mask = glyph_mask(label.text, label.px) == 255
         total = int(mask.sum())
         if total == 0:

@@ -31,8 +31,9 @@ from ..core.records import ComplexRef
 from ..tasks.data import task_data
 from . import blind
 from .archive import fetch_entries
-from .audit import audit_dataset
+from .audit import LEGIBLE_LABEL_FLOOR, audit_dataset
 from .build_warnings import log_validity_warnings, reading_warnings
+from .card_examples import update_card_legibility
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
@@ -136,10 +137,12 @@ def build_dataset(options: BuildOptions | None = None, /, **changes) -> dict:
     (what is built and how the run goes); ``changes``: its fields (or its ``BuildConfig``'s) by
     name, applied on top (``build_dataset(source="samples", out=..., limit=4)``).
 
-    ``options.audit`` runs the reproduction and uniqueness checks of ``misi-bench audit`` on
-    ``audit_sample`` questions per config (test split; train when a config has no test question)
-    and records the summary under ``manifest["audit"]``; a question whose images do not reproduce
-    fails the build, an ambiguous one is logged as a warning. The ``profile`` is part of the
+    ``options.audit`` runs the reproduction, uniqueness, legibility and rotamer checks of
+    ``misi-bench audit`` on ``audit_sample`` questions per config (test split; train when a
+    config has no test question) and records the summary under ``manifest["audit"]``; a question
+    whose images do not reproduce fails the build, an ambiguous one is logged as a warning, and
+    a task whose answer-bearing labels are legible in fewer than ``LEGIBLE_LABEL_FLOOR`` of
+    their questions' pictures fails the build. The ``profile`` is part of the
     build's identity: a folder holding a build of another profile is refused. A ``balanced``
     decoys build fails when an options-only rule beats chance by more than
     :data:`blind.MAX_EXCESS` (``blind.options_only_gate``).
@@ -282,6 +285,7 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
         if options.audit:
             manifest["audit"] = _audit_sample(staged, manifest, cfg, options.audit_sample, workers)
             write_manifest(staged, manifest)
+            update_card_legibility(staged, manifest)
             broken = [
                 i
                 for t in manifest["audit"]["tasks"].values()
@@ -292,6 +296,7 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
                     f"{out}: audit: stored images do not reproduce: {broken[:3]} (see "
                     f"{staged / 'manifest.json'}); nothing was published"
                 )
+            _legibility_check(staged, manifest)
             _options_only_check(staged, manifest, cfg)
     except OSError as exc:  # e.g. a full disk: free the staged files, keep the old release
         discard(staged)
@@ -338,11 +343,28 @@ def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
         )
 
 
+def _legibility_check(out: Path, manifest: dict) -> None:
+    """Fail the build when a task's share of answer-bearing labels legible in at least one view
+    (the sampled audit's ``answer_label_share``) is below ``audit.LEGIBLE_LABEL_FLOOR``."""
+    low = {
+        task: t["answer_label_share"]
+        for task, t in manifest["audit"]["tasks"].items()
+        if t.get("answer_label_share") is not None and t["answer_label_share"] < LEGIBLE_LABEL_FLOOR
+    }
+    if low:
+        raise MisiError(
+            f"{out}: audit: answer-bearing labels legible in too few pictures: "
+            + ", ".join(f"{t} {100 * v:.1f}%" for t, v in low.items())
+            + f" (floor {100 * LEGIBLE_LABEL_FLOOR:.0f}%; see {out / 'manifest.json'}); "
+            "nothing was published"
+        )
+
+
 def _audit_sample(
     out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1
 ) -> dict:
-    """Reproduction and uniqueness checks on ``sample`` questions per config (summary dict; no
-    timings, so that the manifest stays byte-identical between runs)."""
+    """Reproduction, uniqueness, legibility and rotamer checks on ``sample`` questions per
+    config (summary dict; no timings, so that the manifest stays byte-identical between runs)."""
     summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
     seconds = 0.0
     for split in ("test", "train"):
@@ -359,7 +381,7 @@ def _audit_sample(
             out,
             configs=configs,
             split=split,
-            checks=("reproduction", "uniqueness", "rotamers"),
+            checks=("reproduction", "uniqueness", "legibility", "rotamers"),
             progress=progress_enabled(),
             sample=sample,
             source=cfg.source,

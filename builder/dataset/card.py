@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import logging
 import math
 from importlib import resources
@@ -16,7 +15,8 @@ from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from ..scoring.floors import FLOOR_LABEL
 from . import blind, card_stats, card_text, pixel_solver
-from .parquet import SPLIT_ORDER, features, iter_config_rows
+from .card_examples import example_sheet, legibility_text
+from .parquet import SPLIT_ORDER, features
 
 log = logging.getLogger(__name__)
 
@@ -122,36 +122,6 @@ def _counts_table(manifest: dict) -> str:
     t = manifest["totals"]["questions"]
     lines.append(f"| **total** | {t.get('train', 0)} | {t.get('test', 0)} | {t.get('tiny', 0)} |")
     return "\n".join(lines)
-
-
-def _example_strip(out: Path, task: str) -> str | None:
-    """Save the images of the first test (else train) question of ``task`` as a grid, in
-    prompt order, four to a row."""
-    from PIL import Image  # noqa: PLC0415
-
-    row = next(iter_config_rows(out, task, "test"), None) or next(
-        iter_config_rows(out, task, "train"), None
-    )
-    if row is None:
-        return None
-    tiles = [Image.open(io.BytesIO(img["bytes"])).convert("RGB") for img in row["images"]]
-    size, columns = 192, min(4, len(tiles))
-    rows = -(-len(tiles) // columns)
-    strip = Image.new("RGB", (size * columns, size * rows), (40, 40, 40))
-    for k, tile in enumerate(tiles):
-        strip.paste(
-            tile.resize((size - 2, size - 2), Image.Resampling.LANCZOS),
-            ((k % columns) * size + 1, (k // columns) * size + 1),
-        )
-    (out / "examples").mkdir(exist_ok=True)
-    path = out / "examples" / f"{task}.png"
-    strip.save(path, format="PNG", optimize=False, compress_level=6)
-    views = ", ".join(row["image_views"])
-    answer = row["answer"].replace("|", "\\|")
-    return (
-        f"**{task}** ({row['pdb_id'].upper()}; images: {views}; answer `{answer}`)\n\n"
-        f"![{task} example](examples/{task}.png)"
-    )
 
 
 def _pct(value, digits: int = 1) -> str:
@@ -350,7 +320,7 @@ HBOND_CARD_TEXT = {
 
 def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, pool=None) -> str:
     meta = card_metadata(manifest)
-    examples = [e for e in (_example_strip(out, t) for t in ordered_tasks(manifest)) if e]
+    examples = [e for e in (example_sheet(out, t) for t in ordered_tasks(manifest)) if e]
     cfg = manifest["config"]
     version = manifest.get("version")
     skipped = manifest.get("skipped_complexes", {})
@@ -375,6 +345,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         seed=manifest["seed"],
         version_line=card_text.version_line(repo_or_folder or _default_repo(), version),
         examples="\n\n".join(examples),
+        legibility=legibility_text(manifest),
         counts_table=_counts_table(manifest),
         n_train=manifest["complexes"]["train"],
         n_test=manifest["complexes"]["test"],

@@ -50,6 +50,7 @@ from .batch_plan import (
     sprites,
     widen_for_labels,
 )
+from .layout import draw_lines
 from .pillow_core import ink, painter, polygon_filler
 from .projection import check_atoms, request_groups, unmoved_screen
 from .raster import render_rows, shown_bonds
@@ -270,7 +271,8 @@ def _sheet(plan, parts, bands, left: int, right: int, size: int, ss: int) -> Pos
         )
         paste_label = painter(image)
         for k, by in mine:
-            for x, y, sprite, w, h in plan.labels[k]:
+            draw_lines(image, [lb[5] for lb in plan.labels[k]], -left, by)
+            for x, y, sprite, w, h, _ in plan.labels[k]:
                 paste_label(sprite, (x - left, y + by, x - left + w, y + by + h), sprite)
     else:
         image = Image.new("RGB", (right - left, height), (0, 0, 0))

@@ -7,17 +7,19 @@ from __future__ import annotations
 import numpy as np
 
 from .labels import _POLAR, SLOTS, label_px, label_sprite, layout_labels
+from .layout import leader_line
 from .requests import LIGAND_LABEL_COLOUR
 
 
 def pose_labels(complex_, atoms, request, u, v, alive, depth, radius_px) -> list[list]:
     """Per pose (rows of the (P, N) arrays, as ``labels.layout_labels`` takes them: ``u``,
     ``v``, ``radius_px`` at the picture's size), its labels in drawing order as ``(x, y, sprite
-    core, width, height)``."""
+    core, width, height, leader)``, ``leader`` the label's leader line ``(x0, y0, x1, y1,
+    colour)`` or ``None``."""
     style, size = request.style, int(request.camera.size)
     if style.label_mode == "none":
         return [[] for _ in range(len(u))]
-    if style.label_placement == "avoid" and bool(complex_.is_ligand[atoms].all()):
+    if style.label_placement in ("avoid", "leader") and bool(complex_.is_ligand[atoms].all()):
         return _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size)
     out = []
     for p in range(len(u)):
@@ -26,7 +28,14 @@ def pose_labels(complex_, atoms, request, u, v, alive, depth, radius_px) -> list
         )
         out.append(
             [
-                (lb.x, lb.y, label_sprite(lb.text, lb.px, lb.colour)[0], lb.width, lb.height)
+                (
+                    lb.x,
+                    lb.y,
+                    label_sprite(lb.text, lb.px, lb.colour)[0],
+                    lb.width,
+                    lb.height,
+                    leader_line(lb),
+                )
                 for lb in placed
             ]
         )
@@ -100,6 +109,6 @@ def _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size) 
     for p in range(n_pose):
         c = int(count[p])
         ks, xy, fr = order[p, :c].tolist(), at[p, :c].tolist(), free[p, :c].tolist()
-        stuck = [(x, y, *sprites[k]) for k, (x, y), f in zip(ks, xy, fr) if not f]
-        out.append(stuck + [(x, y, *sprites[k]) for k, (x, y), f in zip(ks, xy, fr) if f])
+        stuck = [(x, y, *sprites[k], None) for k, (x, y), f in zip(ks, xy, fr) if not f]
+        out.append(stuck + [(x, y, *sprites[k], None) for k, (x, y), f in zip(ks, xy, fr) if f])
     return out

@@ -186,12 +186,12 @@ def widen_for_labels(labels, solo, top, bottom, left, right, size: int, ss: int)
     a label past the picture's top or bottom makes the pose ``solo``."""
     for p, placed in enumerate(labels):
         if placed:
-            up, down = min(y for _, y, _, _, _ in placed), max(y + h for _, y, _, _, h in placed)
+            up, down = min(lb[1] for lb in placed), max(lb[1] + lb[4] for lb in placed)
             solo[p] |= up < 0 or down > size
             top[p] = min(top[p], max(0, up) * ss)
             bottom[p] = max(bottom[p], min(size, down) * ss)
-            left[p] = min(left[p], min(x for x, _, _, _, _ in placed))
-            right[p] = max(right[p], max(x + w for x, _, _, w, _ in placed))
+            left[p] = min(left[p], min(lb[0] for lb in placed))
+            right[p] = max(right[p], max(lb[0] + lb[3] for lb in placed))
 
 
 def reduce_at(group: np.ndarray, low, high, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -94,3 +94,19 @@ def fit_camera(
     radius = float(np.sqrt((coords**2).sum(axis=1)).max()) + padding
     distance = radius / math.sin(math.radians(fov_deg) / 2.0) * FIT_MARGIN
     return Camera(distance=distance, fov_deg=fov_deg, size=size)
+
+
+#: Extra radius (Å) a close-up of a small selection keeps around its atoms: room for the atom
+#: names beside the outermost atoms (a ligand atom name is about 1-2 Å wide at close-up scale).
+CLOSE_UP_PADDING = 2.5
+
+
+def close_up(coords: np.ndarray, size: int = DEFAULT_IMAGE_SIZE) -> tuple[np.ndarray, Camera]:
+    """``(centre, camera)`` of a close-up of ``coords`` (screen frame, Å): the bounding-box
+    centre to put at the screen origin, and the camera fitted to the atoms around it with
+    :data:`CLOSE_UP_PADDING` (the same camera for every view: the fit is rotation-invariant)."""
+    coords = np.asarray(coords, dtype=np.float64)
+    if coords.ndim != 2 or coords.shape[0] == 0:
+        raise ValueError("cannot frame an empty selection")
+    centre = (coords.min(axis=0) + coords.max(axis=0)) / 2.0
+    return centre, fit_camera(coords - centre, size=size, padding=CLOSE_UP_PADDING)

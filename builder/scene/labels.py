@@ -11,6 +11,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,9 +19,27 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
+from .layout import (
+    SLOTS,
+    FreeSpace,
+    draw_leaders,
+    footprint_rows,
+    leader_pixels,
+    ligand_bonds,
+    ligand_footprint,
+    many_chains,
+    residue_text,
+    slot_corners,
+)
 from .pillow_core import handle, painter
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
+#: Opacity (0-255) of the dark panel behind each label's text: sticks under a label are dimmed
+#: to a quarter of their brightness, so that the text stands out from them (and stay visible).
+PANEL_ALPHA = 255
+#: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
+#: neighbouring labels stays apart, for the eye and for OCR).
+LABEL_GAP = 0
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
 
@@ -46,9 +65,10 @@ def font(px: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
 @lru_cache(maxsize=16384)
 def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
     """(RGBA :func:`~.pillow_core.handle`, width, height) of a label: coloured glyphs inside a
-    1-px black outline (keeps labels legible over sticks), pasted in one call."""
+    1-px black outline on a dark panel (:data:`PANEL_ALPHA`; keeps labels legible over
+    sticks), pasted in one call."""
     outline, glyph, width, height = label_masks(text, px)
-    rgba = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, PANEL_ALPHA))
     paint = painter(rgba)
     paint((0, 0, 0, 255), (0, 0, width, height), outline)
     paint(colour + (255,), (0, 0, width, height), glyph)
@@ -81,70 +101,6 @@ def _label_images(text: str, px: int) -> tuple[Image.Image, Image.Image, int, in
     return outline, glyph, width, height
 
 
-#: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
-#: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
-#: Atom names start right of the atom; residue labels start centred above the residue.
-_ATOM_SLOTS = (
-    (0, 0, 0, 0),
-    (-1, 0, -2, 0),
-    (-0.5, -0.5, -1, -1),
-    (-0.5, 0.5, -1, 1),
-    (0, -0.6, 0, -1),
-    (0, 0.6, 0, 1),
-    (-1, -0.6, -2, -1),
-    (-1, 0.6, -2, 1),
-)
-_RESIDUE_SLOTS = (
-    (0, 0, 0, 0),
-    (0, 1, 0, 1),
-    (0.5, 0.5, 1, 1),
-    (-0.5, 0.5, -1, 1),
-    (0, -1, 0, 0),
-    (0, 2, 0, 1),
-    (0.55, 0, 1, 0),
-    (-0.55, 0, -1, 0),
-)
-#: Further slots of the ``avoid`` placement (RENDER_VERSION 4), tried after the first ring: a
-#: label moved off its neighbours by up to about three label heights (or one label width),
-#: nearest slots first.
-_ATOM_SLOTS_FAR = (
-    (0, -1.2, 0, -1),
-    (0, 1.2, 0, 1),
-    (-1, -1.2, -2, -1),
-    (-1, 1.2, -2, 1),
-    (0.5, 0, 1, 0),
-    (-1.5, 0, -2, 0),
-    (-0.5, -1.7, -1, -1),
-    (-0.5, 1.7, -1, 1),
-    (0, -2.4, 0, -1),
-    (0, 2.4, 0, 1),
-    (-1, -2.4, -2, -1),
-    (-1, 2.4, -2, 1),
-    (1, 0, 2, 0),
-    (-2, 0, -2, 0),
-)
-_RESIDUE_SLOTS_FAR = (
-    (0, -2, 0, 0),
-    (0, 3, 0, 1),
-    (1.05, 0, 1, 0),
-    (-1.05, 0, -1, 0),
-    (0.55, -1, 1, 0),
-    (-0.55, -1, -1, 0),
-    (0.55, 2, 1, 1),
-    (-0.55, 2, -1, 1),
-    (0, -3, 0, 0),
-    (0, 4, 0, 1),
-    (1.05, -1.5, 1, 0),
-    (-1.05, -1.5, -1, 0),
-    (1.05, 2.5, 1, 1),
-    (-1.05, 2.5, -1, 1),
-)
-#: The slots of each placement: (atom-name slots, residue-label slots).
-SLOTS = {
-    "avoid": (_ATOM_SLOTS + _ATOM_SLOTS_FAR, _RESIDUE_SLOTS + _RESIDUE_SLOTS_FAR),
-    "avoid3": (_ATOM_SLOTS, _RESIDUE_SLOTS),
-    "overlap": ((), ()),
-}
 _POLAR = frozenset({"N", "O", "S"})
 #: Residues (or residue atoms) within this distance (Å) of a shown ligand atom are in reach of
 #: a hydrogen bond (every H-bond mode's donor-acceptor limit is below it): the ``avoid``
@@ -158,7 +114,9 @@ class PlacedLabel:
     ``("residue", residue index)``; ``x, y`` the top-left pixel of its sprite (``width`` x
     ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
     ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
-    are drawn first)."""
+    are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
+    residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
+    pixels of that line, flat ``(x0, y0, x1, y1, ...)`` (``layout.leader_pixels``)."""
 
     key: tuple[str, int]
     text: str
@@ -170,6 +128,8 @@ class PlacedLabel:
     height: int
     free: bool
     rank: int = 0
+    anchor: tuple[int, int] | None = None
+    leader: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +137,10 @@ class LabelAtoms:
     """What the labels of a picture need from its atom selection, independent of the pose:
     per position in ``atoms``, whether it is a ligand atom, its residue index, its distance (Å)
     to the nearest shown ligand atom in the input frame (inf when none is shown), whether it is
-    a CA, its atom name and whether it is polar (N, O, S). ``raster`` keeps one per selection."""
+    a CA, its atom name and whether it is polar (N, O, S); the (M, 2) positions of the bonds
+    between shown ligand atoms; whether the shown residues belong to more than one chain; the
+    positions of every shown bond.
+    ``raster`` keeps one per selection."""
 
     atoms: np.ndarray
     ligand: np.ndarray
@@ -186,6 +149,9 @@ class LabelAtoms:
     is_ca: np.ndarray
     names: tuple[str, ...]
     polar: tuple[bool, ...]
+    ligand_bonds: np.ndarray
+    chains: bool
+    bonds: np.ndarray
 
 
 def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
@@ -201,6 +167,9 @@ def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
         names == "CA",
         tuple(str(n) for n in names.tolist()),
         tuple(str(e).strip().upper() in _POLAR for e in elements.tolist()),
+        ligand_bonds(complex_, atoms),
+        many_chains(complex_, atoms),
+        ligand_bonds(complex_, atoms, ligand_only=False),
     )
 
 
@@ -246,7 +215,7 @@ def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, co
     return out
 
 
-def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size) -> list[list]:
+def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) -> list[list]:
     """Layout entries of the ``standard`` mode's residue labels: one per shown residue, centred
     above its CA (else above the centre of its shown atoms; screen px), in the residue's carbon
     colour, lightened."""
@@ -270,6 +239,7 @@ def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size) -> list
             lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
         keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
         all_residues = complex_.residues
+        chains = la.chains and style.chain_labels
         for r, x, y, z, d in zip(
             residues[keep].tolist(),
             lu[keep].tolist(),
@@ -277,7 +247,7 @@ def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size) -> list
             ld[keep].tolist(),
             near[keep].tolist(),
         ):
-            text = all_residues[r].label
+            text = residue_text(all_residues[r], chains)
             entries.append(
                 [
                     (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
@@ -300,7 +270,7 @@ def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, siz
     ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
     if style.label_mode == "standard":
-        entries += _residue_entries(complex_, la, u, v, alive, depth, size)
+        entries += _residue_entries(complex_, la, u, v, alive, depth, size, style)
         ions = np.flatnonzero(~ligand & inside & (res_idx < 0)).tolist()  # metal ions
         entries += _atom_entries(
             la,
@@ -346,49 +316,73 @@ def layout_labels(
     names an H-bond answer can need: the ligand's polar atom names (near to far), then the
     residue labels (or residue polar atom names) within :data:`BOND_REACH` of the ligand (nearest
     first), then the ligand's other atom names, then the remaining labels. The order depends on
-    geometry only, never on the answer, so which labels are legible gives nothing away. Each
-    label takes the first of its candidate slots (:data:`SLOTS`: around its atom, then up to
-    about two label heights off it) that lies inside the image and overlaps no label placed
-    before. A label with no free slot stays at its default slot, is drawn first, under the free
-    ones (a free label is never covered), and keeps the labels placed after it off its place.
-    ``style.label_placement``: ``avoid`` (this rule, RENDER_VERSION 4); ``avoid3`` (the rule of
-    RENDER_VERSION 3: all ligand names first, one ring of slots, stuck labels not avoided);
-    ``overlap`` (every label at its default slot, residue labels under ligand labels, far to
-    near: RENDER_VERSION 2). ``static``: the selection's :class:`LabelAtoms` (made here when not
-    given).
+    geometry only, never on the answer, so which labels are legible gives nothing away (every
+    H-bond answer's labels are in the first two tiers). Each label takes the first of its
+    candidate slots (:data:`SLOTS`: around its atom, then up to about two label heights off it)
+    that lies inside the image and overlaps no label placed before.
+    ``style.label_placement``: ``leader`` (RENDER_VERSION 5, ``layout``): the ligand's drawn
+    atoms and sticks are kept clear too, and a label with no free slot goes to the free space
+    nearest its atom with a leader line; ``avoid`` (RENDER_VERSION 4): a label with no free slot
+    stays at its default slot, is drawn first, under the free ones, and keeps the labels placed
+    after it off its place; ``avoid3`` (RENDER_VERSION 3: all ligand names first, one ring of
+    slots, stuck labels not avoided); ``overlap`` (every label at its default slot, residue
+    labels under ligand labels, far to near: RENDER_VERSION 2). ``static``: the selection's
+    :class:`LabelAtoms` (made here when not given).
     """
     px = label_px(style, size)
     la = label_atoms(complex_, atoms) if static is None else static
     entries = _entries(complex_, la, u, v, alive, depth, radius_px, style, size)
     placement = style.label_placement
-    block_stuck = placement == "avoid"
-    atom_slots, residue_slots = SLOTS[placement]
-    if placement == "avoid":
+    if placement in ("avoid", "leader"):
         entries.sort(key=lambda e: e[0])
     elif placement == "avoid3":
         entries.sort(key=lambda e: e[0][1:])
     else:
         entries.sort(key=lambda e: e[1])
+    space = mask = None
     # The interiors of the placed labels, one Python int of column bits per image row: a slot
     # is taken when one of its interior rows shares a bit with its interior columns.
     taken = [0] * size
+    if placement == "leader" and not bool(la.ligand.all()):
+        # a picture of the ligand alone keeps the ``avoid`` rule (its labels name its atoms)
+        # T4's close-ups (one residue, its atoms named) keep the residue's atoms clear too
+        whole = style.label_mode == "residue_atoms"
+        mask = ligand_footprint(
+            u,
+            v,
+            alive,
+            radius_px,
+            np.ones_like(la.ligand) if whole else la.ligand,
+            la.bonds if whole else la.ligand_bonds,
+            style.stick_radius / style.atom_radius,
+            size,
+            alone=whole,
+        )
+        space = FreeSpace(size, label_sprite("ASN 88", px, (0, 0, 0))[2] + 2 * LABEL_GAP, mask)
+        taken = footprint_rows(mask, size)
+    block = placement in ("avoid", "leader")
+    return _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
+
+
+def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[PlacedLabel]:
+    """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
+    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
+    ``fp`` the ligand's footprint (leader lines pass under it)."""
     free: list[PlacedLabel] = []
     stuck: list[PlacedLabel] = []
-    for rank, (_, _, lu, lv, radius, text, colour, centred, key) in enumerate(entries):
+    leaders: list = []
+    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
+    corners = slot_corners(entries, dims, slots_of)
+    for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
         if not text:
             continue
-        _, w, h = label_sprite(text, px, colour)
-        if centred:
-            x0, y0, slots = lu - w / 2.0, lv - h - 2, residue_slots
-        else:
-            x0, y0, slots = lu + 1 + radius, lv - h / 2.0, atom_slots
-        placed = None
+        w, h = dims[rank]
+        x0, y0, slot_x, slot_y = corners[rank]
+        placed = anchor = None
         # interior columns as bits; no interior (w or h <= 2) overlaps nothing
         bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
         x_max, y_max, last = size - w, size - h, h - 2
-        for dx, dy, sx, sy in slots:
-            x = round(x0 + dx * w + sx * radius)  # round() of a float is an int
-            y = round(y0 + dy * h + sy * radius)
+        for x, y in zip(slot_x, slot_y):
             if not (0 <= x <= x_max and 0 <= y <= y_max):
                 continue
             mask = bits << (x + 1)
@@ -402,6 +396,11 @@ def layout_labels(
             else:
                 placed = (x, y)
                 break
+        if placed is None and space is not None:
+            spot = space.nearest(w + 2 * LABEL_GAP, h + 2 * LABEL_GAP, lu, lv)
+            if spot is not None:
+                placed = (spot[0] + LABEL_GAP, spot[1] + LABEL_GAP)
+                anchor = (int(round(lu)), int(round(lv)))
         if placed is None:
             x, y = int(round(x0)), int(round(y0))
             stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
@@ -409,12 +408,33 @@ def layout_labels(
                 _take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
-            mask = bits << (x + 1)
-            if mask:
-                for row in range(y + 1, y + h - 1):
-                    taken[row] |= mask
-            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank))
+            if space is not None:  # ``leader``: the whole box and a gap around it
+                _take_clipped(
+                    taken,
+                    x - 1 - LABEL_GAP,
+                    y - 1 - LABEL_GAP,
+                    w + 2 + 2 * LABEL_GAP,
+                    h + 2 + 2 * LABEL_GAP,
+                    size,
+                )
+            else:
+                mask = bits << (x + 1)
+                if mask:
+                    for row in range(y + 1, y + h - 1):
+                        taken[row] |= mask
+            if anchor is not None:
+                leaders.append((len(free), anchor, (x, y, w, h)))
+            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor))
+        if space is not None:
+            space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
+    lines = leader_pixels([(a, box) for _, a, box in leaders], fp, size)
+    for (k, _, _), pixels in zip(leaders, lines):
+        lb = free[k]
+        free[k] = PlacedLabel(*(getattr(lb, f) for f in _FIELDS[:-1]), pixels)
     return stuck + free
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(PlacedLabel))
 
 
 def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
@@ -435,7 +455,9 @@ def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) ->
 
 
 def paste_labels(image, labels, top: int = 0) -> None:
-    """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on."""
+    """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on (the
+    leader lines first, under every label)."""
+    draw_leaders(image, labels, top)
     paste = painter(image)
     for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)

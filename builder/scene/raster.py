@@ -54,8 +54,9 @@ from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
-from .extent import content_rows, downsample
+from .extent import content_rows, downsample, hidden_under_labels
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
+from .layout import ligand_footprint
 from .pillow_core import core_objects, use_core
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
@@ -284,6 +285,28 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
     )
 
 
+def ligand_mask(complex_: Complex, request: RenderRequest) -> np.ndarray | None:
+    """(size, size) bool mask of the ligand's drawn atoms and sticks in a request's picture, as
+    the ``leader`` layout keeps labels off it (``layout.ligand_footprint``), or ``None`` when
+    the picture shows no ligand atom or nothing else."""
+    f = _frame(complex_, request)
+    if request.style.debug_ids:
+        return None
+    _, radius_q = _bonds_and_radii(complex_, f, request.style)
+    la = f.static.labels
+    fp = ligand_footprint(
+        f.u / f.ss,
+        f.v / f.ss,
+        f.alive,
+        radius_q / (4.0 * f.ss),
+        la.ligand,
+        la.ligand_bonds,
+        request.style.stick_radius / request.style.atom_radius,
+        f.size,
+    )
+    return None if fp is None else fp.full(f.size)
+
+
 def render_image(complex_: Complex, request: RenderRequest) -> Image.Image:
     """The picture of a request as a Pillow RGB image (``render_png`` encodes it)."""
     return _render(complex_, request, True)[0]
@@ -335,6 +358,9 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
             size,
             static=f.static.labels,
         )
+    )
+    prim = (
+        prim[~hidden_under_labels(prim, placed, xs, ys, dims, polys, size, ss)] if placed else prim
     )
     y0, y1 = _drawn_rows(ys, dims, polys, placed, size, ss)
     if y1 <= y0:

@@ -27,12 +27,16 @@ from .camera import Camera
 #: 3: collision-aware label placement (labels.layout_labels).
 #: 4: labels an H-bond answer can need placed first, a second ring of slots, stuck labels kept
 #: clear; label font grows with the square root of the image size above 512 px.
-RENDER_VERSION = "4"
+#: 5: ``leader`` placement (labels keep off each other and off the ligand, in free space with
+#: leader lines where they move away from their atom); residue labels carry the chain in
+#: pictures of more than one chain; T7's ligand views framed on the ligand.
+RENDER_VERSION = "5"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
-#: ``avoid``: collision-aware label placement; ``avoid3``: the placement of RENDER_VERSION 3
+#: ``leader``: labels in free space, off the ligand, with leader lines; ``avoid``: the
+#: collision-aware label placement of RENDER_VERSION 4; ``avoid3``: the placement of RENDER_VERSION 3
 #: (for comparison); ``overlap``: every label at its default slot.
-LABEL_PLACEMENTS = ("avoid", "avoid3", "overlap")
+LABEL_PLACEMENTS = ("leader", "avoid", "avoid3", "overlap")
 
 LIGAND_CARBON = (0xB4, 0xB4, 0xB4)
 POCKET_CARBONS = ((0xBF, 0x99, 0xF2), (0xF2, 0xB3, 0x66))
@@ -101,14 +105,17 @@ class Style:
 
     ``label_mode``: ``"standard"`` (ligand atom names and pocket residue labels ``ASN 460``),
     ``"residue_atoms"`` (ligand atom names and the atom names of the shown residue atoms, as in
-    T4) or ``"none"``. Radii are in Å; ``label_px`` is the label font size at
+    T4) or ``"none"``. ``label_placement``: see :data:`LABEL_PLACEMENTS`;
+    ``chain_labels``: residue labels carry their chain (``ASN 460 B``) when the picture shows
+    more than one chain. Radii are in Å; ``label_px`` is the label font size at
     :data:`~misi_bench.builder.core.constants.REFERENCE_IMAGE_SIZE` px (scaled with the camera's
     image size); ``fog`` is the fraction of brightness lost at the far side of the scene. The
     image size itself is not a style: the request's camera carries it (``Camera.size``).
     """
 
     label_mode: str = "standard"
-    label_placement: str = "avoid"
+    label_placement: str = "leader"
+    chain_labels: bool = True
     atom_radius: float = 0.27
     stick_radius: float = 0.20
     lone_atom_radius: float = 0.55

@@ -19,7 +19,7 @@ from ..core.errors import TaskError
 from ..core.registry import TASK_BY_NAME
 from ..operations.language import AXES, Move, Operation, Roll, parse_operations
 from ..operations.transforms import Pose
-from ..scene.camera import Camera, fit_camera
+from ..scene.camera import Camera, close_up, fit_camera
 from .base import (
     Annotation,
     ImageSpec,
@@ -104,8 +104,19 @@ def site_displacement(ann: Annotation, side: int, target: int, roll: Roll) -> tu
     raise TaskError("the ligand cannot be moved clear of its binding site")
 
 
+def ligand_close_up(ann: Annotation, ops) -> tuple[tuple[float, float, float], Camera]:
+    """``(origin, camera)`` of the ligand views: the frame centred on the displaced ligand and a
+    camera fitted to it (``camera.close_up``), so that the ligand and its atom names fill the
+    picture. The turn shows as before (same views, same orientation); how far the ligand was
+    moved shows in the last picture, where pocket and ligand share the scene camera."""
+    centre, camera = close_up(displaced_ligand(ann, ops), ann.camera.size)
+    origin = ann.complex.scene_centre + centre
+    return tuple(float(v) for v in origin), camera
+
+
 def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ...]:
-    """Pocket views, views of the ligand displaced by ``ops``, and both together (front)."""
+    """Pocket views, close-ups of the ligand displaced by ``ops`` (``ligand_close_up``), and
+    both together (front, the scene camera)."""
     cx = ann.complex
     pocket, ligand = tuple(cx.pocket_indices.tolist()), tuple(cx.ligand_indices.tolist())
     groups = ((ligand, tuple(ops)),)
@@ -113,9 +124,12 @@ def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ..
         ImageSpec(f"pocket {v}", ann.pdb_id, request(ann, v, atoms=pocket, camera=camera))
         for v in ("front", "left", "top")
     ]
+    origin, near = ligand_close_up(ann, ops)
     images += [
         ImageSpec(
-            f"ligand {v}", ann.pdb_id, request(ann, v, atoms=ligand, groups=groups, camera=camera)
+            f"ligand {v}",
+            ann.pdb_id,
+            request(ann, v, atoms=ligand, groups=groups, camera=near, origin=origin),
         )
         for v in ("front", "left", "top")
     ]

@@ -211,6 +211,26 @@ def hbond_scope(row: Mapping, meta: ChoiceMeta, bonds: set) -> set:
     return {meta.hbond} & set(bonds)
 
 
+def needed_labels(row: Mapping, meta: ChoiceMeta, ann) -> set[tuple[str, int]]:
+    """The residue label and the ligand atom name of the bond the question names."""
+    cx = ann.complex
+    return {
+        key
+        for b in ann.hbonds
+        if b.pocket_text() == meta.hbond
+        for key in (
+            ("residue", int(cx.residue_index[b.protein_atom])),
+            ("atom", int(b.ligand_atom)),
+        )
+    }
+
+
 ROOM = Room(
-    TASK_BY_NAME[TASK], generate, replay, check, answer_space=answer_space, hbond_scope=hbond_scope
+    TASK_BY_NAME[TASK],
+    generate,
+    replay,
+    check,
+    answer_space=answer_space,
+    needed_labels=needed_labels,
+    hbond_scope=hbond_scope,
 )

@@ -1,0 +1,401 @@
+"""The ``leader`` label layout (RENDER_VERSION 5): labels in free space, leader lines, the
+ligand kept clear.
+
+Publication figures of dense pockets put a label next to its atom where there is room and
+otherwise in the nearest free space, joined to its atom by a thin leader line. This module does
+that with two occupancy records of the picture (output pixels):
+
+* ``taken``: one Python int of column bits per image row (the boxes of placed labels and the
+  ligand's footprint), which ``labels.layout_labels`` tests its near slots against;
+* :class:`FreeSpace`: the picture cut into lines of text and :data:`CELL` px columns, a cell
+  taken when any of its pixels is, searched line by line (nearest first) for the free box
+  nearest to the label's atom when no near slot is free.
+
+The ligand's footprint (:func:`ligand_footprint`) is its drawn atoms and sticks, widened by
+one pixel: no label is placed over it, so the ligand is never buried under text, and leader
+lines are not drawn over it (they pass under it). In T4's close-ups the residue's atoms are kept
+clear too. A picture of the ligand alone (T7's ligand views) has no footprint: its labels are
+the ligand's own names. Placement is integer and IEEE arithmetic on the picture's own
+coordinates in a fixed order, so the layout is the same in every process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+#: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
+#: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
+#: Atom names start right of the atom; residue labels start centred above the residue.
+_ATOM_SLOTS = (
+    (0, 0, 0, 0),
+    (-1, 0, -2, 0),
+    (-0.5, -0.5, -1, -1),
+    (-0.5, 0.5, -1, 1),
+    (0, -0.6, 0, -1),
+    (0, 0.6, 0, 1),
+    (-1, -0.6, -2, -1),
+    (-1, 0.6, -2, 1),
+)
+_RESIDUE_SLOTS = (
+    (0, 0, 0, 0),
+    (0, 1, 0, 1),
+    (0.5, 0.5, 1, 1),
+    (-0.5, 0.5, -1, 1),
+    (0, -1, 0, 0),
+    (0, 2, 0, 1),
+    (0.55, 0, 1, 0),
+    (-0.55, 0, -1, 0),
+)
+#: Further slots of the ``avoid`` placement (RENDER_VERSION 4), tried after the first ring: a
+#: label moved off its neighbours by up to about three label heights (or one label width),
+#: nearest slots first.
+_ATOM_SLOTS_FAR = (
+    (0, -1.2, 0, -1),
+    (0, 1.2, 0, 1),
+    (-1, -1.2, -2, -1),
+    (-1, 1.2, -2, 1),
+    (0.5, 0, 1, 0),
+    (-1.5, 0, -2, 0),
+    (-0.5, -1.7, -1, -1),
+    (-0.5, 1.7, -1, 1),
+    (0, -2.4, 0, -1),
+    (0, 2.4, 0, 1),
+    (-1, -2.4, -2, -1),
+    (-1, 2.4, -2, 1),
+    (1, 0, 2, 0),
+    (-2, 0, -2, 0),
+)
+_RESIDUE_SLOTS_FAR = (
+    (0, -2, 0, 0),
+    (0, 3, 0, 1),
+    (1.05, 0, 1, 0),
+    (-1.05, 0, -1, 0),
+    (0.55, -1, 1, 0),
+    (-0.55, -1, -1, 0),
+    (0.55, 2, 1, 1),
+    (-0.55, 2, -1, 1),
+    (0, -3, 0, 0),
+    (0, 4, 0, 1),
+    (1.05, -1.5, 1, 0),
+    (-1.05, -1.5, -1, 0),
+    (1.05, 2.5, 1, 1),
+    (-1.05, 2.5, -1, 1),
+)
+#: The slots of each placement: (atom-name slots, residue-label slots).
+SLOTS = {
+    "leader": (_ATOM_SLOTS + _ATOM_SLOTS_FAR, _RESIDUE_SLOTS + _RESIDUE_SLOTS_FAR),
+    "avoid": (_ATOM_SLOTS + _ATOM_SLOTS_FAR, _RESIDUE_SLOTS + _RESIDUE_SLOTS_FAR),
+    "avoid3": (_ATOM_SLOTS, _RESIDUE_SLOTS),
+    "overlap": ((), ()),
+}
+
+
+def ligand_bonds(complex_, atoms: np.ndarray, ligand_only: bool = True) -> np.ndarray:
+    """(M, 2) positions in ``atoms`` of the bonds whose ends are both shown ligand atoms (or,
+    ``ligand_only=False``, both shown)."""
+    if complex_.bonds.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    position = np.full(complex_.n_atoms, -1, dtype=np.int64)
+    position[atoms] = np.arange(atoms.size)
+    pairs = np.asarray(complex_.bonds, dtype=np.int64).reshape(-1, 2)
+    if ligand_only:
+        pairs = pairs[complex_.is_ligand[pairs].all(axis=1)]
+    pairs = position[pairs]
+    return pairs[(pairs >= 0).all(axis=1) & (pairs[:, 0] != pairs[:, 1])]
+
+
+def many_chains(complex_, atoms: np.ndarray) -> bool:
+    """Whether the shown residues belong to more than one chain."""
+    res = np.unique(complex_.residue_index[atoms])
+    return len({complex_.residues[r].chain for r in res.tolist() if r >= 0}) > 1
+
+
+def residue_text(residue, chains: bool) -> str:
+    """A residue's label: ``ASN 460``, with its chain (``ASN 460 B``) where the picture shows
+    residues of more than one chain (T9's answers name chains)."""
+    return f"{residue.label} {residue.chain}" if chains and residue.chain.strip() else residue.label
+
+
+#: Side (px) of a free-space grid cell.
+CELL = 4
+#: Pixels added around the ligand's atoms and sticks in its footprint.
+FOOTPRINT_MARGIN = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Footprint:
+    """The ligand's drawn atoms and sticks: a bool ``mask`` whose top-left pixel is at
+    (``x``, ``y``) of the picture (it may reach past the picture's edges)."""
+
+    mask: np.ndarray
+    x: int
+    y: int
+
+    def full(self, size: int) -> np.ndarray:
+        """The (size, size) bool mask of the whole picture."""
+        out = np.zeros((size, size), dtype=bool)
+        h, w = self.mask.shape
+        x0, y0 = max(self.x, 0), max(self.y, 0)
+        x1, y1 = min(self.x + w, size), min(self.y + h, size)
+        if x1 > x0 and y1 > y0:
+            out[y0:y1, x0:x1] = self.mask[y0 - self.y : y1 - self.y, x0 - self.x : x1 - self.x]
+        return out
+
+
+def ligand_footprint(
+    u, v, alive, radius_px, ligand, bonds, stick_ratio: float, size: int, alone: bool = False
+):
+    """The :class:`Footprint` of the ligand's drawn atoms and sticks (output px, widened by
+    :data:`FOOTPRINT_MARGIN`), or ``None`` when no ligand atom is drawn or every drawn atom is
+    a ligand atom (``alone``: also then). ``u``, ``v``, ``radius_px``: per shown atom at the
+    output size; ``ligand``: bool per shown atom (the atoms to keep clear); ``bonds``: (M, 2)
+    positions of drawn bonds; ``stick_ratio``: stick radius / atom radius."""
+    drawn = alive & ligand
+    if not drawn.any() or (not alone and bool(ligand[alive].all())):
+        return None
+    rows = np.flatnonzero(drawn)
+    reach = radius_px[rows] + FOOTPRINT_MARGIN + 1
+    x0 = int(np.floor((u[rows] - reach).min()))
+    y0 = int(np.floor((v[rows] - reach).min()))
+    x1 = int(np.ceil((u[rows] + reach).max())) + 1
+    y1 = int(np.ceil((v[rows] + reach).max())) + 1
+    x0, y0 = max(x0, -1), max(y0, -1)
+    x1, y1 = min(x1, size + 1), min(y1, size + 1)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    mask = Image.new("1", (x1 - x0, y1 - y0), 0)
+    draw = ImageDraw.Draw(mask)
+    if len(bonds):
+        both = alive[bonds[:, 0]] & alive[bonds[:, 1]]
+        for a, b in bonds[both].tolist():
+            width = (radius_px[a] + radius_px[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
+            draw.line(
+                (float(u[a]) - x0, float(v[a]) - y0, float(u[b]) - x0, float(v[b]) - y0),
+                fill=1,
+                width=max(1, int(round(width))),
+            )
+    for k in rows.tolist():
+        r = float(radius_px[k]) + FOOTPRINT_MARGIN
+        x, y = float(u[k]) - x0, float(v[k]) - y0
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=1)
+    return Footprint(np.asarray(mask, dtype=bool), x0, y0)
+
+
+def footprint_rows(fp: Footprint | None, size: int) -> list[int]:
+    """The footprint as one Python int of column bits per picture row (bit ``x`` = column x)."""
+    taken = [0] * size
+    if fp is None:
+        return taken
+    h, w = fp.mask.shape
+    y0, y1 = max(fp.y, 0), min(fp.y + h, size)
+    x0, x1 = max(fp.x, 0), min(fp.x + w, size)
+    if y1 > y0 and x1 > x0:
+        part = fp.mask[y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x]
+        packed = np.packbits(part, axis=1, bitorder="little")
+        taken[y0:y1] = [int.from_bytes(row.tobytes(), "little") << x0 for row in packed]
+    return taken
+
+
+def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, ...]]:
+    """The pixels of each leader line, flat ``(x0, y0, x1, y1, ...)``: the digital straight line
+    from its ``anchor`` to the nearest pixel of its label's box, less the pixels of the ligand's
+    footprint (the line passes under the ligand, which stays whole) and those outside the
+    picture. ``leaders``: ``(anchor, (x, y, w, h))`` pairs; all lines are computed at once."""
+    if not leaders:
+        return []
+    ends = np.array(
+        [(ax, ay, *leader_end(*box, ax, ay)) for (ax, ay), box in leaders], dtype=np.int64
+    )
+    n = np.maximum(np.abs(ends[:, 2] - ends[:, 0]), np.abs(ends[:, 3] - ends[:, 1])) + 1
+    which = np.repeat(np.arange(len(leaders)), n)
+    start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    step = np.arange(int(n.sum())) - start[which]
+    t = step / np.maximum(n[which] - 1, 1)
+    xs = np.rint(ends[which, 0] + t * (ends[which, 2] - ends[which, 0])).astype(np.int64)
+    ys = np.rint(ends[which, 1] + t * (ends[which, 3] - ends[which, 1])).astype(np.int64)
+    keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
+    if fp is not None:
+        h, w = fp.mask.shape
+        fx, fy = xs - fp.x, ys - fp.y
+        inside = keep & (fx >= 0) & (fx < w) & (fy >= 0) & (fy < h)
+        hidden = np.zeros(xs.size, dtype=bool)
+        hidden[inside] = fp.mask[fy[inside], fx[inside]]
+        keep &= ~hidden
+    counts = np.bincount(which[keep], minlength=len(leaders))
+    flat = np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist()
+    out, at = [], 0
+    for c in (2 * counts).tolist():
+        out.append(tuple(flat[at : at + c]))
+        at += c
+    return out
+
+
+class FreeSpace:
+    """Where a label with no room beside its atom may go: the picture cut into lines of text
+    (``line`` px tall, from the top) and columns of :data:`CELL` px, one Python int of column
+    bits per line (a cell is taken when any taken pixel lies in it: the ligand's footprint,
+    every placed label and its gap). :meth:`nearest` finds the free box nearest to an atom."""
+
+    def __init__(self, size: int, line: int, fp: Footprint | None = None):
+        self.size, self.line = size, max(1, int(line))
+        self.n_lines = size // self.line
+        self.n_cols = -(-size // CELL)
+        self.rows = [0] * self.n_lines
+        if fp is not None:
+            self._take_footprint(fp)
+
+    def _take_footprint(self, fp: Footprint) -> None:
+        h, w = fp.mask.shape
+        y0, y1 = max(fp.y, 0), min(fp.y + h, self.n_lines * self.line)
+        x0, x1 = max(fp.x, 0), min(fp.x + w, self.size)
+        if y1 <= y0 or x1 <= x0:
+            return
+        c0 = x0 // CELL
+        part = np.zeros((y1 - y0, (-(-x1 // CELL) - c0) * CELL), dtype=bool)
+        part[:, x0 - c0 * CELL : x1 - c0 * CELL] = fp.mask[
+            y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x
+        ]
+        cells = part.reshape(y1 - y0, -1, CELL).any(axis=2)
+        for line in range(y0 // self.line, -(-y1 // self.line)):
+            r0, r1 = max(line * self.line, y0) - y0, min((line + 1) * self.line, y1) - y0
+            bits = np.packbits(cells[r0:r1].any(axis=0), bitorder="little")
+            self.rows[line] |= int.from_bytes(bits.tobytes(), "little") << c0
+
+    def take(self, x: int, y: int, w: int, h: int) -> None:
+        """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
+        i0, i1 = max(x // CELL, 0), min((x + w - 1) // CELL, self.n_cols - 1)
+        l0, l1 = max(y // self.line, 0), min((y + h - 1) // self.line, self.n_lines - 1)
+        if i1 >= i0:
+            bits = ((1 << (i1 - i0 + 1)) - 1) << i0
+            rows = self.rows
+            for line in range(l0, l1 + 1):
+                rows[line] |= bits
+
+    def nearest(self, w: int, h: int, ax: float, ay: float) -> tuple[int, int] | None:
+        """Top-left corner (px) of the free ``w`` x ``h`` box nearest to (``ax``, ``ay``)
+        (box centre to point; ties: the first line, then the first column), or ``None``. A box
+        starts on a column and spans ``k`` whole lines, centred on them. Lines are visited
+        nearest first; the search stops at the first line farther than the best box found."""
+        line, k = self.line, -(-h // self.line)
+        ni, nl = (self.size - w) // CELL + 1, self.n_lines - k + 1
+        if ni <= 0 or nl <= 0:
+            return None
+        cw = -(-w // CELL)
+        valid = (1 << ni) - 1
+        tx = ax - w / 2.0  # the box corner whose centre is the atom
+        # the nearest free columns are the first at or right of c + 1 and the last at or left
+        # of c, the column left of the exact corner
+        c = min(max(int(tx // CELL), 0), ni - 1) + 1
+        below = (1 << c) - 1
+        centre = k * line / 2.0
+        at = (ay - centre) / line
+        up = min(max(int(at // 1), -1), nl - 1)
+        down = up + 1
+        best = None  # (squared distance, line, column)
+        rows = self.rows
+        while up >= 0 or down < nl:
+            if down >= nl or (up >= 0 and at - up <= down - at):
+                n, up = up, up - 1
+            else:
+                n, down = down, down + 1
+            dy = n * line + centre - ay
+            dy2 = dy * dy
+            if best is not None and dy2 > best[0]:
+                break
+            occupied = rows[n]
+            for r in rows[n + 1 : n + k]:
+                occupied |= r
+            span = 1  # widen: bit i set when any of bits i .. i + cw - 1 is
+            while span * 2 <= cw:
+                occupied |= occupied >> span
+                span *= 2
+            if span < cw:
+                occupied |= occupied >> (cw - span)
+            free = ~occupied & valid
+            if not free:
+                continue
+            high = free >> c
+            if high:
+                i = c + (high & -high).bit_length() - 1
+                dx = i * CELL - tx
+                cand = (dx * dx + dy2, n, i)
+                if best is None or cand < best:
+                    best = cand
+            low = free & below
+            if low:
+                i = low.bit_length() - 1
+                dx = i * CELL - tx
+                cand = (dx * dx + dy2, n, i)
+                if best is None or cand < best:
+                    best = cand
+        if best is None:
+            return None
+        _, n, i = best
+        return i * CELL, n * line + (k * line - h) // 2
+
+
+def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, int]:
+    """The pixel of a label's box (top-left ``x, y``) nearest to its atom at (``ax``, ``ay``)."""
+    return min(max(ax, x), x + w - 1), min(max(ay, y), y + h - 1)
+
+
+def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
+    """A leader line's colour: its label's, dimmed (a thin guide, not a stick)."""
+    return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
+
+
+def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
+    """``(pixels, colour)`` of a placed label's leader line, ``None`` when it has none."""
+    if not label.leader:
+        return None
+    return label.leader, leader_colour(label.colour)
+
+
+def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
+    """Draw leader lines ``(pixels, colour)`` (``leader_pixels``), moved by (``dx``, ``dy``)."""
+    draw = None
+    for line in lines:
+        if line is None:
+            continue
+        if draw is None:
+            draw = ImageDraw.Draw(image)
+        pixels, colour = line
+        if dx or dy:
+            pixels = [v + (dy if k & 1 else dx) for k, v in enumerate(pixels)]
+        draw.point(pixels, fill=colour)
+
+
+def draw_leaders(image, labels, top: int = 0) -> None:
+    """Draw the leader lines of the placed labels that have one (1 px, under every label)."""
+    draw_lines(image, [leader_line(lb) for lb in labels], 0, -top)
+
+
+def slot_corners(entries, dims, slots_of) -> list:
+    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
+    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
+    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
+    rounded half to even)."""
+    out: list = [None] * len(entries)
+    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
+        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
+        if not rows:
+            continue
+        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
+        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
+        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
+        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
+        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
+        if centred:
+            x0, y0 = lu - w / 2.0, (lv - h) - 2
+        else:
+            x0, y0 = (lu + 1) + r, lv - h / 2.0
+        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
+        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
+        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
+        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
+        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
+            out[k] = (a, b, sx, sy)
+    return out

@@ -1,0 +1,219 @@
+"""Benchmark of the pocket pictures: legibility, bytes and render time per image size, and the
+build's cost against an older revision, side by side.
+
+    python -m scripts.bench_pictures [--sizes 512,768,1024] [--set samples|heldout|all] [--ocr]
+    python -m scripts.bench_pictures --baseline REV [--limit 12] [--rounds 3] [--workers 2]
+
+Sizes (this checkout): for every complex of the set with H-bonds, the six views T8 and T9 show
+(``tasks.base.six_views``) at each size: PNG bytes per image, ``render_png`` ms per image (best
+of two passes, after a warm-up), the share of answer-bearing labels (each bond's residue label
+and ligand atom name) legible by the audit's rule (``audit_checks.legible_keys`` with the
+ligand mask) in at least one view, and with ``--ocr`` the share of answer-bearing residue
+labels tesseract reads in at least one view (``scripts.ocr_labels``).
+
+``--baseline REV`` (a git revision, e.g. ``b193084``): REV's whole tree is extracted to a
+temporary folder and run beside this checkout, alternately, on the same inputs: (1) a whole
+build (``misi-bench build --source samples --limit N --workers W``, audit included) in a child
+process, CPU seconds per complex from the child's resource usage (its worker processes
+included); (2) ``render_png`` of the six views of each of the first N samples' pockets, ms per
+image (best round). Prints both checkouts' figures and the ratios new / old.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SETS = ("samples", "heldout")
+
+_RENDER_SNIPPET = """
+import json, sys, time
+from misi_bench.builder.chemistry.samples import sample_refs
+from misi_bench.builder.chemistry.structure import load_complex
+from misi_bench.builder.scene.cache import render_png
+from misi_bench.builder.tasks.base import annotate, six_views
+limit, rounds = int(sys.argv[1]), int(sys.argv[2])
+jobs = []
+for ref in sample_refs()[:limit]:
+    cx = load_complex(ref)
+    jobs += [(cx, s.request) for s in six_views(annotate(cx))]
+for cx, req in jobs:
+    render_png(cx, req)
+best = None
+for _ in range(rounds):
+    start = time.process_time()
+    for cx, req in jobs:
+        render_png(cx, req)
+    took = (time.process_time() - start) / len(jobs)
+    best = took if best is None else min(best, took)
+print(json.dumps({"ms_per_image": 1000 * best, "images": len(jobs)}))
+"""
+
+
+def size_figures(refs, size: int, ocr: bool) -> dict:
+    """Bytes, render ms, legible share (and OCR share) of the six views at ``size`` px."""
+    import numpy as np  # noqa: PLC0415
+    from misi_bench.builder.chemistry.structure import load_complex  # noqa: PLC0415
+    from misi_bench.builder.dataset.audit_checks import decode, legible_keys  # noqa: PLC0415
+    from misi_bench.builder.scene.cache import render_png  # noqa: PLC0415
+    from misi_bench.builder.scene.raster import label_layout, ligand_mask  # noqa: PLC0415
+    from misi_bench.builder.tasks import pocket_ligand  # noqa: PLC0415
+    from misi_bench.builder.tasks.base import annotate, six_views  # noqa: PLC0415
+
+    from .ocr_labels import answer_residues, found_labels, ocr_words  # noqa: PLC0415
+
+    out = {"images": 0, "bytes": 0, "seconds": 0.0, "needed": 0, "legible": 0}
+    out.update(ocr_needed=0, ocr_found=0)
+    for ref in refs:
+        cx = load_complex(ref)
+        ann = annotate(cx, size)
+        if not ann.hbonds:
+            continue
+        specs = six_views(ann)
+        for spec in specs:
+            render_png(cx, spec.request)  # warm caches (sprites, glyphs)
+        best = None
+        for _ in range(2):
+            start = time.perf_counter()
+            pngs = [render_png(cx, spec.request) for spec in specs]
+            took = time.perf_counter() - start
+            best = took if best is None else min(best, took)
+        out["seconds"] += best
+        out["images"] += len(pngs)
+        out["bytes"] += sum(len(p) for p in pngs)
+        needed = pocket_ligand.needed_labels(None, None, ann)
+        seen: set = set()
+        for spec, png in zip(specs, pngs):
+            req = spec.request
+            seen |= legible_keys(
+                np.asarray(decode(png)), label_layout(cx, req), ligand_mask(cx, req)
+            )
+        out["needed"] += len(needed)
+        out["legible"] += len(needed & seen)
+        if ocr:
+            want, got = answer_residues(cx, ann.hbonds), set()
+            for png in pngs:
+                got |= found_labels(ocr_words(png), want)
+            out["ocr_needed"] += len(want)
+            out["ocr_found"] += len(got)
+    return out
+
+
+def extract(rev: str, into: Path) -> Path:
+    """The whole tree of git revision ``rev`` under ``into`` (to put on PYTHONPATH)."""
+    archive = into / "rev.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(archive), rev], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    return into / "tree"
+
+
+def _child_env(tree: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def build_cpu(tree: Path, out: Path, limit: int, workers: int) -> float:
+    """CPU seconds (user + system, the child and its workers) of one whole build."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [sys.executable, "-m", "misi_bench", "build", "--source", "samples", "--limit", str(limit)]
+        + ["--workers", str(workers), "--out", str(out), "--quiet"],
+        check=True,
+        env=_child_env(tree),
+        cwd=tree,
+        stdout=subprocess.DEVNULL,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def render_ms(tree: Path, limit: int, rounds: int) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", _RENDER_SNIPPET, str(limit), str(rounds)],
+        check=True,
+        env=_child_env(tree),
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-pictures-") as tmp:
+        tmp = Path(tmp)
+        old = extract(rev, tmp)
+        trees = {"old": old, "new": ROOT}
+        cpu = {"old": [], "new": []}
+        render = {"old": [], "new": []}
+        for k in range(rounds):
+            for name in ("old", "new") if k % 2 == 0 else ("new", "old"):
+                cpu[name].append(build_cpu(trees[name], tmp / f"{name}-{k}", limit, workers))
+                render[name].append(render_ms(trees[name], limit, 3)["ms_per_image"])
+        for name in ("old", "new"):
+            print(
+                f"{name} ({rev if name == 'old' else 'this checkout'}): build "
+                f"{min(cpu[name]) / limit:.2f} CPU-s/complex (best of {rounds}; all: "
+                + ", ".join(f"{c / limit:.2f}" for c in cpu[name])
+                + f"), render_png {min(render[name]):.2f} ms/image (best of {rounds}: "
+                + ", ".join(f"{r:.2f}" for r in render[name])
+                + ")"
+            )
+        print(
+            f"new / old: build CPU {min(cpu['new']) / min(cpu['old']):.3f}, "
+            f"render_png {min(render['new']) / min(render['old']):.3f} "
+            f"({limit} samples, {workers} workers)"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="512,768,1024")
+    parser.add_argument("--set", choices=(*SETS, "all"), default="samples")
+    parser.add_argument("--ocr", action="store_true")
+    parser.add_argument("--baseline", default=None)
+    parser.add_argument("--limit", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.baseline:
+        versus(args.baseline, args.limit, args.rounds, args.workers)
+        return 0
+    from misi_bench.builder.chemistry.samples import data_root  # noqa: PLC0415
+    from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+
+    print(
+        "| set | size | images | KB/image | render_png ms/image | answer labels legible "
+        "(some view) | OCR residue labels (some view) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in SETS if args.set == "all" else (args.set,):
+        refs = discover("samples" if name == "samples" else str(data_root() / name))
+        for size in (int(s) for s in args.sizes.split(",")):
+            f = size_figures(refs, size, args.ocr)
+            ocr = (
+                f"{f['ocr_found']}/{f['ocr_needed']} ({100 * f['ocr_found'] / f['ocr_needed']:.1f}%)"
+                if args.ocr and f["ocr_needed"]
+                else "–"
+            )
+            print(
+                f"| {name} | {size} | {f['images']} | {f['bytes'] / f['images'] / 1024:.1f} | "
+                f"{1000 * f['seconds'] / f['images']:.1f} | {f['legible']}/{f['needed']} "
+                f"({100 * f['legible'] / f['needed']:.1f}%) | {ocr} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
