@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 PACKAGE_VERSION = "0.1.0"
-BUILDER_VERSION = "0.7.0"
+BUILDER_VERSION = "0.8.0"
 
 
 def version_label(
