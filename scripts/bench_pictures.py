@@ -178,7 +178,7 @@ def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--sizes", default="512,768,1024")
     parser.add_argument("--set", choices=(*SETS, "all"), default="samples")
     parser.add_argument("--ocr", action="store_true")

@@ -128,7 +128,7 @@ def summary(results: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--set", choices=(*SETS, "all"), default="all")
     parser.add_argument("--size", type=int, default=None)
     parser.add_argument("--workers", type=int, default=2)

@@ -34,7 +34,7 @@ def test_merge_with_3_workers_is_byte_identical_to_1_worker(tmp_path):
     refs, splits = plan(cfg)
     work = work_dir(out, cfg)
     # small shards, so that splits hold several files and the planned boundaries matter
-    small = replace(cfg, max_shard_bytes=3 * 1024 * 1024)
+    small = replace(cfg, max_shard_bytes=1024 * 1024)
     results = {}
     for workers in (1, 3):
         target = tmp_path / f"w{workers}"
