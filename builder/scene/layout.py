@@ -367,15 +367,24 @@ def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
 
 def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
     """Draw leader lines ``(pixels, colour)`` (``leader_pixels``), moved by (``dx``, ``dy``)."""
-    draw = None
+    # consecutive lines of one colour in one call (the same pixels: a later line of another
+    # colour still paints over an earlier one where they cross)
+    runs: list = []
     for line in lines:
-        if line is None:
+        if line is None or not line[0]:
             continue
-        if draw is None:
-            draw = ImageDraw.Draw(image)
         pixels, colour = line
+        if runs and runs[-1][1] == colour:
+            runs[-1][0].extend(pixels)
+        else:
+            runs.append((list(pixels), colour))
+    if not runs:
+        return
+    draw = ImageDraw.Draw(image)
+    for pixels, colour in runs:
         if dx or dy:
-            pixels = [v + (dy if k & 1 else dx) for k, v in enumerate(pixels)]
+            pixels[0::2] = [v + dx for v in pixels[0::2]]
+            pixels[1::2] = [v + dy for v in pixels[1::2]]
         draw.point(pixels, fill=colour)
 
 
