@@ -353,6 +353,7 @@ def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, i
     return min(max(ax, x), x + w - 1), min(max(ay, y), y + h - 1)
 
 
+@lru_cache(maxsize=256)
 def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     """A leader line's colour: its label's, dimmed (a thin guide, not a stick)."""
     return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
