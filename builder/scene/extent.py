@@ -74,7 +74,8 @@ def hidden_under_labels(prim, placed, xs, ys, dims, polys, size: int, ss: int) -
         if i1 > i0 and j1 > j0:
             grid[j0:j1, i0:i1] = 1
     sat = np.zeros((n + 1, n + 1), dtype=np.int32)
-    np.cumsum(np.cumsum(grid, axis=0), axis=1, out=sat[1:, 1:])
+    # int32 throughout (at most n * n): no int64 intermediate to cast back
+    np.cumsum(grid.cumsum(axis=0, dtype=np.int32), axis=1, dtype=np.int32, out=sat[1:, 1:])
     lo_x = np.concatenate([xs, np.floor(polys[:, 0::2].min(axis=1)).astype(np.int64)])
     lo_y = np.concatenate([ys, np.floor(polys[:, 1::2].min(axis=1)).astype(np.int64)])
     hi_x = np.concatenate([xs + dims, np.ceil(polys[:, 0::2].max(axis=1)).astype(np.int64) + 1])

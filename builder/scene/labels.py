@@ -11,7 +11,6 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -368,7 +367,7 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
     """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
     :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
     ``fp`` the ligand's footprint (leader lines pass under it)."""
-    free: list[PlacedLabel] = []
+    free: list[tuple] = []  # PlacedLabel fields less the leader line
     stuck: list[PlacedLabel] = []
     leaders: list = []
     dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
@@ -424,17 +423,16 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
                         taken[row] |= mask
             if anchor is not None:
                 leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append(PlacedLabel(key, text, colour, px, x, y, w, h, True, rank, anchor))
+            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor))
         if space is not None:
             space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
-    lines = leader_pixels([(a, box) for _, a, box in leaders], fp, size)
-    for (k, _, _), pixels in zip(leaders, lines):
-        lb = free[k]
-        free[k] = PlacedLabel(*(getattr(lb, f) for f in _FIELDS[:-1]), pixels)
-    return stuck + free
-
-
-_FIELDS = tuple(f.name for f in dataclasses.fields(PlacedLabel))
+    lines = dict(
+        zip(
+            (k for k, _, _ in leaders),
+            leader_pixels([(a, box) for _, a, box in leaders], fp, size),
+        )
+    )
+    return stuck + [PlacedLabel(*args, lines.get(k, ())) for k, args in enumerate(free)]
 
 
 def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:

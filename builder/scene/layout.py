@@ -21,7 +21,9 @@ coordinates in a fixed order, so the layout is the same in every process.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -283,7 +285,7 @@ class FreeSpace:
         ni, nl = (self.size - w) // CELL + 1, self.n_lines - k + 1
         if ni <= 0 or nl <= 0:
             return None
-        cw = -(-w // CELL)
+        shifts = _shifts(-(-w // CELL))
         valid = (1 << ni) - 1
         tx = ax - w / 2.0  # the box corner whose centre is the atom
         # the nearest free columns are the first at or right of c + 1 and the last at or left
@@ -294,7 +296,7 @@ class FreeSpace:
         at = (ay - centre) / line
         up = min(max(int(at // 1), -1), nl - 1)
         down = up + 1
-        best = None  # (squared distance, line, column)
+        best_d, best_n, best_i = math.inf, -1, -1  # squared distance, line, column
         rows = self.rows
         while up >= 0 or down < nl:
             if down >= nl or (up >= 0 and at - up <= down - at):
@@ -303,17 +305,14 @@ class FreeSpace:
                 n, down = down, down + 1
             dy = n * line + centre - ay
             dy2 = dy * dy
-            if best is not None and dy2 > best[0]:
+            if dy2 > best_d:
                 break
             occupied = rows[n]
-            for r in rows[n + 1 : n + k]:
-                occupied |= r
-            span = 1  # widen: bit i set when any of bits i .. i + cw - 1 is
-            while span * 2 <= cw:
-                occupied |= occupied >> span
-                span *= 2
-            if span < cw:
-                occupied |= occupied >> (cw - span)
+            if k > 1:
+                for r in rows[n + 1 : n + k]:
+                    occupied |= r
+            for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
+                occupied |= occupied >> s
             free = ~occupied & valid
             if not free:
                 continue
@@ -321,20 +320,32 @@ class FreeSpace:
             if high:
                 i = c + (high & -high).bit_length() - 1
                 dx = i * CELL - tx
-                cand = (dx * dx + dy2, n, i)
-                if best is None or cand < best:
-                    best = cand
+                d = dx * dx + dy2
+                if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
+                    best_d, best_n, best_i = d, n, i
             low = free & below
             if low:
                 i = low.bit_length() - 1
                 dx = i * CELL - tx
-                cand = (dx * dx + dy2, n, i)
-                if best is None or cand < best:
-                    best = cand
-        if best is None:
+                d = dx * dx + dy2
+                if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
+                    best_d, best_n, best_i = d, n, i
+        if best_n < 0:
             return None
-        _, n, i = best
-        return i * CELL, n * line + (k * line - h) // 2
+        return best_i * CELL, best_n * line + (k * line - h) // 2
+
+
+@lru_cache(maxsize=256)
+def _shifts(cw: int) -> tuple[int, ...]:
+    """The right shifts that widen a row of bits ``cw`` wide (``FreeSpace.nearest``): 1, 2,
+    4, ... while the span doubles within ``cw``, then the rest."""
+    out, span = [], 1
+    while span * 2 <= cw:
+        out.append(span)
+        span *= 2
+    if span < cw:
+        out.append(cw - span)
+    return tuple(out)
 
 
 def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, int]:
@@ -342,6 +353,7 @@ def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, i
     return min(max(ax, x), x + w - 1), min(max(ay, y), y + h - 1)
 
 
+@lru_cache(maxsize=256)
 def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     """A leader line's colour: its label's, dimmed (a thin guide, not a stick)."""
     return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
@@ -356,15 +368,24 @@ def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
 
 def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
     """Draw leader lines ``(pixels, colour)`` (``leader_pixels``), moved by (``dx``, ``dy``)."""
-    draw = None
+    # consecutive lines of one colour in one call (the same pixels: a later line of another
+    # colour still paints over an earlier one where they cross)
+    runs: list = []
     for line in lines:
-        if line is None:
+        if line is None or not line[0]:
             continue
-        if draw is None:
-            draw = ImageDraw.Draw(image)
         pixels, colour = line
+        if runs and runs[-1][1] == colour:
+            runs[-1][0].extend(pixels)
+        else:
+            runs.append((list(pixels), colour))
+    if not runs:
+        return
+    draw = ImageDraw.Draw(image)
+    for pixels, colour in runs:
         if dx or dy:
-            pixels = [v + (dy if k & 1 else dx) for k, v in enumerate(pixels)]
+            pixels[0::2] = [v + dx for v in pixels[0::2]]
+            pixels[1::2] = [v + dy for v in pixels[1::2]]
         draw.point(pixels, fill=colour)
 
 
