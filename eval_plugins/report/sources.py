@@ -392,20 +392,10 @@ def floor_level(
 ) -> dict[str, dict[str, float | None]]:
     """The build's blind floor on ``records`` as a report row (percent; ``scoring.floors``: the
     best blind baseline of each column, T4's halves included, on the same questions)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
     from ...builder.scoring import floors  # noqa: PLC0415
     from .reference import SCORER_KEY  # noqa: PLC0415
 
-    train = []
-    for task in TASK_NAMES:
-        for shard in sorted((build / task).glob("train-*.parquet")):
-            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
-    try:
-        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stored = {}
-    image_answers = (stored.get("image_answers") or {}).get(split) or {}
+    train, image_answers = _blind_inputs(build, split)
     floor = floors.blind_floor(records, train, image_answers, seed)["score"]
     scores = _empty()
     for column in scores:
@@ -463,19 +453,9 @@ def blind_levels(
     """The blind baselines of a build (docs/decoys.md) as report rows: text only (fitted on the
     build's train split) and options only (best rule per choice task; T5/T6's image rule comes
     from the build's ``baselines.json``, written by the build, which decodes the images)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
     from ...builder.scoring import BLIND_NAMES, blind_baselines, fit_text_only  # noqa: PLC0415
 
-    train = []
-    for task in TASK_NAMES:
-        for shard in sorted((build / task).glob("train-*.parquet")):
-            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
-    try:
-        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        stored = {}
-    image_answers = (stored.get("image_answers") or {}).get(split) or {}
+    train, image_answers = _blind_inputs(build, split)
     result = blind_baselines(records, fit_text_only(train) if train else None, image_answers, seed)
     rows = {}
     for name in ("text_only", "options_best"):
@@ -486,3 +466,20 @@ def blind_levels(
                     scores[TASK_COLUMN[task]] = _pct(cell["score"])
             rows[f"Blind: {BLIND_NAMES[name]}"] = scores
     return rows
+
+
+def _blind_inputs(build: Path, split: str) -> tuple[list[dict], dict]:
+    """(train rows' task and answer, T5/T6 image-rule letters of ``split``) of a local build: what
+    the blind baselines and the blind floor are computed from (``baselines.json`` written by the
+    build, which decodes the images)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    train = []
+    for task in TASK_NAMES:
+        for shard in sorted((build / task).glob("train-*.parquet")):
+            train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
+    try:
+        stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    return train, (stored.get("image_answers") or {}).get(split) or {}
