@@ -25,8 +25,22 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "llamafactory": ("llamafactory==0.9.5",),
     "ms-swift": ("ms-swift==4.6.0",),
 }
-#: Pins passed to every side install so that pip keeps the main environment's torch.
-TORCH_PINS = ("torch==2.13.0", "torchvision==0.28.0")
+def torch_pins() -> tuple[str, ...]:
+    """Pins of the main environment's own torch and torchvision, passed to every side install.
+
+    Read from the running interpreter, never written down twice: a side venv pinned to another
+    torch than its base gets pip to install a second torch into it, which then shadows the base
+    and imports without the base's dependencies.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    pins = []
+    for dist in ("torch", "torchvision"):
+        try:
+            pins.append(f"{dist}=={version(dist)}")
+        except PackageNotFoundError:
+            continue
+    return tuple(pins)
 
 
 def venv_root() -> Path:
@@ -46,33 +60,38 @@ def _site_packages(python: Path) -> str:
     ).stdout.strip()
 
 
+def _pip_install(python: Path, requirements: tuple[str, ...]) -> None:
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements],
+        check=True,
+    )
+
+
 def consumer_python(name: str) -> Path:
-    """The interpreter of side venv ``name`` (created with its requirements if missing)."""
+    """The interpreter of side venv ``name``, layered on the running environment.
+
+    The venv is kept between runs (``misi-requirements.txt`` records what it was built with).
+    Its ``.pth`` always points at the running interpreter's site-packages: CI builds the main
+    environment in a fresh scratch folder each run, so a kept venv must follow it. Same
+    requirements and torch, another base: the pointer is rewritten and pip fills in what the new
+    base lacks. Other requirements or another torch: the venv is built again from empty.
+    """
     venv = venv_root() / name
     python = _python_of(venv)
     stamp = venv / "misi-requirements.txt"
-    wanted = "\n".join(CONSUMERS[name])
-    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
-        return python
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    requirements = (*CONSUMERS[name], *torch_pins())
     base = sysconfig.get_paths()["purelib"]
-    Path(_site_packages(python), "_misi_base_env.pth").write_text(
-        f"import site; site.addsitedir({base!r})\n"
-    )
-    subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            *CONSUMERS[name],
-            *TORCH_PINS,
-        ],
-        check=True,
-    )
-    stamp.write_text(wanted)
+    wanted = "\n".join(requirements)
+    built_for = stamp.read_text().split("\n# base: ") if stamp.exists() else [None, None]
+    if not (python.exists() and built_for[0] == wanted):
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        built_for = [None, None]
+    if built_for[-1] != base:
+        Path(_site_packages(python), "_misi_base_env.pth").write_text(
+            f"import site; site.addsitedir({base!r})\n"
+        )
+        _pip_install(python, requirements)
+        stamp.write_text(f"{wanted}\n# base: {base}")
     return python
 
 
