@@ -1,6 +1,7 @@
-"""The ``leader`` label layout (RENDER_VERSION 5) on real complexes: no label over another or
+"""The ``leader`` label layout (RENDER_VERSION 5, 6) on real complexes: no label over another or
 over the ligand, answer-bearing labels legible by the audit's rule, chains named where a picture
-shows two chains, T7's ligand close-ups; and the free-space search against brute force."""
+shows two chains and in a caption where it shows one, T7's ligand close-ups; and the free-space
+search against brute force."""
 
 from __future__ import annotations
 
@@ -70,6 +71,35 @@ def test_two_chain_pictures_name_the_chain(dense):
         lb.text for lb in label_layout(single, request(ann1, "front")) if lb.key[0] == "residue"
     ]
     assert texts1 and all(len(t.split()) == 2 for t in texts1)
+    # ... and the one chain is named once, in a caption clear of every label and of the ligand
+    req1 = request(ann1, "front")
+    placed1 = label_layout(single, req1)
+    captions = [lb for lb in placed1 if lb.key[0] == "chain"]
+    assert [lb.text for lb in captions] == [f"chain {single.residues[0].chain}"]
+    assert not any(lb.key[0] == "chain" for lb in label_layout(cx, request(ann, "front")))
+    box = _interior(captions[0])
+    assert not any(_meets(box, _interior(lb)) for lb in placed1 if lb is not captions[0])
+    picture = np.asarray(render_image(single, req1))
+    assert ("chain", -1) in legible_keys(picture, placed1, ligand_mask(single, req1))
+
+
+def test_every_t9_gold_chain_is_shown_in_every_pocket_picture():
+    """A T9 item names its residue's chain: every pocket picture of every sample shows the chains
+    of the bonded residues it draws (per residue label, or one caption in a one-chain picture)."""
+    checked = 0
+    for ref in sample_refs():
+        cx = load_complex(ref)
+        ann = annotate(cx)
+        gold = {int(cx.residue_index[b.protein_atom]) for b in ann.hbonds}
+        for spec in six_views(ann)[:2]:
+            placed = label_layout(cx, spec.request)
+            named = {lb.text.split()[-1] for lb in placed if lb.key[0] == "chain"}
+            for lb in placed:
+                if lb.key[0] == "residue" and lb.key[1] in gold:
+                    chain = cx.residues[lb.key[1]].chain.strip()
+                    assert chain in named or lb.text.endswith(f" {chain}"), (ref.pdb_id, lb.text)
+                    checked += 1
+    assert checked > 50
 
 
 def _answer_labels_legible(cx, ann) -> tuple[int, int]:

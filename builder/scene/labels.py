@@ -21,13 +21,14 @@ from ..core.constants import REFERENCE_IMAGE_SIZE
 from .layout import (
     SLOTS,
     FreeSpace,
+    chain_caption_spot,
     draw_leaders,
     footprint_rows,
     leader_pixels,
     ligand_bonds,
     ligand_footprint,
-    many_chains,
     residue_text,
+    shown_chains,
     slot_corners,
 )
 from .pillow_core import handle, painter
@@ -39,6 +40,9 @@ PANEL_ALPHA = 255
 #: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
 #: neighbouring labels stays apart, for the eye and for OCR).
 LABEL_GAP = 0
+#: Colour of the chain caption of a one-chain pocket picture (``chain E``): near-white, apart
+#: from the two residue label colours.
+CAPTION_COLOUR = (0xE6, 0xE6, 0xE6)
 #: Smallest label font size in pixels, whatever the image size.
 MIN_LABEL_PX = 6
 
@@ -109,8 +113,9 @@ BOND_REACH = 4.5
 
 @dataclass(frozen=True)
 class PlacedLabel:
-    """One label where it is drawn: ``key`` is ``("atom", complex atom index)`` or
-    ``("residue", residue index)``; ``x, y`` the top-left pixel of its sprite (``width`` x
+    """One label where it is drawn: ``key`` is ``("atom", complex atom index)``,
+    ``("residue", residue index)`` or ``("chain", -1)`` (the caption naming the one chain of a
+    pocket picture); ``x, y`` the top-left pixel of its sprite (``width`` x
     ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
     ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
     are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
@@ -151,6 +156,7 @@ class LabelAtoms:
     ligand_bonds: np.ndarray
     chains: bool
     bonds: np.ndarray
+    chain_ids: tuple[str, ...] = ()
 
 
 def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
@@ -158,6 +164,7 @@ def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
     atoms = np.asarray(atoms, dtype=np.int64)
     names = complex_.atom_names[atoms]
     elements = complex_.elements[atoms]
+    chain_ids = shown_chains(complex_, atoms)
     return LabelAtoms(
         atoms,
         complex_.is_ligand[atoms],
@@ -167,8 +174,9 @@ def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
         tuple(str(n) for n in names.tolist()),
         tuple(str(e).strip().upper() in _POLAR for e in elements.tolist()),
         ligand_bonds(complex_, atoms),
-        many_chains(complex_, atoms),
+        len(chain_ids) > 1,
         ligand_bonds(complex_, atoms, ligand_only=False),
+        chain_ids,
     )
 
 
@@ -359,8 +367,32 @@ def layout_labels(
         )
         space = FreeSpace(size, label_sprite("ASN 88", px, (0, 0, 0))[2] + 2 * LABEL_GAP, mask)
         taken = footprint_rows(mask, size)
+    caption = []
+    if space is not None and style.chain_labels and len(la.chain_ids) == 1:
+        if any(e[8][0] == "residue" for e in entries):
+            caption = [_chain_caption(la.chain_ids[0], px, size, taken, space)]
     block = placement in ("avoid", "leader")
-    return _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
+    return caption + _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
+
+
+def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> PlacedLabel:
+    """The caption ``chain E`` of a ``leader`` picture whose residues are all of one chain
+    (in pictures of more chains each residue label names its own): T8's bond and T9's answer
+    name the chain, so the picture must show it. It goes to a corner clear of the ligand and is
+    placed before every other label, which keep off it."""
+    text = f"chain {chain}"
+    _, w, h = label_sprite(text, px, CAPTION_COLOUR)
+    x, y = chain_caption_spot(w, h, size, taken)
+    _take_clipped(
+        taken,
+        x - 1 - LABEL_GAP,
+        y - 1 - LABEL_GAP,
+        w + 2 + 2 * LABEL_GAP,
+        h + 2 + 2 * LABEL_GAP,
+        size,
+    )
+    space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
+    return PlacedLabel(("chain", -1), text, CAPTION_COLOUR, px, x, y, w, h, True, -1)
 
 
 def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[PlacedLabel]:

@@ -109,10 +109,24 @@ def ligand_bonds(complex_, atoms: np.ndarray, ligand_only: bool = True) -> np.nd
     return pairs[(pairs >= 0).all(axis=1) & (pairs[:, 0] != pairs[:, 1])]
 
 
-def many_chains(complex_, atoms: np.ndarray) -> bool:
-    """Whether the shown residues belong to more than one chain."""
+def shown_chains(complex_, atoms: np.ndarray) -> tuple[str, ...]:
+    """The chain ids (sorted, blank ones left out) of the residues among ``atoms``."""
     res = np.unique(complex_.residue_index[atoms])
-    return len({complex_.residues[r].chain for r in res.tolist() if r >= 0}) > 1
+    chains = {complex_.residues[r].chain.strip() for r in res.tolist() if r >= 0}
+    return tuple(sorted(c for c in chains if c))
+
+
+def chain_caption_spot(w: int, h: int, size: int, taken: list[int]) -> tuple[int, int]:
+    """Top-left corner (px) of a picture's chain caption (``w`` x ``h`` px): the first corner
+    (top-left, top-right, bottom-left, bottom-right, 2 px in) whose box meets nothing in
+    ``taken`` (column bits per row: the ligand's footprint), else the top-left corner."""
+    far_x, far_y = size - w - 2, size - h - 2
+    corners = ((2, 2), (far_x, 2), (2, far_y), (far_x, far_y))
+    for x, y in corners:
+        mask = ((1 << w) - 1) << x
+        if not any(row & mask for row in taken[y : y + h]):
+            return x, y
+    return corners[0]
 
 
 def residue_text(residue, chains: bool) -> str:

@@ -30,7 +30,8 @@ from .camera import Camera
 #: 5: ``leader`` placement (labels keep off each other and off the ligand, in free space with
 #: leader lines where they move away from their atom); residue labels carry the chain in
 #: pictures of more than one chain; T7's ligand views framed on the ligand.
-RENDER_VERSION = "5"
+#: 6: a pocket picture whose residues are all of one chain names it in a corner (``chain E``).
+RENDER_VERSION = "6"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
 #: ``leader``: labels in free space, off the ligand, with leader lines; ``avoid``: the
