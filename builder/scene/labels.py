@@ -30,6 +30,7 @@ from .layout import (
     residue_text,
     shown_chains,
     slot_corners,
+    take_clipped,
 )
 from .pillow_core import handle, painter
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
@@ -383,7 +384,7 @@ def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> P
     text = f"chain {chain}"
     _, w, h = label_sprite(text, px, CAPTION_COLOUR)
     x, y = chain_caption_spot(w, h, size, taken)
-    _take_clipped(
+    take_clipped(
         taken,
         x - 1 - LABEL_GAP,
         y - 1 - LABEL_GAP,
@@ -436,11 +437,11 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
             x, y = int(round(x0)), int(round(y0))
             stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
             if block_stuck and bits:
-                _take_clipped(taken, x, y, w, h, size)
+                take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
             if space is not None:  # ``leader``: the whole box and a gap around it
-                _take_clipped(
+                take_clipped(
                     taken,
                     x - 1 - LABEL_GAP,
                     y - 1 - LABEL_GAP,
@@ -465,16 +466,6 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
         )
     )
     return stuck + [PlacedLabel(*args, lines.get(k, ())) for k, args in enumerate(free)]
-
-
-def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
-    """Mark the interior of a label at (x, y), clipped to the picture, as taken."""
-    lo, hi = max(x + 1, 0), min(x + w - 2, size - 1)
-    if lo > hi:
-        return
-    mask = ((1 << (hi - lo + 1)) - 1) << lo
-    for row in range(max(y + 1, 0), min(y + h - 1, size)):
-        taken[row] |= mask
 
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:

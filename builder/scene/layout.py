@@ -408,6 +408,16 @@ def draw_leaders(image, labels, top: int = 0) -> None:
     draw_lines(image, [leader_line(lb) for lb in labels], 0, -top)
 
 
+def take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
+    """Mark the interior of a label at (x, y), clipped to the picture, as taken."""
+    lo, hi = max(x + 1, 0), min(x + w - 2, size - 1)
+    if lo > hi:
+        return
+    mask = ((1 << (hi - lo + 1)) - 1) << lo
+    for row in range(max(y + 1, 0), min(y + h - 1, size)):
+        taken[row] |= mask
+
+
 def slot_corners(entries, dims, slots_of) -> list:
     """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
     slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
