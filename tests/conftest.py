@@ -46,10 +46,36 @@ def raw_refs():
 
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory):
-    """A small real build (four embedded complexes, every task) shared by the harness tests."""
+    """A small real build (four embedded complexes, every task, validated) shared by the
+    harness, report, API, audit and build tests. Read only: copy it to change it."""
     from harness_support import tiny_dataset
 
-    return tiny_dataset(tmp_path_factory.mktemp("misi_data"))
+    return tiny_dataset(tmp_path_factory.mktemp("misi_data"), validate=True)
+
+
+#: The configs of :func:`explicit_build`.
+EXPLICIT_BUILD_CONFIGS = ("translation", "zooming", "residue_ligand", "pocket_ligand")
+
+
+@pytest.fixture(scope="session")
+def explicit_build(tmp_path_factory):
+    """A real ``explicit``-profile build (four embedded complexes, tiny 2, validated, not audited)
+    of T1, T3, T4 and T9, shared by ``test_audit`` (the pixel solver reads T1/T3 from its
+    pictures) and ``test_profiles`` (beside the ``paper`` session build). Read only."""
+    from misi_bench.builder.dataset.build import build_dataset
+
+    out = tmp_path_factory.mktemp("explicit") / "build"
+    build_dataset(
+        source="samples",
+        out=out,
+        limit=4,
+        tasks=list(EXPLICIT_BUILD_CONFIGS),
+        tiny_per_task=2,
+        progress=False,
+        audit=False,
+        profile="explicit",
+    )
+    return out
 
 
 #: The configs of :func:`cli_build` (those the CLI and score tests read).

@@ -153,16 +153,16 @@ def fixture_dataset(out: str | Path) -> Path:
     return out
 
 
-def tiny_dataset(out: str | Path, *, use_builder: bool = True) -> Path:
-    """A small dataset folder: a real build of four embedded complexes (two in test), or with
-    ``use_builder=False`` the schema fixture above."""
+def tiny_dataset(out: str | Path, *, use_builder: bool = True, validate: bool = False) -> Path:
+    """A small dataset folder: a real build of four embedded complexes (two in test; every
+    answer re-derived when ``validate``), or with ``use_builder=False`` the schema fixture above."""
     out = Path(out)
     if not use_builder:
         return fixture_dataset(out)
     from misi_bench.builder.dataset.build import build_dataset
 
     build_dataset(
-        source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=False
+        source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=validate
     )
     return out
 

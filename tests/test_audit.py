@@ -28,23 +28,10 @@ def _rewrite(folder, task, split, change) -> str:
 
 
 @pytest.fixture(scope="module")
-def explicit_dir(tmp_path_factory):
-    """An `explicit` build (prompts state the camera distance and field of view) of T1 and T3."""
-    from misi_bench.builder.dataset.build import build_dataset
-
-    out = tmp_path_factory.mktemp("explicit") / "build"
-    build_dataset(
-        source="samples",
-        out=out,
-        limit=4,
-        tasks=["translation", "zooming"],
-        tiny_per_task=2,
-        progress=False,
-        validate=False,
-        audit=False,
-        profile="explicit",
-    )
-    return out
+def explicit_dir(explicit_build):
+    """An `explicit` build (prompts state the camera distance and field of view) with T1 and T3
+    (``conftest.explicit_build``)."""
+    return explicit_build
 
 
 @pytest.fixture()
@@ -211,7 +198,7 @@ def test_card_lists_the_pixel_baseline(data_dir, explicit_dir):
         line = next(ln for ln in card.splitlines() if ln.startswith("| pixel-only registration"))
         return [c.strip() for c in line.strip("|").split("|")][1:]
 
-    explicit = cells(explicit_dir)  # columns: T1, T3 (the build's two tasks)
+    explicit = cells(explicit_dir)  # columns: T1, T3, T4, T9 (the build's tasks)
     # 12 T3 questions: one miss is 8.3 points (render version 4: 1AFS-001's score peak sits at
     # 57.5 Å and rounds to 58 against 57)
     assert float(explicit[0]) >= 95.0 and float(explicit[1]) >= 90.0

@@ -20,7 +20,16 @@ LIMIT = 5
 
 
 @pytest.fixture(scope="module")
-def full_build(tmp_path_factory):
+def full_build(data_dir):
+    """The session build (four embedded complexes, every task, validated; ``conftest.data_dir``):
+    read only, its manifest as written."""
+    return data_dir, json.loads((data_dir / "manifest.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def limit_build(tmp_path_factory):
+    """A build of the first ``LIMIT`` samples with the defaults a user gets (the slow tests'
+    reference: the command line cannot set the session build's tiny size)."""
     out = tmp_path_factory.mktemp("build") / "misi-bench"
     what = BuildConfig(source="samples", limit=LIMIT)
     manifest = build_dataset(BuildOptions(what, out=out, workers=1, progress=False))
@@ -155,18 +164,18 @@ def test_train_and_test_never_share_a_complex(full_build):
 
 
 @pytest.mark.slow
-def test_same_inputs_same_bytes_whatever_the_worker_count(full_build, tmp_path):
-    _, manifest = full_build
+def test_same_inputs_same_bytes_whatever_the_worker_count(limit_build, tmp_path):
+    _, manifest = limit_build
     again = build_dataset(
         source="samples", out=tmp_path / "w2", limit=LIMIT, workers=2, progress=False
     )
     assert shard_digests(again) == shard_digests(manifest)
-    assert (tmp_path / "w2" / "README.md").read_text() == (full_build[0] / "README.md").read_text()
+    assert (tmp_path / "w2" / "README.md").read_text() == (limit_build[0] / "README.md").read_text()
 
 
 @pytest.mark.slow
-def test_sharded_generation_then_merge(full_build, tmp_path):
-    _, manifest = full_build
+def test_sharded_generation_then_merge(limit_build, tmp_path):
+    _, manifest = limit_build
     out = tmp_path / "sharded"
     for index in range(3):
         assert (
@@ -210,8 +219,8 @@ def test_merge_refuses_missing_shards(tmp_path):
 
 
 @pytest.mark.slow
-def test_killed_build_resumes_to_identical_output(full_build, tmp_path):
-    _, manifest = full_build
+def test_killed_build_resumes_to_identical_output(limit_build, tmp_path):
+    _, manifest = limit_build
     out = tmp_path / "killed"
     cmd = [
         sys.executable,

@@ -49,6 +49,7 @@ def test_module_imports(name):
     assert importlib.import_module(name).__name__ == name
 
 
+@pytest.mark.slow  # imports lmms-eval and VLMEvalKit in a child (13 s); their harness runs are slow too
 def test_harness_modules_import_in_a_child_process():
     code = "import importlib, sys; [importlib.import_module(n) for n in sys.argv[1:]]; print('ok')"
     proc = subprocess.run(

@@ -3,6 +3,7 @@ the earlier questions; both on the embedded real samples."""
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -238,19 +239,15 @@ def _cli(*args, cwd=None):
 
 
 @pytest.fixture(scope="module")
-def two_builds(tmp_path_factory):
+def two_builds(tmp_path_factory, data_dir, explicit_build):
+    """Copies of the session builds: ``paper`` (every task) and ``explicit`` (T1, T3, T4, T9),
+    both of four samples with tiny 2; copies, since a test builds into the ``paper`` one."""
     root = tmp_path_factory.mktemp("profiles")
-    kwargs = dict(
-        source="samples",
-        limit=4,
-        tasks=["translation", "residue_ligand", "pocket_ligand"],
-        progress=False,
-        audit=False,
-        tiny_per_task=2,
-    )
-    paper = build_dataset(out=root / "paper", **kwargs)
-    explicit = build_dataset(out=root / "explicit", profile="explicit", **kwargs)
-    return root, paper, explicit
+    manifests = []
+    for name, folder in (("paper", data_dir), ("explicit", explicit_build)):
+        shutil.copytree(folder, root / name, ignore=shutil.ignore_patterns(".work"))
+        manifests.append(json.loads((root / name / "manifest.json").read_text(encoding="utf-8")))
+    return root, *manifests
 
 
 def test_profile_is_recorded_and_part_of_the_identity(two_builds):

@@ -141,6 +141,7 @@ def recipe_copy(tmp_path_factory):
     return copy
 
 
+@pytest.mark.slow  # the copy's shared tests in a child pytest (37 s); fast: the file count, test_rooms.py
 def test_a_tenth_task_by_the_recipe_passes_the_shared_task_tests(recipe_copy):
     """The copy's own tests of rooms, task data, generators, prompts and harness files hold
     with the tenth task: the recipe is enough for them."""

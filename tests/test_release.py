@@ -124,6 +124,7 @@ def test_score_from_the_tag_names_the_release_and_reproduces_the_local_score(rel
     }
 
 
+@pytest.mark.slow  # two CLI subprocesses; fast sibling: the tag reproduction test above
 def test_default_branch_and_environment_revision(release):
     """Without --revision the Hub's main (a later push) is read, and the release's ids are not
     its questions; $MISI_BENCH_REVISION, the variable the harness task files read, picks the tag
@@ -214,6 +215,7 @@ def test_eval_run_from_the_tag_records_the_release(release):
     assert json.loads((root / "again.json").read_text())["report"] == report["report"]
 
 
+@pytest.mark.slow  # three CLI subprocesses; fast sibling: test_score_reads_the_tags_stored_baselines
 def test_report_reads_chance_levels_from_the_tag(release):
     """`report --dataset REPO --revision TAG`: the chance rows come from the tagged release
     (fetched: manifest, baselines, the split's shards), the page's notes name it."""
