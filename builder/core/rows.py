@@ -141,6 +141,10 @@ class OperationMeta(QuestionMeta):
     displacement: tuple[str, ...] | None = None
     scene_camera_distance: float | None = None
 
+    def gold_commands(self, answer: str) -> tuple[str, ...]:
+        """The command texts of the gold answer: the answer itself."""
+        return (answer,)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ChoiceMeta(QuestionMeta):
@@ -156,6 +160,10 @@ class ChoiceMeta(QuestionMeta):
     reference: str | None = None
     target: str | None = None
     target_camera_distance: float | None = None
+
+    def gold_commands(self, answer: str) -> tuple[str, ...]:
+        """The command texts of the gold answer: those of the option its letter names."""
+        return self.option_of(answer)
 
     def option_of(self, letter: str) -> tuple[str, ...]:
         """The operations of option ``letter`` (A-D)."""

@@ -28,6 +28,7 @@ from ..core.registry import TASK_NAMES, answer_format
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
+from ..scoring.kinds import kind_of
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
@@ -245,6 +246,8 @@ def _check_row(row: dict, structures: AnnotationCache, report: ValidationReport)
         report.fail(f"{rid}: an image is not a PNG")
     if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
+    for problem in kind_of(task).row_problems(row, meta):  # the options against the metadata
+        report.fail(problem)
     ann = structures.get(row["pdb_id"])
     cx, hbonds = ann.complex, ann.hbonds
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0

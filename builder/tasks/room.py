@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import TaskError
 from ..core.records import Complex
-from ..core.registry import LETTER, TaskSpec
+from ..core.registry import TaskSpec
 from ..core.rows import QuestionMeta
 from ..operations.language import Operation, parse_operations
 from .base import Annotation, ImageSpec, TaskContext, TaskInstance
@@ -82,10 +82,9 @@ def ops_of(texts: Sequence[str]) -> tuple[Operation, ...]:
 
 
 def gold_ops(spec: TaskSpec, row: Mapping, meta: QuestionMeta) -> tuple[Operation, ...]:
-    """The gold operation sequence: the answer itself, or the option the gold letter names."""
-    if spec.answer_kind == LETTER:
-        return ops_of(meta.option_of(row["answer"]))
-    return parse_operations(row["answer"])
+    """The gold operation sequence: the answer itself, or the option the gold letter names (the
+    row's metadata type says which: ``gold_commands``)."""
+    return ops_of(meta.gold_commands(row["answer"]))
 
 
 def magnitudes(spec: Mapping) -> list[int]:
