@@ -47,9 +47,8 @@ Metrics per question (:func:`score_prediction`), keys of the returned dict:
 Averages (:func:`aggregate`), each under its own name: ``paper_average`` (the paper's Table 1
 average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8, T9; None unless
 all eight have questions), ``average_all_tasks`` and ``average_headline_tasks`` (macro means of
-the task scores, all tasks or the headline's, without T5/T6; T4 once). Their old names
-``average_9_tasks`` and ``average_7_tasks`` are written too while the nine tasks are the set
-(:data:`AVERAGE_ALIASES`).
+the task scores, all tasks or the headline's, without T5/T6; T4 once). No name counts tasks, so
+a new task renames nothing.
 
 How answers are read (the rules a model author can rely on; docs/answer-reading.md)
 -------------------------------------------------------------------------------------------
@@ -135,7 +134,6 @@ from .predictions import (
 )
 from .readings import READINGS
 from .report import (
-    AVERAGE_ALIASES,
     AVERAGE_DEFINITIONS,
     COLUMN_KEYS,
     PAPER_AVERAGE_COLUMNS,
@@ -149,7 +147,6 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_ALIASES",
     "AVERAGE_DEFINITIONS",
     "BASELINE_KINDS",
     "BASELINE_NAMES",
