@@ -131,6 +131,7 @@ def validate_dataset(
         letters: Counter = Counter()
         axes: Counter = Counter()
         balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
+        lettered = task in TASK_NAMES and kind_of(task).carries_options
         n = 0
         for split in SPLIT_ORDER:
             expected = manifest["counts"][task].get(split, 0)
@@ -143,7 +144,7 @@ def validate_dataset(
                 if split != "tiny":
                     split_of[row["pdb_id"]].add(split)
                     n += 1
-                    if row["answer_format"] == "multiple_choice":
+                    if lettered:
                         letters[row["answer"]] += 1
                     if balanced_axes:
                         axes[_first_axis(row, task)] += 1

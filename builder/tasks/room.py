@@ -59,8 +59,11 @@ class Room:
     the label keys the legibility audit looks for (H-bond answers); ``hbond_scope(row, meta,
     bonds)`` the bonds among ``bonds`` (``HBond.pocket_text()`` strings) that the question's answer
     is about (the rotamers audit; H-bond tasks only); ``balanced_axes`` asks the validator to check
-    that the axis of the first operation is drawn evenly. ``meta`` is the row's metadata typed by
-    its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``, ``BondsMeta``)."""
+    that the axis of the first operation is drawn evenly; ``metadata_fields`` names the metadata
+    fields the room writes beyond its answer kind's metadata type (kept in ``meta.extra``, read
+    only by this room; the build refuses any other undeclared field). ``meta`` is the row's
+    metadata typed by its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``,
+    ``BondsMeta``)."""
 
     spec: TaskSpec
     generate: Callable[[TaskContext], list[TaskInstance]]
@@ -70,6 +73,7 @@ class Room:
     needed_labels: Callable[[Mapping, QuestionMeta, Annotation], set] | None = None
     hbond_scope: Callable[[Mapping, QuestionMeta, set], set] | None = None
     balanced_axes: bool = False
+    metadata_fields: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

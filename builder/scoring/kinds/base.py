@@ -39,12 +39,16 @@ class AnswerKind:
     ``name``: the registry's kind name. ``tables``: the reply's markdown tables are read as text
     rows (bond lists). ``carries_options``: rows carry an option list in ``options`` and the gold
     is a letter among them (the options-only blind baselines apply). ``audit``: the audit checks
-    that apply to the kind's questions (``audit.CHECKS`` names), each run only where the task's
-    room gives the hook it needs; a check a task cannot take is reported as "not checked" by the
-    build (:func:`builder.dataset.audit.not_checked`). ``blind``: the blind baselines that apply
-    (``options_only``, ``text_only``)."""
+    every question of the kind calls for (``audit.CHECKS`` names; a room may add more, e.g.
+    legibility for T8's question about an H-bond), each run only where the task's room gives the
+    hook it needs; a check a task cannot take is reported as "not checked" by the build
+    (:func:`builder.dataset.audit.not_checked`, the manifest's ``audit.not_checked``).
+    ``blind``: the blind baselines that apply (``options_only``, ``text_only``)."""
 
     name: str = ""
+    #: the answer is commands: the registry entry lists them (``commands``), the random baseline
+    #: draws them; otherwise the entry names a ``constant_answer``
+    needs_commands: bool = False
     tables: bool = False
     carries_options: bool = False
     audit: tuple[str, ...] = ("reproduction",)

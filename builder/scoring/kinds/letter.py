@@ -21,7 +21,7 @@ OPTION_COUNT = 4
 class Letter(AnswerKind):
     name = LETTER
     carries_options = True
-    audit = ("reproduction", "uniqueness", "legibility")
+    audit = ("reproduction", "uniqueness")
     blind = ("options_only", "text_only")
 
     def row_problems(self, row: Mapping, meta: QuestionMeta) -> list[str]:

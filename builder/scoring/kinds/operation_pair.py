@@ -14,6 +14,7 @@ from .base import AnswerKind
 
 class OperationPair(AnswerKind):
     name = OPERATION_PAIR
+    needs_commands = True
     audit = ("reproduction", "uniqueness")
 
     def gold(self, spec: TaskSpec, answer: str) -> tuple[Operation, ...]:

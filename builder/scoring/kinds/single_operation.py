@@ -18,6 +18,7 @@ def _weighted(spec: TaskSpec) -> bool:
 
 class SingleOperation(AnswerKind):
     name = SINGLE_OPERATION
+    needs_commands = True
     audit = ("reproduction", "uniqueness")
 
     def gold(self, spec: TaskSpec, answer: str) -> Operation:
