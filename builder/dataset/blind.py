@@ -32,7 +32,7 @@ from ..scoring.blind import (
     chance_excess,
     pick_lowest,
 )
-from ..scoring.kinds import KINDS
+from ..scoring.kinds import kind_of
 from .card_stats import (
     answer_counts_of,
     distance_sums,
@@ -47,7 +47,7 @@ from .parquet import iter_config_rows
 def _options_only(task: str) -> bool:
     """Whether the options-only baselines apply to ``task``'s questions (its answer kind's)."""
     spec = TASK_BY_NAME.get(task)
-    return spec is not None and "options_only" in KINDS[spec.answer_kind].blind
+    return spec is not None and "options_only" in kind_of(spec).blind
 
 
 log = logging.getLogger(__name__)
