@@ -6,8 +6,10 @@ never Pillow, gemmi, RDKit, pyarrow, datasets or the chemistry, scene, tasks or 
 that evaluation front-ends load it cheaply. The public names below are the stable API
 (``misi_bench.builder.scoring.score_prediction`` etc.).
 
-Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
-parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
+Modules: :mod:`.kinds` (one object per answer kind: gold, reply, metric, chance answers, options,
+audit checks; everything here asks it), :mod:`.text` (clean-up of model output), :mod:`.parsing`
+(the public parser), :mod:`.replies` (commands and letters in a reply), :mod:`.bonds` (bond
+lists and the set rule), :mod:`.metrics` (per-question scores),
 :mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
 :mod:`.baselines` (chance answers), :mod:`.blind` (options-only and text-only answers),
 :mod:`.predictions` (reading prediction files), :mod:`.prediction_folders` (folders of them:
