@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +196,64 @@ def test_at_most_five_places_outside_the_owners_compare_kinds():
 def test_the_kind_scan_sees_a_planted_comparison():
     planted = "if spec.answer_kind == LETTER:\n    pass\nx = t in CHOICE_TASKS\ny = a == b\n"
     assert kind_comparisons(planted) == [1, 3]
+
+
+def test_a_check_a_room_cannot_take_is_reported_not_checked(monkeypatch):
+    """A room without the hook its kind's audit check needs is listed under ``not_checked``
+    (the build's manifest and summary line), not counted as passed."""
+    from misi_bench.builder.dataset import audit
+    from misi_bench.builder.tasks import room_of
+
+    assert audit.not_checked() == {}  # the nine tasks give every hook
+    spec = next(s for s in registry.TASK_SPECS if "uniqueness" in kind_of(s).audit)
+    bare = dataclasses.replace(room_of(spec.name), answer_space=None)
+    monkeypatch.setattr(audit, "room_of", lambda t: bare if t == spec.name else room_of(t))
+    assert audit.not_checked() == {"uniqueness": [spec.name]}
+    report = audit.AuditReport(folder="f", split="test", checks=("uniqueness",))
+    report.tasks[spec.name] = audit.TaskAudit()
+    assert report.summary()["not_checked"] == {"uniqueness": [spec.name]}
+
+
+def test_the_build_refuses_a_row_that_breaks_a_contract_by_name():
+    """An undeclared metadata field or a letter row whose options do not fit its metadata: a
+    TaskError naming the contract (the unit's task is then skipped and recorded)."""
+    from misi_bench.builder.core.errors import TaskError
+    from misi_bench.builder.core.rows import Row, parse_metadata
+    from misi_bench.builder.dataset.units import _check_contracts
+
+    spec = next(s for s in registry.TASK_SPECS if kind_of(s).carries_options)
+    meta = {
+        "task": spec.name,
+        "pdb_id": "1a28",
+        "k": 0,
+        "seed": 0,
+        "split": "test",
+        "template_version": "1",
+        "params_version": "1",
+        "camera": {"distance": 90.0, "fov_deg": 30.0, "size": 512},
+        "operations": ["move x 1"],
+        "option_operations": [["move x 1"], ["move x 2"], ["move y 1"], ["move y 2"]],
+        "correct": "A",
+    }
+
+    def row(meta, options=("a", "b", "c", "d")):
+        text = json.dumps(meta, sort_keys=True, separators=(",", ":"))
+        return Row(
+            "q",
+            spec.name,
+            "test",
+            "1a28",
+            (b"",),
+            ("front",),
+            "?",
+            tuple(options),
+            "A",
+            spec.answer_format,
+            parse_metadata(text, spec.name),
+        )
+
+    _check_contracts(row(meta))  # fits
+    with pytest.raises(TaskError, match="note .*contract metadata-fields"):
+        _check_contracts(row({**meta, "note": 1}))
+    with pytest.raises(TaskError, match="contract options"):
+        _check_contracts(row(meta, options=("a", "b")))
