@@ -16,7 +16,6 @@ from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
 from ..builder.core.provenance import DatasetProvenance
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
 from ..builder.scoring import (
-    AVERAGE_ALIASES,
     PAPER_AVERAGE_COLUMNS,
     PAPER_COLUMNS,
     score_prediction,
@@ -105,11 +104,8 @@ GROUP_SHARE = len(_TASK_COLUMNS) / len(PAPER_AVERAGE_COLUMNS)
 
 
 #: The metric every headline task reports as its score, so that a harness group's mean of it is
-#: ``average_headline_tasks``; then its old name while the nine tasks are the set.
-HEADLINE_METRICS: tuple[str, ...] = (
-    "average_headline_tasks",
-    *[old for name, old in AVERAGE_ALIASES.items() if name == "average_headline_tasks"],
-)
+#: ``average_headline_tasks``.
+HEADLINE_METRICS: tuple[str, ...] = ("average_headline_tasks",)
 
 
 def score_doc(doc: Mapping, prediction: Any) -> dict[str, Any]:
@@ -118,8 +114,7 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, Any]:
     Keys: ``score`` and ``exact`` always (a group's mean of ``score`` is the average over all
     tasks). For the tasks of the paper's average (all but translation_rotation and
     rotation_rotation): ``average_headline_tasks`` (= ``score``; the group's mean is the average
-    over the headline's tasks; also under its old name ``average_7_tasks`` while the nine tasks
-    are the set, :data:`HEADLINE_METRICS`) and ``paper_average`` (``{"column", "score"}``, aggregated by
+    over the headline's tasks, :data:`HEADLINE_METRICS`) and ``paper_average`` (``{"column", "score"}``, aggregated by
     :func:`paper_average_share` so that the group's mean is the paper's average). For a task
     with ``halves`` (T4) also ``score_positive`` or ``score_negative`` (only the one that
     matches the row's half, so its mean is the paper's T4 positive / negative figure).

@@ -44,7 +44,7 @@ _GROUP_TAIL = """\
 # Group rows (unweighted means over the tasks that report each metric):
 #   score: average_all_tasks, the macro mean of the scores of all tasks;
 #   average_headline_tasks: the macro mean over the headline's tasks, without T5 and T6 (T4
-#     once){alias};
+#     once);
 #   paper_average: the paper's Table 1 average, the mean of its eight columns T1, T2, T3,
 #     T4 positive, T4 negative, T7, T8, T9 (each task reports its columns' sum x 7/8, so only the
 #     group row, with every headline task, is the paper's figure; NaN when a column has no row).
@@ -116,8 +116,7 @@ def group_yaml(group: str, prefix: str) -> str:
         f"  - metric: {name}\n    aggregation: mean\n    weight_by_size: false\n"
         for name in HEADLINE_METRICS
     )
-    alias = "".join(f"; also as {old}, its old name" for old in HEADLINE_METRICS[1:])
-    return f"group: {group}\ntask:\n{tasks}" + _GROUP_TAIL.format(headline=headline, alias=alias)
+    return f"group: {group}\ntask:\n{tasks}" + _GROUP_TAIL.format(headline=headline)
 
 
 def _metric_block(spec: TaskSpec, mean: str) -> str:

@@ -35,7 +35,8 @@ import time
 from collections.abc import Iterator
 from unittest import mock
 
-from misi_bench.builder.core.registry import LETTER, TASK_SPECS
+from misi_bench.builder.core.registry import TASK_SPECS
+from misi_bench.builder.scoring.kinds import kind_of
 from misi_bench.eval_plugins.api import runner
 from misi_bench.eval_plugins.api.client import RetryPolicy
 from misi_bench.eval_plugins.api.data import (
@@ -52,7 +53,7 @@ from misi_bench.eval_plugins.api.store import RunSettings, RunStore
 
 log = logging.getLogger(__name__)
 #: The task of the synthetic questions: the first one answered by an option letter.
-_LETTER_TASK = next(spec.name for spec in TASK_SPECS if spec.answer_kind == LETTER)
+_LETTER_TASK = next(spec.name for spec in TASK_SPECS if kind_of(spec).carries_options)
 
 
 _SOURCES: dict[str, tuple[QuestionSource, list[str], set[str]]] = {}

@@ -85,7 +85,18 @@ LAYERS: dict[str, Layer] = {
         {"numpy", "yaml"},
     ),
     "builder.scoring": _layer_entry(
-        {"builder.core", "builder.operations.language"}, {"numpy", "yaml"}
+        {"builder.core", "builder.operations.language", "builder.scoring.kinds"}, {"numpy", "yaml"}
+    ),
+    # the answer kinds: one module per kind, on the scorer's readers and readings below them
+    "builder.scoring.kinds": _layer_entry(
+        {
+            "builder.core",
+            "builder.operations.language",
+            "builder.scoring.bonds",
+            "builder.scoring.readings",
+            "builder.scoring.replies",
+        },
+        {"numpy"},
     ),
     "builder.dataset": _layer_entry(
         _BUILDER_BELOW_DATASET,

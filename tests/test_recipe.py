@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs/extending.md"
 TASK = "view_turn"
-#: Where the registry entry goes: the end of ``TASK_SPECS``.
+#: Where the registry entry goes: after ``TASK_SPECS``, before the tables made from it.
 REGISTRY_ANCHOR = "\n)\nTASK_BY_NAME"
 
 
@@ -77,7 +77,7 @@ def _apply_recipe(copy: Path) -> list[str]:
             old = target.read_text(encoding="utf-8")
             assert old.count(REGISTRY_ANCHOR) == 1, "the registry's TASK_SPECS no longer ends there"
             target.write_text(
-                old.replace(REGISTRY_ANCHOR, "\n" + text.rstrip("\n") + REGISTRY_ANCHOR),
+                old.replace(REGISTRY_ANCHOR, "\n)\n" + text + "TASK_BY_NAME"),
                 encoding="utf-8",
             )
         else:
@@ -162,15 +162,18 @@ def test_a_tenth_task_by_the_recipe_passes_the_shared_task_tests(recipe_copy):
         "tests/test_tasks.py",
         "tests/test_harness_files.py",
         "tests/test_scoring.py",
+        "tests/test_task_contracts.py",
         "-k",
         "not edit_moves",
     )
     headline = _run(
         copy,
         "-c",
-        "from misi_bench.builder.core.registry import TASK_BY_NAME as T; print(T['view_turn'].in_headline)",
+        "from misi_bench.builder.core.registry import TASK_SPECS as S, TASK_BY_NAME as T; "
+        "print(T['view_turn'].in_headline, T['view_turn'].number - max(s.number for s in S[:-1]))",
     )
-    assert headline.stdout.strip() == "False"  # a new task joins the headline only when asked
+    # a new task joins the headline only when asked; it is numbered after the last task
+    assert headline.stdout.split() == ["False", "1"]
 
 
 @pytest.mark.slow
@@ -226,3 +229,28 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
     )
     card = (out / "README.md").read_text()
     assert TASK in card
+
+
+def _shard_digests(out: Path, tasks) -> dict[str, str]:
+    import hashlib
+
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for task in tasks
+        for p in sorted((out / task).glob("*.parquet"))
+    }
+
+
+@pytest.mark.slow
+def test_a_tenth_task_leaves_the_nine_tasks_shards_byte_identical(recipe_copy, tmp_path):
+    """The same small build with and without the recipe's task: every shard of the other tasks
+    is the same bytes (adding a task rewrites none of their outputs)."""
+    from misi_bench.builder.core.registry import TASK_NAMES
+
+    args = ("build", "--source", "samples", "--limit", "2", "--workers", "1", "--quiet")
+    with_task, without = tmp_path / "with", tmp_path / "without"
+    _cli(recipe_copy, *args, "--out", str(with_task))
+    _cli(ROOT, *args, "--out", str(without))
+    before, after = _shard_digests(without, TASK_NAMES), _shard_digests(with_task, TASK_NAMES)
+    assert len(before) >= len(TASK_NAMES) and after == before
+    assert list((with_task / TASK).glob("*.parquet"))  # the tenth task was built beside them

@@ -93,9 +93,14 @@ def _print_build_summary(out: str, manifest: dict) -> None:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())
         ambiguous = [i for t in audit["tasks"].values() for i in t.get("ambiguous", [])]
+        missing = "".join(
+            f", {check} not checked: {', '.join(tasks)}"
+            for check, tasks in audit.get("not_checked", {}).items()
+        )
+        unique = ", all checked unique" if missing else ", all unique"
         print(
             f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
-            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else ', all unique'})"
+            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else unique}{missing})"
         )
 
 

@@ -10,8 +10,10 @@ the column or metadata field.
 The ``metadata`` column is canonical JSON (sorted keys, no whitespace). Its fields are typed by
 the task's answer kind (registry ``answer_kind``): :class:`OperationMeta` (single operation,
 operation pair), :class:`ChoiceMeta` (letter) and :class:`BondsMeta` (H-bond lists), each with the
-fields every row carries (:class:`QuestionMeta`). A field a room writes that no type declares is
-kept, untouched, in ``extra`` (read only by that room), so ``to_json(from_json(text)) == text``.
+fields every row carries (:class:`QuestionMeta`). A field no type declares is kept, untouched, in
+``extra`` (read only by the room that wrote it), so ``to_json(from_json(text)) == text``; the
+build accepts such a field only when the room lists it in its ``metadata_fields`` and refuses
+any other (docs/extending.md, contract ``metadata-fields``).
 Room hooks (replay, check, answer space, needed labels, H-bond scope) get the typed metadata.
 
 The scorer is the exception by design: it scores rows that harnesses hand back (their documents
@@ -141,6 +143,10 @@ class OperationMeta(QuestionMeta):
     displacement: tuple[str, ...] | None = None
     scene_camera_distance: float | None = None
 
+    def gold_commands(self, answer: str) -> tuple[str, ...]:
+        """The command texts of the gold answer: the answer itself."""
+        return (answer,)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ChoiceMeta(QuestionMeta):
@@ -156,6 +162,10 @@ class ChoiceMeta(QuestionMeta):
     reference: str | None = None
     target: str | None = None
     target_camera_distance: float | None = None
+
+    def gold_commands(self, answer: str) -> tuple[str, ...]:
+        """The command texts of the gold answer: those of the option its letter names."""
+        return self.option_of(answer)
 
     def option_of(self, letter: str) -> tuple[str, ...]:
         """The operations of option ``letter`` (A-D)."""
@@ -177,7 +187,8 @@ class BondsMeta(QuestionMeta):
     origin: tuple[float, ...] | None = None
 
 
-#: The metadata type of each answer kind.
+#: The metadata type of each answer kind (core reads rows, so the table lives here; the kind objects
+#: of ``builder/scoring/kinds`` give it as their ``metadata``).
 METADATA_TYPES: dict[str, type[QuestionMeta]] = {
     SINGLE_OPERATION: OperationMeta,
     OPERATION_PAIR: OperationMeta,

@@ -41,6 +41,7 @@ from ..core.rows import parse_metadata
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, ligand_mask, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
+from ..scoring.kinds import kind_of
 from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
@@ -70,6 +71,30 @@ ROTAMER_TASKS = tuple(r.name for r in ROOMS if r.hbond_scope is not None)
 #: Tasks whose room lists an answer space (uniqueness) or the labels an answer needs (legibility).
 UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
 LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
+#: The room hook each check needs (reproduction needs only ``replay``, which every room has).
+CHECK_HOOKS = {
+    "uniqueness": "answer_space",
+    "legibility": "needed_labels",
+    "rotamers": "hbond_scope",
+}
+
+
+def not_checked(tasks: Iterable[str] = TASK_NAMES) -> dict[str, list[str]]:
+    """``{check: [task, ...]}``: the checks a task's answer kind calls for (``AnswerKind.audit``)
+    that its room gives no hook for, so the audit cannot run them on its questions (the build's
+    manifest and its summary line say so instead of counting them as passed); empty for the nine
+    tasks."""
+    out: dict[str, list[str]] = {}
+    for task in tasks:
+        if task not in TASK_NAMES:
+            continue
+        room = room_of(task)
+        for check in kind_of(task).audit:
+            if check in CHECK_HOOKS and getattr(room, CHECK_HOOKS[check]) is None:
+                out.setdefault(check, []).append(task)
+    return out
+
+
 #: Memory for rendered pixel arrays shared between questions (front/left/top views, candidates).
 CACHE_BYTES = 768 * 1024 * 1024
 
@@ -95,7 +120,7 @@ class AuditReport:
         )
 
     def summary(self) -> dict:
-        return {
+        out = {
             "ok": self.ok,
             "split": self.split,
             "checks": list(self.checks),
@@ -104,6 +129,10 @@ class AuditReport:
             "problems": self.problems,
             "tasks": {t: a.summary() for t, a in self.tasks.items()},
         }
+        missing = {c: t for c, t in not_checked(self.tasks).items() if c in self.checks}
+        if missing:  # only when a task cannot take a check (none of the nine)
+            out["not_checked"] = missing
+        return out
 
     def format_text(self) -> str:
         lines = [

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import scoring
-from ..core.registry import CHOICE_TASKS, TASK_NAMES
+from ..core.registry import TASK_BY_NAME, TASK_NAMES
 from ..core.rows import SCORE_COLUMNS
 from ..scoring.blind import (
     BEST_RULE,
@@ -32,6 +32,7 @@ from ..scoring.blind import (
     chance_excess,
     pick_lowest,
 )
+from ..scoring.kinds import kind_of
 from .card_stats import (
     answer_counts_of,
     distance_sums,
@@ -41,6 +42,13 @@ from .card_stats import (
 )
 from .cluster import pool_map
 from .parquet import iter_config_rows
+
+
+def _options_only(task: str) -> bool:
+    """Whether the options-only baselines apply to ``task``'s questions (its answer kind's)."""
+    spec = TASK_BY_NAME.get(task)
+    return spec is not None and "options_only" in kind_of(spec).blind
+
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +74,7 @@ def image_medoid_answers(
     any worker count."""
     answers: dict[str, str] = {}
     rng = np.random.default_rng(seed)
-    jobs = shard_jobs(out, [t for t in tasks if t in CHOICE_TASKS], (split,))
+    jobs = shard_jobs(out, [t for t in tasks if _options_only(t)], (split,))
     for found in pool_map(
         pool, option_distances, [job.path for job in jobs], f"blind baselines: {split} images"
     ):
@@ -82,7 +90,7 @@ def compute_blind(out: Path, tasks: Iterable[str], seed: int = 0, pool=None) -> 
     given; the result is the same for any worker count."""
     out = Path(out)
     tasks = [t for t in TASK_NAMES if t in set(tasks)]
-    choice = [t for t in tasks if t in CHOICE_TASKS]
+    choice = [t for t in tasks if _options_only(t)]
     rows = {s: [r for t in choice for r in iter_config_rows(out, t, s, _COLUMNS)] for s in SPLITS}
     counts: dict[str, Counter] = {}
     train = [job.path for job in shard_jobs(out, tasks, ("train",))]
@@ -161,7 +169,7 @@ def blind_table(data: Mapping | None, tasks: Iterable[str]) -> str:
     """The card's per-split table of the blind baselines ('' when the build has none)."""
     if not data:
         return ""
-    choice = [t for t in tasks if t in CHOICE_TASKS]
+    choice = [t for t in tasks if _options_only(t)]
     names = {k: data["splits"][k] for k in SPLITS if data["splits"].get(k)}
     table = scoring.format_blind_markdown(
         {s: {n: c for n, c in v.items() if n != "text_only"} for s, v in names.items()}, choice

@@ -53,12 +53,13 @@ from functools import lru_cache
 import numpy as np
 
 from .. import scoring
-from ..core.registry import SINGLE_OPERATION, TASK_BY_NAME, TASK_SPECS, TaskSpec
+from ..core.registry import TASK_BY_NAME, TASK_SPECS, TaskSpec
 from ..operations.language import Move
 from ..scene.camera import FIT_MARGIN
 from ..scene.labels import RESIDUE_LABEL_COLOURS
 from ..scene.requests import ELEMENT_COLOURS, LIGAND_CARBON, POCKET_CARBONS, UNKNOWN_COLOUR, Style
 from ..scene.shading import FOG_LEVELS, band_table
+from ..scoring.kinds import kind_of
 from .audit_checks import decode
 from .cluster import pool_map
 from .parquet import iter_config_rows
@@ -80,14 +81,8 @@ MAX_QUESTIONS = 300
 
 def _mode(spec: TaskSpec) -> str | None:
     """``shift`` for a single ``move`` along x or y (T1), ``depth`` for one along z (T3), None
-    for every other answer (read from the task's registry entry)."""
-    if (
-        spec.answer_kind != SINGLE_OPERATION
-        or len(spec.commands) != 1
-        or spec.commands[0].verb != "move"
-    ):
-        return None
-    return "depth" if spec.commands[0].axes == ("z",) else "shift"
+    for every other answer (the task's answer kind says, from its registry entry)."""
+    return kind_of(spec).pixel_solver_mode(spec)
 
 
 #: The tasks the solver answers (T1 and T3).

@@ -20,11 +20,12 @@ from pathlib import Path
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..chemistry.structure import load_complex
-from ..core.errors import MisiError
+from ..core.errors import MisiError, TaskError
 from ..core.records import ComplexRef
 from ..core.rows import Row, parse_metadata
 from ..scene.cache import RenderCache
-from ..tasks import generator
+from ..scoring.kinds import kind_of
+from ..tasks import generator, room_of
 from ..tasks.base import TaskContext, annotate
 from .config import BuildConfig
 from .parquet import write_rows_atomic
@@ -216,7 +217,7 @@ def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
     for spec in inst.images:
         cx = annotations.get(spec.pdb_id).complex
         images.append(cache.get(cx, spec.request))
-    return Row(
+    row = Row(
         id=inst.qid,
         task=inst.task,
         split=split,
@@ -228,7 +229,27 @@ def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
         answer=inst.answer,
         answer_format=inst.answer_format,
         metadata=parse_metadata(inst.metadata_json, inst.task),
-    ).to_row()
+    )
+    _check_contracts(row)
+    return row.to_row()
+
+
+def _check_contracts(row: Row) -> None:
+    """A row its task's answer kind refuses (options against metadata) or with a metadata field
+    neither the kind's metadata type nor the room's ``metadata_fields`` declares: a
+    :class:`TaskError` naming the contract of docs/extending.md it breaks."""
+    meta = row.metadata
+    undeclared = sorted(set(meta.extra) - set(room_of(row.task).metadata_fields))
+    if undeclared:
+        raise TaskError(
+            f"{row.id}: metadata {', '.join(undeclared)} declared by neither "
+            f"{type(meta).__name__} nor the room's metadata_fields (contract metadata-fields)"
+        )
+    problems = kind_of(row.task).row_problems(
+        {"id": row.id, "options": row.options, "answer": row.answer}, meta
+    )
+    if problems:
+        raise TaskError(f"{problems[0]} (contract options)")
 
 
 def run_unit(args) -> UnitResult:

@@ -28,6 +28,7 @@ from ..core.registry import TASK_NAMES, answer_format
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
+from ..scoring.kinds import kind_of
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
@@ -130,6 +131,7 @@ def validate_dataset(
         letters: Counter = Counter()
         axes: Counter = Counter()
         balanced_axes = task in TASK_NAMES and room_of(task).balanced_axes
+        lettered = task in TASK_NAMES and kind_of(task).carries_options
         n = 0
         for split in SPLIT_ORDER:
             expected = manifest["counts"][task].get(split, 0)
@@ -142,7 +144,7 @@ def validate_dataset(
                 if split != "tiny":
                     split_of[row["pdb_id"]].add(split)
                     n += 1
-                    if row["answer_format"] == "multiple_choice":
+                    if lettered:
                         letters[row["answer"]] += 1
                     if balanced_axes:
                         axes[_first_axis(row, task)] += 1
@@ -245,6 +247,8 @@ def _check_row(row: dict, structures: AnnotationCache, report: ValidationReport)
         report.fail(f"{rid}: an image is not a PNG")
     if row["answer_format"] != answer_format(task):
         report.fail(f"{rid}: answer_format {row['answer_format']}")
+    for problem in kind_of(task).row_problems(row, meta):  # the options against the metadata
+        report.fail(problem)
     ann = structures.get(row["pdb_id"])
     cx, hbonds = ann.complex, ann.hbonds
     screen = cx.coords - (cx.coords.min(0) + cx.coords.max(0)) / 2.0

@@ -6,8 +6,10 @@ never Pillow, gemmi, RDKit, pyarrow, datasets or the chemistry, scene, tasks or 
 that evaluation front-ends load it cheaply. The public names below are the stable API
 (``misi_bench.builder.scoring.score_prediction`` etc.).
 
-Modules: :mod:`.text` (clean-up of model output), :mod:`.parsing` (operations, letters, public
-parser), :mod:`.bonds` (bond lists and the set rule), :mod:`.metrics` (per-question scores),
+Modules: :mod:`.kinds` (one object per answer kind: gold, reply, metric, chance answers, options,
+audit checks; everything here asks it), :mod:`.text` (clean-up of model output), :mod:`.parsing`
+(the public parser), :mod:`.replies` (commands and letters in a reply), :mod:`.bonds` (bond
+lists and the set rule), :mod:`.metrics` (per-question scores),
 :mod:`.report` (aggregation, the paper's columns and averages, markdown report, record scoring),
 :mod:`.baselines` (chance answers), :mod:`.blind` (options-only and text-only answers),
 :mod:`.predictions` (reading prediction files), :mod:`.prediction_folders` (folders of them:
@@ -47,9 +49,8 @@ Metrics per question (:func:`score_prediction`), keys of the returned dict:
 Averages (:func:`aggregate`), each under its own name: ``paper_average`` (the paper's Table 1
 average: mean of the eight columns T1, T2, T3, T4 positive, T4 negative, T7, T8, T9; None unless
 all eight have questions), ``average_all_tasks`` and ``average_headline_tasks`` (macro means of
-the task scores, all tasks or the headline's, without T5/T6; T4 once). Their old names
-``average_9_tasks`` and ``average_7_tasks`` are written too while the nine tasks are the set
-(:data:`AVERAGE_ALIASES`).
+the task scores, all tasks or the headline's, without T5/T6; T4 once). No name counts tasks, so
+a new task renames nothing.
 
 How answers are read (the rules a model author can rely on; docs/answer-reading.md)
 -------------------------------------------------------------------------------------------
@@ -135,7 +136,6 @@ from .predictions import (
 )
 from .readings import READINGS
 from .report import (
-    AVERAGE_ALIASES,
     AVERAGE_DEFINITIONS,
     COLUMN_KEYS,
     PAPER_AVERAGE_COLUMNS,
@@ -149,7 +149,6 @@ from .report import (
 from .text import MAX_CHARS, MAX_INPUT_CHARS
 
 __all__ = [
-    "AVERAGE_ALIASES",
     "AVERAGE_DEFINITIONS",
     "BASELINE_KINDS",
     "BASELINE_NAMES",

@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..core.registry import LETTER, RESIDUE_BONDS, TASK_BY_NAME, CommandRange, canonical_task
-from ..operations.language import Move, Roll, format_operations
+from ..core.registry import TASK_BY_NAME, canonical_task
 from .blind import (
     BEST_RULE,
     BLIND_NAMES,
@@ -19,6 +18,7 @@ from .blind import (
     fit_text_only,
     interval,
 )
+from .kinds import kind_of
 from .metrics import score_prediction
 
 #: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
@@ -32,21 +32,9 @@ BLIND_BASELINES = (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY)
 BASELINE_KINDS = ("random", "always_no")
 
 
-def _draw(draw: CommandRange, rng: np.random.Generator):
-    def axis() -> str:
-        return str(rng.choice(list(draw.axes))) if len(draw.axes) > 1 else draw.axes[0]
-
-    if draw.magnitude_first:
-        value = int(rng.choice(list(draw.values)))
-        axis_name = axis()
-    else:
-        axis_name = axis()
-        value = int(rng.choice(list(draw.values)))
-    return Move(axis_name, value) if draw.verb == "move" else Roll(axis_name, value)
-
-
 def baseline_prediction(kind: str, task: str, record: Mapping, rng: np.random.Generator) -> str:
-    """A chance-level answer for one question, from the task's registry entry.
+    """A chance-level answer for one question, from the task's registry entry and its answer
+    kind (:mod:`.kinds`).
 
     ``random``: a random letter among the options (A-D when the record lists none) for letter
     answers; for command answers, one random command per entry of the task's ``commands`` list
@@ -63,16 +51,8 @@ def baseline_prediction(kind: str, task: str, record: Mapping, rng: np.random.Ge
             f"unknown baseline kind {kind!r}; expected one of {', '.join(BASELINE_KINDS)}"
         )
     if kind == "always_no":
-        return spec.constant_answer
-    if spec.answer_kind == LETTER:
-        options = record.get("options") if isinstance(record, Mapping) else None
-        n = len(options) if options is not None and len(options) else 4
-        return chr(ord("A") + int(rng.integers(0, min(n, 26))))
-    if spec.commands:
-        return format_operations(tuple(_draw(draw, rng) for draw in spec.commands))
-    if spec.answer_kind == RESIDUE_BONDS:
-        return "Yes" if rng.random() < 0.5 else "No"
-    return spec.constant_answer
+        return kind_of(spec).constant_answer(spec)
+    return kind_of(spec).random_answer(spec, record, rng)
 
 
 #: Display names of every baseline, chance first (card, ``misi-bench score``).

@@ -33,8 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.registry import CHOICE_TASKS, canonical_task
+from ..core.registry import canonical_task
 from ..operations.language import parse_operations
+from .kinds import kind_of
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
 
@@ -110,8 +111,8 @@ def pick_lowest(scores: np.ndarray, rng: np.random.Generator) -> str:
 
 def options_only_prediction(rule: str, record: Mapping, rng: np.random.Generator) -> str | None:
     """The letter an options-only ``rule`` picks for one question; None when the options are not
-    text operation lists (T5/T6 options are images) or the task is not a choice task."""
-    if canonical_task(record["task"]) not in CHOICE_TASKS:
+    text operation lists (T5/T6 options are images) or the task's answer kind carries no options."""
+    if "options_only" not in kind_of(record["task"]).blind:
         return None
     vectors = option_vectors(record.get("options") or ())
     if vectors is None:

@@ -8,8 +8,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..core.registry import RESIDUE_BONDS
-
 # --------------------------------------------------------------------------------------------
 # Parsed values
 # --------------------------------------------------------------------------------------------
@@ -136,19 +134,20 @@ def _is_remark(text: str, m: re.Match) -> bool:
     return _REMARK_RE.search(text, start, end) is not None
 
 
-def _bond_key(m: re.Match, kind: str) -> tuple:
+def _bond_key(m: re.Match, named_residue: bool) -> tuple:
     res = m.group("res").upper()
     atom = m.group("atom").upper()
     lig = m.group("lig").upper()
-    if kind == RESIDUE_BONDS:
+    if named_residue:
         return (res, atom, lig)
     num = m.group("num") or m.group("num2")
     chain = m.group("chain")
     return (res, num.upper() if num else None, atom, chain.upper() if chain else None, lig)
 
 
-def parse_bonds(text: str, kind: str, residues: frozenset) -> BondAnswer | None:
-    """The bond answer of ``text`` for an answer ``kind`` (``residue_bonds`` or ``pocket_bonds``)."""
+def parse_bonds(text: str, residues: frozenset, *, named_residue: bool) -> BondAnswer | None:
+    """The bond answer of ``text``: the bonds of one named residue (``No`` / ``Yes: ...``; T4)
+    when ``named_residue``, else every bond of the pocket (``None`` / a list; T9)."""
     matches = list(_bond_re(residues).finditer(text))
     spans = [(m.start(), m.end()) for m in matches]
 
@@ -165,21 +164,21 @@ def parse_bonds(text: str, kind: str, residues: frozenset) -> BondAnswer | None:
         for m in _NO_RE.finditer(text)
         if outside(m) and not (m.start() > first_bond and _is_remark(text, m))
     ]
-    if kind == RESIDUE_BONDS:
+    if named_residue:
         events += [(m.start(), "yes") for m in _YES_RE.finditer(text) if outside(m)]
     if not events:
         return None
     last = max(events)[1]
     if last == "no":
         return BondAnswer(False, frozenset())
-    return BondAnswer(True, frozenset(_bond_key(m, kind) for m in matches))
+    return BondAnswer(True, frozenset(_bond_key(m, named_residue) for m in matches))
 
 
-def gold_bonds(kind: str, answer: str) -> BondAnswer | None:
-    """Strict parse of a builder-written T4/T9 answer of answer ``kind``; None when it is not in
-    that format."""
+def gold_bonds(answer: str, *, named_residue: bool) -> BondAnswer | None:
+    """Strict parse of a builder-written T4 (``named_residue``) or T9 answer; None when it is not
+    in that format."""
     text = " ".join(answer.split())
-    if kind == RESIDUE_BONDS:
+    if named_residue:
         if text.lower() == "no":
             return BondAnswer(False, frozenset())
         if not text.lower().startswith("yes"):
@@ -198,7 +197,7 @@ def gold_bonds(kind: str, answer: str) -> BondAnswer | None:
         lig = lig.strip()
         if not sep or not lig or " " in lig:
             return None
-        if kind == RESIDUE_BONDS:
+        if named_residue:
             if len(fields) != 2:
                 return None
             keys.add((fields[0].upper(), fields[1].upper(), lig.upper()))
@@ -241,8 +240,8 @@ def set_score(n_pred: int, n_gold: int, n_match: int) -> float:
     return n_match / n_gold
 
 
-def format_bond_answer(value: BondAnswer, kind: str) -> str:
-    if kind == RESIDUE_BONDS:
+def format_bond_answer(value: BondAnswer, *, named_residue: bool) -> str:
+    if named_residue:
         if not value.present:
             return "No"
         body = "; ".join(

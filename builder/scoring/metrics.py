@@ -7,26 +7,9 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from ..core.profiles import PROFILE_NAMES, get_profile, profile_of_metadata
-from ..core.registry import (
-    LETTER,
-    OPERATION_PAIR,
-    SINGLE_OPERATION,
-    TASK_BY_NAME,
-    TaskSpec,
-    canonical_task,
-)
-from ..operations.language import Move, Operation, Roll, parse_operations
-from .bonds import KNOWN_RESIDUES, BondAnswer, count_matched, gold_bonds, set_score
+from ..core.registry import TASK_BY_NAME, TaskSpec, canonical_task
+from .kinds import kind_of
 from .parsing import parse
-from .readings import (
-    alt_bonds,
-    alt_pair,
-    alt_single,
-    alt_zero,
-    magnitude_score,
-    move_part,
-    other_magnitude_score,
-)
 from .text import MAX_CHARS
 
 logger = logging.getLogger(__name__)
@@ -61,101 +44,15 @@ def _norm_text(text: object) -> str | None:
 
 
 def _gold(spec: TaskSpec, answer: str):
-    """Strict parse of a gold answer; raises ValueError when the dataset row is malformed."""
-    task, kind = spec.name, spec.answer_kind
+    """Strict parse of a gold answer (by the task's answer kind); raises ValueError when the
+    dataset row is malformed."""
     if not isinstance(answer, str) or not answer.strip():
-        raise ValueError(f"{task}: gold answer must be a non-empty string, got {answer!r}")
+        raise ValueError(f"{spec.name}: gold answer must be a non-empty string, got {answer!r}")
     try:
-        if kind == SINGLE_OPERATION:
-            ops = parse_operations(answer.strip())
-            if len(ops) == 1:
-                return ops[0]
-        elif kind == OPERATION_PAIR:
-            return parse_operations(answer.strip())
-        elif kind == LETTER:
-            letter = answer.strip().upper()
-            if len(letter) == 1 and "A" <= letter <= "Z":
-                return letter
-        else:
-            value = gold_bonds(kind, answer)
-            if value is not None:
-                return value
+        return kind_of(spec).gold(spec, answer)
     except ValueError:
         pass
-    raise ValueError(f"{task}: malformed gold answer {answer!r}")
-
-
-def _score_single_op(spec: TaskSpec, pred, gold: Operation, profile: str) -> dict[str, float]:
-    if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
-        return {"score": 0.0, "exact": 0.0, **alt_single(spec, pred, gold)}
-    exact = float(pred.magnitude == gold.magnitude)
-    if spec.score_radius is None:
-        return {"score": exact, "exact": exact}
-    return {
-        "score": magnitude_score(spec, pred.magnitude, gold.magnitude, profile),
-        "exact": exact,
-        **alt_single(spec, pred, gold),
-    }
-
-
-def _score_pair(
-    spec: TaskSpec, pred, gold: tuple[Operation, ...], profile: str
-) -> dict[str, float]:
-    gold_roll = next((op for op in gold if isinstance(op, Roll)), None)
-    gold_move = next((op for op in gold if isinstance(op, Move)), None)
-    ops = list(pred) if isinstance(pred, tuple) else []
-    rolls = [op for op in ops if isinstance(op, Roll)]
-    moves = [op for op in ops if isinstance(op, Move)]
-    rot = other_rot = 0.0
-    if gold_roll is not None and rolls and rolls[-1].axis == gold_roll.axis:
-        rot = magnitude_score(spec, rolls[-1].angle, gold_roll.angle, profile)
-        other_rot = other_magnitude_score(spec, rolls[-1].angle, gold_roll.angle, profile)
-    elif gold_roll is None and not rolls:
-        rot = other_rot = 1.0
-    mov = move_part(moves, gold_move)
-    exact = float(sorted(map(str, ops)) == sorted(map(str, gold)))
-    return {
-        "score": 0.5 * rot + 0.5 * mov,
-        "exact": exact,
-        "rotation_part": rot,
-        "move_part": mov,
-        **alt_pair(rot, moves, gold_move, mov, (profile, other_rot)),
-    }
-
-
-def _halves(spec: TaskSpec, gold) -> dict[str, float]:
-    """The metric that splits the task's paper column in two (T4: ``polarity`` 1 for a residue
-    that makes H-bonds, 0 for one that makes none)."""
-    if spec.halves is not None and isinstance(gold, BondAnswer):
-        return {spec.halves: float(gold.present)}
-    return {}
-
-
-def _score_bonds(spec: TaskSpec, pred, gold: BondAnswer, strict: bool = False) -> dict[str, float]:
-    out = _halves(spec, gold)
-    n_match = None
-    if not isinstance(pred, BondAnswer):
-        main = {"score": 0.0, "exact": 0.0}
-    elif not gold.present or not gold.bonds:
-        ok = float(pred.present == gold.present and not pred.bonds)
-        main = {"score": ok, "exact": ok}
-    elif not pred.present:
-        main = {"score": 0.0, "exact": 0.0}
-    else:
-        n_match = count_matched(pred.bonds, gold.bonds, strict=strict)
-        n_pred, n_gold = len(pred.bonds), len(gold.bonds)
-        exact = float(n_match == n_gold == n_pred)
-        main = {"score": set_score(n_pred, n_gold, n_match), "exact": exact}
-    return {**main, **out, **alt_bonds(spec, pred, gold, n_match, main)}
-
-
-def _zero_metrics(spec: TaskSpec, gold, profile: str) -> dict[str, float]:
-    out = {"score": 0.0, "exact": 0.0, "parsed": 0.0}
-    if spec.answer_kind == OPERATION_PAIR:
-        out.update(rotation_part=0.0, move_part=0.0)
-    out.update(_halves(spec, gold))
-    out.update(alt_zero(spec, gold, profile))
-    return out
+    raise ValueError(f"{spec.name}: malformed gold answer {answer!r}")
 
 
 def score_prediction(
@@ -191,7 +88,7 @@ def score_prediction(
     0.0
     """
     spec = TASK_BY_NAME[canonical_task(task)]
-    task, kind = spec.name, spec.answer_kind
+    task, kind = spec.name, kind_of(spec)
     gold = _gold(spec, answer)
     profile_name = profile_of_metadata(metadata)
     if profile_name not in PROFILE_NAMES:
@@ -208,23 +105,12 @@ def score_prediction(
         if norm is not None and norm == _norm_text(answer):
             pred = gold  # verbatim gold answer: always exactly 1.0
         else:
-            residues = KNOWN_RESIDUES
-            if isinstance(gold, BondAnswer) and gold.bonds:
-                residues = KNOWN_RESIDUES | frozenset(k[0] for k in gold.bonds)
-            pred = parse(task, prediction, residues=residues, options=options)
+            pred = parse(task, prediction, residues=kind.residues(gold), options=options)
         if pred is None:
-            return _zero_metrics(spec, gold, profile_name)
-        if kind == SINGLE_OPERATION:
-            out = _score_single_op(spec, pred, gold, profile_name)
-        elif kind == OPERATION_PAIR:
-            out = _score_pair(spec, pred, gold, profile_name)
-        elif kind == LETTER:
-            ok = float(pred == gold)
-            out = {"score": ok, "exact": ok}
-        else:
-            out = _score_bonds(spec, pred, gold, strict=strict)
+            return kind.zero(spec, gold, profile_name)
+        out = kind.score(spec, pred, gold, profile_name, strict)
         out["parsed"] = 1.0
         return out
     except Exception:
         logger.exception("unexpected error while scoring a %s prediction; scored 0", task)
-        return _zero_metrics(spec, gold, profile_name)
+        return kind.zero(spec, gold, profile_name)

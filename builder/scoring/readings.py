@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 
 from ..core.profiles import EXPLICIT, PAPER
-from ..core.registry import OPERATION_PAIR, POCKET_BONDS, SINGLE_OPERATION, TaskSpec
+from ..core.registry import TaskSpec
 from ..operations.language import Move, Roll
 from .bonds import BondAnswer
 
@@ -40,7 +40,6 @@ __all__ = [
     "alt_bonds",
     "alt_pair",
     "alt_single",
-    "alt_zero",
     "step_score",
 ]
 
@@ -120,15 +119,10 @@ def other_magnitude_score(spec: TaskSpec, pred: float, gold: float, profile: str
     return magnitude_score(spec, pred, gold, other)
 
 
-def _weighted_single(spec: TaskSpec) -> bool:
-    return spec.answer_kind == SINGLE_OPERATION and spec.score_radius is not None
-
-
 def alt_single(spec: TaskSpec, pred, gold) -> dict[str, float]:
     """Both readings of a single-command answer (T1, T2; none for T3): ``score_steps`` and
-    ``score_radius`` (one of them is the headline's ``score``, by profile)."""
-    if not _weighted_single(spec):
-        return {}
+    ``score_radius`` (one of them is the headline's ``score``, by profile); the single-operation
+    kind asks for them only when the task has a ``score_radius``."""
     if not isinstance(pred, (Move, Roll)) or pred.verb != gold.verb or pred.axis != gold.axis:
         return {"score_steps": 0.0, "score_radius": 0.0}
     return {
@@ -184,10 +178,13 @@ def _penalised(n_pred: int, n_gold: int, n_match: int, base: float) -> float:
     return base
 
 
-def alt_bonds(spec: TaskSpec, pred, gold: BondAnswer, n_match: int | None, main: dict) -> dict:
-    """Precision- and F1-based set scores (T4, T9) and T9's exact match the paper's way.
-    ``n_match``: |P ∩ G| when both sets are non-empty and the answer is a list, else None (then
-    the other readings equal the main score)."""
+def alt_bonds(
+    pred, gold: BondAnswer, n_match: int | None, main: dict, *, paper_exact: bool = False
+) -> dict:
+    """Precision- and F1-based set scores (T4, T9) and, with ``paper_exact`` (T9 on a complex
+    with bonds), the exact match the paper's way. ``n_match``: |P ∩ G| when both sets are
+    non-empty and the answer is a list, else None (then the other readings equal the main
+    score)."""
     out: dict[str, float] = {}
     if n_match is None or not isinstance(pred, BondAnswer):
         out["score_precision"] = out["score_f1"] = main["score"]
@@ -197,24 +194,6 @@ def alt_bonds(spec: TaskSpec, pred, gold: BondAnswer, n_match: int | None, main:
         f1 = 2 * n_match / (n_pred + n_gold) if n_pred + n_gold else 0.0
         out["score_precision"] = _penalised(n_pred, n_gold, n_match, precision)
         out["score_f1"] = _penalised(n_pred, n_gold, n_match, f1)
-    if spec.answer_kind == POCKET_BONDS and gold.present and gold.bonds:
+    if paper_exact:
         out[T9_PAPER_EXACT] = main["exact"]
     return out
-
-
-def alt_zero(spec: TaskSpec, gold, profile: str = EXPLICIT) -> dict[str, float]:
-    """The other readings of an unparsed answer: all 0 (present on the same rows as parsed ones)."""
-    if _weighted_single(spec):
-        return {"score_steps": 0.0, "score_radius": 0.0}
-    if spec.answer_kind == OPERATION_PAIR:
-        return {
-            "move_part_fixed": 0.0,
-            "score_move_fixed": 0.0,
-            **dict.fromkeys(OTHER_PAIR[profile], 0.0),
-        }
-    if isinstance(gold, BondAnswer):
-        out = {"score_precision": 0.0, "score_f1": 0.0}
-        if spec.answer_kind == POCKET_BONDS and gold.present and gold.bonds:
-            out[T9_PAPER_EXACT] = 0.0
-        return out
-    return {}

@@ -61,32 +61,6 @@ AVERAGE_DEFINITIONS = {
     f"{_LEFT_OUT} (T4 once, pooled)",
 }
 
-#: The averages' old names, which spelled out a task count: ``{name: old name}``.
-_OLD_AVERAGE_NAMES = {
-    "average_all_tasks": "average_9_tasks",
-    "average_headline_tasks": "average_7_tasks",
-}
-
-
-def average_aliases(specs=TASK_SPECS) -> dict[str, str]:
-    """``{name: old name}`` of the macro averages whose old names are still written beside the
-    new ones (reports, harness metrics): only while the old names' counts hold, nine tasks of
-    which seven are in the headline. A tenth task drops them rather than let them lie.
-
-    >>> from types import SimpleNamespace as Task
-    >>> average_aliases([Task(in_headline=i not in (4, 5)) for i in range(9)])["average_all_tasks"]
-    'average_9_tasks'
-    >>> average_aliases([Task(in_headline=True) for _ in range(10)])
-    {}
-    """
-    if len(specs) == 9 and sum(spec.in_headline for spec in specs) == 7:
-        return dict(_OLD_AVERAGE_NAMES)
-    return {}
-
-
-#: :func:`average_aliases` of the registry.
-AVERAGE_ALIASES: dict[str, str] = average_aliases()
-
 
 def _means(rows: list[dict[str, float]]) -> dict[str, float]:
     keys: list[str] = []
@@ -136,9 +110,14 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
     columns have questions), "paper_average_missing": columns without questions,
     "average_all_tasks": macro mean of the main ``score`` over the tasks present,
     "average_headline_tasks": the same over the headline's tasks (not T5/T6), "averages":
-    :data:`AVERAGE_DEFINITIONS`}``, plus the old names of the two (:data:`AVERAGE_ALIASES`).
+    :data:`AVERAGE_DEFINITIONS`}``. Each average is named for what it averages, never for a count of
+    tasks, so adding a task renames nothing.
     The two macro averages are None when no task is present. Task names are canonicalised; rows
     of unknown tasks are reported under their own name but left out of the averages.
+
+    >>> r = aggregate([("translation", {"score": 0.5}), ("translation_rotation", {"score": 1.0})])
+    >>> r["average_all_tasks"], r["average_headline_tasks"]
+    (0.75, 0.5)
     """
     by_task: dict[str, list[dict[str, float]]] = {}
     subsets: dict[str, list[dict[str, float]]] = {
@@ -184,7 +163,6 @@ def aggregate(rows: Iterable[tuple[str, Mapping[str, float]]]) -> dict:
             "readings": dict(READINGS),
         }
     )
-    report.update({old: report[name] for name, old in AVERAGE_ALIASES.items()})
     return report
 
 
@@ -204,11 +182,8 @@ def _fmt_interval(row: Mapping, percent: bool = True) -> str:
 
 
 def _average(report: Mapping, name: str) -> float | None:
-    """An average of a report by its name, or by its old name (a report written before the
-    rename, read back from JSON)."""
-    if name in report:
-        return report[name]
-    return report.get(_OLD_AVERAGE_NAMES.get(name, name))
+    """An average of a report by its name."""
+    return report.get(name)
 
 
 def format_report_markdown(report: Mapping, percent: bool = True) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import TaskError
 from ..core.records import Complex
-from ..core.registry import LETTER, TaskSpec
+from ..core.registry import TaskSpec
 from ..core.rows import QuestionMeta
 from ..operations.language import Operation, parse_operations
 from .base import Annotation, ImageSpec, TaskContext, TaskInstance
@@ -59,8 +59,11 @@ class Room:
     the label keys the legibility audit looks for (H-bond answers); ``hbond_scope(row, meta,
     bonds)`` the bonds among ``bonds`` (``HBond.pocket_text()`` strings) that the question's answer
     is about (the rotamers audit; H-bond tasks only); ``balanced_axes`` asks the validator to check
-    that the axis of the first operation is drawn evenly. ``meta`` is the row's metadata typed by
-    its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``, ``BondsMeta``)."""
+    that the axis of the first operation is drawn evenly; ``metadata_fields`` names the metadata
+    fields the room writes beyond its answer kind's metadata type (kept in ``meta.extra``, read
+    only by this room; the build refuses any other undeclared field). ``meta`` is the row's
+    metadata typed by its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``,
+    ``BondsMeta``)."""
 
     spec: TaskSpec
     generate: Callable[[TaskContext], list[TaskInstance]]
@@ -70,6 +73,7 @@ class Room:
     needed_labels: Callable[[Mapping, QuestionMeta, Annotation], set] | None = None
     hbond_scope: Callable[[Mapping, QuestionMeta, set], set] | None = None
     balanced_axes: bool = False
+    metadata_fields: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -82,10 +86,9 @@ def ops_of(texts: Sequence[str]) -> tuple[Operation, ...]:
 
 
 def gold_ops(spec: TaskSpec, row: Mapping, meta: QuestionMeta) -> tuple[Operation, ...]:
-    """The gold operation sequence: the answer itself, or the option the gold letter names."""
-    if spec.answer_kind == LETTER:
-        return ops_of(meta.option_of(row["answer"]))
-    return parse_operations(row["answer"])
+    """The gold operation sequence: the answer itself, or the option the gold letter names (the
+    row's metadata type says which: ``gold_commands``)."""
+    return ops_of(meta.gold_commands(row["answer"]))
 
 
 def magnitudes(spec: Mapping) -> list[int]:

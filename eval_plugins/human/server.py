@@ -200,8 +200,6 @@ class HumanApp:
             "report": report,
             "paper_average": paper_average(columns),
             "average_all_tasks": average_all_tasks(columns),
-            # the old name, while the nine tasks are the set
-            "average_9_tasks": average_all_tasks(columns),
             "items": items,
         }
 

@@ -69,11 +69,6 @@ def complete_average_all(scores: Mapping[str, float | None]) -> float | None:
     return None if any(v is None for v in values) else mean_of(values)
 
 
-#: The old names, kept while the nine tasks are the set.
-average_9_tasks = average_all_tasks
-complete_average_9 = complete_average_all
-
-
 def paper_average(scores: Mapping[str, float | None]) -> float | None:
     """The paper's headline average: the mean of the eight columns T1, T2, T3, T4+, T4-, T7, T8,
     T9 (same scale as the inputs); None when any of them is missing. The scorer's definition."""

@@ -118,8 +118,7 @@ def dataset_classes() -> dict[str, type]:
             """Score with the one MiSI-Bench scorer (no judge model). Writes
             ``<eval_file>_score.<fmt>`` (per-row metrics) and ``<eval_file>_acc.<fmt>`` (one row
             per task and subset, then ``paper_average`` (the paper's eight-column average),
-            ``average_all_tasks`` and ``average_headline_tasks``, then the old names of the
-            two while the nine tasks are the set; 0-1 scale) and
+            ``average_all_tasks`` and ``average_headline_tasks``; 0-1 scale) and
             returns the latter as a DataFrame."""
             EVALUATED.append((self.dataset_name, str(eval_file)))
             return _evaluate(self.data, eval_file)
@@ -209,10 +208,7 @@ def _score_rows(data, by_index: dict) -> list[tuple[str, dict]]:
 
 def _acc_table(report: dict) -> list[dict]:
     """The ``_acc`` table (0-1 scale): one row per task (and per half of a task with halves),
-    then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``, then the old
-    names of the two while the nine tasks are the set."""
-    from misi_bench.builder.scoring import AVERAGE_ALIASES
-
+    then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``."""
     table = []
     for task, t in report["tasks"].items():
         table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
@@ -226,10 +222,8 @@ def _acc_table(report: dict) -> list[dict]:
         {"task": "paper_average", "n": headline_n, "score": report["paper_average"], "exact": None}
     )
     counts = {"average_all_tasks": report["n"], "average_headline_tasks": headline_n}
-    new_name = {old: name for name, old in AVERAGE_ALIASES.items()}
     table += [
-        {"task": name, "n": counts[new_name.get(name, name)], "score": report[name], "exact": None}
-        for name in [*counts, *AVERAGE_ALIASES.values()]
+        {"task": name, "n": n, "score": report[name], "exact": None} for name, n in counts.items()
     ]
     return table
 

@@ -51,7 +51,7 @@ def misi_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 def misi_process_results(doc, results):
     """Score the first generation; returns one value per metric this row contributes to
-    (``score``, ``exact``, ``average_headline_tasks`` and its old name, ``paper_average``, T4
+    (``score``, ``exact``, ``average_headline_tasks``, ``paper_average``, T4
     ``score_positive``/``score_negative``)."""
     prediction = results[0] if results else ""
     return score_doc(doc, prediction)

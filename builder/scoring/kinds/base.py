@@ -1,0 +1,121 @@
+"""The answer kind's interface: everything shared code asks about one kind of answer.
+
+A task's registry entry names its kind (``TaskSpec.answer_kind``); :func:`.kind_of` gives the
+kind object, and the scorer, the baselines, the validator, the audit and the card ask it instead
+of comparing kind names. One module per kind (this folder) subclasses :class:`AnswerKind`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ...core.registry import CommandRange, TaskSpec
+from ...core.rows import METADATA_TYPES, QuestionMeta
+from ...operations.language import Move, Roll, format_operations
+from ..bonds import KNOWN_RESIDUES
+
+
+def draw_command(draw: CommandRange, rng: np.random.Generator) -> Move | Roll:
+    """One random command of ``draw``'s range (the random baseline); the axis first, or the
+    value first when ``draw.magnitude_first`` (the order fixes the random stream)."""
+
+    def axis() -> str:
+        return str(rng.choice(list(draw.axes))) if len(draw.axes) > 1 else draw.axes[0]
+
+    if draw.magnitude_first:
+        value = int(rng.choice(list(draw.values)))
+        axis_name = axis()
+    else:
+        axis_name = axis()
+        value = int(rng.choice(list(draw.values)))
+    return Move(axis_name, value) if draw.verb == "move" else Roll(axis_name, value)
+
+
+class AnswerKind:
+    """One kind of answer. Class attributes say what the kind is; methods do its work.
+
+    ``name``: the registry's kind name. ``tables``: the reply's markdown tables are read as text
+    rows (bond lists). ``carries_options``: rows carry an option list in ``options`` and the gold
+    is a letter among them (the options-only blind baselines apply). ``audit``: the audit checks
+    every question of the kind calls for (``audit.CHECKS`` names; a room may add more, e.g.
+    legibility for T8's question about an H-bond), each run only where the task's room gives the
+    hook it needs; a check a task cannot take is reported as "not checked" by the build
+    (:func:`builder.dataset.audit.not_checked`, the manifest's ``audit.not_checked``).
+    ``blind``: the blind baselines that apply (``options_only``, ``text_only``)."""
+
+    name: str = ""
+    #: the answer is commands: the registry entry lists them (``commands``), the random baseline
+    #: draws them; otherwise the entry names a ``constant_answer``
+    needs_commands: bool = False
+    tables: bool = False
+    carries_options: bool = False
+    audit: tuple[str, ...] = ("reproduction",)
+    blind: tuple[str, ...] = ("text_only",)
+
+    # -- the row ---------------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> type[QuestionMeta]:
+        """The metadata type of the kind's rows (``builder.core.rows``)."""
+        return METADATA_TYPES[self.name]
+
+    def row_problems(self, row: Mapping, meta: QuestionMeta) -> list[str]:
+        """Problems of a stored row's options against its answer and metadata (the validator);
+        the base kind carries no options, so a row with options is a problem."""
+        if list(row.get("options") or ()):
+            return [
+                f"{row.get('id')}: a {self.name} answer carries no options, got {len(row['options'])}"
+            ]
+        return []
+
+    # -- the gold and the reply ----------------------------------------------------------------
+
+    def gold(self, spec: TaskSpec, answer: str):
+        """The gold answer's value, read strictly; ValueError when it is not in the kind's form."""
+        raise NotImplementedError
+
+    def residues(self, gold) -> frozenset:
+        """The residue names a reply's bond items may use (bond kinds add the gold's)."""
+        return KNOWN_RESIDUES
+
+    def parse_section(
+        self, text: str, immediate: bool, options: Sequence[str] | None, residues: frozenset
+    ):
+        """The answer in one section of a cleaned reply: a value, None (no answer here) or
+        ``replies.INVALID`` (an invalid answer; scores 0)."""
+        raise NotImplementedError
+
+    def format(self, value) -> str:
+        """A parsed value in the benchmark's answer format."""
+        return str(value)
+
+    # -- the metric and its other readings ------------------------------------------------------
+
+    def score(self, spec: TaskSpec, pred, gold, profile: str, strict: bool) -> dict[str, float]:
+        """The metrics of a parsed reply (``score``, ``exact`` and the other readings)."""
+        raise NotImplementedError
+
+    def zero(self, spec: TaskSpec, gold, profile: str) -> dict[str, float]:
+        """The metrics of an unparsed reply: the same keys as :meth:`score`, all 0."""
+        return {"score": 0.0, "exact": 0.0, "parsed": 0.0}
+
+    # -- baselines ------------------------------------------------------------------------------
+
+    def random_answer(self, spec: TaskSpec, record: Mapping, rng: np.random.Generator) -> str:
+        """The random baseline's answer: one random command per entry of the task's
+        ``commands``, else its constant answer."""
+        if spec.commands:
+            return format_operations(tuple(draw_command(d, rng) for d in spec.commands))
+        return spec.constant_answer
+
+    def constant_answer(self, spec: TaskSpec) -> str:
+        """The constant baseline's answer (the registry's ``constant_answer``)."""
+        return spec.constant_answer
+
+    # -- the pixel solver ----------------------------------------------------------------------
+
+    def pixel_solver_mode(self, spec: TaskSpec) -> str | None:
+        """How the pixel solver answers the task's questions (None: it does not)."""
+        return None
