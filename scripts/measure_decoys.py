@@ -1,7 +1,7 @@
 """Options-only baselines of the choice tasks per decoy mode, on many questions (docs/decoys.md).
 
     python -m scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4] [--profile explicit|paper]
-        [--modes paper balanced] [--sources samples builder/data/heldout builder/data/copies]
+        [--modes paper balanced] [--sources samples tests/data/heldout tests/data/copies]
         [--json-out FILE]
 
 Generates the T5, T6 and T8 questions of every complex of each source (the build's own generators
@@ -39,7 +39,7 @@ from misi_bench.builder.tasks.base import TaskContext, projected_difference
 log = logging.getLogger(__name__)
 TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
 MODES = ("paper", "balanced")
-DEFAULT_SOURCES = ("samples", "builder/data/heldout", "builder/data/copies")
+DEFAULT_SOURCES = ("samples", "tests/data/heldout", "tests/data/copies")
 
 
 def _seeds(text: str) -> list[int]:

@@ -21,7 +21,8 @@ import gemmi
 import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
-from misi_bench.builder.chemistry.samples import raw_refs, sample_refs
+from misi_bench.builder.chemistry.samples import sample_refs
+from scripts.fixtures import raw_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.dataset.archive import FetchPolicy, check_entry_bytes, fetch_entries
