@@ -190,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         versus(args.baseline, args.limit, args.rounds, args.workers)
         return 0
-    from .fixtures import fixture_root  # noqa: PLC0415
     from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+
+    from .fixtures import fixture_root  # noqa: PLC0415
 
     print(
         "| set | size | images | KB/image | render_png ms/image | answer labels legible "

@@ -32,9 +32,10 @@ import tempfile
 from pathlib import Path
 
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, detect_hbonds, donor_hydrogen_source
-from .fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
 from misi_bench.builder.core.records import Complex
+
+from .fixtures import fixture_root
 
 SETS = ("samples", "heldout", "copies")
 CHARGED_SIDE_CHAIN = {

@@ -134,9 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from .fixtures import fixture_root  # noqa: PLC0415
     from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE  # noqa: PLC0415
     from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+
+    from .fixtures import fixture_root  # noqa: PLC0415
 
     if not have_tesseract():
         raise SystemExit("tesseract not found: apt-get install -y tesseract-ocr")

@@ -25,6 +25,8 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "llamafactory": ("llamafactory==0.9.5",),
     "ms-swift": ("ms-swift==4.6.0",),
 }
+
+
 def torch_pins() -> tuple[str, ...]:
     """Pins of the main environment's own torch and torchvision, passed to every side install.
 

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from misi_bench.builder.chemistry import hbonds, idatm
 from misi_bench.builder.chemistry import mills_dean as md
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 _CACHE: dict = {}
 

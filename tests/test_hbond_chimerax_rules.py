@@ -14,8 +14,9 @@ from misi_bench.builder.chemistry import hbond_graph, hbonds
 from misi_bench.builder.chemistry import mills_dean as md
 from misi_bench.builder.chemistry.hbond_limits import CHIMERAX_METALS
 from misi_bench.builder.chemistry.protein import METAL_ELEMENTS
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 _CACHE: dict = {}
 

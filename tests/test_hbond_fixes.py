@@ -13,8 +13,9 @@ import pytest
 from misi_bench.builder.chemistry import hbonds
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE
 from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir, read_raw_entry
+
+from scripts.fixtures import fixture_root
 
 HELDOUT = fixture_root("heldout")
 

@@ -7,7 +7,6 @@ import dataclasses
 
 import pytest
 from misi_bench.builder.chemistry.samples import sample_refs
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels
@@ -15,6 +14,7 @@ from misi_bench.builder.scene.raster import label_layout
 from misi_bench.builder.scene.requests import Style
 from misi_bench.builder.tasks.base import annotate, request
 
+from scripts.fixtures import fixture_root
 from scripts.label_legibility import measure, table
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from misi_bench.builder.chemistry.samples import sample_refs
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.audit_checks import clear_boxes, legible_keys
 from misi_bench.builder.dataset.card_examples import tile_caption
@@ -20,6 +19,8 @@ from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_im
 from misi_bench.builder.tasks import docking, interaction_location, pocket_ligand
 from misi_bench.builder.tasks.base import annotate, request, six_views
 from misi_bench.builder.tasks.residue_ligand import residue_images
+
+from scripts.fixtures import fixture_root
 
 
 def _interior(lb):

@@ -11,8 +11,9 @@ import shutil
 
 import pytest
 from misi_bench.builder.chemistry.ligand import residue_code
-from scripts.fixtures import fixture_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 SETS = ("samples", "heldout", "copies")
 

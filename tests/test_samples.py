@@ -7,6 +7,7 @@ import gzip
 import numpy as np
 import pytest
 from misi_bench.builder.chemistry.samples import sample_index, sample_refs, sample_root
+
 from scripts.fixtures import FIXTURE_ROOT, raw_index, raw_refs
 
 REFS = sample_refs()
