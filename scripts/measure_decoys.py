@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 from misi_bench.builder import scoring
+from misi_bench.builder.core.constants import DEFAULT_POCKET_CUTOFF
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES
+from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES, PROFILES
 from misi_bench.builder.dataset import blind
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
@@ -113,7 +114,7 @@ def docking_distances(sources, seeds, profile: str) -> list[int]:
     out = []
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
-        cache = AnnotationCache(refs, 10.0, 512)
+        cache = AnnotationCache(refs, DEFAULT_POCKET_CUTOFF, 512)
         for seed in seeds:
             for pdb_id in _readable_ids(cache, refs):
                 ctx = TaskContext.for_task("docking", cache.get(pdb_id), "train", seed, profile)
@@ -155,7 +156,7 @@ def measure(
 
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
-        cache = AnnotationCache(refs, 10.0, image_size)
+        cache = AnnotationCache(refs, DEFAULT_POCKET_CUTOFF, image_size)
         ids = _readable_ids(cache, refs)
         for mode in modes:
             for seed in seeds:
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         modes=tuple(args.modes),
     )
     print(format_table(result))
-    if args.profile != EXPLICIT:
+    if PROFILES[args.profile].paper_comparable:  # the paper's T7 distances
         result["docking_distances"] = distance_summary(
             docking_distances(args.sources, _seeds(args.seeds), args.profile)
         )

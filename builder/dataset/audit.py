@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..chemistry.hbond_rotamers import rotamer_sensitive
-from ..core.constants import BUILDER_VERSION
+from ..core.constants import BUILDER_VERSION, DEFAULT_POCKET_CUTOFF
 from ..core.errors import MisiError
 from ..core.registry import TASK_NAMES
 from ..core.rows import parse_metadata
@@ -173,7 +173,7 @@ class _Auditor(Margins):
         }
         self.annotations = AnnotationCache(
             refs,
-            float(cfg.get("pocket_cutoff", 10.0)),
+            float(cfg.get("pocket_cutoff", DEFAULT_POCKET_CUTOFF)),
             int(cfg["image_size"]),
             cfg.get("hbonds", "plip"),
         )

@@ -13,6 +13,7 @@ from .. import scoring
 from ..core.constants import hub_repo_id, version_label
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
+from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
 from . import blind, card_stats, card_text, pixel_solver
 from .card_examples import example_sheet, legibility_text
@@ -55,13 +56,11 @@ def card_metadata(manifest: dict) -> dict:
     configs = []
     for task in tasks:
         files = [
-            {"split": s, "path": f"{task}/{s}-*.parquet"}
-            for s in SPLIT_ORDER
-            if counts[task].get(s)
+            {"split": s, "path": config_glob(task, s)} for s in SPLIT_ORDER if counts[task].get(s)
         ]
         configs.append({"config_name": task, "data_files": files})
     all_files = [
-        {"split": s, "path": [f"{t}/{s}-*.parquet" for t in tasks if counts[t].get(s)]}
+        {"split": s, "path": [config_glob(t, s) for t in tasks if counts[t].get(s)]}
         for s in SPLIT_ORDER
         if any(counts[t].get(s) for t in tasks)
     ]
@@ -71,7 +70,9 @@ def card_metadata(manifest: dict) -> dict:
 
     def split_bytes(task: str, split: str) -> int:
         return sum(
-            v["bytes"] for k, v in manifest["shards"].items() if k.startswith(f"{task}/{split}-")
+            v["bytes"]
+            for k, v in manifest["shards"].items()
+            if k.startswith(shard_prefix(task, split))
         )
 
     info = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from . import blind
 
@@ -44,7 +45,8 @@ def tiny_text(manifest: dict) -> str:
     counts = manifest["counts"]
     halves = [s.name for s in TASK_SPECS if s.halves is not None and s.name in counts]
     rule = f"`tiny`, up to {per_task} questions per task drawn deterministically from `test`"
-    if halves and manifest.get("profile") == "paper":
+    profile = PROFILES.get(manifest.get("profile", LEGACY_PROFILE))
+    if halves and profile is not None and profile.balanced_tiny_halves:
         rule += f" (`{'`, `'.join(halves)}`: {per_task} positives and {per_task} negatives)"
     whole = [t for t, c in counts.items() if c.get("test") and c.get("tiny") == c.get("test")]
     if whole and len(whole) == len([t for t, c in counts.items() if c.get("test")]):

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .. import scoring
-from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
 from ..core.registry import TASK_NAMES, answer_format
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
@@ -61,7 +61,7 @@ class StructureSource:
 
     source: str | None
     structures: str | None = None
-    pocket_cutoff: float = 10.0
+    pocket_cutoff: float = DEFAULT_POCKET_CUTOFF
     #: the build's H-bond mode (manifests before ``--hbonds`` existed were built by ``plip``)
     hbonds: str = "plip"
     image_size: int = DEFAULT_IMAGE_SIZE
@@ -76,7 +76,7 @@ class StructureSource:
         return cls(
             source or manifest.get("source") or config.get("source"),
             structures or manifest.get("structures"),
-            float(config.get("pocket_cutoff", 10.0)),
+            float(config.get("pocket_cutoff", DEFAULT_POCKET_CUTOFF)),
             config.get("hbonds", "plip"),
             int(config.get("image_size", DEFAULT_IMAGE_SIZE)),
         )
