@@ -237,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
     )
-    parser.add_argument(
-        "--configs", "--tasks", dest="configs", nargs="*", default=list(TASKS), choices=TASKS
-    )
+    parser.add_argument("--configs", dest="configs", nargs="*", default=list(TASKS), choices=TASKS)
     parser.add_argument(
         "--add",
         nargs="*",

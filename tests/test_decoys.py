@@ -325,7 +325,7 @@ def test_score_command_prints_baselines(data_dir, tmp_path):
             str(data_dir),
             "--predictions",
             str(preds),
-            "--config",
+            "--configs",
             "interaction_location",
             "--json-out",
             str(out),

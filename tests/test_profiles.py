@@ -311,7 +311,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "paper"),
         "--predictions",
         str(paper_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert ok.returncode == 0, ok.stderr
@@ -326,7 +326,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "explicit"),
         "--predictions",
         str(explicit_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert ok.returncode == 0 and "human (not comparable)" in ok.stdout
@@ -336,7 +336,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "paper"),
         "--predictions",
         str(explicit_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert bad.returncode == 2

@@ -186,7 +186,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         "4",
         "--workers",
         "1",
-        "--tasks",
+        "--configs",
         TASK,
         "zooming",
         "--out",
@@ -218,7 +218,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
     )
     scored = _cli(
-        copy, "score", "--dataset", str(out), "--predictions", str(gold), "--config", TASK
+        copy, "score", "--dataset", str(out), "--predictions", str(gold), "--configs", TASK
     )
     assert re.search(rf"\| {TASK} \| {len(rows)} \| 100\.00 \| 100\.00 \|", scored.stdout), (
         scored.stdout

@@ -188,11 +188,10 @@ def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in e
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument(
         "--configs",
-        "--tasks",
         dest="configs",
         nargs="*",
         choices=TASKS,
-        help="task configs to build (default: every task); --tasks is the old spelling",
+        help="task configs to build (default: every task)",
     )
     p.add_argument(
         "--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)"
