@@ -15,7 +15,7 @@ from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
-from . import blind, card_stats, card_text, pixel_solver
+from . import blind, card_stats, card_tasks, card_text, pixel_solver
 from .card_examples import example_sheet, legibility_text
 from .parquet import SPLIT_ORDER, features
 
@@ -328,7 +328,12 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
     profile = manifest.get("profile", LEGACY_PROFILE)
     scored = card_scored(out, manifest, pool=pool)
     floors = card_floors(out, scored)
+    tasks = ordered_tasks(manifest)
     body = _card_file("template.md").format(
+        asks=card_tasks.asks_text(tasks),
+        task_table=card_tasks.task_table(tasks),
+        scoring=card_tasks.scoring_paragraph(tasks),
+        averages=card_tasks.averages_text(),
         profile=profile,
         profile_text=PROFILE_TEXT[profile]
         + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
