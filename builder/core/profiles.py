@@ -49,7 +49,8 @@ class Profile:
     ``steps`` of the allowed values or ``radius``, the task's ``score_radius``);
     ``states_answer_form`` (every prompt states its answer form, so no front-end adds a form line
     of its own); ``balanced_tiny_halves`` (the ``tiny`` split of a task with halves draws its
-    per-task count from each half: the paper's 50 positive and 50 negative T4 questions)."""
+    per-task count from each half: the paper's 50 positive and 50 negative T4 questions);
+    ``card_text`` (the dataset card's paragraph on the profile)."""
 
     name: str
     summary: str
@@ -60,6 +61,7 @@ class Profile:
     magnitude_rule: str
     states_answer_form: bool
     balanced_tiny_halves: bool
+    card_text: str
 
 
 PROFILES: dict[str, Profile] = {
@@ -74,6 +76,10 @@ PROFILES: dict[str, Profile] = {
         magnitude_rule="steps",
         states_answer_form=True,
         balanced_tiny_halves=True,
+        card_text="The questions give what the paper's prompts give (its Appendix C), no more and "
+        "no less, in our own words; sampling, counts per complex, the `tiny` split (T4: 50 "
+        "positives and 50 negatives) and the answer formats follow the paper. The paper's rows "
+        "below are comparable.",
     ),
     EXPLICIT: Profile(
         EXPLICIT,
@@ -86,6 +92,10 @@ PROFILES: dict[str, Profile] = {
         magnitude_rule="radius",
         states_answer_form=False,
         balanced_tiny_halves=False,
+        card_text="The questions state everything a careful solver needs: the camera distance and "
+        "field of view (T1, T3), answer ranges, the H-bond rule, view definitions. Easier than "
+        "the paper's questions, and **not comparable** with the paper's rows. Build the paper's "
+        "questions with `misi-bench build --profile paper` (the default).",
     ),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)

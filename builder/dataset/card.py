@@ -287,17 +287,6 @@ def _floor_words(floors: dict | None) -> str:
     )
 
 
-PROFILE_TEXT = {
-    "paper": "The questions give what the paper's prompts give (its Appendix C), no more and no less, in our "
-    "own words; sampling, counts per complex, the `tiny` split (T4: 50 positives and 50 "
-    "negatives) and the answer formats follow the paper. The paper's rows below are comparable.",
-    "explicit": "The questions state everything a careful solver needs: the camera distance and field of view "
-    "(T1, T3), answer ranges, the H-bond rule, view definitions. Easier than the paper's "
-    "questions, and **not comparable** with the paper's rows. Build the paper's questions with "
-    "`misi-bench build --profile paper` (the default).",
-}
-
-
 #: The card's description of each H-bond mode (``--hbonds``).
 HBOND_CARD_TEXT = {
     "chimerax": (
@@ -335,7 +324,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         scoring=card_tasks.scoring_paragraph(tasks),
         averages=card_tasks.averages_text(),
         profile=profile,
-        profile_text=PROFILE_TEXT[profile]
+        profile_text=PROFILES[profile].card_text
         + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
         paper_title=paper_title(profile, manifest, floors),
         provenance=card_text.provenance(manifest),
