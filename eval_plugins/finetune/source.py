@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...builder.core import shards as shard_files
 from ...builder.core.errors import InputError
 from ...builder.core.registry import TASK_NAMES, canonical_task
 from ...builder.core.shards import config_glob
@@ -88,7 +89,7 @@ def config_shards(root: Path, configs: Sequence[str], split: str) -> list[Path]:
     without shards for ``split`` is skipped with a log line; none at all is an error."""
     shards = []
     for config in configs:
-        found = shards.config_shards(root, config, split)
+        found = shard_files.config_shards(root, config, split)
         if not found:
             log.info("%s: no %s shards in %s", config, split, root)
         shards += found
