@@ -10,6 +10,7 @@ import copy
 import fnmatch
 import json
 import logging
+import re
 import shutil
 
 from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
@@ -157,6 +158,9 @@ def test_a_build_of_another_task_set_gets_a_card_that_describes_it(data_dir, tmp
     assert [r["config"] for r in tables(legibility)[0]] == ["`pocket_ligand`"]
     baselines = tables(parts["Chance levels on this build"])[0]
     assert list(baselines[0])[1:3] == ["rotation", "pocket_ligand"]
+    examples = re.findall(r"!\[(\w+) example\]\((examples/\w+\.png)\)", parts["Examples"])
+    assert [name for name, _ in examples] == keep
+    assert all((out / path).is_file() for _, path in examples)
 
 
 def test_provenance_tiny_limitations_and_caveat(data_dir):
