@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from card_support import front_matter, table_under
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs/extending.md"
 TASK = "view_turn"
@@ -224,4 +226,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         scored.stdout
     )
     card = (out / "README.md").read_text()
-    assert TASK in card
+    tasks = table_under(card, "Tasks")  # the card's task table: the build's two tasks, T10 last
+    assert [r["config"] for r in tasks] == ["`zooming`", f"`{TASK}`"]
+    assert tasks[1]["task"].startswith("T10: ") and tasks[1]["format"] == "choice A-D"
+    assert [c["config_name"] for c in front_matter(card)[0]["configs"]] == ["zooming", TASK, "all"]
