@@ -113,6 +113,8 @@ def test_scoring_and_averages_prose_follow_the_registry(data_dir):
     evaluate = sections(front_matter(text)[1])["Evaluate"]
     averages = next(p for p in evaluate.split("\n") if p.startswith("Three averages"))
     assert averages == card_tasks.averages_text()
+    chance = sections(front_matter(text)[1])["Chance levels on this build"]
+    assert "*options only* reads the four options alone (T5/T6: the option image nearest" in chance
     assert (
         "(the mean of eight columns: T1, T2, T3, T4 positive, T4 negative, T7, T8, T9;" in averages
     )
@@ -158,6 +160,7 @@ def test_a_build_of_another_task_set_gets_a_card_that_describes_it(data_dir, tmp
     assert [r["config"] for r in tables(legibility)[0]] == ["`pocket_ligand`"]
     baselines = tables(parts["Chance levels on this build"])[0]
     assert list(baselines[0])[1:3] == ["rotation", "pocket_ligand"]
+    assert "*options only* reads" not in parts["Chance levels on this build"]  # no choice task
     examples = re.findall(r"!\[(\w+) example\]\((examples/\w+\.png)\)", parts["Examples"])
     assert [name for name, _ in examples] == keep
     assert all((out / path).is_file() for _, path in examples)

@@ -202,19 +202,22 @@ def baseline_table(
     rows_md += _best_option_rule_row(data, columns, averages)
     rows_md.append(pixel_solver.baseline_row(out, tasks, pool, [c for c, _ in columns] + averages))
     extra = blind.blind_table(data, tasks)
-    note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
+    note = blind_note(tasks, manifest.get("config", {}).get("decoys", "paper"))
     note += "\n\n" + " ".join(_card_file("decoys.md").split())
     return "\n".join(rows_md) + (f"\n\n{note}\n\n{extra}" if extra else "")
 
 
-BLIND_NOTE = (
-    "Blind baselines never look at the pictures (docs/decoys.md): *options only* reads the four "
-    "options alone (T8: the option nearest to the other three, the sign majority, the magnitude "
-    "median, the option nearest the median or the smallest move; T5/T6: the option image "
-    "nearest to the other three), *text only* answers every question of a task with the train "
-    "split's most frequent answer. A score shows use of the pictures only where it beats these "
-    "rows. Decoy mode of this build: **{decoys}**."
-)
+def blind_note(tasks: list[str], decoys: str) -> str:
+    """The paragraph under the baselines table: what the blind baselines read (the options-only
+    rules of the build's choice tasks, from their data files), and the build's decoy mode."""
+    rules = card_tasks.options_only_text(tasks)
+    options = f"*options only* reads the four options alone ({rules}), " if rules else ""
+    return (
+        f"Blind baselines never look at the pictures (docs/decoys.md): {options}*text only* "
+        "answers every question of a task with the train split's most frequent answer. A score "
+        "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
+        f"**{decoys}**."
+    )
 
 
 def _best_option_rule_row(

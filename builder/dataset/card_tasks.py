@@ -105,6 +105,17 @@ def scoring_text(tasks: Sequence[str]) -> str:
     return "; ".join(f"{'/'.join(labels)} {rule}" for rule, labels in groups.items())
 
 
+def options_only_text(tasks: Sequence[str]) -> str:
+    """What the options-only rules read, per choice task of the build (tasks with the same
+    rules named together, ``T5/T6: ...``); '' when the build has none."""
+    groups: dict[str, list[str]] = {}
+    for spec in _specs(tasks):
+        rule = task_card(spec.name).options_only
+        if rule:
+            groups.setdefault(_words(spec, rule), []).append(_label(spec))
+    return "; ".join(f"{'/'.join(labels)}: {rule}" for rule, labels in groups.items())
+
+
 def readings_text(tasks: Sequence[str]) -> str:
     """The other readings ``misi-bench score`` reports for the build's tasks ('' for none)."""
     return "; ".join(_once(_words(s, r) for s in _specs(tasks) for r in task_card(s.name).readings))

@@ -67,7 +67,8 @@ class TaskCard:
     paragraph; ``{steps}``, ``{steps_less}`` and ``{radius}`` are filled from its registry
     entry), ``readings`` (the other readings ``misi-bench score`` reports beside the headline),
     ``answer_labels`` (the labels its answer rests on, for the legibility paragraph) and
-    ``underdetermined`` (why the profiles of its ``underdetermined_in`` do not fix the answer).
+    ``underdetermined`` (why the profiles of its ``underdetermined_in`` do not fix the answer)
+    and ``options_only`` (what the options-only blind rules read of its options).
     ``{task}`` in any of them is the task's number (``T4``)."""
 
     summary: str
@@ -77,10 +78,11 @@ class TaskCard:
     readings: tuple[str, ...] = ()
     answer_labels: str = ""
     underdetermined: str = ""
+    options_only: str = ""
 
 
 _CARD_REQUIRED = ("summary", "answer", "asks", "scoring")
-_CARD_OPTIONAL = ("answer_labels", "underdetermined")
+_CARD_OPTIONAL = ("answer_labels", "underdetermined", "options_only")
 
 
 def parse_card(raw: object, where: str) -> TaskCard:
