@@ -15,6 +15,7 @@ from typing import Any
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
 from ..builder.core.provenance import DatasetProvenance
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
+from ..builder.core.shards import config_glob, config_shards
 from ..builder.scoring import (
     PAPER_AVERAGE_COLUMNS,
     PAPER_COLUMNS,
@@ -199,7 +200,7 @@ def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> 
     table = {}
     for task in TASKS:
         for split in splits:
-            for shard in sorted((Path(path) / task).glob(f"{split}-*.parquet")):
+            for shard in config_shards(path, task, split):
                 t = pq.read_table(shard, columns=["id", "answer"])
                 table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
     return table
@@ -306,7 +307,7 @@ def local_copy(
     if len(parts) != 2 or not all(parts) or dataset.startswith((".", "~")):
         raise MisiError(f"{dataset}: no such build folder (and not a Hub repo id like owner/name)")
     revision = revision or hub_revision()
-    patterns = [f"*/{s}-*.parquet" for s in splits] + ["manifest.json", "baselines.json"]
+    patterns = [config_glob("*", s) for s in splits] + ["manifest.json", "baselines.json"]
     try:
         from huggingface_hub import snapshot_download
 

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from misi_bench.builder.core.shards import config_shards, shard_name
+
 _CHILD = """
 import json, resource, sys, time
 import datasets, pyarrow  # imported before timing
@@ -51,16 +53,14 @@ def _export(source: Path, out: Path, fmt: str) -> dict:
 
 def _scaled(source: Path, dest: Path, k: int) -> Path:
     """A folder whose configs list each train shard ``k`` times (hard links, no copies)."""
-    for config in sorted(
-        p for p in source.iterdir() if p.is_dir() and list(p.glob("train-*.parquet"))
-    ):
-        shards = sorted(config.glob("train-*.parquet"))
+    for config in sorted(p for p in source.iterdir() if p.is_dir()):
+        shards = config_shards(source, config.name, "train")
+        if not shards:
+            continue
         (dest / config.name).mkdir(parents=True)
         n = len(shards) * k
         for j in range(n):
-            os.link(
-                shards[j % len(shards)], dest / config.name / f"train-{j:05d}-of-{n:05d}.parquet"
-            )
+            os.link(shards[j % len(shards)], dest / config.name / shard_name("train", j, n))
     return dest
 
 

@@ -190,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         versus(args.baseline, args.limit, args.rounds, args.workers)
         return 0
-    from misi_bench.builder.chemistry.samples import data_root  # noqa: PLC0415
     from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+
+    from .fixtures import fixture_root  # noqa: PLC0415
 
     print(
         "| set | size | images | KB/image | render_png ms/image | answer labels legible "
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in SETS if args.set == "all" else (args.set,):
-        refs = discover("samples" if name == "samples" else str(data_root() / name))
+        refs = discover("samples" if name == "samples" else str(fixture_root(name)))
         for size in (int(s) for s in args.sizes.split(",")):
             f = size_figures(refs, size, args.ocr)
             ocr = (

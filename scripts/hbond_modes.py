@@ -32,7 +32,8 @@ from misi_bench.builder.chemistry.hbonds import (
 )
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
 
-from .hbond_report import SETS, compare, data_root, pooled, set_dirs
+from .fixtures import fixture_root
+from .hbond_report import SETS, compare, pooled, set_dirs
 
 DISTANCE_EDGES = (3.0, 3.3, 3.5, 3.8, 4.1)
 
@@ -167,7 +168,7 @@ def raw_entries() -> dict[str, tuple]:
 
     out = {}
     for name in RAW_SETS:
-        root = data_root() / name
+        root = fixture_root(name)
         with open(root / "index.csv", encoding="utf-8", newline="") as f:
             for row in csv.DictReader(f):
                 resnum = int(row["ligand_resnum"]) if row["ligand_resnum"] else None
@@ -188,7 +189,7 @@ def load_key(key: str):
     if key in raw:
         path, code, chain, resnum = raw[key]
         return read_raw_entry(path, code, chain=chain, resnum=resnum)
-    return read_pdbbind_dir(data_root() / key)
+    return read_pdbbind_dir(fixture_root(key))
 
 
 def dump_bonds() -> dict:

@@ -15,7 +15,7 @@ charged groups within 4.1 Å), then per set:
 ``--hydrogens input`` gives each tool the input files' hydrogens (PLIP adds the missing polar
 ones itself); ``shared`` gives both one protonated copy of each complex (``hbond_shared_h``), the
 issue's setting. The ``samples`` set (``builder/data/samples``) is the one the detector was tuned
-on; ``heldout`` (``builder/data/heldout``) and ``copies`` (``builder/data/copies``: other
+on; ``heldout`` (``tests/data/heldout``) and ``copies`` (``tests/data/copies``: other
 crystallographic copies of ligands of both) were not tuned on. ``--sweep`` re-runs the detector
 with the alternatives weighed for the distance limit, the use of input hydrogens on rotatable
 donors, the bonds per hydrogen, and the ligand chemistry source (SDF or MOL2), printing pooled
@@ -32,9 +32,10 @@ import tempfile
 from pathlib import Path
 
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE, detect_hbonds, donor_hydrogen_source
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
 from misi_bench.builder.core.records import Complex
+
+from .fixtures import fixture_root
 
 SETS = ("samples", "heldout", "copies")
 CHARGED_SIDE_CHAIN = {
@@ -59,7 +60,7 @@ def bond_key(
 
 def set_dirs(name: str) -> list[Path]:
     """Complex folders of one data set (``samples`` or ``heldout``), in index order."""
-    root = data_root() / name
+    root = fixture_root(name)
     ids = [
         line.split(",")[0].lower()
         for line in (root / "index.csv").read_text().splitlines()[1:]

@@ -22,7 +22,6 @@ import logging
 import time
 from pathlib import Path
 
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
 from misi_bench.builder.dataset.audit_checks import legible_keys
@@ -31,6 +30,8 @@ from misi_bench.builder.operations.transforms import VIEW_NAMES
 from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
 from misi_bench.builder.tasks.base import annotate, request
 from misi_bench.builder.tasks.residue_ligand import residue_images
+
+from .fixtures import fixture_root
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     placements = [p.strip() for p in args.placements.split(",") if p.strip()]
     for name in SETS if args.set == "all" else (args.set,):
-        refs = discover("samples" if name == "samples" else str(data_root() / name))
+        refs = discover("samples" if name == "samples" else str(fixture_root(name)))
         result = measure(refs, args.size, placements, args.save)
         print(f"## {name} ({len(refs)} complexes, {args.size} px)\n")
         for task in ("pocket_ligand", "residue_ligand"):

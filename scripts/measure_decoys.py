@@ -1,7 +1,7 @@
 """Options-only baselines of the choice tasks per decoy mode, on many questions (docs/decoys.md).
 
     python -m scripts.measure_decoys [--seeds 0-11] [--image-seeds 0-4] [--profile explicit|paper]
-        [--modes paper balanced] [--sources samples builder/data/heldout builder/data/copies]
+        [--modes paper balanced] [--sources samples tests/data/heldout tests/data/copies]
         [--json-out FILE]
 
 Generates the T5, T6 and T8 questions of every complex of each source (the build's own generators
@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 from misi_bench.builder import scoring
+from misi_bench.builder.core.constants import DEFAULT_POCKET_CUTOFF
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES
+from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES, PROFILES
 from misi_bench.builder.dataset import blind
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
@@ -39,7 +40,7 @@ from misi_bench.builder.tasks.base import TaskContext, projected_difference
 log = logging.getLogger(__name__)
 TASKS = ("translation_rotation", "rotation_rotation", "interaction_location")
 MODES = ("paper", "balanced")
-DEFAULT_SOURCES = ("samples", "builder/data/heldout", "builder/data/copies")
+DEFAULT_SOURCES = ("samples", "tests/data/heldout", "tests/data/copies")
 
 
 def _seeds(text: str) -> list[int]:
@@ -113,7 +114,7 @@ def docking_distances(sources, seeds, profile: str) -> list[int]:
     out = []
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
-        cache = AnnotationCache(refs, 10.0, 512)
+        cache = AnnotationCache(refs, DEFAULT_POCKET_CUTOFF, 512)
         for seed in seeds:
             for pdb_id in _readable_ids(cache, refs):
                 ctx = TaskContext.for_task("docking", cache.get(pdb_id), "train", seed, profile)
@@ -155,7 +156,7 @@ def measure(
 
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
-        cache = AnnotationCache(refs, 10.0, image_size)
+        cache = AnnotationCache(refs, DEFAULT_POCKET_CUTOFF, image_size)
         ids = _readable_ids(cache, refs)
         for mode in modes:
             for seed in seeds:
@@ -236,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--image-seeds", default="0-4", help="seeds on which T5/T6 option images are rendered"
     )
-    parser.add_argument(
-        "--configs", "--tasks", dest="configs", nargs="*", default=list(TASKS), choices=TASKS
-    )
+    parser.add_argument("--configs", dest="configs", nargs="*", default=list(TASKS), choices=TASKS)
     parser.add_argument(
         "--add",
         nargs="*",
@@ -261,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         modes=tuple(args.modes),
     )
     print(format_table(result))
-    if args.profile != EXPLICIT:
+    if PROFILES[args.profile].paper_comparable:  # the paper's T7 distances
         result["docking_distances"] = distance_summary(
             docking_distances(args.sources, _seeds(args.seeds), args.profile)
         )

@@ -134,15 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from misi_bench.builder.chemistry.samples import data_root  # noqa: PLC0415
     from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE  # noqa: PLC0415
     from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+
+    from .fixtures import fixture_root  # noqa: PLC0415
 
     if not have_tesseract():
         raise SystemExit("tesseract not found: apt-get install -y tesseract-ocr")
     size = args.size or DEFAULT_IMAGE_SIZE
     for name in SETS if args.set == "all" else (args.set,):
-        refs = discover("samples" if name == "samples" else str(data_root() / name))
+        refs = discover("samples" if name == "samples" else str(fixture_root(name)))
         s = summary(measure(refs, size, args.workers))
         print(
             f"{name} ({s['complexes']} complexes with H-bonds, {size} px): OCR found "

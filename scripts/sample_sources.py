@@ -195,7 +195,7 @@ ENTRIES: list[Entry] = [
     ),
 ]
 
-#: Held-out complexes for the H-bond agreement report (``builder/data/heldout``): never used to
+#: Held-out complexes for the H-bond agreement report (``tests/data/heldout``): never used to
 #: tune the detector, never part of the benchmark build.
 HELDOUT_ENTRIES: list[Entry] = [
     Entry(
@@ -266,7 +266,7 @@ HELDOUT_ENTRIES: list[Entry] = [
     ),
 ]
 
-#: Second held-out set (``builder/data/copies``): other crystallographic copies of ligands whose
+#: Second held-out set (``tests/data/copies``): other crystallographic copies of ligands whose
 #: first copy is in the samples or the held-out set, measured once, never tuned on.
 COPY_ENTRIES: list[Entry] = [
     Entry(

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from misi_bench.builder.chemistry.protein import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
 from misi_bench.builder.chemistry.protein import (
     METAL_ELEMENTS,
     STANDARD_AMINO_ACIDS,
     pocket_residue_keys,
 )
+from misi_bench.builder.core.constants import DEFAULT_POCKET_CUTOFF as POCKET_CUTOFF
 
 from .sample_ligands import atom_element
 

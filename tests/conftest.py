@@ -39,7 +39,7 @@ def complexes(sample_refs):
 
 @pytest.fixture(scope="session")
 def raw_refs():
-    from misi_bench.builder.chemistry.samples import raw_refs as refs
+    from scripts.fixtures import raw_refs as refs
 
     return {r.pdb_id: r for r in refs()}
 

@@ -17,6 +17,8 @@ from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.parquet import read_rows, write_rows
 from PIL import Image, ImageDraw
 
+from card_support import front_matter, sections, tables
+
 
 def _rewrite(folder, task, split, change) -> str:
     """Apply ``change(rows)`` to the first shard of task/split; returns the changed row's id."""
@@ -195,8 +197,9 @@ def test_pixel_solver_reads_t3_from_the_pictures(explicit_dir):
 def test_card_lists_the_pixel_baseline(data_dir, explicit_dir):
     def cells(folder):
         card = (folder / "README.md").read_text(encoding="utf-8")
-        line = next(ln for ln in card.splitlines() if ln.startswith("| pixel-only registration"))
-        return [c.strip() for c in line.strip("|").split("|")][1:]
+        rows = tables(sections(front_matter(card)[1])["Chance levels on this build"])[0]
+        row = next(r for r in rows if r["baseline"].startswith("pixel-only registration"))
+        return list(row.values())[1:]
 
     explicit = cells(explicit_dir)  # columns: T1, T3, T4, T9 (the build's tasks)
     # 12 T3 questions: one miss is 8.3 points (render version 4: 1AFS-001's score peak sits at

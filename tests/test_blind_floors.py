@@ -1,6 +1,6 @@
 """Issue 37: scores that mean the pictures were read. The `paper` profile's T8 options do not
 point at the truth, its T7 shifts lie in the paper's 9-17 Å and T5/T6 draw exchangeable options,
-all on real complexes the samples do not contain (``builder/data/heldout``); the blind floor and
+all on real complexes the samples do not contain (``tests/data/heldout``); the blind floor and
 a result's margin above it (``scoring.floors``) on a real build."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks import interaction_location as t8
 from misi_bench.builder.tasks.base import TaskContext
 
-HELDOUT = "builder/data/heldout"
+HELDOUT = "tests/data/heldout"
 
 
 @pytest.fixture(scope="module")

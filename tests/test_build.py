@@ -16,6 +16,8 @@ from misi_bench.builder.dataset.config import BuildConfig, BuildOptions
 from misi_bench.builder.dataset.validate import validate_dataset
 from misi_bench.builder.tasks import TASKS
 
+from card_support import front_matter, sections, tables
+
 LIMIT = 5
 
 
@@ -81,9 +83,9 @@ def test_layout_card_and_manifest(full_build):
     out, manifest = full_build
     assert (out / "README.md").exists() and (out / "manifest.json").exists()
     card = (out / "README.md").read_text()
-    assert card.startswith("---\n") and "config_name: all" in card
+    meta, body = front_matter(card)
+    assert [c["config_name"] for c in meta["configs"]] == [*TASKS, "all"]
     for task in TASKS:
-        assert f"config_name: {task}" in card
         assert (out / task / "test-00000-of-00001.parquet").exists()
         assert manifest["counts"][task]["test"] > 0 and manifest["counts"][task]["train"] > 0
         assert (out / "examples" / f"{task}.png").exists()
@@ -92,17 +94,12 @@ def test_layout_card_and_manifest(full_build):
     assert set(manifest["inputs"]) and all(
         len(v["files"]) >= 2 for v in manifest["inputs"].values()
     )
-    assert "license: cc-by-4.0" in card and "visual-question-answering" in card
+    assert meta["license"] == "cc-by-4.0"
+    assert "visual-question-answering" in meta["task_categories"]
     assert "2512.10867" in card
     # chance levels measured on this build: about 25% for the four-way choice tasks
-    header = next(line for line in card.splitlines() if line.startswith("| baseline |"))
-    random_row = next(line for line in card.splitlines() if line.startswith("| random answer"))
-    cells = dict(
-        zip(
-            [c.strip() for c in header.split("|")[2:-1]],
-            [c.strip() for c in random_row.split("|")[2:-1]],
-        )
-    )
+    baselines = tables(sections(body)["Chance levels on this build"])[0]
+    cells = next(r for r in baselines if r["baseline"].startswith("random answer"))
     for task in ("translation_rotation", "rotation_rotation", "interaction_location"):
         assert 12.0 <= float(cells[task]) <= 38.0, (task, cells[task])
     # the three averages, each named; the paper's average from the eight columns (T4 as two halves)

@@ -1,18 +1,25 @@
 """The dataset card (authors, provenance, tiny as built, Limitations, complete tables, default
-config, the small-build caveat) and the build's validity warnings and stage bars, on a real
-build of four embedded complexes (``data_dir``)."""
+config, the small-build caveat, task parts from the registry) and the build's validity warnings
+and stage bars, on a real build of four embedded complexes (``data_dir``). The card is read as
+its readers' tools read it: the YAML front matter with a YAML library, sections by heading,
+tables as rows (``card_support``)."""
 
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
 import logging
 import re
+import shutil
 
-import yaml
-from misi_bench.builder.dataset import build_warnings, card, card_text, progress
+from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
+from misi_bench.builder.dataset import build_warnings, card, card_tasks, card_text, progress
 from misi_bench.builder.dataset import manifest as manifest_io
 from misi_bench.builder.dataset.cluster import pool_map
+from misi_bench.builder.tasks.data import task_data
+
+from card_support import bold_titles, bullets, front_matter, sections, table_under, tables
 
 AUTHORS = (
     "Li, Zongzhao",
@@ -40,25 +47,123 @@ def test_citation_names_the_papers_authors(data_dir):
     assert [a.strip() for a in line.split("{", 1)[1].rstrip("},").split(" and ")] == list(AUTHORS)
 
 
-def test_every_table_row_has_the_headers_cell_count(data_dir):
-    lines = _card(data_dir).split("\n---\n", 1)[1].splitlines()
-    tables, current = [], []
-    for line in lines + [""]:
-        if line.startswith("|"):
-            current.append(line)
-        elif current:
-            tables.append(current)
-            current = []
-    assert len(tables) >= 6
-    for table in tables:
-        widths = [len(re.split(r"(?<!\\)\|", row.strip())) for row in table]
-        assert len(set(widths)) == 1, (table[0], widths)
+def test_every_table_parses_into_rows(data_dir):
+    _, body = front_matter(_card(data_dir))
+    found = tables(body)  # fails on a row whose cell count is not its header's
+    assert len(found) >= 6 and all(found)
 
 
-def test_all_is_the_default_config(data_dir):
-    meta = yaml.safe_load(_card(data_dir).split("---\n")[1])
+def test_front_matter_describes_the_builds_configs_and_files(data_dir):
+    manifest = manifest_io.read_manifest(data_dir)
+    meta, _ = front_matter(_card(data_dir))
+    tasks = [t for t in TASK_NAMES if t in manifest["counts"]]
+    assert [c["config_name"] for c in meta["configs"]] == [*tasks, card.ALL_CONFIG]
     defaults = [c["config_name"] for c in meta["configs"] if c.get("default")]
     assert defaults == [card.ALL_CONFIG]
+    assert meta["license"] == "cc-by-4.0" and meta["pretty_name"] == "MiSI-Bench"
+    shards = sorted(manifest["shards"])
+    for config in meta["configs"][:-1]:
+        for files in config["data_files"]:
+            matched = [s for s in shards if fnmatch.fnmatch(s, files["path"])]
+            assert matched and all(s.startswith(f"{config['config_name']}/") for s in matched)
+    everything = meta["configs"][-1]["data_files"]
+    assert sorted(
+        s for f in everything for p in f["path"] for s in shards if fnmatch.fnmatch(s, p)
+    ) == sorted(
+        s for s in shards if s.split("/")[1].split("-")[0] in {f["split"] for f in everything}
+    )
+    info = {
+        i["config_name"]: {s["name"]: s["num_examples"] for s in i["splits"]}
+        for i in meta["dataset_info"]
+    }
+    for task in tasks:
+        assert info[task] == {s: n for s, n in manifest["counts"][task].items() if n}
+    assert info[card.ALL_CONFIG]["test"] == manifest["totals"]["questions"]["test"]
+
+
+def test_task_table_is_the_registry_and_the_task_data(data_dir):
+    rows = table_under(_card(data_dir), "Tasks")
+    manifest = manifest_io.read_manifest(data_dir)
+    assert [r["config"] for r in rows] == [f"`{t}`" for t in TASK_NAMES if t in manifest["counts"]]
+    for row in rows:
+        spec = TASK_BY_NAME[row["config"].strip("`")]
+        words = task_data(spec.name).card
+        assert row["task"] == f"T{spec.number}: {words.summary}"
+        assert row["format"] == ("choice A-D" if spec.is_choice else "fill-in")
+        assert row["answer"] == words.answer
+    assert rows[1] == {
+        "config": "`rotation`",
+        "task": "T2: which `roll x/y/z A` turned it",
+        "format": "fill-in",
+        "answer": "`roll z -45`",
+    }
+
+
+def _scoring_rules(text: str) -> list[str]:
+    """The task labels of the card's scoring sentence (``T1 weighted: ...; T5/T6/T8 ...``)."""
+    evaluate = sections(front_matter(text)[1])["Evaluate"]
+    paragraph = next(p for p in evaluate.split("\n") if p.startswith("Scoring ("))
+    rules = paragraph.split("): ", 1)[1].split(". ", 1)[0]
+    return [rule.split(" ", 1)[0] for rule in rules.split("; ")]
+
+
+def test_scoring_and_averages_prose_follow_the_registry(data_dir):
+    text = _card(data_dir)
+    assert _scoring_rules(text) == ["T1", "T2", "T3", "T4", "T5/T6/T8", "T7", "T9"]
+    evaluate = sections(front_matter(text)[1])["Evaluate"]
+    averages = next(p for p in evaluate.split("\n") if p.startswith("Three averages"))
+    assert averages == card_tasks.averages_text()
+    chance = sections(front_matter(text)[1])["Chance levels on this build"]
+    assert "*options only* reads the four options alone (T5/T6: the option image nearest" in chance
+    assert (
+        "(the mean of eight columns: T1, T2, T3, T4 positive, T4 negative, T7, T8, T9;" in averages
+    )
+    assert "T5 and T6 are left out and T4 counts as its two halves" in averages
+
+
+def test_a_build_of_another_task_set_gets_a_card_that_describes_it(data_dir, tmp_path):
+    """The same build cut down to two tasks (their shard files, counts and audit only): every
+    task part of its card names those two and no other."""
+    keep = ["rotation", "pocket_ligand"]
+    out = tmp_path / "two"
+    shutil.copytree(data_dir, out, ignore=shutil.ignore_patterns(".work", "examples"))
+    manifest = manifest_io.read_manifest(out)
+    for task in set(manifest["counts"]) - set(keep):
+        shutil.rmtree(out / task)
+    manifest["counts"] = {t: manifest["counts"][t] for t in keep}
+    manifest["shards"] = {k: v for k, v in manifest["shards"].items() if k.split("/")[0] in keep}
+    manifest["totals"]["questions"] = {
+        s: sum(c.get(s, 0) for c in manifest["counts"].values()) for s in ("train", "test", "tiny")
+    }
+    manifest["audit"]["tasks"] = {t: v for t, v in manifest["audit"]["tasks"].items() if t in keep}
+    text = card.render_card(out, manifest)
+    meta, body = front_matter(text)
+    assert [c["config_name"] for c in meta["configs"]] == [*keep, card.ALL_CONFIG]
+    assert [r["config"] for r in table_under(text, "Tasks")] == ["`rotation`", "`pocket_ligand`"]
+    assert [r["config"] for r in table_under(text, "Counts")][:-1] == [
+        "`rotation`",
+        "`pocket_ligand`",
+    ]
+    assert _scoring_rules(text) == ["T2", "T9"]
+    parts = sections(body)
+    opening = parts["MiSI-Bench: microscopic spatial intelligence on protein-ligand complexes"]
+    assert (
+        "asks about its geometry: how the model was moved or turned, which hydrogen bonds exist."
+        in " ".join(opening.split())
+    )
+    limits = bullets(parts["Limitations"])
+    hbond = next(i for i in limits if i.startswith("**Our hydrogen-bond code**"))
+    assert "decides the T9 answers" in hbond
+    assert not any("underdetermined" in t for t in bold_titles(limits))  # no T3 in this build
+    legibility = parts["Label legibility"]
+    assert "(T9's bonded residues and ligand atoms)" in legibility
+    assert [r["config"] for r in tables(legibility)[0]] == ["`pocket_ligand`"]
+    baselines = tables(parts["Chance levels on this build"])[0]
+    assert list(baselines[0])[1:3] == ["rotation", "pocket_ligand"]
+    assert "*options only* reads" not in parts["Chance levels on this build"]  # no choice task
+    examples = re.findall(r"!\[(\w+) example\]\((examples/\w+\.png)\)", parts["Examples"])
+    assert [name for name, _ in examples] == keep
+    assert all((out / path).is_file() for _, path in examples)
 
 
 def test_provenance_tiny_limitations_and_caveat(data_dir):
@@ -67,9 +172,17 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     ids = sorted(manifest["inputs"])
     assert "Built from the embedded sample complexes of the generator" in text
     assert f"{len(ids)} complexes ({', '.join(i.upper() for i in ids)})" in text
-    limits = text[text.index("## Limitations") :]
-    for word in ("renderer", "hydrogen-bond code", "Modelled hydrogens", "Zero-shot", "T3"):
-        assert word in limits, word
+    parts = sections(front_matter(text)[1])
+    limits = parts["Limitations"]
+    assert bold_titles(bullets(limits))[:6] == [
+        "Our renderer, not ChimeraX",
+        "Our hydrogen-bond code",
+        "Modelled hydrogens",
+        "Zero-shot",
+        "T3 is underdetermined in the `paper` profile",
+        "Split by hash",
+    ]
+    assert "decides the T4, T8 and T9 answers" in bullets(limits)[1]
     # the paper profile's T8 options are drawn alike (docs/decoys.md): no leak bullet; an
     # explicit build's paper decoys leak
     assert "T8 options leak the answer" not in limits
@@ -78,9 +191,11 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     assert "**Split by hash**" in limits and "--split-file" in limits
     with_file = {**manifest, "config": {**manifest["config"], "split_file": "0123abcd"}}
     assert "Split by hash" not in card_text.limitations(data_dir, with_file)
-    table1 = text[text.index("Table 1, weighted score") : text.index("Table 2 (Appendix B)")]
-    floor_row = next(line for line in table1.splitlines() if "blind floor: best" in line)
-    assert floor_row.split("|")[-2].strip() not in ("", "-", "–")  # a computed paper average
+    table1 = tables(
+        text[text.index("Table 1, weighted score") : text.index("Table 2 (Appendix B)")]
+    )[0]
+    floor_row = next(r for r in table1 if "blind floor: best" in next(iter(r.values())))
+    assert list(floor_row.values())[-1] not in ("", "-", "–")  # a computed paper average
     assert "comparable with this build above its blind floor" in text
     assert f"**Small build**: {manifest['complexes']['test']} test complexes" in limits
     assert "Comparable in the questions asked, not in precision" in text

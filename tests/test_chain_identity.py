@@ -1,5 +1,5 @@
 """No atom is dropped as an alternate location unless it is one (issue 39, part 1): real
-multi-chain pockets from builder/data with their chain ids blanked, chain B moved onto chain A's
+multi-chain pockets from tests/data with their chain ids blanked, chain B moved onto chain A's
 residue numbers, an alternate-location letter per chain, or insertion codes stripped keep every
 atom and every T9 gold H-bond; a loss that cannot be helped is counted and warned."""
 
@@ -17,18 +17,19 @@ from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.core.records import ReadReport
 from misi_bench.builder.dataset.build_warnings import reading_warnings
 
-DATA = Path(__file__).resolve().parents[1] / "builder" / "data"
+from scripts.fixtures import fixture_root
+
 RECORDS = ("ATOM  ", "HETATM")
 #: real pockets with more than one chain (HIV protease dimers, PNP trimer, kinase dimer copy, a
 #: receptor with a peptide chain)
 MULTI_CHAIN = {
-    "1hvr": DATA / "samples" / "1hvr",
-    "1hpv": DATA / "samples" / "1hpv",
-    "1qbs": DATA / "samples" / "1qbs",
-    "1s2g": DATA / "heldout" / "1s2g",
-    "6c83": DATA / "heldout" / "6c83",
-    "7cfn": DATA / "heldout" / "7cfn",
-    "6c83-copy": DATA / "copies" / "6c83",
+    "1hvr": fixture_root("samples") / "1hvr",
+    "1hpv": fixture_root("samples") / "1hpv",
+    "1qbs": fixture_root("samples") / "1qbs",
+    "1s2g": fixture_root("heldout") / "1s2g",
+    "6c83": fixture_root("heldout") / "6c83",
+    "7cfn": fixture_root("heldout") / "7cfn",
+    "6c83-copy": fixture_root("copies") / "6c83",
 }
 
 
@@ -117,7 +118,7 @@ def test_stripped_insertion_codes_lose_no_atom(tmp_path):
     """1GBT's trypsin pocket numbers residues 184A, 188A, 221A (chymotrypsin numbering); with the
     insertion codes stripped those residues share a number with the next one: gemmi alone
     dropped their 30 atoms. Now each repeat opens a segment and every atom and H-bond stays."""
-    src = DATA / "heldout" / "1gbt"
+    src = fixture_root("heldout") / "1gbt"
     original = read_pdbbind_dir(src)
     assert any(r.ins_code for r in original.residues)
     stripped = _edited(
@@ -200,7 +201,7 @@ def test_mmcif_with_insertion_codes_stripped_keeps_every_atom(tmp_path):
     their own after reading instead."""
     import gemmi
 
-    src = DATA / "heldout" / "raw" / "1GBT.cif.gz"
+    src = fixture_root("heldout") / "raw" / "1GBT.cif.gz"
     full = read_raw_entry(src, "GBS")
     doc = gemmi.cif.read(str(src))
     stripped = 0
@@ -220,7 +221,8 @@ def test_mmcif_with_insertion_codes_stripped_keeps_every_atom(tmp_path):
 
 
 def test_segments_text_untouched_for_well_formed_pockets():
-    for path in sorted(DATA.glob("*/*/*_pocket.pdb")):
+    sets = [fixture_root(name) for name in ("samples", "heldout", "copies")]
+    for path in sorted(p for root in sets for p in root.glob("*/*_pocket.pdb")):
         text = path.read_text()
         seg = segments.split_segments(text)
         assert seg.text is text and not seg.notes and not seg.unsplit, path

@@ -98,17 +98,26 @@ def built(cli_build):
     return cli_build
 
 
-def test_build_accepts_the_old_tasks_spelling():
-    """``build --tasks`` (the old spelling of ``--configs``) still parses to the same options."""
+def test_build_takes_configs_and_no_other_spelling():
+    """``build --configs`` names the tasks; ``--tasks`` (a spelling that never shipped) and
+    ``score --config`` are refused with argparse's usage error, not read as the same option."""
     from misi_bench.builder.cli.dataset_commands import build_options
     from misi_bench.builder.cli.main import build_parser
 
     def options(*flags):
         return build_options(build_parser().parse_args(["build", "--source", "samples", *flags]))
 
-    old = options("--tasks", "rotation", "pocket_ligand")
-    assert old == options("--configs", "rotation", "pocket_ligand")
-    assert old.config.tasks == ("rotation", "pocket_ligand")
+    assert options("--configs", "rotation", "pocket_ligand").config.tasks == (
+        "rotation",
+        "pocket_ligand",
+    )
+    for argv in (
+        ["build", "--source", "samples", "--tasks", "rotation"],
+        ["score", "--dataset", "d", "--predictions", "p", "--config", "rotation"],
+    ):
+        with pytest.raises(SystemExit) as exc:
+            build_parser().parse_args(argv)
+        assert exc.value.code == 2
 
 
 def test_build_writes_default_folder_that_loads_by_name(built):
@@ -143,7 +152,7 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
         str(built),
         "--predictions",
         str(preds),
-        "--config",
+        "--configs",
         "rotation",
         "--json-out",
         str(report_path),
@@ -171,7 +180,7 @@ def test_score_command_paper_rows(built, tmp_path):
     preds.write_text(
         "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
     )
-    base = ("score", "--dataset", str(built), "--predictions", str(preds), "--config", "rotation")
+    base = ("score", "--dataset", str(built), "--predictions", str(preds), "--configs", "rotation")
     out = cli(*base, "--paper-rows", "o3,GPT-4.1", "--json-out", str(tmp_path / "r.json"))
     assert out.returncode == 0, out.stderr
     assert "| o3 | 3 | 52.29 | 43.82 |" in out.stdout and "| o3 | 2 | 22.00 | 20.00 |" in out.stdout
@@ -247,7 +256,7 @@ def test_score_command_file_shapes(built, tmp_path, case, name, content, code, m
         str(built),
         "--predictions",
         str(preds),
-        "--config",
+        "--configs",
         "rotation",
         "--json-out",
         str(tmp_path / "r.json"),
@@ -282,7 +291,7 @@ def test_score_command_reports_duplicates_and_null_predictions(built, tmp_path):
         str(built),
         "--predictions",
         str(preds),
-        "--config",
+        "--configs",
         "rotation",
         "--json-out",
         str(tmp_path / "r.json"),

@@ -97,7 +97,7 @@ def test_array_task_builds_its_shard_then_merge_names_missing_shard(tmp_path, mo
         str(out),
         "--limit",
         "3",
-        "--tasks",
+        "--configs",
         "rotation",
         "--quiet",
     ]
@@ -194,12 +194,12 @@ def test_slurm_script_command(tmp_path):
         "30",
     ]
     printed = subprocess.run(
-        [*cmd, "--", "--seed", "3", "--tasks", "rotation"], capture_output=True, text=True
+        [*cmd, "--", "--seed", "3", "--configs", "rotation"], capture_output=True, text=True
     )
     assert printed.returncode == 0, printed.stderr
     assert (
         "#SBATCH --array=0-2" in printed.stdout
-        and "BUILD_ARGS=(--seed 3 --tasks rotation)" in printed.stdout
+        and "BUILD_ARGS=(--seed 3 --configs rotation)" in printed.stdout
     )
     misi = printed.stdout.split("MISI=(")[1].split(")")[0]
     assert misi.startswith(str(Path(sys.executable).absolute().parent)), (
@@ -212,6 +212,6 @@ def test_slurm_script_command(tmp_path):
     )
     assert written.returncode == 0 and (tmp_path / "out" / ".slurm").is_dir()
     assert (tmp_path / "job.sh").read_text() == printed.stdout.replace(
-        "BUILD_ARGS=(--seed 3 --tasks rotation)", "BUILD_ARGS=()"
+        "BUILD_ARGS=(--seed 3 --configs rotation)", "BUILD_ARGS=()"
     )
     assert f"bash {tmp_path / 'job.sh'}" in written.stderr

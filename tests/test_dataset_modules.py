@@ -8,13 +8,14 @@ import shutil
 
 import datasets
 import pytest
-import yaml
 from misi_bench.builder.core.errors import InputError, MisiError
 from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.builder.dataset import card, parquet, sources
 from misi_bench.builder.dataset import manifest as manifest_io
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import tiny_ids
+
+from card_support import front_matter, table_under
 
 # ---------------------------------------------------------------------------- sources
 
@@ -239,8 +240,7 @@ def test_tiny_ids_are_a_deterministic_subset():
 def test_card_metadata_lists_every_config_and_matches_the_shards(data_dir):
     manifest = manifest_io.read_manifest(data_dir)
     text = (data_dir / "README.md").read_text(encoding="utf-8")
-    assert text.startswith("---\n")
-    meta = yaml.safe_load(text.split("---\n")[1])
+    meta, _ = front_matter(text)
     assert meta == json.loads(json.dumps(card.card_metadata(manifest)))
     names = [c["config_name"] for c in meta["configs"]]
     assert names == [t for t in TASK_NAMES if t in manifest["counts"]] + [card.ALL_CONFIG]
@@ -262,7 +262,14 @@ def test_card_counts_and_baselines_tables(data_dir):
     manifest = manifest_io.read_manifest(data_dir)
     text = (data_dir / "README.md").read_text(encoding="utf-8")
     total = manifest["totals"]["questions"]
-    assert f"| **total** | {total['train']} | {total['test']} | {total['tiny']} |" in text
+    counts = table_under(text, "Counts")
+    assert counts[-1] == {
+        "config": "**total**",
+        **{split: str(total[split]) for split in ("train", "test", "tiny")},
+    }
+    assert {r["config"].strip("`"): int(r["test"]) for r in counts[:-1]} == {
+        t: c["test"] for t, c in manifest["counts"].items()
+    }
     table = card.baseline_table(data_dir, manifest)
     lines = table.splitlines()
     assert lines[0].startswith("| baseline |") and len(lines) >= 4

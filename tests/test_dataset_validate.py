@@ -108,3 +108,44 @@ def test_validation_is_the_same_for_any_worker_count(copy):
         two.per_task,
         two.warnings,
     )
+
+
+def test_a_fault_in_the_generators_reading_does_not_validate_itself(tmp_path, monkeypatch):
+    """The validator and the audit read structures on a path of their own
+    (``check_structures``), never through the generator's ``units.AnnotationCache``: a fault
+    planted in the generator's reader (every complex read without its hydrogen bonds, as a
+    reading bug that lost the donors would give) makes T9 answers (``None`` for every pocket)
+    that the validator recomputes differently, so the build does not validate. Through the generator's cache the
+    validator would have read the same fault and agreed with it."""
+    import dataclasses
+
+    from misi_bench.builder.dataset import audit, units
+    from misi_bench.builder.dataset.build import build_dataset
+    from misi_bench.builder.dataset.check_structures import CheckStructures
+    from misi_bench.builder.dataset.config import BuildConfig, BuildOptions
+
+    real = units.AnnotationCache.get
+    monkeypatch.setattr(
+        units.AnnotationCache,
+        "get",
+        lambda self, pdb: dataclasses.replace(real(self, pdb), hbonds=()),
+    )
+    out = tmp_path / "faulty"
+    what = BuildConfig(source="samples", limit=3, tasks=("pocket_ligand",))
+    build_dataset(BuildOptions(what, out=out, validate=False, audit=False, progress=False))
+    gold = [
+        r["answer"]
+        for r in pq.read_table(next((out / "pocket_ligand").glob("*.parquet"))).to_pylist()
+    ]
+    assert set(gold) == {"None"}  # the fault reached the generator's answers
+    report = validate_dataset(out, source="samples")
+    assert not report.ok
+    # 1a28 has no pocket-ligand H-bond: its "None" is right; the other two are caught
+    assert report.problems == [
+        f"pocket_ligand-{pdb}-000p: recomputed H-bonds differ from the answer"
+        for pdb in ("1afs", "1drf")
+    ], report.problems
+    # the audit reads through the same own path
+    auditor = audit._Auditor(read_manifest(out), "samples")
+    assert isinstance(auditor.annotations, CheckStructures)
+    assert auditor.load("1afs").hbonds, "the audit's reading has the bonds the fault removed"

@@ -1,5 +1,5 @@
 """The chimerax H-bond mode against three more rules of ChimeraX's ``hbonds`` (issue 38), each on
-real complexes of builder/data with a case just inside and one just outside its limit (real
+real complexes of tests/data with a case just inside and one just outside its limit (real
 coordinates, edited where a case needs it): explicit hydrogens are bonded atoms in the phi tests;
 a terminal P-O 0.05 Å longer than the P's other terminal P-O bonds is a P-OH; the phosphones
 pattern takes a third O- in its fourth slot. With the builder 0.7.0 detector every test fails but
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 from misi_bench.builder.chemistry import hbonds, idatm
 from misi_bench.builder.chemistry import mills_dean as md
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 _CACHE: dict = {}
 
@@ -25,7 +26,7 @@ _CACHE: dict = {}
 def _load(set_name: str, pdb_id: str):
     key = (set_name, pdb_id)
     if key not in _CACHE:
-        cx = read_pdbbind_dir(data_root() / set_name / pdb_id)
+        cx = read_pdbbind_dir(fixture_root(set_name) / pdb_id)
         _CACHE[key] = (cx, hbonds.chimerax_graph(cx))
     return _CACHE[key]
 

@@ -1,5 +1,5 @@
 """The chimerax H-bond mode against nine rules of ChimeraX's ``hbonds`` (issue 32 item 4), each on
-real complexes of builder/data (samples, heldout, copies), with a case just inside and one just
+real complexes of builder/data/samples and tests/data (heldout, copies), with a case just inside and one just
 outside the changed limit or rule. Each test fails with the detector of builder 0.6.0 (only the
 carboxylic acid's inside case holds there too)."""
 
@@ -14,8 +14,9 @@ from misi_bench.builder.chemistry import hbond_graph, hbonds
 from misi_bench.builder.chemistry import mills_dean as md
 from misi_bench.builder.chemistry.hbond_limits import CHIMERAX_METALS
 from misi_bench.builder.chemistry.protein import METAL_ELEMENTS
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 _CACHE: dict = {}
 
@@ -23,7 +24,7 @@ _CACHE: dict = {}
 def _load(set_name: str, pdb_id: str):
     key = (set_name, pdb_id)
     if key not in _CACHE:
-        cx = read_pdbbind_dir(data_root() / set_name / pdb_id)
+        cx = read_pdbbind_dir(fixture_root(set_name) / pdb_id)
         _CACHE[key] = (cx, hbonds.chimerax_graph(cx))
     return _CACHE[key]
 
@@ -96,7 +97,7 @@ def _equal_p_o(set_name: str, pdb_id: str):
     """1AFS with its NAP 2'-phosphate's O3X moved in to 0.049 Å over the P's other terminal P-O
     bonds: short of ChimeraX's 0.05 Å P-OH rule (issue 38), so P2B keeps three O- as rule 2 of
     issue 32 met it (the file's O3X is 0.128 Å longer, a P-OH)."""
-    cx = copy.deepcopy(read_pdbbind_dir(data_root() / set_name / pdb_id))
+    cx = copy.deepcopy(read_pdbbind_dir(fixture_root(set_name) / pdb_id))
     p, o3x = _lig(cx, "P2B"), _lig(cx, "O3X")
     others = max(np.linalg.norm(cx.coords[_lig(cx, n)] - cx.coords[p]) for n in ("O1X", "O2X"))
     d = cx.coords[o3x] - cx.coords[p]

@@ -1,5 +1,5 @@
 """The H-bond detector's fixes of issue 17, each on a real complex (embedded samples, the held-out
-set in builder/data/heldout, and its raw 1GBT entry). Every test here fails with the 0.1 detector.
+set in tests/data/heldout, and its raw 1GBT entry). Every test here fails with the 0.1 detector.
 They hold for the ``plip`` mode (the rule they were written for; ``test_hbond_modes`` covers the
 ``chimerax`` mode)."""
 
@@ -13,10 +13,11 @@ import pytest
 from misi_bench.builder.chemistry import hbonds
 from misi_bench.builder.chemistry.hbonds import MAX_DISTANCE
 from misi_bench.builder.chemistry.hbonds import detect_plip_hbonds as detect_hbonds
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir, read_raw_entry
 
-HELDOUT = data_root() / "heldout"
+from scripts.fixtures import fixture_root
+
+HELDOUT = fixture_root("heldout")
 
 
 def _texts(cx) -> set[str]:

@@ -21,7 +21,7 @@ import gemmi
 import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
-from misi_bench.builder.chemistry.samples import raw_refs, sample_refs
+from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.dataset.archive import FetchPolicy, check_entry_bytes, fetch_entries
@@ -29,6 +29,7 @@ from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.id_list import id_list_refs, read_id_list
 
 from loopback_server import LoopbackServer
+from scripts.fixtures import raw_refs
 
 FAST = FetchPolicy(concurrency=3, retries=2, timeout=5.0, backoff=0.05, max_backoff=0.2)
 

@@ -243,7 +243,7 @@ def test_kill_9_of_a_build_takes_its_workers_down_and_resume_is_identical(tmp_pa
         sys.executable,
         "-c",
         "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))",
-        "build", "--source", "samples", "--limit", str(limit), "--tasks", *tasks,
+        "build", "--source", "samples", "--limit", str(limit), "--configs", *tasks,
         "--workers", "2", "--out", str(out), "--quiet",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

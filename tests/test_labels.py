@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from misi_bench.builder.chemistry.samples import data_root, sample_refs
+from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels
@@ -14,6 +14,7 @@ from misi_bench.builder.scene.raster import label_layout
 from misi_bench.builder.scene.requests import Style
 from misi_bench.builder.tasks.base import annotate, request
 
+from scripts.fixtures import fixture_root
 from scripts.label_legibility import measure, table
 
 
@@ -77,7 +78,7 @@ def test_answer_labels_are_more_legible_than_before():
     RENDER_VERSION 5 makes every T9 and T4 answer label legible in every view, where version 4's
     ``avoid`` left labels over each other and over the ligand."""
     refs = [r for r in sample_refs() if r.pdb_id in ("1hvr", "1qbs", "1a28")]
-    refs += discover(str(data_root() / "heldout"))[:2]
+    refs += discover(str(fixture_root("heldout")))[:2]
     result = measure(refs, 512, ["avoid", "leader"])
 
     def share(task, placement):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from misi_bench.builder.chemistry.samples import data_root, sample_refs
+from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.audit_checks import clear_boxes, legible_keys
 from misi_bench.builder.dataset.card_examples import tile_caption
@@ -20,6 +20,8 @@ from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_im
 from misi_bench.builder.tasks import docking, interaction_location, pocket_ligand
 from misi_bench.builder.tasks.base import annotate, request, six_views
 from misi_bench.builder.tasks.residue_ligand import residue_images
+
+from scripts.fixtures import fixture_root
 
 
 def _interior(lb):
@@ -132,7 +134,7 @@ def _answer_labels_legible(cx, ann) -> tuple[int, int]:
 def test_every_answer_label_legible_in_some_view():
     """T4, T8 and T9 answer labels on dense samples and on held-out complexes (not tuned on)."""
     refs = {r.pdb_id: r for r in sample_refs()}
-    chosen = [refs[p] for p in ("1hvr", "1qbs", "1a28")] + discover(str(data_root() / "heldout"))[
+    chosen = [refs[p] for p in ("1hvr", "1qbs", "1a28")] + discover(str(fixture_root("heldout")))[
         :3
     ]
     legible = needed = 0

@@ -11,14 +11,15 @@ import shutil
 
 import pytest
 from misi_bench.builder.chemistry.ligand import residue_code
-from misi_bench.builder.chemistry.samples import data_root
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir
+
+from scripts.fixtures import fixture_root
 
 SETS = ("samples", "heldout", "copies")
 
 
 def _index(set_name: str) -> list[dict]:
-    with open(data_root() / set_name / "index.csv", encoding="utf-8", newline="") as f:
+    with open(fixture_root(set_name) / "index.csv", encoding="utf-8", newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -27,7 +28,7 @@ def test_every_folder_complex_reads_its_index_code(set_name):
     """Every PDBbind-style complex of the three sets carries the code its index names (digits
     included: XK2, 478, SB1, TQ3, 3D1, FX0, 0JZ, 5DN, 86Y, 35B)."""
     for row in _index(set_name):
-        cx = read_pdbbind_dir(data_root() / set_name / row["pdb_id"].lower())
+        cx = read_pdbbind_dir(fixture_root(set_name) / row["pdb_id"].lower())
         assert cx.ligand_code == row["ligand_code"], row["pdb_id"]
 
 
@@ -36,7 +37,7 @@ def _rewritten(
 ):
     """A copy of a real complex folder whose MOL2 atom records name substructure ``subst_id``
     ``subst_name`` (the SUBSTRUCTURE section dropped unless ``keep_sub``)."""
-    src = data_root() / set_name / pdb_id
+    src = fixture_root(set_name) / pdb_id
     out = tmp_path / pdb_id
     shutil.copytree(src, out)
     mol2 = out / f"{pdb_id}_ligand.mol2"

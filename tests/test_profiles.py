@@ -26,6 +26,7 @@ from misi_bench.builder.dataset.merge import tiny_ids_by_stratum
 from misi_bench.builder.tasks import TASKS, generator
 from misi_bench.builder.tasks.base import TaskContext, annotate
 
+from card_support import front_matter, sections, tables
 from task_expect import expect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,13 +257,14 @@ def test_profile_is_recorded_and_part_of_the_identity(two_builds):
     assert paper["config_hash"] != explicit["config_hash"]
     assert "profile" not in explicit["config"] and paper["config"]["profile"] == "paper"
     card = (root / "paper" / "README.md").read_text(encoding="utf-8")
-    assert (
-        "## Profile: `paper`" in card
-        and "comparable with this build" in card
-        and "(not comparable)" not in card
-    )
+    parts = sections(front_matter(card)[1])
+    assert "Profile: `paper`" in parts and "Profile: `explicit`" not in parts
+    assert "comparable with this build" in parts["Evaluate"] and "(not comparable)" not in card
     card = (root / "explicit" / "README.md").read_text(encoding="utf-8")
-    assert "## Profile: `explicit`" in card and "human (not comparable)" in card
+    parts = sections(front_matter(card)[1])
+    assert "Profile: `explicit`" in parts
+    table1 = tables(card[card.index("Table 1, weighted score") :])[0]
+    assert any(next(iter(r.values())).startswith("human (not comparable)") for r in table1)
     with pytest.raises(MisiError, match="holds a build of profile 'paper'"):
         build_dataset(
             out=root / "paper",
@@ -308,7 +310,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "paper"),
         "--predictions",
         str(paper_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert ok.returncode == 0, ok.stderr
@@ -323,7 +325,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "explicit"),
         "--predictions",
         str(explicit_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert ok.returncode == 0 and "human (not comparable)" in ok.stdout
@@ -333,7 +335,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
         str(root / "paper"),
         "--predictions",
         str(explicit_preds),
-        "--config",
+        "--configs",
         "pocket_ligand",
     )
     assert bad.returncode == 2

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from card_support import front_matter, table_under
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs/extending.md"
 TASK = "view_turn"
@@ -190,7 +192,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         "4",
         "--workers",
         "1",
-        "--tasks",
+        "--configs",
         TASK,
         "zooming",
         "--out",
@@ -222,13 +224,19 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         "".join(json.dumps({"id": r["id"], "prediction": r["answer"]}) + "\n" for r in rows)
     )
     scored = _cli(
-        copy, "score", "--dataset", str(out), "--predictions", str(gold), "--config", TASK
+        copy, "score", "--dataset", str(out), "--predictions", str(gold), "--configs", TASK
     )
     assert re.search(rf"\| {TASK} \| {len(rows)} \| 100\.00 \| 100\.00 \|", scored.stdout), (
         scored.stdout
     )
     card = (out / "README.md").read_text()
-    assert TASK in card
+    tasks = table_under(card, "Tasks")  # the card's task table: the build's two tasks, T10 last
+    assert [r["config"] for r in tasks] == ["`zooming`", f"`{TASK}`"]
+    from misi_bench.builder.core.registry import TASK_SPECS
+
+    number = TASK_SPECS[-1].number + 1  # the recipe's task comes after the last one
+    assert tasks[1]["task"].startswith(f"T{number}: ") and tasks[1]["format"] == "choice A-D"
+    assert [c["config_name"] for c in front_matter(card)[0]["configs"]] == ["zooming", TASK, "all"]
 
 
 def _shard_digests(out: Path, tasks) -> dict[str, str]:

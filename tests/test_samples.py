@@ -6,13 +6,9 @@ import gzip
 
 import numpy as np
 import pytest
-from misi_bench.builder.chemistry.samples import (
-    raw_index,
-    raw_refs,
-    sample_index,
-    sample_refs,
-    sample_root,
-)
+from misi_bench.builder.chemistry.samples import sample_index, sample_refs, sample_root
+
+from scripts.fixtures import FIXTURE_ROOT, raw_index, raw_refs
 
 REFS = sample_refs()
 IDS = [r.pdb_id for r in REFS]
@@ -173,6 +169,19 @@ def test_some_samples_have_hydrogens():
     assert with_h_ligand, "at least one ligand file carries hydrogens"
     assert with_h_pocket, "at least one pocket carries hydrogens"
     assert Chem  # rdkit available
+
+
+def test_the_package_data_holds_only_the_samples():
+    """The wheel ships ``builder/data/samples`` (what ``--source samples`` builds) and no test
+    fixture: the raw entries and held-out sets live in the checkout's ``tests/data``."""
+    package_data = sample_root().parent
+    assert sorted(p.name for p in package_data.iterdir()) == ["samples"]
+    assert sorted(p.name for p in FIXTURE_ROOT.iterdir() if p.is_dir()) == [
+        "copies",
+        "heldout",
+        "raw",
+    ]
+    assert all(r.path.is_relative_to(FIXTURE_ROOT) for r in raw_refs())
 
 
 def test_raw_entries_exist():

@@ -93,7 +93,7 @@ def test_strict_missing_and_per_item(built, tmp_path):
         built,
         "--predictions",
         str(preds),
-        "--config",
+        "--configs",
         "rotation",
         "--per-item",
         str(per_item),

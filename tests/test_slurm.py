@@ -18,7 +18,7 @@ SEED = 3
 LIMIT = 6
 SHARDS = 3
 TASKS = ("rotation", "docking", "pocket_ligand")
-BUILD_ARGS = ("--seed", str(SEED), "--limit", str(LIMIT), "--tasks", *TASKS)
+BUILD_ARGS = ("--seed", str(SEED), "--limit", str(LIMIT), "--configs", *TASKS)
 JOB_TIMEOUT = 600  # seconds; one case takes well under a minute on 2 cores
 
 

@@ -1,5 +1,5 @@
 """Structure reading never merges or drops atoms silently (issue 30 items 1, 2 and 5): real
-complexes from builder/data edited the way each broken input looks, each read alone and in a build."""
+complexes from tests/data edited the way each broken input looks, each read alone and in a build."""
 
 import gzip
 import json

@@ -110,6 +110,10 @@ def test_the_config_names_each_tasks_versions():
         (lambda raw: raw[EXPLICIT].pop("captions"), "no captions"),
         (lambda raw: raw[EXPLICIT]["hbond_rules"].pop("plip"), "one sentence per mode"),
         (lambda raw: raw[PAPER].update(six_views=["front"]), "six_views must order"),
+        (lambda raw: raw.pop("card"), "pocket_ligand.yaml: no card section"),
+        (lambda raw: raw["card"].pop("summary"), "card.summary must be a non-empty string"),
+        (lambda raw: raw["card"].update(sumary="typo"), "card has unknown fields sumary"),
+        (lambda raw: raw["card"].update(readings="one"), "card.readings must be a list"),
     ],
 )
 def test_the_loader_refuses_an_incomplete_data_file(change, message):

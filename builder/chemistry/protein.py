@@ -4,7 +4,7 @@ and the hydrogens the input carries.
 * First model, first alternate location; waters and non-standard residues are not pocket
   residues; hydrogens are kept apart for the H-bond detector.
 * The pocket is every standard amino-acid residue with any heavy atom within the cutoff
-  (default ``DEFAULT_POCKET_CUTOFF`` = 10 Å) of any ligand heavy atom; whole residues are kept.
+  (default ``core.constants.DEFAULT_POCKET_CUTOFF``) of any ligand heavy atom; whole residues are kept.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from .files import distance_bonds, normalise_element, open_text
 from .segments import Segments, split_cif_segments, split_segments
 
 log = logging.getLogger(__name__)
-
-DEFAULT_POCKET_CUTOFF = 10.0
 #: Refuse pockets with more heavy atoms than this (a wrong cutoff or a broken ligand).
 MAX_POCKET_ATOMS = 20_000
 

@@ -1,10 +1,10 @@
 """The embedded sample set: real protein-ligand complexes that ship with the package.
 
 ``builder/data/samples/<pdbid>/`` holds PDBbind-layout files (``_pocket.pdb``, ``_ligand.sdf``,
-``_ligand.mol2``) listed in ``index.csv``; ``builder/data/raw/`` holds three unmodified PDB /
-mmCIF entries (gzipped) listed in its own ``index.csv``. Both are rebuilt from the package
-registries by ``python -m scripts.make_samples`` (provenance in
-``builder/data/samples/PROVENANCE.md``; PDB coordinates are CC0).
+``_ligand.mol2``) listed in ``index.csv``, rebuilt from the package registries by
+``python -m scripts.make_samples`` (provenance in ``builder/data/samples/PROVENANCE.md``; PDB
+coordinates are CC0). The test fixtures (raw entries, held-out sets) live outside the package,
+in a checkout's ``tests/data`` (``scripts/fixtures.py``).
 """
 
 from __future__ import annotations
@@ -17,11 +17,8 @@ from ..core.records import ComplexRef
 __all__ = [
     "data_root",
     "sample_root",
-    "raw_root",
     "sample_index",
-    "raw_index",
     "sample_refs",
-    "raw_refs",
 ]
 
 
@@ -33,11 +30,6 @@ def data_root() -> Path:
 def sample_root() -> Path:
     """Folder holding one ``<pdbid>/`` directory per embedded sample complex."""
     return data_root() / "samples"
-
-
-def raw_root() -> Path:
-    """Folder holding the raw (unprocessed, gzipped) PDB/mmCIF entries."""
-    return data_root() / "raw"
 
 
 def _read_index(path: Path) -> list[dict[str, str]]:
@@ -55,11 +47,6 @@ def sample_index() -> list[dict[str, str]]:
     return _read_index(sample_root() / "index.csv")
 
 
-def raw_index() -> list[dict[str, str]]:
-    """Rows of ``raw/index.csv`` (pdb_id, file, ligand_code, ligand_chain, ligand_resnum, ...)."""
-    return _read_index(raw_root() / "index.csv")
-
-
 def sample_refs() -> list[ComplexRef]:
     """One ``ComplexRef`` (kind ``pdbbind``) per embedded sample, in index order. ``pdb_id`` is
     lower case, like the sample's directory name (the index keeps the PDB's upper case)."""
@@ -73,26 +60,6 @@ def sample_refs() -> list[ComplexRef]:
                 path=root / pdb_id,
                 kind="pdbbind",
                 ligand_code=row.get("ligand_code") or None,
-                ligand_chain=row.get("ligand_chain") or None,
-                ligand_resnum=_opt_int(row.get("ligand_resnum")),
-            )
-        )
-    return refs
-
-
-def raw_refs() -> list[ComplexRef]:
-    """One ``ComplexRef`` (kind ``raw``) per raw entry; chain/number are None where the index
-    leaves them blank (the reader then takes the first copy). A blank chain in a legacy PDB
-    file is written as an empty index field too, so it also reads as None here."""
-    root = raw_root()
-    refs = []
-    for row in raw_index():
-        refs.append(
-            ComplexRef(
-                pdb_id=row["pdb_id"].strip().lower(),
-                path=root / row["file"].strip(),
-                kind="raw",
-                ligand_code=row["ligand_code"].strip(),
                 ligand_chain=row.get("ligand_chain") or None,
                 ligand_resnum=_opt_int(row.get("ligand_resnum")),
             )

@@ -3,8 +3,8 @@
 The public entry points of the chemistry layer's reading side. The work is split by job:
 
 * ``protein``: gemmi reading (first model, first alternate location, no waters), the pocket cut
-  (whole standard residues with a heavy atom within ``pocket_cutoff`` Å, default 10.0, of a
-  ligand heavy atom), covalent bonds and input hydrogens of the pocket.
+  (whole standard residues with a heavy atom within ``pocket_cutoff`` Å of a ligand heavy atom;
+  default ``core.constants.DEFAULT_POCKET_CUTOFF``), covalent bonds and input hydrogens of the pocket.
 * ``ligand``: the PDBbind SDF (chemistry, via RDKit) and MOL2 (atom names, matched by coordinates).
 * ``ccd``: raw-entry ligands with chemistry from the PDB chemical component dictionary (biotite),
   matched by atom name.
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.constants import DEFAULT_POCKET_CUTOFF
 from ..core.errors import InputError, InputTooLarge
 from ..core.records import Complex, ComplexRef, ReadReport, Residue
 from .ccd import MAX_LIGAND_ATOMS, ligand_from_ccd
@@ -39,7 +40,6 @@ from .hbond_typing import (
 from .idatm import ligand_types, protein_type
 from .ligand import LigandData, read_ligand_files
 from .protein import (
-    DEFAULT_POCKET_CUTOFF,
     MAX_POCKET_ATOMS,
     STANDARD_AMINO_ACIDS,
     WATER_NAMES,

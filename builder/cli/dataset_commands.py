@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
-from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
 from ..core.profiles import DEFAULT_PROFILE
 
 
@@ -193,11 +193,10 @@ def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in e
     p.add_argument("--out", default="misi-bench", help="output folder (default ./misi-bench)")
     p.add_argument(
         "--configs",
-        "--tasks",
         dest="configs",
         nargs="*",
         choices=TASKS,
-        help="task configs to build (default: every task); --tasks is the old spelling",
+        help="task configs to build (default: every task)",
     )
     p.add_argument(
         "--workers", type=int, help="worker processes (default: $SLURM_CPUS_PER_TASK, else 1)"
@@ -212,7 +211,7 @@ def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in e
     )
     p.add_argument("--limit", type=int, help="use only the first N complexes (by PDB id)")
     p.add_argument("--image-size", type=int, default=DEFAULT_IMAGE_SIZE)
-    p.add_argument("--pocket-cutoff", type=float, default=10.0)
+    p.add_argument("--pocket-cutoff", type=float, default=DEFAULT_POCKET_CUTOFF)
     p.add_argument(
         "--hbonds",
         choices=HBOND_MODES,

@@ -322,11 +322,10 @@ def add_commands(sub) -> None:
     )
     p.add_argument(
         "--configs",
-        "--config",
         dest="configs",
         nargs="+",
         metavar="CONFIG",
-        help="task configs, names or aliases (default: every task); --config is the old spelling",
+        help="task configs, names or aliases (default: every task)",
     )
     p.add_argument("--split", default="test")
     p.add_argument("--json-out", help="write the JSON report here instead of printing it")

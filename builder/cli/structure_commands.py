@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..core.constants import DEFAULT_IMAGE_SIZE
+from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
 from ..core.errors import MisiError
 
 
@@ -22,8 +22,8 @@ def add_complex_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pocket-cutoff",
         type=float,
-        default=10.0,
-        help="pocket radius around the ligand, Å (default 10)",
+        default=DEFAULT_POCKET_CUTOFF,
+        help=f"pocket radius around the ligand, Å (default {DEFAULT_POCKET_CUTOFF:g})",
     )
     p.add_argument(
         "--hbonds",

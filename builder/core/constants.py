@@ -13,6 +13,9 @@
   (:func:`check_image_size`, the one range check). ``REFERENCE_IMAGE_SIZE``: the image size at
   which pixel quantities (label font size, option image-difference thresholds) are given; they
   scale with ``size / REFERENCE_IMAGE_SIZE``.
+* ``DEFAULT_POCKET_CUTOFF``: the pocket radius (Å): whole standard residues with a heavy atom
+  within it of a ligand heavy atom (the reader's default, ``--pocket-cutoff``, and the value of a
+  manifest that records none).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ DEFAULT_IMAGE_SIZE = 512
 MIN_IMAGE_SIZE = 16
 MAX_IMAGE_SIZE = 4096
 REFERENCE_IMAGE_SIZE = 512
+
+DEFAULT_POCKET_CUTOFF = 10.0
 
 
 def hub_repo_id() -> str:

@@ -42,13 +42,26 @@ class Profile:
     the answer format; otherwise a left-out residue number or chain matches any);
     ``paper_comparable`` (the paper's published rows may be shown beside a result);
     ``id_suffix`` (appended to the question index of a row id, so that prediction files of one
-    profile cannot be scored against a build of the other by accident)."""
+    profile cannot be scored against a build of the other by accident);
+    ``names_itself`` (row metadata, the build config and its hash name the profile; False keeps
+    them byte-identical to builds made before profiles, which read as :data:`LEGACY_PROFILE`);
+    ``magnitude_rule`` (the headline's reading of a T1/T2 magnitude error and T7's rotation part:
+    ``steps`` of the allowed values or ``radius``, the task's ``score_radius``);
+    ``states_answer_form`` (every prompt states its answer form, so no front-end adds a form line
+    of its own); ``balanced_tiny_halves`` (the ``tiny`` split of a task with halves draws its
+    per-task count from each half: the paper's 50 positive and 50 negative T4 questions);
+    ``card_text`` (the dataset card's paragraph on the profile)."""
 
     name: str
     summary: str
     strict_bond_items: bool
     paper_comparable: bool
     id_suffix: str
+    names_itself: bool
+    magnitude_rule: str
+    states_answer_form: bool
+    balanced_tiny_halves: bool
+    card_text: str
 
 
 PROFILES: dict[str, Profile] = {
@@ -59,6 +72,14 @@ PROFILES: dict[str, Profile] = {
         strict_bond_items=True,
         paper_comparable=True,
         id_suffix="p",
+        names_itself=True,
+        magnitude_rule="steps",
+        states_answer_form=True,
+        balanced_tiny_halves=True,
+        card_text="The questions give what the paper's prompts give (its Appendix C), no more and "
+        "no less, in our own words; sampling, counts per complex, the `tiny` split (T4: 50 "
+        "positives and 50 negatives) and the answer formats follow the paper. The paper's rows "
+        "below are comparable.",
     ),
     EXPLICIT: Profile(
         EXPLICIT,
@@ -67,6 +88,14 @@ PROFILES: dict[str, Profile] = {
         strict_bond_items=False,
         paper_comparable=False,
         id_suffix="",
+        names_itself=False,
+        magnitude_rule="radius",
+        states_answer_form=False,
+        balanced_tiny_halves=False,
+        card_text="The questions state everything a careful solver needs: the camera distance and "
+        "field of view (T1, T3), answer ranges, the H-bond rule, view definitions. Easier than "
+        "the paper's questions, and **not comparable** with the paper's rows. Build the paper's "
+        "questions with `misi-bench build --profile paper` (the default).",
     ),
 }
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)

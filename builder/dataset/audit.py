@@ -55,13 +55,12 @@ from .audit_checks import (
 from .audit_findings import LEGIBLE_LABEL_FLOOR, RowAudit, TaskAudit, add_row
 from .audit_margins import Margins
 from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
+from .check_structures import StructureSource
 from .cluster import available_cpus, check_workers
 from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .progress import shown as progress_shown
 from .runner import JobRunner, Setup
-from .sources import discover
-from .units import AnnotationCache
 
 log = logging.getLogger(__name__)
 
@@ -192,20 +191,8 @@ class _Auditor(Margins):
         structures: str | None = None,
         cache_bytes: int = CACHE_BYTES,
     ):
-        cfg = manifest["config"]
-        refs = {
-            r.pdb_id: r
-            for r in discover(
-                source or manifest.get("source") or cfg.get("source"),
-                structures or manifest.get("structures"),
-            )
-        }
-        self.annotations = AnnotationCache(
-            refs,
-            float(cfg.get("pocket_cutoff", 10.0)),
-            int(cfg["image_size"]),
-            cfg.get("hbonds", "plip"),
-        )
+        # the checks' own reading path (``check_structures``), never the generator's cache
+        self.annotations = StructureSource.of(manifest, source, structures).annotations()
         self.pixels = RenderCache(
             cache_bytes, render=lambda cx, req: np.asarray(render_image(cx, req))
         )

@@ -171,16 +171,19 @@ def blind_table(data: Mapping | None, tasks: Iterable[str]) -> str:
         return ""
     choice = [t for t in tasks if _options_only(t)]
     names = {k: data["splits"][k] for k in SPLITS if data["splits"].get(k)}
-    table = scoring.format_blind_markdown(
-        {s: {n: c for n, c in v.items() if n != "text_only"} for s, v in names.items()}, choice
-    )
     text = scoring.format_blind_markdown(
         {s: {n: c for n, c in v.items() if n == "text_only"} for s, v in names.items()}, list(tasks)
+    )
+    text = f"Text-only baseline (score %):\n\n{text}"
+    if not choice:  # no task of the build has options: no options-only table (not an empty one)
+        return text
+    table = scoring.format_blind_markdown(
+        {s: {n: c for n, c in v.items() if n != "text_only"} for s, v in names.items()}, choice
     )
     best = {s: v.get(BEST_RULE, {}) for s, v in names.items()}
     rules = sorted({c.get("rule", "") for v in best.values() for c in v.values()} - {""})
     return (
         f"Options-only baselines (score %, 95% interval, questions; chance {100 * CHANCE:.0f}%; the best "
         f"rule is picked after seeing the scores, here among {', '.join(rules) or 'none'}):\n\n"
-        f"{table}\n\nText-only baseline (score %):\n\n{text}"
+        f"{table}\n\n{text}"
     )

@@ -13,8 +13,9 @@ from .. import scoring
 from ..core.constants import hub_repo_id, version_label
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
+from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
-from . import blind, card_stats, card_text, pixel_solver
+from . import blind, card_stats, card_tasks, card_text, pixel_solver
 from .card_examples import example_sheet, legibility_text
 from .parquet import SPLIT_ORDER, features
 
@@ -55,13 +56,11 @@ def card_metadata(manifest: dict) -> dict:
     configs = []
     for task in tasks:
         files = [
-            {"split": s, "path": f"{task}/{s}-*.parquet"}
-            for s in SPLIT_ORDER
-            if counts[task].get(s)
+            {"split": s, "path": config_glob(task, s)} for s in SPLIT_ORDER if counts[task].get(s)
         ]
         configs.append({"config_name": task, "data_files": files})
     all_files = [
-        {"split": s, "path": [f"{t}/{s}-*.parquet" for t in tasks if counts[t].get(s)]}
+        {"split": s, "path": [config_glob(t, s) for t in tasks if counts[t].get(s)]}
         for s in SPLIT_ORDER
         if any(counts[t].get(s) for t in tasks)
     ]
@@ -71,7 +70,9 @@ def card_metadata(manifest: dict) -> dict:
 
     def split_bytes(task: str, split: str) -> int:
         return sum(
-            v["bytes"] for k, v in manifest["shards"].items() if k.startswith(f"{task}/{split}-")
+            v["bytes"]
+            for k, v in manifest["shards"].items()
+            if k.startswith(shard_prefix(task, split))
         )
 
     info = []
@@ -201,19 +202,22 @@ def baseline_table(
     rows_md += _best_option_rule_row(data, columns, averages)
     rows_md.append(pixel_solver.baseline_row(out, tasks, pool, [c for c, _ in columns] + averages))
     extra = blind.blind_table(data, tasks)
-    note = BLIND_NOTE.format(decoys=manifest.get("config", {}).get("decoys", "paper"))
+    note = blind_note(tasks, manifest.get("config", {}).get("decoys", "paper"))
     note += "\n\n" + " ".join(_card_file("decoys.md").split())
     return "\n".join(rows_md) + (f"\n\n{note}\n\n{extra}" if extra else "")
 
 
-BLIND_NOTE = (
-    "Blind baselines never look at the pictures (docs/decoys.md): *options only* reads the four "
-    "options alone (T8: the option nearest to the other three, the sign majority, the magnitude "
-    "median, the option nearest the median or the smallest move; T5/T6: the option image "
-    "nearest to the other three), *text only* answers every question of a task with the train "
-    "split's most frequent answer. A score shows use of the pictures only where it beats these "
-    "rows. Decoy mode of this build: **{decoys}**."
-)
+def blind_note(tasks: list[str], decoys: str) -> str:
+    """The paragraph under the baselines table: what the blind baselines read (the options-only
+    rules of the build's choice tasks, from their data files), and the build's decoy mode."""
+    rules = card_tasks.options_only_text(tasks)
+    options = f"*options only* reads the four options alone ({rules}), " if rules else ""
+    return (
+        f"Blind baselines never look at the pictures (docs/decoys.md): {options}*text only* "
+        "answers every question of a task with the train split's most frequent answer. A score "
+        "shows use of the pictures only where it beats these rows. Decoy mode of this build: "
+        f"**{decoys}**."
+    )
 
 
 def _best_option_rule_row(
@@ -286,17 +290,6 @@ def _floor_words(floors: dict | None) -> str:
     )
 
 
-PROFILE_TEXT = {
-    "paper": "The questions give what the paper's prompts give (its Appendix C), no more and no less, in our "
-    "own words; sampling, counts per complex, the `tiny` split (T4: 50 positives and 50 "
-    "negatives) and the answer formats follow the paper. The paper's rows below are comparable.",
-    "explicit": "The questions state everything a careful solver needs: the camera distance and field of view "
-    "(T1, T3), answer ranges, the H-bond rule, view definitions. Easier than the paper's "
-    "questions, and **not comparable** with the paper's rows. Build the paper's questions with "
-    "`misi-bench build --profile paper` (the default).",
-}
-
-
 #: The card's description of each H-bond mode (``--hbonds``).
 HBOND_CARD_TEXT = {
     "chimerax": (
@@ -327,9 +320,14 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
     profile = manifest.get("profile", LEGACY_PROFILE)
     scored = card_scored(out, manifest, pool=pool)
     floors = card_floors(out, scored)
+    tasks = ordered_tasks(manifest)
     body = _card_file("template.md").format(
+        asks=card_tasks.asks_text(tasks),
+        task_table=card_tasks.task_table(tasks),
+        scoring=card_tasks.scoring_paragraph(tasks),
+        averages=card_tasks.averages_text(),
         profile=profile,
-        profile_text=PROFILE_TEXT[profile]
+        profile_text=PROFILES[profile].card_text
         + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),
         paper_title=paper_title(profile, manifest, floors),
         provenance=card_text.provenance(manifest),

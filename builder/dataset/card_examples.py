@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from . import card_tasks
 from .parquet import iter_config_rows
 
 #: Side (px) of one tile (a 512 px picture shown at half size: its labels stay readable) and
@@ -72,6 +73,7 @@ def legibility_text(manifest: dict) -> str:
         "Residue labels carry the chain (`ASP 25 B`) when a picture shows more than one chain."
     )
     tasks = (manifest.get("audit") or {}).get("tasks", {})
+    labelled = [task for task, t in tasks.items() if t.get("answer_labels")]
     rows = [
         f"| `{task}` | {t['answer_labels_legible']} / {t['answer_labels']} | "
         f"{100 * t['answer_label_share']:.1f}% |"
@@ -81,9 +83,8 @@ def legibility_text(manifest: dict) -> str:
     if not rows:
         return text
     return (
-        text
-        + " Answer-bearing labels (T4's two atom names, T8's bond residue and ligand atom, T9's "
-        "bonded residues and ligand atoms) legible in at least one view of their question, in "
+        text + f" Answer-bearing labels ({card_tasks.answer_labels_text(labelled)}) legible in at "
+        "least one view of their question, in "
         f"the build's sampled audit (a build below {100 * LEGIBLE_LABEL_FLOOR:.0f}% fails):\n\n"
         "| config | legible / needed | share |\n|---|---:|---:|\n" + "\n".join(rows)
     )

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 
+from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
-from . import blind
+from . import blind, card_tasks
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
 #: interval of an accuracy near 50% is then wider than about ±10 points.
@@ -44,7 +45,8 @@ def tiny_text(manifest: dict) -> str:
     counts = manifest["counts"]
     halves = [s.name for s in TASK_SPECS if s.halves is not None and s.name in counts]
     rule = f"`tiny`, up to {per_task} questions per task drawn deterministically from `test`"
-    if halves and manifest.get("profile") == "paper":
+    profile = PROFILES.get(manifest.get("profile", LEGACY_PROFILE))
+    if halves and profile is not None and profile.balanced_tiny_halves:
         rule += f" (`{'`, `'.join(halves)}`: {per_task} positives and {per_task} negatives)"
     whole = [t for t, c in counts.items() if c.get("test") and c.get("tiny") == c.get("test")]
     if whole and len(whole) == len([t for t, c in counts.items() if c.get("test")]):
@@ -155,22 +157,23 @@ def limitations(out, manifest: dict) -> str:
         "- **Our renderer, not ChimeraX**: perspective camera fitted to each scene, our own sticks, "
         "colours and label placement; the pictures follow the paper's description, not its "
         "pixels. Model scores on these pictures may differ from scores on the paper's images.",
-        f"- **Our hydrogen-bond code** (`--hbonds {hbonds}`) decides the T4, T8 and T9 answers; "
-        "it follows the stated criteria but is not ChimeraX itself (docs/hbonds.md lists where "
-        "the modes disagree).",
         "- **Modelled hydrogens**: the pictures hide hydrogens, and where the input has none "
         "their positions are inferred; a bond that depends on a rotatable hydrogen (OH, NH3+) "
         "may change with its rotamer (`misi-bench audit` counts such answers).",
         "- **Zero-shot**: every question stands alone; the paper reports a few-shot setting "
         "without publishing its shots.",
     ]
-    profile = manifest.get("profile", "explicit")
-    if any(s.name in manifest["counts"] and profile in s.underdetermined_in for s in TASK_SPECS):
-        lines.append(
-            "- **T3 is underdetermined in the `paper` profile**: the prompt gives neither the "
-            "camera distance nor the field of view, so the answer in Å cannot be derived exactly "
-            "from the pictures (the pixel-only solver does not answer it)."
+    tasks = [t for t in TASK_NAMES if t in manifest["counts"]]
+    bonded = card_tasks.hbond_tasks(tasks)
+    if bonded:
+        lines.insert(
+            1,
+            f"- **Our hydrogen-bond code** (`--hbonds {hbonds}`) decides the "
+            f"{card_tasks.join_labels(bonded)} answers; it follows the stated criteria but is not "
+            "ChimeraX itself (docs/hbonds.md lists where the modes disagree).",
         )
+    profile = manifest.get("profile", LEGACY_PROFILE)
+    lines += card_tasks.underdetermined_bullets(tasks, profile)
     leaking = [
         s.name for s in TASK_SPECS if profile in s.decoy_leak_in and s.name in manifest["counts"]
     ]

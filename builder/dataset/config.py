@@ -9,9 +9,14 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
-from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE, check_image_size
+from ..core.constants import (
+    BUILDER_VERSION,
+    DEFAULT_IMAGE_SIZE,
+    DEFAULT_POCKET_CUTOFF,
+    check_image_size,
+)
 from ..core.errors import MisiError
-from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
+from ..core.profiles import DEFAULT_PROFILE, check_profile, get_profile
 from ..scene.png import PNG_ENCODER
 from ..scene.requests import RENDER_VERSION
 from ..tasks import TASKS
@@ -37,7 +42,7 @@ class BuildConfig:
     limit: int | None = None
     split_file: str | None = None
     image_size: int = DEFAULT_IMAGE_SIZE
-    pocket_cutoff: float = 10.0
+    pocket_cutoff: float = DEFAULT_POCKET_CUTOFF
     tiny_per_task: int = 50
     max_shard_bytes: int = 256 * 1024 * 1024
     #: H-bond criteria of the T4/T8/T9 truths (``chemistry.hbonds.HBOND_MODES``).
@@ -93,9 +98,7 @@ class BuildConfig:
             data["id_list"] = sha256_file(id_list_path(self.source))
         else:
             data["source"] = "samples" if self.source == "samples" else "folder"
-        if (
-            self.profile == LEGACY_PROFILE
-        ):  # explicit builds keep the config (and hash) of before profiles
+        if not get_profile(self.profile).names_itself:  # the config (and hash) of before profiles
             data.pop("profile")
         # each task's versions and data digest (its data file): one task's edit moves only the
         # hashes of builds that include it

@@ -31,7 +31,7 @@ import datasets
 
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
-from ..core.profiles import DEFAULT_PROFILE, LEGACY_PROFILE, check_profile
+from ..core.profiles import DEFAULT_PROFILE, get_profile
 from ..tasks import TASKS
 from .build import build_dataset
 from .card import ALL_CONFIG, _card_file
@@ -78,9 +78,7 @@ class MisiBenchConfig(datasets.BuilderConfig):
             "image_size": int(self.image_size),
             "builder_version": BUILDER_VERSION,
         }
-        if (
-            check_profile(self.profile) != LEGACY_PROFILE
-        ):  # cached builds made before profiles are explicit
+        if get_profile(self.profile).names_itself:  # else the cache key of before profiles
             fields["profile"] = self.profile
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 

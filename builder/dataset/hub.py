@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
+from ..core.shards import SHARD_GLOB
 from .card import write_card
 from .card_text import SMALL_TEST_QUESTIONS
 from .lock import command_line, folder_lock
@@ -62,7 +63,7 @@ ALLOW_PATTERNS = [
     "README.md",
     "manifest.json",
     "baselines.json",
-    "*/*-*-of-*.parquet",
+    SHARD_GLOB,
     "examples/*.png",
 ]
 #: Never uploaded. fnmatch's ``*`` crosses ``/``, so ``*/*.parquet`` alone would also match the build's

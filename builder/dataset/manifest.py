@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from ..core.shards import SHARD_GLOB
+
 
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
@@ -25,10 +27,6 @@ def write_manifest(out: Path, manifest: dict) -> None:
 
 def read_manifest(folder: Path) -> dict:
     return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
-
-
-#: Shard files of a release, relative to its folder (``<config>/<split>-NNNNN-of-NNNNN.parquet``).
-SHARD_GLOB = "*/*-*-of-*.parquet"
 
 
 def shard_problems(folder: Path, manifest: dict) -> list[str]:

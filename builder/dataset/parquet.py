@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..core.rows import COLUMNS
+from ..core.shards import config_shards, shard_name
 
 SPLIT_ORDER = ("train", "test", "tiny")
 #: A row group is closed before the first row of a new complex once it holds this many rows, so
@@ -163,7 +164,7 @@ class ShardWriter:
         n = len(self.parts)
         final = []
         for k, part in enumerate(self.parts):
-            path = self.folder / f"{self.split}-{k:05d}-of-{n:05d}.parquet"
+            path = self.folder / shard_name(self.split, k, n)
             os.replace(part, path)
             final.append(path)
         return final
@@ -180,7 +181,7 @@ def write_shard(rows: Iterable[dict], folder: Path, split: str, index: int, tota
     writer._close_part()
     if len(writer.parts) != 1:
         raise ValueError(f"shard {index} of {split} in {folder}: no rows to write")
-    path = Path(folder) / f"{split}-{index:05d}-of-{total:05d}.parquet"
+    path = Path(folder) / shard_name(split, index, total)
     os.replace(writer.parts[0], path)
     return path
 
@@ -200,11 +201,6 @@ def iter_config_rows(
     one shard in memory at a time; ``columns`` limits what is read."""
     for path in config_shards(folder, task, split):
         yield from read_rows(path, columns)
-
-
-def config_shards(folder: Path, task: str, split: str) -> list[Path]:
-    """The shard files of one config/split of a built folder, in order."""
-    return sorted((Path(folder) / task).glob(f"{split}-*.parquet"))
 
 
 def config_row_groups(

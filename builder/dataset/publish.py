@@ -9,7 +9,7 @@ then the journal and the old release are removed. Renames within one file system
 so a full disk can only stop the merge, before the switch, and the previous release is left
 exactly as it was. A process killed during the switch leaves the journal; the next writer of the
 folder (:func:`recover`, under the folder lock) rolls the switch forward. Config folders of the
-old release that the new one lacks (a rebuild with fewer ``--tasks``) go with the old release.
+old release that the new one lacks (a rebuild with fewer ``--configs``) go with the old release.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The validator does not use the generator's operation code: each task's check (``
 room in ``builder/tasks/<name>.py``) rebuilds the transformed coordinates with the validator's own
 Rodrigues rotations (``builder.tasks.recover``), then *recovers* the operation from before/after
 coordinates (centroid shifts, Kabsch rotation fitted to the atoms) and compares it with the stored
-answer. H-bond answers are recomputed from freshly read structures with the same detector as the
+answer. H-bond answers are recomputed from structures read afresh on the checks' own path
+(``check_structures``: never the generator's cache), with the same detector as the
 generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
 detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
@@ -23,7 +24,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .. import scoring
-from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.registry import TASK_NAMES, answer_format
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
@@ -32,12 +32,11 @@ from ..scoring.kinds import kind_of
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
+from .check_structures import CheckStructures, StructureSource
 from .cluster import check_workers
 from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
 from .runner import JobRunner, Setup
-from .sources import discover
-from .units import AnnotationCache
 
 log = logging.getLogger(__name__)
 
@@ -53,40 +52,6 @@ class ValidationReport:
     def fail(self, text: str) -> None:
         self.ok = False
         self.problems.append(text)
-
-
-@dataclass(frozen=True)
-class StructureSource:
-    """Where and how the validator re-reads a build's structures: its source and entries folder,
-    and the build's pocket cutoff, image size and H-bond mode (from its manifest)."""
-
-    source: str | None
-    structures: str | None = None
-    pocket_cutoff: float = 10.0
-    #: the build's H-bond mode (manifests before ``--hbonds`` existed were built by ``plip``)
-    hbonds: str = "plip"
-    image_size: int = DEFAULT_IMAGE_SIZE
-
-    @classmethod
-    def of(
-        cls, manifest: dict, source: str | None = None, structures: str | None = None
-    ) -> StructureSource:
-        """The structures of the build ``manifest`` describes (``source``/``structures``: read
-        them from there instead)."""
-        config = manifest["config"]
-        return cls(
-            source or manifest.get("source") or config.get("source"),
-            structures or manifest.get("structures"),
-            float(config.get("pocket_cutoff", 10.0)),
-            config.get("hbonds", "plip"),
-            int(config.get("image_size", DEFAULT_IMAGE_SIZE)),
-        )
-
-    def annotations(self, refs: dict | None = None) -> AnnotationCache:
-        """A fresh cache of the complexes' annotations (``refs``: already discovered ones)."""
-        if refs is None:
-            refs = {r.pdb_id: r for r in discover(self.source, self.structures)}
-        return AnnotationCache(refs, self.pocket_cutoff, self.image_size, self.hbonds)
 
 
 def validate_dataset(
@@ -162,7 +127,7 @@ def validate_dataset(
     return report
 
 
-def _row_problems(row: dict, structures: AnnotationCache) -> list[str]:
+def _row_problems(row: dict, structures: CheckStructures) -> list[str]:
     """Problems of one row: its checks, then its gold answer's score."""
     mine = ValidationReport()
     try:
@@ -180,7 +145,7 @@ class _Checker:
 
     def __init__(self, setup: StructureSource):
         self.setup = setup
-        self.refs = {r.pdb_id: r for r in discover(setup.source, setup.structures)}
+        self.refs = setup.refs()
 
 
 def _check_job(
@@ -234,7 +199,7 @@ def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> No
         report.warnings.append(f"{task}: only {sorted(counts)} appear among {n} questions")
 
 
-def _check_row(row: dict, structures: AnnotationCache, report: ValidationReport) -> None:
+def _check_row(row: dict, structures: CheckStructures, report: ValidationReport) -> None:
     try:
         meta = Row.from_row(row).metadata
     except RowError as exc:  # names the column or metadata field

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 
-from ..core.profiles import EXPLICIT, PAPER
+from ..core.profiles import PROFILES
 from ..core.registry import TaskSpec
 from ..operations.language import Move, Roll
 from .bonds import BondAnswer
@@ -66,13 +66,14 @@ READINGS = {
 }
 #: The headline's reading of the T1/T2 magnitude error and of T7's rotation part, per profile:
 #: ``steps`` (in steps of the allowed values, over 7 / 11) or ``radius`` (over 8 Å / 180 degrees).
-HEADLINE_RULE = {PAPER: "steps", EXPLICIT: "radius"}
-#: The other-reading metric of T1/T2 (and T7's pair) that is *not* a profile's headline.
-OTHER_SINGLE = {PAPER: "score_radius", EXPLICIT: "score_steps"}
-OTHER_PAIR = {
-    PAPER: ("rotation_part_radius", "score_rotation_radius"),
-    EXPLICIT: ("rotation_part_steps", "score_rotation_steps"),
+HEADLINE_RULE = {p.name: p.magnitude_rule for p in PROFILES.values()}
+#: T7's other-reading metrics (rotation part, score) of a profile: those of the rule that is *not*
+#: its headline.
+_OTHER_PAIR_OF_RULE = {
+    "steps": ("rotation_part_radius", "score_rotation_radius"),
+    "radius": ("rotation_part_steps", "score_rotation_steps"),
 }
+OTHER_PAIR = {name: _OTHER_PAIR_OF_RULE[rule] for name, rule in HEADLINE_RULE.items()}
 #: The fixed range of T7's move part in the other reading: the translation task's radius.
 FIXED_MOVE_RANGE = 8.0  # Å; equal to T1's score radius (tests/test_paper_fidelity.py holds it)
 
@@ -115,8 +116,9 @@ def magnitude_score(spec: TaskSpec, pred: float, gold: float, profile: str) -> f
 
 def other_magnitude_score(spec: TaskSpec, pred: float, gold: float, profile: str) -> float:
     """The credit under the reading that is not ``profile``'s headline."""
-    other = EXPLICIT if HEADLINE_RULE.get(profile) == "steps" else PAPER
-    return magnitude_score(spec, pred, gold, other)
+    if HEADLINE_RULE.get(profile) == "steps":
+        return radius_score(spec, pred, gold)
+    return step_score(spec, pred, gold)
 
 
 def alt_single(spec: TaskSpec, pred, gold) -> dict[str, float]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
-from ..core.profiles import LEGACY_PROFILE, check_profile, question_id
+from ..core.profiles import check_profile, get_profile, question_id
 from ..core.records import Complex
 from ..core.registry import answer_format
 from ..core.rows import metadata_from_dict
@@ -292,7 +292,7 @@ def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:
             "size": ctx.ann.camera.size,
         },
     }
-    if ctx.profile != LEGACY_PROFILE:  # explicit rows stay byte-identical to builds before profiles
+    if get_profile(ctx.profile).names_itself:  # else byte-identical to builds before profiles
         base["profile"] = ctx.profile
     base.update(payload)
     # typed by the task's answer kind (builder.core.rows): a field of the wrong type fails here

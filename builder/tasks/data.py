@@ -16,6 +16,7 @@ that task's rows and its part of the config hash (:func:`config_fields`). Each f
       prompt: |-                    # the template; {placeholders} filled by the task's module
     paper: {...}
     decoys: {version: ..., ...}     # optional: the ``balanced`` decoy mode's settings
+    card: {summary: ..., ...}       # the dataset card's words for the task (:class:`TaskCard`)
     expect: {...}                   # what the shared tests expect of the task (not hashed)
 """
 
@@ -57,6 +58,57 @@ class ProfileData:
         return frozenset(f for _, f, _, _ in string.Formatter().parse(self.prompt) if f)
 
 
+@dataclass(frozen=True)
+class TaskCard:
+    """What the dataset card says of a task (``builder/dataset/card_tasks.py``), in the task's
+    data file and not hashed (the card is written from it, the rows are not): ``summary`` (the
+    task table's one-line description), ``answer`` (an example answer, markdown), ``asks`` (what
+    the task asks, for the card's opening sentence), ``scoring`` (its rule, for the scoring
+    paragraph; ``{steps}``, ``{steps_less}`` and ``{radius}`` are filled from its registry
+    entry), ``readings`` (the other readings ``misi-bench score`` reports beside the headline),
+    ``answer_labels`` (the labels its answer rests on, for the legibility paragraph) and
+    ``underdetermined`` (why the profiles of its ``underdetermined_in`` do not fix the answer)
+    and ``options_only`` (what the options-only blind rules read of its options).
+    ``{task}`` in any of them is the task's number (``T4``)."""
+
+    summary: str
+    answer: str
+    asks: str
+    scoring: str
+    readings: tuple[str, ...] = ()
+    answer_labels: str = ""
+    underdetermined: str = ""
+    options_only: str = ""
+
+
+_CARD_REQUIRED = ("summary", "answer", "asks", "scoring")
+_CARD_OPTIONAL = ("answer_labels", "underdetermined", "options_only")
+
+
+def parse_card(raw: object, where: str) -> TaskCard:
+    """The ``card`` section of a task data file; :class:`MisiError` naming ``where`` and the
+    field when one is missing or not text."""
+    if not isinstance(raw, Mapping):
+        raise MisiError(f"{where}: no card section (the dataset card's words for the task)")
+    unknown = sorted(set(raw) - {*_CARD_REQUIRED, *_CARD_OPTIONAL, "readings"})
+    if unknown:
+        raise MisiError(f"{where}: card has unknown fields {', '.join(unknown)}")
+    for key in _CARD_REQUIRED:
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise MisiError(f"{where}: card.{key} must be a non-empty string")
+    for key in _CARD_OPTIONAL:
+        if not isinstance(raw.get(key, ""), str):
+            raise MisiError(f"{where}: card.{key} must be a string")
+    readings = raw.get("readings") or []
+    if not isinstance(readings, list) or not all(isinstance(r, str) for r in readings):
+        raise MisiError(f"{where}: card.readings must be a list of strings")
+    return TaskCard(
+        *(raw[k] for k in _CARD_REQUIRED),
+        readings=tuple(readings),
+        **{k: raw.get(k, "") for k in _CARD_OPTIONAL},
+    )
+
+
 #: ``choice.options`` of a profile whose default (``--decoys paper``) options are drawn as the
 #: ``balanced`` mode draws them (T5/T6 in the ``paper`` profile; docs/decoys.md).
 EXCHANGEABLE = "exchangeable"
@@ -65,14 +117,16 @@ EXCHANGEABLE = "exchangeable"
 @dataclass(frozen=True)
 class TaskData:
     """One task's data file: ``profiles`` (name -> :class:`ProfileData`) and ``decoys`` (the
-    ``balanced`` decoy mode's settings with their ``version``; empty for other tasks) and
-    ``expect`` (what the shared tests expect of the task; neither used to build nor hashed)."""
+    ``balanced`` decoy mode's settings with their ``version``; empty for other tasks),
+    ``card`` (the dataset card's words for it) and ``expect`` (what the shared tests expect of
+    the task); ``card`` and ``expect`` are neither used to build rows nor hashed."""
 
     task: str
     profiles: Mapping[str, ProfileData]
     decoys: Mapping
     raw: Mapping
     expect: Mapping
+    card: TaskCard
 
     def profile(self, profile: str) -> ProfileData:
         return self.profiles[check_profile(profile)]
@@ -146,7 +200,8 @@ def parse_task_data(task: str, raw: Mapping, where: str = "") -> TaskData:
     if decoys and not isinstance(decoys.get("version"), str):
         raise MisiError(f"{where}: decoys.version must be a string")
     expect = _freeze(raw.get("expect") or {})
-    return TaskData(task, MappingProxyType(profiles), _freeze(decoys), raw, expect)
+    card = parse_card(raw.get("card"), where)
+    return TaskData(task, MappingProxyType(profiles), _freeze(decoys), raw, expect, card)
 
 
 def data_file_text(task: str) -> str:

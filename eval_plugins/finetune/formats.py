@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from ...builder.core.errors import InputError
+from ...builder.core.shards import config_glob, shard_name
 from .source import SourceRow
 
 #: Formats, their consumers, in help order.
@@ -157,10 +158,10 @@ class HFWriter:
         self._flush(end_part=True)
         n = len(self.parts)
         for k, part in enumerate(self.parts):
-            os.replace(part, part.with_name(f"{self.split}-{k:05d}-of-{n:05d}.parquet"))
+            os.replace(part, part.with_name(shard_name(self.split, k, n)))
         card = (
             f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {self.split}\n"
-            f"    path: data/{self.split}-*.parquet\n---\n\n"
+            f"    path: {config_glob('data', self.split)}\n---\n\n"
             "# MiSI-Bench SFT export (messages + images)\n\n"
             f"Chat-format rows of the MiSI-Bench {self.split} split; see misi_sft_export.json.\n"
         )

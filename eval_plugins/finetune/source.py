@@ -10,8 +10,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...builder.core import shards as shard_files
 from ...builder.core.errors import InputError
 from ...builder.core.registry import TASK_NAMES, canonical_task
+from ...builder.core.shards import config_glob
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ def resolve_source(
         raise InputError(
             source, "reading from the Hub needs huggingface_hub (pip install 'misi-bench[hub]')"
         ) from exc
-    patterns = [f"{c}/{split}-*.parquet" for c in configs] + ["manifest.json"]
+    patterns = [config_glob(c, split) for c in configs] + ["manifest.json"]
     log.info("fetching %s (%s) shards of %s from the Hub", split, ", ".join(configs), source)
     try:
         return Path(
@@ -87,14 +89,14 @@ def config_shards(root: Path, configs: Sequence[str], split: str) -> list[Path]:
     without shards for ``split`` is skipped with a log line; none at all is an error."""
     shards = []
     for config in configs:
-        found = sorted((root / config).glob(f"{split}-*.parquet"))
+        found = shard_files.config_shards(root, config, split)
         if not found:
             log.info("%s: no %s shards in %s", config, split, root)
         shards += found
     if not shards:
         raise InputError(
             root,
-            f"no {split} shards for configs {', '.join(configs)} (expected <config>/{split}-*.parquet)",
+            f"no {split} shards for configs {', '.join(configs)} (expected {config_glob('<config>', split)})",
         )
     return shards
 

@@ -23,10 +23,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.core.profiles import LEGACY_PROFILE, profile_of_metadata
+from ...builder.core.profiles import LEGACY_PROFILE, PROFILES, profile_of_metadata
 from ...builder.core.provenance import DatasetProvenance
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 from ...builder.core.rows import SCORE_COLUMNS
+from ...builder.core.shards import config_shards
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +74,10 @@ class Question:
             "image_views": list(self.image_views),
             "answer_format": self.answer_format,
             "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
-            "form": FORMS.get(self.task, "") if self.profile == LEGACY_PROFILE else "",
+            "form": ""
+            if getattr(PROFILES.get(self.profile), "states_answer_form", False)
+            else FORMS.get(self.task, ""),
         }
-
-
-def _shards(build: Path, task: str, split: str) -> list[Path]:
-    return sorted((build / task).glob(f"{split}-*.parquet"))
 
 
 def load_questions(build: str | Path, split: str = "tiny") -> list[Question]:
@@ -92,7 +91,7 @@ def load_questions(build: str | Path, split: str = "tiny") -> list[Question]:
         )
     out = []
     for task in TASK_NAMES:
-        for shard in _shards(build, task, split):
+        for shard in config_shards(build, task, split):
             for r in pq.read_table(shard, columns=_COLUMNS).to_pylist():
                 out.append(
                     Question(
@@ -135,7 +134,7 @@ def records(build: str | Path, split: str) -> list[dict]:
 
     out = []
     for task in TASK_NAMES:
-        for shard in _shards(Path(build), task, split):
+        for shard in config_shards(build, task, split):
             out += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     return out
 

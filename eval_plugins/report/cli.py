@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from ...builder.core.errors import MisiError
-from ...builder.core.profiles import LEGACY_PROFILE, PAPER
+from ...builder.core.profiles import LEGACY_PROFILE, PROFILES
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
 from ..common import local_copy
 from .reference import complete_average_all, paper_average, reference_rows
@@ -95,7 +95,7 @@ def _paper_rows(references, found, dataset: str | None) -> tuple[list[Row], list
     rows: list[Row] = []
     notes: list[str] = []
     profile = results_profile(found, dataset)
-    comparable = profile == PAPER
+    comparable = profile in PROFILES and PROFILES[profile].paper_comparable
     tag = "" if comparable else f" ({NOT_COMPARABLE})"
     for ref in references:
         computed = paper_average(ref.scores)
@@ -162,7 +162,9 @@ def _exact_table(args: argparse.Namespace) -> str:
     results = [(r.label, r.exact) for r in merge_results(found) if r.exact]
     profile = results_profile(found, args.dataset)
     return scoring.format_exact_markdown(
-        results, scoring.select_paper_rows(args.paper_rows), comparable=profile == PAPER
+        results,
+        scoring.select_paper_rows(args.paper_rows),
+        comparable=profile in PROFILES and PROFILES[profile].paper_comparable,
     )
 
 
