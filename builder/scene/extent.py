@@ -74,18 +74,23 @@ def hidden_under_labels(prim, placed, xs, ys, dims, polys, size: int, ss: int) -
         if i1 > i0 and j1 > j0:
             grid[j0:j1, i0:i1] = 1
     sat = np.zeros((n + 1, n + 1), dtype=np.int32)
-    # int32 throughout (at most n * n): no int64 intermediate to cast back
-    np.cumsum(grid.cumsum(axis=0, dtype=np.int32), axis=1, dtype=np.int32, out=sat[1:, 1:])
-    lo_x = np.concatenate([xs, np.floor(polys[:, 0::2].min(axis=1)).astype(np.int64)])
-    lo_y = np.concatenate([ys, np.floor(polys[:, 1::2].min(axis=1)).astype(np.int64)])
-    hi_x = np.concatenate([xs + dims, np.ceil(polys[:, 0::2].max(axis=1)).astype(np.int64) + 1])
-    hi_y = np.concatenate([ys + dims, np.ceil(polys[:, 1::2].max(axis=1)).astype(np.int64) + 1])
+    # int32 throughout (at most n * n), along rows first (contiguous): exact integer sums
+    np.cumsum(grid.cumsum(axis=1, dtype=np.int32), axis=0, dtype=np.int32, out=sat[1:, 1:])
+    corners = polys.reshape(-1, 4, 2)
+    lo = np.concatenate(
+        [np.stack([xs, ys], axis=1), np.floor(corners.min(axis=1)).astype(np.int64)]
+    )
+    hi = np.concatenate(
+        [
+            np.stack([xs + dims, ys + dims], axis=1),
+            np.ceil(corners.max(axis=1)).astype(np.int64) + 1,
+        ]
+    )
     # cells holding output pixels lo // ss .. (hi - 1) // ss
-    ci0, cj0 = (lo_x // ss) // c, (lo_y // ss) // c
-    ci1, cj1 = ((hi_x - 1) // ss) // c + 1, ((hi_y - 1) // ss) // c + 1
-    inside = (ci0 >= 0) & (cj0 >= 0) & (ci1 <= n) & (cj1 <= n)
-    ci0, cj0 = np.clip(ci0, 0, n), np.clip(cj0, 0, n)
-    ci1, cj1 = np.clip(ci1, 0, n), np.clip(cj1, 0, n)
+    c0, c1 = (lo // ss) // c, ((hi - 1) // ss) // c + 1
+    inside = (c0 >= 0).all(axis=1) & (c1 <= n).all(axis=1)
+    c0, c1 = np.minimum(np.maximum(c0, 0), n), np.minimum(np.maximum(c1, 0), n)
+    ci0, cj0, ci1, cj1 = c0[:, 0], c0[:, 1], c1[:, 0], c1[:, 1]
     count = sat[cj1, ci1] - sat[cj0, ci1] - sat[cj1, ci0] + sat[cj0, ci0]
     whole = inside & (count == (ci1 - ci0) * (cj1 - cj0))
     return whole[prim]

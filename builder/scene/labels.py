@@ -11,7 +11,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import numpy as np
@@ -135,6 +135,18 @@ class PlacedLabel:
     rank: int = 0
     anchor: tuple[int, int] | None = None
     leader: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, fields: tuple) -> PlacedLabel:
+        """The label of ``fields`` (every field, in order): what ``PlacedLabel(*fields)`` makes,
+        without the frozen ``__init__``'s one ``object.__setattr__`` per field (``_place``
+        makes about 100 per picture)."""
+        label = object.__new__(cls)
+        label.__dict__.update(zip(_PLACED_FIELDS, fields))
+        return label
+
+
+_PLACED_FIELDS = tuple(f.name for f in fields(PlacedLabel))
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,68 +416,75 @@ def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[P
     stuck: list[PlacedLabel] = []
     leaders: list = []
     dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
-    corners = slot_corners(entries, dims, slots_of)
+    corners = slot_corners(entries, dims, slots_of, size)
+    # rows ``size`` on: every bit set; a slot off the picture (first row ``size + 1``) tests them
+    edge = len(taken)
+    taken += [-1] * (max((d[1] for d in dims), default=0) + 2)
+    gap, leader = LABEL_GAP, space is not None
     for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
         if not text:
             continue
         w, h = dims[rank]
-        x0, y0, slot_x, slot_y = corners[rank]
+        x0, y0, shifts, firsts = corners[rank]
         placed = anchor = None
         # interior columns as bits; no interior (w or h <= 2) overlaps nothing
         bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
-        x_max, y_max, last = size - w, size - h, h - 2
-        for x, y in zip(slot_x, slot_y):
-            if not (0 <= x <= x_max and 0 <= y <= y_max):
-                continue
-            mask = bits << (x + 1)
-            # interior rows y + 1 .. y + h - 2: the first and last first (labels are about
-            # equally tall, so an overlap usually covers one of them), then the others
-            if mask and (taken[y + 1] & mask or taken[y + last] & mask):
-                continue
-            for row in taken[y + 2 : y + last]:
-                if row & mask:
+        if bits:
+            # a slot's interior rows r1 .. r1 + last: the first and last tested first (labels
+            # are about equally tall, so an overlap usually covers one of them), then the others
+            last = h - 3
+            for sh, r1 in zip(shifts, firsts):
+                mask = bits << sh
+                if taken[r1] & mask or taken[r1 + last] & mask:
+                    continue
+                for row in taken[r1 + 1 : r1 + last]:
+                    if row & mask:
+                        break
+                else:
+                    placed = (sh - 1, r1 - 1)
                     break
-            else:
-                placed = (x, y)
-                break
-        if placed is None and space is not None:
-            spot = space.nearest(w + 2 * LABEL_GAP, h + 2 * LABEL_GAP, lu, lv)
+        else:  # nothing to overlap: the first slot inside the picture
+            placed = next(((sh - 1, r1 - 1) for sh, r1 in zip(shifts, firsts) if r1 <= size), None)
+        if placed is None and leader:
+            spot = space.nearest(w + 2 * gap, h + 2 * gap, lu, lv)
             if spot is not None:
-                placed = (spot[0] + LABEL_GAP, spot[1] + LABEL_GAP)
+                placed = (spot[0] + gap, spot[1] + gap)
                 anchor = (int(round(lu)), int(round(lv)))
         if placed is None:
             x, y = int(round(x0)), int(round(y0))
             stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
             if block_stuck and bits:
-                take_clipped(taken, x, y, w, h, size)
+                _take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
-            if space is not None:  # ``leader``: the whole box and a gap around it
-                take_clipped(
-                    taken,
-                    x - 1 - LABEL_GAP,
-                    y - 1 - LABEL_GAP,
-                    w + 2 + 2 * LABEL_GAP,
-                    h + 2 + 2 * LABEL_GAP,
-                    size,
+            if leader:  # the whole box and a gap around it
+                _take_clipped(
+                    taken, x - 1 - gap, y - 1 - gap, w + 2 + 2 * gap, h + 2 + 2 * gap, size
                 )
-            else:
+            elif bits:
                 mask = bits << (x + 1)
-                if mask:
-                    for row in range(y + 1, y + h - 1):
-                        taken[row] |= mask
+                taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
             if anchor is not None:
                 leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor))
-        if space is not None:
-            space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
-    lines = dict(
-        zip(
-            (k for k, _, _ in leaders),
-            leader_pixels([(a, box) for _, a, box in leaders], fp, size),
-        )
-    )
-    return stuck + [PlacedLabel(*args, lines.get(k, ())) for k, args in enumerate(free)]
+            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, ()))
+        if leader:
+            space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
+    del taken[edge:]
+    for (k, _, _), line in zip(
+        leaders, leader_pixels([(a, box) for _, a, box in leaders], fp, size)
+    ):
+        free[k] = free[k][:11] + (line,)
+    return stuck + list(map(PlacedLabel.of, free))
+
+
+def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
+    """Mark the interior of a label at (x, y), clipped to the picture, as taken."""
+    lo, hi = max(x + 1, 0), min(x + w - 2, size - 1)
+    if lo > hi:
+        return
+    mask = ((1 << (hi - lo + 1)) - 1) << lo
+    y0, y1 = max(y + 1, 0), min(y + h - 1, size)
+    taken[y0:y1] = [row | mask for row in taken[y0:y1]]
 
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:

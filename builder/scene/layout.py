@@ -283,28 +283,30 @@ class FreeSpace:
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
         i0, i1 = max(x // CELL, 0), min((x + w - 1) // CELL, self.n_cols - 1)
-        l0, l1 = max(y // self.line, 0), min((y + h - 1) // self.line, self.n_lines - 1)
-        if i1 >= i0:
-            bits = ((1 << (i1 - i0 + 1)) - 1) << i0
-            rows = self.rows
-            for line in range(l0, l1 + 1):
-                rows[line] |= bits
+        if i1 < i0:
+            return
+        line = self.line
+        l0, l1 = max(y // line, 0), min((y + h - 1) // line, self.n_lines - 1)
+        bits = ((1 << (i1 - i0 + 1)) - 1) << i0
+        rows = self.rows
+        for n in range(l0, l1 + 1):
+            rows[n] |= bits
 
     def nearest(self, w: int, h: int, ax: float, ay: float) -> tuple[int, int] | None:
         """Top-left corner (px) of the free ``w`` x ``h`` box nearest to (``ax``, ``ay``)
         (box centre to point; ties: the first line, then the first column), or ``None``. A box
         starts on a column and spans ``k`` whole lines, centred on them. Lines are visited
         nearest first; the search stops at the first line farther than the best box found."""
-        line, k = self.line, -(-h // self.line)
-        ni, nl = (self.size - w) // CELL + 1, self.n_lines - k + 1
+        line, k, cell = self.line, -(-h // self.line), CELL
+        ni, nl = (self.size - w) // cell + 1, self.n_lines - k + 1
         if ni <= 0 or nl <= 0:
             return None
-        shifts = _shifts(-(-w // CELL))
+        shifts = _shifts(-(-w // cell))
         valid = (1 << ni) - 1
         tx = ax - w / 2.0  # the box corner whose centre is the atom
         # the nearest free columns are the first at or right of c + 1 and the last at or left
         # of c, the column left of the exact corner
-        c = min(max(int(tx // CELL), 0), ni - 1) + 1
+        c = min(max(int(tx // cell), 0), ni - 1) + 1
         below = (1 << c) - 1
         centre = k * line / 2.0
         at = (ay - centre) / line
@@ -312,41 +314,49 @@ class FreeSpace:
         down = up + 1
         best_d, best_n, best_i = math.inf, -1, -1  # squared distance, line, column
         rows = self.rows
+        if k > 1:  # a box k lines tall: the cells taken on any of its lines
+            rows = [_or_all(rows[n : n + k]) for n in range(nl)]
         while up >= 0 or down < nl:
             if down >= nl or (up >= 0 and at - up <= down - at):
-                n, up = up, up - 1
+                n = up
+                up -= 1
             else:
-                n, down = down, down + 1
+                n = down
+                down += 1
             dy = n * line + centre - ay
             dy2 = dy * dy
             if dy2 > best_d:
                 break
             occupied = rows[n]
-            if k > 1:
-                for r in rows[n + 1 : n + k]:
-                    occupied |= r
             for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
                 occupied |= occupied >> s
-            free = ~occupied & valid
+            free = valid & ~occupied
             if not free:
                 continue
             high = free >> c
             if high:
                 i = c + (high & -high).bit_length() - 1
-                dx = i * CELL - tx
+                dx = i * cell - tx
                 d = dx * dx + dy2
                 if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
                     best_d, best_n, best_i = d, n, i
             low = free & below
             if low:
                 i = low.bit_length() - 1
-                dx = i * CELL - tx
+                dx = i * cell - tx
                 d = dx * dx + dy2
                 if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
                     best_d, best_n, best_i = d, n, i
         if best_n < 0:
             return None
-        return best_i * CELL, best_n * line + (k * line - h) // 2
+        return best_i * cell, best_n * line + (k * line - h) // 2
+
+
+def _or_all(rows: list[int]) -> int:
+    out = 0
+    for r in rows:
+        out |= r
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -418,11 +428,13 @@ def take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) ->
         taken[row] |= mask
 
 
-def slot_corners(entries, dims, slots_of) -> list:
-    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
-    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
-    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
-    rounded half to even)."""
+def slot_corners(entries, dims, slots_of, size: int) -> list:
+    """Per entry: its default corner (x0, y0) and, for each of its candidate slots
+    (:data:`SLOTS`) in order, ``x + 1`` (the shift of its interior columns) and ``y + 1`` (its
+    first interior row), as lists of ints (``x, y`` the slot's top-left pixel; a slot not
+    wholly inside the ``size`` px picture has ``max(x + 1, 0)`` and ``size + 1``), computed for
+    all entries at once (the same floating-point operations, in the same order, as one by one:
+    ``x0 + dx * w + sx * r``, rounded half to even)."""
     out: list = [None] * len(entries)
     for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
         rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
@@ -431,8 +443,8 @@ def slot_corners(entries, dims, slots_of) -> list:
         lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
         lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
         r = np.array([entries[k][4] for k in rows], dtype=np.float64)
-        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
-        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
+        wh = np.array([dims[k] for k in rows], dtype=np.float64).reshape(-1, 2)
+        w, h = wh[:, 0], wh[:, 1]
         if centred:
             x0, y0 = lu - w / 2.0, (lv - h) - 2
         else:
@@ -440,7 +452,9 @@ def slot_corners(entries, dims, slots_of) -> list:
         table = np.array(slots, dtype=np.float64).reshape(-1, 4)
         xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
         ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
-        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
-        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
+        inside = (xs >= 0) & (ys >= 0) & (xs <= size - w[:, None]) & (ys <= size - h[:, None])
+        shifts = np.maximum(xs + 1, 0).astype(np.int64).tolist()
+        firsts = np.where(inside, ys + 1, size + 1).astype(np.int64).tolist()
+        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), shifts, firsts):
             out[k] = (a, b, sx, sy)
     return out

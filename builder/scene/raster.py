@@ -381,7 +381,9 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         cores = [sp.core for sp in distinct_sprites]
         cores = list(map(cores.__getitem__, which))
         calls = list(zip(repeat(canvas._core.paste), cores, boxes, cores))
-        calls += zip(repeat(canvas._draw_core.draw_polygon), polys.tolist(), inks, repeat(1))
+        calls += zip(
+            repeat(canvas._draw_core.draw_polygon), _vertex_buffers(polys), inks, repeat(1)
+        )
         deque(starmap(_call, map(calls.__getitem__, prim.tolist())), maxlen=0)
     else:  # pragma: no cover - public Pillow API only
         paste, fill = canvas.sprite_paster(), canvas.polygon_filler()
@@ -437,6 +439,15 @@ def _draw_list(order: np.ndarray, sticks, n_atoms: int) -> tuple[np.ndarray, np.
         [np.zeros(n_sph, dtype=np.int64), np.arange(polys.shape[0], dtype=np.int64)]
     )
     return np.lexsort((key2, key1)), polys
+
+
+def _vertex_buffers(polys: np.ndarray) -> list[bytes]:
+    """Each polygon's vertices as the bytes of eight float32 values, truncated toward zero:
+    Pillow's polygon filler reads a buffer argument as float32 pairs and truncates every vertex
+    to an integer (``(int)``), so the whole numbers it gets here (exact in float32) fill the same
+    pixels as the float64 coordinates would, without a Python float per coordinate."""
+    raw = np.trunc(polys).astype(np.float32).tobytes()
+    return [raw[k : k + 32] for k in range(0, len(raw), 32)]
 
 
 def _packed(rgb: np.ndarray) -> np.ndarray:
