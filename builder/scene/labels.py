@@ -11,7 +11,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -24,23 +24,18 @@ from .layout import (
     chain_caption_spot,
     draw_leaders,
     footprint_rows,
-    leader_pixels,
     ligand_bonds,
     ligand_footprint,
     residue_text,
     shown_chains,
-    slot_corners,
-    take_clipped,
 )
 from .pillow_core import handle, painter
+from .placement import LABEL_GAP, PlacedLabel, place_labels, take_clipped
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
 #: Opacity (0-255) of the dark panel behind each label's text: sticks under a label are dimmed
 #: to a quarter of their brightness, so that the text stands out from them (and stay visible).
 PANEL_ALPHA = 255
-#: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
-#: neighbouring labels stays apart, for the eye and for OCR).
-LABEL_GAP = 0
 #: Colour of the chain caption of a one-chain pocket picture (``chain E``): near-white, apart
 #: from the two residue label colours.
 CAPTION_COLOUR = (0xE6, 0xE6, 0xE6)
@@ -110,43 +105,6 @@ _POLAR = frozenset({"N", "O", "S"})
 #: a hydrogen bond (every H-bond mode's donor-acceptor limit is below it): the ``avoid``
 #: placement labels them right after the ligand's polar atoms, before the ligand's carbons.
 BOND_REACH = 4.5
-
-
-@dataclass(frozen=True)
-class PlacedLabel:
-    """One label where it is drawn: ``key`` is ``("atom", complex atom index)``,
-    ``("residue", residue index)`` or ``("chain", -1)`` (the caption naming the one chain of a
-    pocket picture); ``x, y`` the top-left pixel of its sprite (``width`` x
-    ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
-    ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
-    are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
-    residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
-    pixels of that line, flat ``(x0, y0, x1, y1, ...)`` (``layout.leader_pixels``)."""
-
-    key: tuple[str, int]
-    text: str
-    colour: tuple[int, int, int]
-    px: int
-    x: int
-    y: int
-    width: int
-    height: int
-    free: bool
-    rank: int = 0
-    anchor: tuple[int, int] | None = None
-    leader: tuple[int, ...] = ()
-
-    @classmethod
-    def of(cls, fields: tuple) -> PlacedLabel:
-        """The label of ``fields`` (every field, in order): what ``PlacedLabel(*fields)`` makes,
-        without the frozen ``__init__``'s one ``object.__setattr__`` per field (``_place``
-        makes about 100 per picture)."""
-        label = object.__new__(cls)
-        label.__dict__.update(zip(_PLACED_FIELDS, fields))
-        return label
-
-
-_PLACED_FIELDS = tuple(f.name for f in fields(PlacedLabel))
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,7 +343,9 @@ def layout_labels(
         if any(e[8][0] == "residue" for e in entries):
             caption = [_chain_caption(la.chain_ids[0], px, size, taken, space)]
     block = placement in ("avoid", "leader")
-    return caption + _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
+    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
+    placed = place_labels(entries, dims, px, size, SLOTS[placement], block, taken, space, mask)
+    return caption + placed
 
 
 def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> PlacedLabel:
@@ -406,85 +366,6 @@ def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> P
     )
     space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
     return PlacedLabel(("chain", -1), text, CAPTION_COLOUR, px, x, y, w, h, True, -1)
-
-
-def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[PlacedLabel]:
-    """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
-    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
-    ``fp`` the ligand's footprint (leader lines pass under it)."""
-    free: list[tuple] = []  # PlacedLabel fields less the leader line
-    stuck: list[PlacedLabel] = []
-    leaders: list = []
-    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
-    corners = slot_corners(entries, dims, slots_of, size)
-    # rows ``size`` on: every bit set; a slot off the picture (first row ``size + 1``) tests them
-    edge = len(taken)
-    taken += [-1] * (max((d[1] for d in dims), default=0) + 2)
-    gap, leader = LABEL_GAP, space is not None
-    for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
-        if not text:
-            continue
-        w, h = dims[rank]
-        x0, y0, shifts, firsts = corners[rank]
-        placed = anchor = None
-        # interior columns as bits; no interior (w or h <= 2) overlaps nothing
-        bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
-        if bits:
-            # a slot's interior rows r1 .. r1 + last: the first and last tested first (labels
-            # are about equally tall, so an overlap usually covers one of them), then the others
-            last = h - 3
-            for sh, r1 in zip(shifts, firsts):
-                mask = bits << sh
-                if taken[r1] & mask or taken[r1 + last] & mask:
-                    continue
-                for row in taken[r1 + 1 : r1 + last]:
-                    if row & mask:
-                        break
-                else:
-                    placed = (sh - 1, r1 - 1)
-                    break
-        else:  # nothing to overlap: the first slot inside the picture
-            placed = next(((sh - 1, r1 - 1) for sh, r1 in zip(shifts, firsts) if r1 <= size), None)
-        if placed is None and leader:
-            spot = space.nearest(w + 2 * gap, h + 2 * gap, lu, lv)
-            if spot is not None:
-                placed = (spot[0] + gap, spot[1] + gap)
-                anchor = (int(round(lu)), int(round(lv)))
-        if placed is None:
-            x, y = int(round(x0)), int(round(y0))
-            stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
-            if block_stuck and bits:
-                _take_clipped(taken, x, y, w, h, size)
-        else:
-            x, y = placed
-            if leader:  # the whole box and a gap around it
-                _take_clipped(
-                    taken, x - 1 - gap, y - 1 - gap, w + 2 + 2 * gap, h + 2 + 2 * gap, size
-                )
-            elif bits:
-                mask = bits << (x + 1)
-                taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
-            if anchor is not None:
-                leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, ()))
-        if leader:
-            space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
-    del taken[edge:]
-    for (k, _, _), line in zip(
-        leaders, leader_pixels([(a, box) for _, a, box in leaders], fp, size)
-    ):
-        free[k] = free[k][:11] + (line,)
-    return stuck + list(map(PlacedLabel.of, free))
-
-
-def _take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:
-    """Mark the interior of a label at (x, y), clipped to the picture, as taken."""
-    lo, hi = max(x + 1, 0), min(x + w - 2, size - 1)
-    if lo > hi:
-        return
-    mask = ((1 << (hi - lo + 1)) - 1) << lo
-    y0, y1 = max(y + 1, 0), min(y + h - 1, size)
-    taken[y0:y1] = [row | mask for row in taken[y0:y1]]
 
 
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:

@@ -435,26 +435,43 @@ def slot_corners(entries, dims, slots_of, size: int) -> list:
     wholly inside the ``size`` px picture has ``max(x + 1, 0)`` and ``size + 1``), computed for
     all entries at once (the same floating-point operations, in the same order, as one by one:
     ``x0 + dx * w + sx * r``, rounded half to even)."""
-    out: list = [None] * len(entries)
-    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
-        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
-        if not rows:
-            continue
-        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
-        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
-        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
-        wh = np.array([dims[k] for k in rows], dtype=np.float64).reshape(-1, 2)
-        w, h = wh[:, 0], wh[:, 1]
-        if centred:
-            x0, y0 = lu - w / 2.0, (lv - h) - 2
-        else:
-            x0, y0 = (lu + 1) + r, lv - h / 2.0
-        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
-        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
-        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
-        inside = (xs >= 0) & (ys >= 0) & (xs <= size - w[:, None]) & (ys <= size - h[:, None])
-        shifts = np.maximum(xs + 1, 0).astype(np.int64).tolist()
-        firsts = np.where(inside, ys + 1, size + 1).astype(np.int64).tolist()
-        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), shifts, firsts):
-            out[k] = (a, b, sx, sy)
+    if not entries:
+        return []
+    atom_slots, residue_slots = slots_of
+    if len(atom_slots) != len(residue_slots):  # one table per kind of label
+        out: list = [None] * len(entries)
+        for centred, slots in ((False, atom_slots), (True, residue_slots)):
+            rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
+            if rows:
+                sub = [entries[k] for k in rows], [dims[k] for k in rows]
+                part = _corners(*sub, (slots, slots), size)
+                for k, found in zip(rows, part):
+                    out[k] = found
+        return out
+    return _corners(entries, dims, slots_of, size)
+
+
+def _corners(entries, dims, tables, size: int) -> list:
+    """:func:`slot_corners` of ``entries`` with ``tables`` (the atom names' and the residue
+    labels' slots, of one length)."""
+    facts = np.array([(e[2], e[3], e[4], bool(e[7])) for e in entries], dtype=np.float64)
+    lu, lv, r, centred = facts[:, 0], facts[:, 1], facts[:, 2], facts[:, 3] > 0
+    wh = np.array(dims, dtype=np.float64).reshape(-1, 2)
+    w, h = wh[:, 0], wh[:, 1]
+    x0 = np.where(centred, lu - w / 2.0, (lu + 1) + r)
+    y0 = np.where(centred, (lv - h) - 2, lv - h / 2.0)
+    table = _tables(tables)[centred.astype(np.int64)]  # (entries, slots, 4)
+    xs = np.rint(x0[:, None] + table[:, :, 0] * w[:, None] + table[:, :, 2] * r[:, None])
+    ys = np.rint(y0[:, None] + table[:, :, 1] * h[:, None] + table[:, :, 3] * r[:, None])
+    inside = (xs >= 0) & (ys >= 0) & (xs <= size - w[:, None]) & (ys <= size - h[:, None])
+    shifts = np.maximum(xs + 1, 0).astype(np.int64).tolist()
+    firsts = np.where(inside, ys + 1, size + 1).astype(np.int64).tolist()
+    return list(zip(x0.tolist(), y0.tolist(), shifts, firsts))
+
+
+@lru_cache(maxsize=16)
+def _tables(tables: tuple) -> np.ndarray:
+    """(2, slots, 4) float64: the two slot tables of :func:`_corners`."""
+    out = np.array([np.array(t, dtype=np.float64).reshape(-1, 4) for t in tables])
+    out.setflags(write=False)
     return out
