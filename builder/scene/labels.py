@@ -29,7 +29,7 @@ from .layout import (
     residue_text,
     shown_chains,
 )
-from .pillow_core import handle, painter
+from .pillow_core import copier, handle, painter
 from .placement import LABEL_GAP, PlacedLabel, place_labels, take_clipped
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
@@ -73,6 +73,20 @@ def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[obje
     paint(colour + (255,), (0, 0, width, height), glyph)
     rgba.load()
     return handle(rgba), width, height
+
+
+@lru_cache(maxsize=16384)
+def _opaque_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
+    """:func:`label_sprite` as RGB (every pixel of a sprite is opaque when
+    :data:`PANEL_ALPHA` is 255: pasting it with its own alpha as the mask gives its RGB)."""
+    outline, glyph, width, height = label_masks(text, px)
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, PANEL_ALPHA))
+    paint = painter(rgba)
+    paint((0, 0, 0, 255), (0, 0, width, height), outline)
+    paint(colour + (255,), (0, 0, width, height), glyph)
+    rgb = rgba.convert("RGB")
+    rgb.load()
+    return handle(rgb), width, height
 
 
 def label_masks(text: str, px: int) -> tuple[object, object, int, int]:
@@ -379,6 +393,13 @@ def paste_labels(image, labels, top: int = 0) -> None:
     """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on (the
     leader lines first, under every label)."""
     draw_leaders(image, labels, top)
+    if PANEL_ALPHA == 255 and image.mode == "RGB":  # opaque sprites: copied, not blended
+        copy = copier(image)
+        for label in labels:
+            sprite, w, h = _opaque_sprite(label.text, label.px, label.colour)
+            y = label.y - top
+            copy(sprite, (label.x, y, label.x + w, y + h))
+        return
     paste = painter(image)
     for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)

@@ -28,6 +28,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
+from .pillow_core import mask_painters
+
 #: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
 #: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
 #: Atom names start right of the atom; residue labels start centred above the residue.
@@ -183,20 +185,17 @@ def ligand_footprint(
     if x1 <= x0 or y1 <= y0:
         return None
     mask = Image.new("1", (x1 - x0, y1 - y0), 0)
-    draw = ImageDraw.Draw(mask)
+    line, disc = mask_painters(mask)
+    ul, vl, rl = u.tolist(), v.tolist(), radius_px.tolist()
     if len(bonds):
         both = alive[bonds[:, 0]] & alive[bonds[:, 1]]
         for a, b in bonds[both].tolist():
-            width = (radius_px[a] + radius_px[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
-            draw.line(
-                (float(u[a]) - x0, float(v[a]) - y0, float(u[b]) - x0, float(v[b]) - y0),
-                fill=1,
-                width=max(1, int(round(width))),
-            )
+            width = (rl[a] + rl[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
+            line((ul[a] - x0, vl[a] - y0, ul[b] - x0, vl[b] - y0), max(1, int(round(width))))
     for k in rows.tolist():
-        r = float(radius_px[k]) + FOOTPRINT_MARGIN
-        x, y = float(u[k]) - x0, float(v[k]) - y0
-        draw.ellipse((x - r, y - r, x + r, y + r), fill=1)
+        r = rl[k] + FOOTPRINT_MARGIN
+        x, y = ul[k] - x0, vl[k] - y0
+        disc((x - r, y - r, x + r, y + r))
     return Footprint(np.asarray(mask, dtype=bool), x0, y0)
 
 
