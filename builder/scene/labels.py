@@ -12,7 +12,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -143,6 +143,18 @@ class LabelAtoms:
     bonds: np.ndarray
     chain_ids: tuple[str, ...] = ()
 
+    @cached_property
+    def residue_groups(self) -> tuple:
+        """``(rows, *labels._residue_groups(rows))`` of every residue atom of the selection
+        (what a picture that draws them all uses; made on first use)."""
+        rows = np.flatnonzero(~self.ligand & (self.res_idx >= 0))
+        return (rows, *_residue_groups(self, rows))
+
+    @cached_property
+    def texts(self) -> dict[tuple[int, bool], str]:
+        """Residue label texts made so far, by (residue index, chain shown)."""
+        return {}
+
 
 def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
     """The :class:`LabelAtoms` of a selection (``atoms``: complex atom indices)."""
@@ -207,52 +219,68 @@ def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, co
     return out
 
 
+def _residue_groups(la: LabelAtoms, rows: np.ndarray) -> tuple:
+    """The residues of the residue atoms at ``rows`` of a selection: ``(residues, slot, count,
+    near, ca_k, where)``: the residue indices (sorted), each row's place among them, the atoms
+    per residue, each residue's least distance to the ligand, and the rows of their CAs with
+    the places of those residues (``None`` when no CA is shown)."""
+    res_idx = la.res_idx
+    residues = np.unique(res_idx[rows])
+    slot = np.searchsorted(residues, res_idx[rows])
+    count = np.bincount(slot, minlength=residues.size).astype(np.float64)
+    near = np.full(residues.size, np.inf)
+    np.minimum.at(near, slot, la.near[rows])
+    ca_rows = rows[la.is_ca[rows]]
+    ca_k = where = None
+    if ca_rows.size:
+        ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
+        ca_k = ca_rows[ca_first]
+        where = np.searchsorted(residues, ca_res)
+    return residues, slot, count, near, ca_k, where
+
+
 def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) -> list[list]:
     """Layout entries of the ``standard`` mode's residue labels: one per shown residue, centred
     above its CA (else above the centre of its shown atoms; screen px), in the residue's carbon
     colour, lightened."""
-    ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
-    rows = np.flatnonzero(~ligand & alive & (res_idx >= 0))
-    if rows.size:
-        residues = np.unique(res_idx[rows])
-        slot = np.searchsorted(residues, res_idx[rows])
-        count = np.bincount(slot, minlength=residues.size).astype(np.float64)
-        lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
-        lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
-        ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
-        near = np.full(residues.size, np.inf)
-        np.minimum.at(near, slot, la.near[rows])
-        ca_rows = rows[la.is_ca[rows]]
-        if ca_rows.size:
-            ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
-            ca_k = ca_rows[ca_first]
-            where = np.searchsorted(residues, ca_res)
-            lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
-        keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
-        all_residues = complex_.residues
-        chains = la.chains and style.chain_labels
-        for r, x, y, z, d in zip(
-            residues[keep].tolist(),
-            lu[keep].tolist(),
-            lv[keep].tolist(),
-            ld[keep].tolist(),
-            near[keep].tolist(),
-        ):
-            text = residue_text(all_residues[r], chains)
-            entries.append(
-                [
-                    (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
-                    (0, -z, text, x, y),
-                    x,
-                    y,
-                    0.0,
-                    text,
-                    RESIDUE_LABEL_COLOURS[r % 2],
-                    True,
-                    ("residue", r),
-                ]
-            )
+    rows = np.flatnonzero(~la.ligand & alive & (la.res_idx >= 0))
+    if not rows.size:
+        return entries
+    known = la.residue_groups  # every residue atom drawn (most pictures): the same groups
+    groups = known[1:] if rows.size == known[0].size else _residue_groups(la, rows)
+    residues, slot, count, near, ca_k, where = groups
+    lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
+    lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
+    ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
+    if ca_k is not None:
+        lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
+    keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+    chains = bool(la.chains and style.chain_labels)
+    texts, all_residues = la.texts, complex_.residues
+    for r, x, y, z, d in zip(
+        residues[keep].tolist(),
+        lu[keep].tolist(),
+        lv[keep].tolist(),
+        ld[keep].tolist(),
+        near[keep].tolist(),
+    ):
+        text = texts.get((r, chains))
+        if text is None:
+            text = texts[r, chains] = residue_text(all_residues[r], chains)
+        entries.append(
+            [
+                (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
+                (0, -z, text, x, y),
+                x,
+                y,
+                0.0,
+                text,
+                RESIDUE_LABEL_COLOURS[r % 2],
+                True,
+                ("residue", r),
+            ]
+        )
     return entries
 
 
