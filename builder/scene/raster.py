@@ -55,7 +55,7 @@ from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
 from .canvas import Canvas
-from .extent import content_rows, downsample, hidden_under_labels
+from .extent import content_rows, downsample
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .layout import ligand_footprint
 from .projection import check_atoms, request_groups, unmoved_screen
@@ -292,9 +292,6 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         f, order, radius_q, fog_level, float(style.fog)
     )
     placed = _labels(complex_, request, f, radius_q)
-    prim = (
-        prim[~hidden_under_labels(prim, placed, xs, ys, dims, polys, size, ss)] if placed else prim
-    )
     y0, y1 = _drawn_rows(ys, dims, polys, placed, size, ss)
     if y1 <= y0:
         return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
