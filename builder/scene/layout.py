@@ -281,11 +281,15 @@ class FreeSpace:
 
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
-        i0, i1 = max(x // CELL, 0), min((x + w - 1) // CELL, self.n_cols - 1)
+        i0, i1, last = x // CELL, (x + w - 1) // CELL, self.n_cols - 1
+        i0 = i0 if i0 > 0 else 0
+        i1 = i1 if i1 < last else last
         if i1 < i0:
             return
-        line = self.line
-        l0, l1 = max(y // line, 0), min((y + h - 1) // line, self.n_lines - 1)
+        line, last = self.line, self.n_lines - 1
+        l0, l1 = y // line, (y + h - 1) // line
+        l0 = l0 if l0 > 0 else 0
+        l1 = l1 if l1 < last else last
         bits = ((1 << (i1 - i0 + 1)) - 1) << i0
         rows = self.rows
         for n in range(l0, l1 + 1):

@@ -106,10 +106,13 @@ def place_labels(
                 take_clipped(taken, x, y, w, h, size)
         else:
             x, y = placed
-            if leader:  # the whole box and a gap around it
-                take_clipped(
-                    taken, x - 1 - gap, y - 1 - gap, w + 2 + 2 * gap, h + 2 + 2 * gap, size
-                )
+            if leader:  # the whole box and a gap around it (inside the picture: no clipping)
+                lo, top, bottom = x - gap, y - gap, y + h + gap
+                mask = ((1 << (w + 2 * gap)) - 1) << lo
+                if lo < 0 or top < 0 or bottom > size or lo + w + 2 * gap > size:
+                    take_clipped(taken, lo - 1, top - 1, w + 2 + 2 * gap, h + 2 + 2 * gap, size)
+                else:
+                    taken[top:bottom] = map(mask.__or__, taken[top:bottom])
             elif bits:
                 mask = bits << (x + 1)
                 taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
