@@ -221,16 +221,18 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
     picture. ``leaders``: ``(anchor, (x, y, w, h))`` pairs; all lines are computed at once."""
     if not leaders:
         return []
-    ends = np.array(
-        [(ax, ay, *leader_end(*box, ax, ay)) for (ax, ay), box in leaders], dtype=np.int64
-    )
-    n = np.maximum(np.abs(ends[:, 2] - ends[:, 0]), np.abs(ends[:, 3] - ends[:, 1])) + 1
+    raw = np.array([(ax, ay, *box) for (ax, ay), box in leaders], dtype=np.int64)
+    ax, ay, bx, by = raw[:, 0], raw[:, 1], raw[:, 2], raw[:, 3]
+    # the box pixel nearest to the anchor (``leader_end``)
+    ex = np.minimum(np.maximum(ax, bx), bx + raw[:, 4] - 1) - ax
+    ey = np.minimum(np.maximum(ay, by), by + raw[:, 5] - 1) - ay
+    n = np.maximum(np.abs(ex), np.abs(ey)) + 1
     which = np.repeat(np.arange(len(leaders)), n)
-    start = np.concatenate([[0], np.cumsum(n)[:-1]])
-    step = np.arange(int(n.sum())) - start[which]
-    t = step / np.maximum(n[which] - 1, 1)
-    xs = np.rint(ends[which, 0] + t * (ends[which, 2] - ends[which, 0])).astype(np.int64)
-    ys = np.rint(ends[which, 1] + t * (ends[which, 3] - ends[which, 1])).astype(np.int64)
+    start = np.cumsum(n) - n
+    step = np.arange(int(n[-1] + start[-1])) - start[which]
+    t = step / np.maximum(n - 1, 1)[which]
+    xs = np.rint(ax[which] + t * ex[which]).astype(np.int64)
+    ys = np.rint(ay[which] + t * ey[which]).astype(np.int64)
     keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
     if fp is not None:
         h, w = fp.mask.shape
@@ -241,11 +243,8 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
         keep &= ~hidden
     counts = np.bincount(which[keep], minlength=len(leaders))
     flat = np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist()
-    out, at = [], 0
-    for c in (2 * counts).tolist():
-        out.append(tuple(flat[at : at + c]))
-        at += c
-    return out
+    ends = np.cumsum(2 * counts).tolist()
+    return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 
 
 class FreeSpace:
