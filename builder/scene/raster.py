@@ -292,9 +292,18 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         f, order, radius_q, fog_level, float(style.fog)
     )
     placed = _labels(complex_, request, f, radius_q)
-    y0, y1 = _drawn_rows(ys, dims, polys, placed, size, ss)
+    # the whole picture: labels are pasted onto it after the downsampling, so only the rows of
+    # primitives are drawn (every other row is black); a band of rows must hold the labels too
+    y0, y1 = (
+        content_rows(ys, dims, polys, size * ss, ss)
+        if whole
+        else _drawn_rows(ys, dims, polys, placed, size, ss)
+    )
     if y1 <= y0:
-        return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
+        image = Image.new("RGB", (size, size if whole else 1), (0, 0, 0))
+        if whole:
+            paste_labels(image, placed)
+        return image, 0
     canvas = Canvas(size * ss, y1 - y0)
     if y0:
         ys = ys - y0
