@@ -20,11 +20,12 @@ included); (2) ``render_png`` of the six views of each of the first N samples' p
 image (best round). Prints both checkouts' figures and the ratios new / old.
 
 ``--render-only`` (with ``--baseline``): no builds; one long-lived child process per checkout
-holds the six views of each of the first N samples' pockets (rendered once to warm the caches)
-and renders them all once per round on request, the two checkouts taking turns (old, new, new,
-old, ...), so that both see the same load. Per checkout: the best and the median round
-(``render_png`` CPU ms per image), and the median of the per-pair ratios new / old (each pair
-measured back to back), with the load average before and after.
+holds the six views of each of the first N samples' pockets (rendered twice to warm the
+caches); in each round both render every complex's six views, complex by complex, back to back
+(which of the two goes first alternates), so that both see the same load. Per checkout: the
+best and the median round (``render_png`` CPU ms per image); the ratios new / old of the best
+rounds, of the medians, the median of the rounds' ratios and that of all rounds together, with
+the load average before and after.
 """
 
 from __future__ import annotations
@@ -73,20 +74,21 @@ from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.scene.cache import render_png
 from misi_bench.builder.tasks.base import annotate, six_views
-jobs = []
+groups = []
 for ref in sample_refs()[: int(sys.argv[1])]:
     cx = load_complex(ref)
-    jobs += [(cx, s.request) for s in six_views(annotate(cx))]
+    groups.append([(cx, s.request) for s in six_views(annotate(cx))])
 for _ in range(2):
-    for cx, req in jobs:
-        render_png(cx, req)
-print(json.dumps({"images": len(jobs)}), flush=True)
-for _ in sys.stdin:
+    for jobs in groups:
+        for cx, req in jobs:
+            render_png(cx, req)
+print(json.dumps({"groups": len(groups), "images": sum(map(len, groups))}), flush=True)
+for line in sys.stdin:
+    jobs = groups[int(line)]
     start = time.process_time()
     for cx, req in jobs:
         render_png(cx, req)
-    took = (time.process_time() - start) / len(jobs)
-    print(json.dumps({"ms_per_image": 1000 * took}), flush=True)
+    print(json.dumps({"seconds": time.process_time() - start}), flush=True)
 """
 
 
@@ -208,7 +210,7 @@ def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
         )
 
 
-def _serve(tree: Path, limit: int) -> subprocess.Popen:
+def _serve(tree: Path, limit: int) -> tuple[subprocess.Popen, dict]:
     child = subprocess.Popen(
         [sys.executable, "-c", _SERVE_SNIPPET, str(limit)],
         env=_child_env(tree),
@@ -217,34 +219,42 @@ def _serve(tree: Path, limit: int) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         text=True,
     )
-    json.loads(child.stdout.readline())  # loaded and warm
-    return child
+    return child, json.loads(child.stdout.readline())  # loaded and warm
 
 
-def _round(child: subprocess.Popen) -> float:
-    child.stdin.write("go\n")
+def _seconds(child: subprocess.Popen, group: int) -> float:
+    child.stdin.write(f"{group}\n")
     child.stdin.flush()
-    return json.loads(child.stdout.readline())["ms_per_image"]
+    return json.loads(child.stdout.readline())["seconds"]
 
 
 def render_versus(rev: str, limit: int, rounds: int) -> dict:
-    """Alternating in-process render rounds of REV and this checkout (``--render-only``)."""
+    """Alternating in-process render rounds of REV and this checkout (``--render-only``): in
+    each round every complex's six views are rendered by both checkouts back to back, the
+    first of the two alternating, so that both see the same load."""
     with tempfile.TemporaryDirectory(prefix="bench-pictures-") as tmp:
         old = extract(rev, Path(tmp))
         load = [os.getloadavg()[0]]
-        children = {"old": _serve(old, limit), "new": _serve(ROOT, limit)}
+        (c_old, info), (c_new, _) = _serve(old, limit), _serve(ROOT, limit)
+        children = {"old": c_old, "new": c_new}
         ms: dict[str, list[float]] = {"old": [], "new": []}
         try:
             for k in range(rounds):
-                for name in ("old", "new") if k % 2 == 0 else ("new", "old"):
-                    ms[name].append(_round(children[name]))
+                took = {"old": 0.0, "new": 0.0}
+                for g in range(info["groups"]):
+                    for name in ("old", "new") if (k + g) % 2 == 0 else ("new", "old"):
+                        took[name] += _seconds(children[name], g)
+                for name in ms:
+                    ms[name].append(1000 * took[name] / info["images"])
         finally:
             for child in children.values():
                 child.stdin.close()
                 child.wait()
         load.append(os.getloadavg()[0])
     ratios = sorted(n / o for n, o in zip(ms["new"], ms["old"]))
-    out = {"rounds": rounds, "load": load, "ratio_median": ratios[len(ratios) // 2]}
+    out = {"rounds": rounds, "images": info["images"], "load": load}
+    out["ratio_median"] = ratios[len(ratios) // 2]
+    out["ratio_total"] = sum(ms["new"]) / sum(ms["old"])
     for name in ("old", "new"):
         got = sorted(ms[name])
         out[name] = {"best": got[0], "median": got[len(got) // 2]}
@@ -262,8 +272,9 @@ def _print_render_versus(rev: str, limit: int, f: dict) -> None:
         )
     print(
         f"new / old: best {f['ratio_best']:.3f}, medians {f['ratio_of_medians']:.3f}, "
-        f"median of pair ratios {f['ratio_median']:.3f} "
-        f"(load average {f['load'][0]:.2f} before, {f['load'][1]:.2f} after)"
+        f"median of round ratios {f['ratio_median']:.3f}, all rounds {f['ratio_total']:.3f} "
+        f"({f['images']} images; load average {f['load'][0]:.2f} before, "
+        f"{f['load'][1]:.2f} after)"
     )
 
 
