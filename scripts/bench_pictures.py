@@ -3,6 +3,7 @@ build's cost against an older revision, side by side.
 
     python -m scripts.bench_pictures [--sizes 512,768,1024] [--set samples|heldout|all] [--ocr]
     python -m scripts.bench_pictures --baseline REV [--limit 12] [--rounds 3] [--workers 2]
+    python -m scripts.bench_pictures --baseline REV --render-only [--limit 8] [--rounds 20]
 
 Sizes (this checkout): for every complex of the set with H-bonds, the six views T8 and T9 show
 (``tasks.base.six_views``) at each size: PNG bytes per image, ``render_png`` ms per image (best
@@ -17,6 +18,14 @@ build (``misi-bench build --source samples --limit N --workers W``, audit includ
 process, CPU seconds per complex from the child's resource usage (its worker processes
 included); (2) ``render_png`` of the six views of each of the first N samples' pockets, ms per
 image (best round). Prints both checkouts' figures and the ratios new / old.
+
+``--render-only`` (with ``--baseline``): no builds; one long-lived child process per checkout
+holds the six views of each of the first N samples' pockets (rendered twice to warm the
+caches); in each round both render every complex's six views, complex by complex, back to back
+(which of the two goes first alternates), so that both see the same load. Per checkout: the
+best and the median round (``render_png`` CPU ms per image); the ratios new / old of the best
+rounds, of the medians, the median of the rounds' ratios and that of all rounds together, with
+the load average before and after.
 """
 
 from __future__ import annotations
@@ -56,6 +65,30 @@ for _ in range(rounds):
     took = (time.process_time() - start) / len(jobs)
     best = took if best is None else min(best, took)
 print(json.dumps({"ms_per_image": 1000 * best, "images": len(jobs)}))
+"""
+
+
+_SERVE_SNIPPET = """
+import json, sys, time
+from misi_bench.builder.chemistry.samples import sample_refs
+from misi_bench.builder.chemistry.structure import load_complex
+from misi_bench.builder.scene.cache import render_png
+from misi_bench.builder.tasks.base import annotate, six_views
+groups = []
+for ref in sample_refs()[: int(sys.argv[1])]:
+    cx = load_complex(ref)
+    groups.append([(cx, s.request) for s in six_views(annotate(cx))])
+for _ in range(2):
+    for jobs in groups:
+        for cx, req in jobs:
+            render_png(cx, req)
+print(json.dumps({"groups": len(groups), "images": sum(map(len, groups))}), flush=True)
+for line in sys.stdin:
+    jobs = groups[int(line)]
+    start = time.process_time()
+    for cx, req in jobs:
+        render_png(cx, req)
+    print(json.dumps({"seconds": time.process_time() - start}), flush=True)
 """
 
 
@@ -177,6 +210,74 @@ def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
         )
 
 
+def _serve(tree: Path, limit: int) -> tuple[subprocess.Popen, dict]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SERVE_SNIPPET, str(limit)],
+        env=_child_env(tree),
+        cwd=tree,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return child, json.loads(child.stdout.readline())  # loaded and warm
+
+
+def _seconds(child: subprocess.Popen, group: int) -> float:
+    child.stdin.write(f"{group}\n")
+    child.stdin.flush()
+    return json.loads(child.stdout.readline())["seconds"]
+
+
+def render_versus(rev: str, limit: int, rounds: int) -> dict:
+    """Alternating in-process render rounds of REV and this checkout (``--render-only``): in
+    each round every complex's six views are rendered by both checkouts back to back, the
+    first of the two alternating, so that both see the same load."""
+    with tempfile.TemporaryDirectory(prefix="bench-pictures-") as tmp:
+        old = extract(rev, Path(tmp))
+        load = [os.getloadavg()[0]]
+        (c_old, info), (c_new, _) = _serve(old, limit), _serve(ROOT, limit)
+        children = {"old": c_old, "new": c_new}
+        ms: dict[str, list[float]] = {"old": [], "new": []}
+        try:
+            for k in range(rounds):
+                took = {"old": 0.0, "new": 0.0}
+                for g in range(info["groups"]):
+                    for name in ("old", "new") if (k + g) % 2 == 0 else ("new", "old"):
+                        took[name] += _seconds(children[name], g)
+                for name in ms:
+                    ms[name].append(1000 * took[name] / info["images"])
+        finally:
+            for child in children.values():
+                child.stdin.close()
+                child.wait()
+        load.append(os.getloadavg()[0])
+    ratios = sorted(n / o for n, o in zip(ms["new"], ms["old"]))
+    out = {"rounds": rounds, "images": info["images"], "load": load}
+    out["ratio_median"] = ratios[len(ratios) // 2]
+    out["ratio_total"] = sum(ms["new"]) / sum(ms["old"])
+    for name in ("old", "new"):
+        got = sorted(ms[name])
+        out[name] = {"best": got[0], "median": got[len(got) // 2]}
+    out["ratio_best"] = out["new"]["best"] / out["old"]["best"]
+    out["ratio_of_medians"] = out["new"]["median"] / out["old"]["median"]
+    return out
+
+
+def _print_render_versus(rev: str, limit: int, f: dict) -> None:
+    for name in ("old", "new"):
+        print(
+            f"{name} ({rev if name == 'old' else 'this checkout'}): render_png "
+            f"{f[name]['best']:.2f} ms/image best, {f[name]['median']:.2f} median "
+            f"({f['rounds']} rounds, six views of {limit} samples)"
+        )
+    print(
+        f"new / old: best {f['ratio_best']:.3f}, medians {f['ratio_of_medians']:.3f}, "
+        f"median of round ratios {f['ratio_median']:.3f}, all rounds {f['ratio_total']:.3f} "
+        f"({f['images']} images; load average {f['load'][0]:.2f} before, "
+        f"{f['load'][1]:.2f} after)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--sizes", default="512,768,1024")
@@ -186,7 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args(argv)
+    if args.baseline and args.render_only:
+        _print_render_versus(
+            args.baseline, args.limit, render_versus(args.baseline, args.limit, args.rounds)
+        )
+        return 0
     if args.baseline:
         versus(args.baseline, args.limit, args.rounds, args.workers)
         return 0

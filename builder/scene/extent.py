@@ -53,39 +53,3 @@ def content_rows(ys, dims, polys: np.ndarray, limit: int, ss: int) -> tuple[int,
     leaves unchanged (column offsets are not used: they would change the rounding of the x
     intercepts); ``y0`` is a multiple of ``ss``, so the downsampling averages the same pixels."""
     return span(ys, dims, polys[:, 1::2] if len(polys) else polys, limit, ss)
-
-
-#: Side (output px) of the cells of :func:`hidden_under_labels`'s coverage grid.
-_COVER_CELL = 2
-
-
-def hidden_under_labels(prim, placed, xs, ys, dims, polys, size: int, ss: int) -> np.ndarray:
-    """Per primitive of ``prim`` (spheres then polygons, ``_draw_list`` numbering), whether
-    every output pixel it can touch lies under an opaque label box (labels are pasted over the
-    downsampled picture and every pixel of a label's sprite is opaque: its dark panel), so that
-    drawing it changes no pixel of the picture. Tested on a grid of :data:`_COVER_CELL` px
-    cells, each marked only when one label box holds it whole (a summed-area table)."""
-    c = _COVER_CELL
-    n = -(-size // c)
-    grid = np.zeros((n, n), dtype=np.int32)
-    for lb in placed:
-        i0, j0 = max(-(-lb.x // c), 0), max(-(-lb.y // c), 0)
-        i1, j1 = min((lb.x + lb.width) // c, n), min((lb.y + lb.height) // c, n)
-        if i1 > i0 and j1 > j0:
-            grid[j0:j1, i0:i1] = 1
-    sat = np.zeros((n + 1, n + 1), dtype=np.int32)
-    # int32 throughout (at most n * n): no int64 intermediate to cast back
-    np.cumsum(grid.cumsum(axis=0, dtype=np.int32), axis=1, dtype=np.int32, out=sat[1:, 1:])
-    lo_x = np.concatenate([xs, np.floor(polys[:, 0::2].min(axis=1)).astype(np.int64)])
-    lo_y = np.concatenate([ys, np.floor(polys[:, 1::2].min(axis=1)).astype(np.int64)])
-    hi_x = np.concatenate([xs + dims, np.ceil(polys[:, 0::2].max(axis=1)).astype(np.int64) + 1])
-    hi_y = np.concatenate([ys + dims, np.ceil(polys[:, 1::2].max(axis=1)).astype(np.int64) + 1])
-    # cells holding output pixels lo // ss .. (hi - 1) // ss
-    ci0, cj0 = (lo_x // ss) // c, (lo_y // ss) // c
-    ci1, cj1 = ((hi_x - 1) // ss) // c + 1, ((hi_y - 1) // ss) // c + 1
-    inside = (ci0 >= 0) & (cj0 >= 0) & (ci1 <= n) & (cj1 <= n)
-    ci0, cj0 = np.clip(ci0, 0, n), np.clip(cj0, 0, n)
-    ci1, cj1 = np.clip(ci1, 0, n), np.clip(cj1, 0, n)
-    count = sat[cj1, ci1] - sat[cj0, ci1] - sat[cj1, ci0] + sat[cj0, ci0]
-    whole = inside & (count == (ci1 - ci0) * (cj1 - cj0))
-    return whole[prim]

@@ -12,7 +12,7 @@ The font size is ``Style.label_px`` at :data:`REFERENCE_IMAGE_SIZE` px, scaled w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -24,23 +24,18 @@ from .layout import (
     chain_caption_spot,
     draw_leaders,
     footprint_rows,
-    leader_pixels,
     ligand_bonds,
     ligand_footprint,
     residue_text,
     shown_chains,
-    slot_corners,
-    take_clipped,
 )
-from .pillow_core import handle, painter
+from .pillow_core import copier, handle, painter
+from .placement import LABEL_GAP, PlacedLabel, place_labels, take_clipped
 from .requests import LIGAND_LABEL_COLOUR, POCKET_CARBONS, Style
 
 #: Opacity (0-255) of the dark panel behind each label's text: sticks under a label are dimmed
 #: to a quarter of their brightness, so that the text stands out from them (and stay visible).
 PANEL_ALPHA = 255
-#: Pixels kept free between the boxes of two labels of the ``leader`` layout (the text of
-#: neighbouring labels stays apart, for the eye and for OCR).
-LABEL_GAP = 0
 #: Colour of the chain caption of a one-chain pocket picture (``chain E``): near-white, apart
 #: from the two residue label colours.
 CAPTION_COLOUR = (0xE6, 0xE6, 0xE6)
@@ -80,6 +75,20 @@ def label_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[obje
     return handle(rgba), width, height
 
 
+@lru_cache(maxsize=16384)
+def _opaque_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[object, int, int]:
+    """:func:`label_sprite` as RGB (every pixel of a sprite is opaque when
+    :data:`PANEL_ALPHA` is 255: pasting it with its own alpha as the mask gives its RGB)."""
+    outline, glyph, width, height = label_masks(text, px)
+    rgba = Image.new("RGBA", (width, height), (0, 0, 0, PANEL_ALPHA))
+    paint = painter(rgba)
+    paint((0, 0, 0, 255), (0, 0, width, height), outline)
+    paint(colour + (255,), (0, 0, width, height), glyph)
+    rgb = rgba.convert("RGB")
+    rgb.load()
+    return handle(rgb), width, height
+
+
 def label_masks(text: str, px: int) -> tuple[object, object, int, int]:
     """(outline mask, glyph mask, width, height) of a label, masks as
     :func:`~.pillow_core.handle` (for :func:`~.pillow_core.painter`)."""
@@ -112,31 +121,6 @@ _POLAR = frozenset({"N", "O", "S"})
 BOND_REACH = 4.5
 
 
-@dataclass(frozen=True)
-class PlacedLabel:
-    """One label where it is drawn: ``key`` is ``("atom", complex atom index)``,
-    ``("residue", residue index)`` or ``("chain", -1)`` (the caption naming the one chain of a
-    pocket picture); ``x, y`` the top-left pixel of its sprite (``width`` x
-    ``height``, font size ``px``); ``free`` whether it found a place no other label overlaps;
-    ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
-    are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
-    residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
-    pixels of that line, flat ``(x0, y0, x1, y1, ...)`` (``layout.leader_pixels``)."""
-
-    key: tuple[str, int]
-    text: str
-    colour: tuple[int, int, int]
-    px: int
-    x: int
-    y: int
-    width: int
-    height: int
-    free: bool
-    rank: int = 0
-    anchor: tuple[int, int] | None = None
-    leader: tuple[int, ...] = ()
-
-
 @dataclass(frozen=True, eq=False)
 class LabelAtoms:
     """What the labels of a picture need from its atom selection, independent of the pose:
@@ -158,6 +142,18 @@ class LabelAtoms:
     chains: bool
     bonds: np.ndarray
     chain_ids: tuple[str, ...] = ()
+
+    @cached_property
+    def residue_groups(self) -> tuple:
+        """``(rows, *labels._residue_groups(rows))`` of every residue atom of the selection
+        (what a picture that draws them all uses; made on first use)."""
+        rows = np.flatnonzero(~self.ligand & (self.res_idx >= 0))
+        return (rows, *_residue_groups(self, rows))
+
+    @cached_property
+    def texts(self) -> dict[tuple[int, bool], str]:
+        """Residue label texts made so far, by (residue index, chain shown)."""
+        return {}
 
 
 def label_atoms(complex_, atoms: np.ndarray) -> LabelAtoms:
@@ -223,52 +219,68 @@ def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, co
     return out
 
 
+def _residue_groups(la: LabelAtoms, rows: np.ndarray) -> tuple:
+    """The residues of the residue atoms at ``rows`` of a selection: ``(residues, slot, count,
+    near, ca_k, where)``: the residue indices (sorted), each row's place among them, the atoms
+    per residue, each residue's least distance to the ligand, and the rows of their CAs with
+    the places of those residues (``None`` when no CA is shown)."""
+    res_idx = la.res_idx
+    residues = np.unique(res_idx[rows])
+    slot = np.searchsorted(residues, res_idx[rows])
+    count = np.bincount(slot, minlength=residues.size).astype(np.float64)
+    near = np.full(residues.size, np.inf)
+    np.minimum.at(near, slot, la.near[rows])
+    ca_rows = rows[la.is_ca[rows]]
+    ca_k = where = None
+    if ca_rows.size:
+        ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
+        ca_k = ca_rows[ca_first]
+        where = np.searchsorted(residues, ca_res)
+    return residues, slot, count, near, ca_k, where
+
+
 def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) -> list[list]:
     """Layout entries of the ``standard`` mode's residue labels: one per shown residue, centred
     above its CA (else above the centre of its shown atoms; screen px), in the residue's carbon
     colour, lightened."""
-    ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
-    rows = np.flatnonzero(~ligand & alive & (res_idx >= 0))
-    if rows.size:
-        residues = np.unique(res_idx[rows])
-        slot = np.searchsorted(residues, res_idx[rows])
-        count = np.bincount(slot, minlength=residues.size).astype(np.float64)
-        lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
-        lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
-        ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
-        near = np.full(residues.size, np.inf)
-        np.minimum.at(near, slot, la.near[rows])
-        ca_rows = rows[la.is_ca[rows]]
-        if ca_rows.size:
-            ca_res, ca_first = np.unique(res_idx[ca_rows], return_index=True)
-            ca_k = ca_rows[ca_first]
-            where = np.searchsorted(residues, ca_res)
-            lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
-        keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
-        all_residues = complex_.residues
-        chains = la.chains and style.chain_labels
-        for r, x, y, z, d in zip(
-            residues[keep].tolist(),
-            lu[keep].tolist(),
-            lv[keep].tolist(),
-            ld[keep].tolist(),
-            near[keep].tolist(),
-        ):
-            text = residue_text(all_residues[r], chains)
-            entries.append(
-                [
-                    (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
-                    (0, -z, text, x, y),
-                    x,
-                    y,
-                    0.0,
-                    text,
-                    RESIDUE_LABEL_COLOURS[r % 2],
-                    True,
-                    ("residue", r),
-                ]
-            )
+    rows = np.flatnonzero(~la.ligand & alive & (la.res_idx >= 0))
+    if not rows.size:
+        return entries
+    known = la.residue_groups  # every residue atom drawn (most pictures): the same groups
+    groups = known[1:] if rows.size == known[0].size else _residue_groups(la, rows)
+    residues, slot, count, near, ca_k, where = groups
+    lu = np.bincount(slot, weights=u[rows], minlength=residues.size) / count
+    lv = np.bincount(slot, weights=v[rows], minlength=residues.size) / count
+    ld = np.bincount(slot, weights=depth[rows], minlength=residues.size) / count
+    if ca_k is not None:
+        lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
+    keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+    chains = bool(la.chains and style.chain_labels)
+    texts, all_residues = la.texts, complex_.residues
+    for r, x, y, z, d in zip(
+        residues[keep].tolist(),
+        lu[keep].tolist(),
+        lv[keep].tolist(),
+        ld[keep].tolist(),
+        near[keep].tolist(),
+    ):
+        text = texts.get((r, chains))
+        if text is None:
+            text = texts[r, chains] = residue_text(all_residues[r], chains)
+        entries.append(
+            [
+                (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
+                (0, -z, text, x, y),
+                x,
+                y,
+                0.0,
+                text,
+                RESIDUE_LABEL_COLOURS[r % 2],
+                True,
+                ("residue", r),
+            ]
+        )
     return entries
 
 
@@ -373,7 +385,9 @@ def layout_labels(
         if any(e[8][0] == "residue" for e in entries):
             caption = [_chain_caption(la.chain_ids[0], px, size, taken, space)]
     block = placement in ("avoid", "leader")
-    return caption + _place(entries, px, size, SLOTS[placement], block, taken, space, mask)
+    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
+    placed = place_labels(entries, dims, px, size, SLOTS[placement], block, taken, space, mask)
+    return caption + placed
 
 
 def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> PlacedLabel:
@@ -396,78 +410,6 @@ def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> P
     return PlacedLabel(("chain", -1), text, CAPTION_COLOUR, px, x, y, w, h, True, -1)
 
 
-def _place(entries, px, size, slots_of, block_stuck, taken, space, fp) -> list[PlacedLabel]:
-    """Place the sorted layout entries (see :func:`layout_labels`); ``space``: the
-    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
-    ``fp`` the ligand's footprint (leader lines pass under it)."""
-    free: list[tuple] = []  # PlacedLabel fields less the leader line
-    stuck: list[PlacedLabel] = []
-    leaders: list = []
-    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
-    corners = slot_corners(entries, dims, slots_of)
-    for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
-        if not text:
-            continue
-        w, h = dims[rank]
-        x0, y0, slot_x, slot_y = corners[rank]
-        placed = anchor = None
-        # interior columns as bits; no interior (w or h <= 2) overlaps nothing
-        bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
-        x_max, y_max, last = size - w, size - h, h - 2
-        for x, y in zip(slot_x, slot_y):
-            if not (0 <= x <= x_max and 0 <= y <= y_max):
-                continue
-            mask = bits << (x + 1)
-            # interior rows y + 1 .. y + h - 2: the first and last first (labels are about
-            # equally tall, so an overlap usually covers one of them), then the others
-            if mask and (taken[y + 1] & mask or taken[y + last] & mask):
-                continue
-            for row in taken[y + 2 : y + last]:
-                if row & mask:
-                    break
-            else:
-                placed = (x, y)
-                break
-        if placed is None and space is not None:
-            spot = space.nearest(w + 2 * LABEL_GAP, h + 2 * LABEL_GAP, lu, lv)
-            if spot is not None:
-                placed = (spot[0] + LABEL_GAP, spot[1] + LABEL_GAP)
-                anchor = (int(round(lu)), int(round(lv)))
-        if placed is None:
-            x, y = int(round(x0)), int(round(y0))
-            stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
-            if block_stuck and bits:
-                take_clipped(taken, x, y, w, h, size)
-        else:
-            x, y = placed
-            if space is not None:  # ``leader``: the whole box and a gap around it
-                take_clipped(
-                    taken,
-                    x - 1 - LABEL_GAP,
-                    y - 1 - LABEL_GAP,
-                    w + 2 + 2 * LABEL_GAP,
-                    h + 2 + 2 * LABEL_GAP,
-                    size,
-                )
-            else:
-                mask = bits << (x + 1)
-                if mask:
-                    for row in range(y + 1, y + h - 1):
-                        taken[row] |= mask
-            if anchor is not None:
-                leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor))
-        if space is not None:
-            space.take(x - LABEL_GAP, y - LABEL_GAP, w + 2 * LABEL_GAP, h + 2 * LABEL_GAP)
-    lines = dict(
-        zip(
-            (k for k, _, _ in leaders),
-            leader_pixels([(a, box) for _, a, box in leaders], fp, size),
-        )
-    )
-    return stuck + [PlacedLabel(*args, lines.get(k, ())) for k, args in enumerate(free)]
-
-
 def draw_labels(image, complex_, atoms, u, v, alive, depth, radius_px, style) -> None:
     """Paste the labels of :func:`layout_labels` onto ``image`` (RGB, final size)."""
     paste_labels(
@@ -479,6 +421,13 @@ def paste_labels(image, labels, top: int = 0) -> None:
     """Paste placed labels onto ``image``, which holds the picture's rows from ``top`` on (the
     leader lines first, under every label)."""
     draw_leaders(image, labels, top)
+    if PANEL_ALPHA == 255 and image.mode == "RGB":  # opaque sprites: copied, not blended
+        copy = copier(image)
+        for label in labels:
+            sprite, w, h = _opaque_sprite(label.text, label.px, label.colour)
+            y = label.y - top
+            copy(sprite, (label.x, y, label.x + w, y + h))
+        return
     paste = painter(image)
     for label in labels:
         sprite, w, h = label_sprite(label.text, label.px, label.colour)

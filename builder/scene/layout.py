@@ -28,6 +28,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
+from .pillow_core import mask_painters
+
 #: Where a label may go, in order of preference, as (dx, dy) multiples of (label width, label
 #: height) added to the default top-left corner, plus (sx, sy) multiples of the atom's radius.
 #: Atom names start right of the atom; residue labels start centred above the residue.
@@ -183,20 +185,17 @@ def ligand_footprint(
     if x1 <= x0 or y1 <= y0:
         return None
     mask = Image.new("1", (x1 - x0, y1 - y0), 0)
-    draw = ImageDraw.Draw(mask)
+    line, disc = mask_painters(mask)
+    ul, vl, rl = u.tolist(), v.tolist(), radius_px.tolist()
     if len(bonds):
         both = alive[bonds[:, 0]] & alive[bonds[:, 1]]
         for a, b in bonds[both].tolist():
-            width = (radius_px[a] + radius_px[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
-            draw.line(
-                (float(u[a]) - x0, float(v[a]) - y0, float(u[b]) - x0, float(v[b]) - y0),
-                fill=1,
-                width=max(1, int(round(width))),
-            )
+            width = (rl[a] + rl[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
+            line((ul[a] - x0, vl[a] - y0, ul[b] - x0, vl[b] - y0), max(1, int(round(width))))
     for k in rows.tolist():
-        r = float(radius_px[k]) + FOOTPRINT_MARGIN
-        x, y = float(u[k]) - x0, float(v[k]) - y0
-        draw.ellipse((x - r, y - r, x + r, y + r), fill=1)
+        r = rl[k] + FOOTPRINT_MARGIN
+        x, y = ul[k] - x0, vl[k] - y0
+        disc((x - r, y - r, x + r, y + r))
     return Footprint(np.asarray(mask, dtype=bool), x0, y0)
 
 
@@ -222,16 +221,18 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
     picture. ``leaders``: ``(anchor, (x, y, w, h))`` pairs; all lines are computed at once."""
     if not leaders:
         return []
-    ends = np.array(
-        [(ax, ay, *leader_end(*box, ax, ay)) for (ax, ay), box in leaders], dtype=np.int64
-    )
-    n = np.maximum(np.abs(ends[:, 2] - ends[:, 0]), np.abs(ends[:, 3] - ends[:, 1])) + 1
+    raw = np.array([(ax, ay, *box) for (ax, ay), box in leaders], dtype=np.int64)
+    ax, ay, bx, by = raw[:, 0], raw[:, 1], raw[:, 2], raw[:, 3]
+    # the box pixel nearest to the anchor (``leader_end``)
+    ex = np.minimum(np.maximum(ax, bx), bx + raw[:, 4] - 1) - ax
+    ey = np.minimum(np.maximum(ay, by), by + raw[:, 5] - 1) - ay
+    n = np.maximum(np.abs(ex), np.abs(ey)) + 1
     which = np.repeat(np.arange(len(leaders)), n)
-    start = np.concatenate([[0], np.cumsum(n)[:-1]])
-    step = np.arange(int(n.sum())) - start[which]
-    t = step / np.maximum(n[which] - 1, 1)
-    xs = np.rint(ends[which, 0] + t * (ends[which, 2] - ends[which, 0])).astype(np.int64)
-    ys = np.rint(ends[which, 1] + t * (ends[which, 3] - ends[which, 1])).astype(np.int64)
+    start = np.cumsum(n) - n
+    step = np.arange(int(n[-1] + start[-1])) - start[which]
+    t = step / np.maximum(n - 1, 1)[which]
+    xs = np.rint(ax[which] + t * ex[which]).astype(np.int64)
+    ys = np.rint(ay[which] + t * ey[which]).astype(np.int64)
     keep = (xs >= 0) & (xs < size) & (ys >= 0) & (ys < size)
     if fp is not None:
         h, w = fp.mask.shape
@@ -242,11 +243,8 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
         keep &= ~hidden
     counts = np.bincount(which[keep], minlength=len(leaders))
     flat = np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist()
-    out, at = [], 0
-    for c in (2 * counts).tolist():
-        out.append(tuple(flat[at : at + c]))
-        at += c
-    return out
+    ends = np.cumsum(2 * counts).tolist()
+    return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 
 
 class FreeSpace:
@@ -282,29 +280,35 @@ class FreeSpace:
 
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
-        i0, i1 = max(x // CELL, 0), min((x + w - 1) // CELL, self.n_cols - 1)
-        l0, l1 = max(y // self.line, 0), min((y + h - 1) // self.line, self.n_lines - 1)
-        if i1 >= i0:
-            bits = ((1 << (i1 - i0 + 1)) - 1) << i0
-            rows = self.rows
-            for line in range(l0, l1 + 1):
-                rows[line] |= bits
+        i0, i1, last = x // CELL, (x + w - 1) // CELL, self.n_cols - 1
+        i0 = i0 if i0 > 0 else 0
+        i1 = i1 if i1 < last else last
+        if i1 < i0:
+            return
+        line, last = self.line, self.n_lines - 1
+        l0, l1 = y // line, (y + h - 1) // line
+        l0 = l0 if l0 > 0 else 0
+        l1 = l1 if l1 < last else last
+        bits = ((1 << (i1 - i0 + 1)) - 1) << i0
+        rows = self.rows
+        for n in range(l0, l1 + 1):
+            rows[n] |= bits
 
     def nearest(self, w: int, h: int, ax: float, ay: float) -> tuple[int, int] | None:
         """Top-left corner (px) of the free ``w`` x ``h`` box nearest to (``ax``, ``ay``)
         (box centre to point; ties: the first line, then the first column), or ``None``. A box
         starts on a column and spans ``k`` whole lines, centred on them. Lines are visited
         nearest first; the search stops at the first line farther than the best box found."""
-        line, k = self.line, -(-h // self.line)
-        ni, nl = (self.size - w) // CELL + 1, self.n_lines - k + 1
+        line, k, cell = self.line, -(-h // self.line), CELL
+        ni, nl = (self.size - w) // cell + 1, self.n_lines - k + 1
         if ni <= 0 or nl <= 0:
             return None
-        shifts = _shifts(-(-w // CELL))
+        shifts = _shifts(-(-w // cell))
         valid = (1 << ni) - 1
         tx = ax - w / 2.0  # the box corner whose centre is the atom
         # the nearest free columns are the first at or right of c + 1 and the last at or left
         # of c, the column left of the exact corner
-        c = min(max(int(tx // CELL), 0), ni - 1) + 1
+        c = min(max(int(tx // cell), 0), ni - 1) + 1
         below = (1 << c) - 1
         centre = k * line / 2.0
         at = (ay - centre) / line
@@ -312,41 +316,49 @@ class FreeSpace:
         down = up + 1
         best_d, best_n, best_i = math.inf, -1, -1  # squared distance, line, column
         rows = self.rows
+        if k > 1:  # a box k lines tall: the cells taken on any of its lines
+            rows = [_or_all(rows[n : n + k]) for n in range(nl)]
         while up >= 0 or down < nl:
             if down >= nl or (up >= 0 and at - up <= down - at):
-                n, up = up, up - 1
+                n = up
+                up -= 1
             else:
-                n, down = down, down + 1
+                n = down
+                down += 1
             dy = n * line + centre - ay
             dy2 = dy * dy
             if dy2 > best_d:
                 break
             occupied = rows[n]
-            if k > 1:
-                for r in rows[n + 1 : n + k]:
-                    occupied |= r
             for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
                 occupied |= occupied >> s
-            free = ~occupied & valid
+            free = valid & ~occupied
             if not free:
                 continue
             high = free >> c
             if high:
                 i = c + (high & -high).bit_length() - 1
-                dx = i * CELL - tx
+                dx = i * cell - tx
                 d = dx * dx + dy2
                 if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
                     best_d, best_n, best_i = d, n, i
             low = free & below
             if low:
                 i = low.bit_length() - 1
-                dx = i * CELL - tx
+                dx = i * cell - tx
                 d = dx * dx + dy2
                 if d < best_d or (d == best_d and (n, i) < (best_n, best_i)):
                     best_d, best_n, best_i = d, n, i
         if best_n < 0:
             return None
-        return best_i * CELL, best_n * line + (k * line - h) // 2
+        return best_i * cell, best_n * line + (k * line - h) // 2
+
+
+def _or_all(rows: list[int]) -> int:
+    out = 0
+    for r in rows:
+        out |= r
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -418,29 +430,50 @@ def take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) ->
         taken[row] |= mask
 
 
-def slot_corners(entries, dims, slots_of) -> list:
-    """Per entry: its default corner (x0, y0) and the top-left pixel of each of its candidate
-    slots (:data:`SLOTS`), as lists of ints, computed for all entries at once (the same
-    floating-point operations, in the same order, as one by one: ``x0 + dx * w + sx * r``,
-    rounded half to even)."""
-    out: list = [None] * len(entries)
-    for centred, slots in ((False, slots_of[0]), (True, slots_of[1])):
-        rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
-        if not rows:
-            continue
-        lu = np.array([entries[k][2] for k in rows], dtype=np.float64)
-        lv = np.array([entries[k][3] for k in rows], dtype=np.float64)
-        r = np.array([entries[k][4] for k in rows], dtype=np.float64)
-        w = np.array([dims[k][0] for k in rows], dtype=np.float64)
-        h = np.array([dims[k][1] for k in rows], dtype=np.float64)
-        if centred:
-            x0, y0 = lu - w / 2.0, (lv - h) - 2
-        else:
-            x0, y0 = (lu + 1) + r, lv - h / 2.0
-        table = np.array(slots, dtype=np.float64).reshape(-1, 4)
-        xs = np.rint(x0[:, None] + table[:, 0] * w[:, None] + table[:, 2] * r[:, None])
-        ys = np.rint(y0[:, None] + table[:, 1] * h[:, None] + table[:, 3] * r[:, None])
-        xs_l, ys_l = xs.astype(np.int64).tolist(), ys.astype(np.int64).tolist()
-        for k, a, b, sx, sy in zip(rows, x0.tolist(), y0.tolist(), xs_l, ys_l):
-            out[k] = (a, b, sx, sy)
+def slot_corners(entries, dims, slots_of, size: int) -> list:
+    """Per entry: its default corner (x0, y0) and, for each of its candidate slots
+    (:data:`SLOTS`) in order, ``x + 1`` (the shift of its interior columns) and ``y + 1`` (its
+    first interior row), as lists of ints (``x, y`` the slot's top-left pixel; a slot not
+    wholly inside the ``size`` px picture has ``max(x + 1, 0)`` and ``size + 1``), computed for
+    all entries at once (the same floating-point operations, in the same order, as one by one:
+    ``x0 + dx * w + sx * r``, rounded half to even)."""
+    if not entries:
+        return []
+    atom_slots, residue_slots = slots_of
+    if len(atom_slots) != len(residue_slots):  # one table per kind of label
+        out: list = [None] * len(entries)
+        for centred, slots in ((False, atom_slots), (True, residue_slots)):
+            rows = [k for k, e in enumerate(entries) if bool(e[7]) == centred]
+            if rows:
+                sub = [entries[k] for k in rows], [dims[k] for k in rows]
+                part = _corners(*sub, (slots, slots), size)
+                for k, found in zip(rows, part):
+                    out[k] = found
+        return out
+    return _corners(entries, dims, slots_of, size)
+
+
+def _corners(entries, dims, tables, size: int) -> list:
+    """:func:`slot_corners` of ``entries`` with ``tables`` (the atom names' and the residue
+    labels' slots, of one length)."""
+    facts = np.array([(e[2], e[3], e[4], bool(e[7])) for e in entries], dtype=np.float64)
+    lu, lv, r, centred = facts[:, 0], facts[:, 1], facts[:, 2], facts[:, 3] > 0
+    wh = np.array(dims, dtype=np.float64).reshape(-1, 2)
+    w, h = wh[:, 0], wh[:, 1]
+    x0 = np.where(centred, lu - w / 2.0, (lu + 1) + r)
+    y0 = np.where(centred, (lv - h) - 2, lv - h / 2.0)
+    table = _tables(tables)[centred.astype(np.int64)]  # (entries, slots, 4)
+    xs = np.rint(x0[:, None] + table[:, :, 0] * w[:, None] + table[:, :, 2] * r[:, None])
+    ys = np.rint(y0[:, None] + table[:, :, 1] * h[:, None] + table[:, :, 3] * r[:, None])
+    inside = (xs >= 0) & (ys >= 0) & (xs <= size - w[:, None]) & (ys <= size - h[:, None])
+    shifts = np.maximum(xs + 1, 0).astype(np.int64).tolist()
+    firsts = np.where(inside, ys + 1, size + 1).astype(np.int64).tolist()
+    return list(zip(x0.tolist(), y0.tolist(), shifts, firsts))
+
+
+@lru_cache(maxsize=16)
+def _tables(tables: tuple) -> np.ndarray:
+    """(2, slots, 4) float64: the two slot tables of :func:`_corners`."""
+    out = np.array([np.array(t, dtype=np.float64).reshape(-1, 4) for t in tables])
+    out.setflags(write=False)
     return out

@@ -100,6 +100,38 @@ def painter(image: Image.Image) -> Callable[[object, tuple, object], None]:
     return public
 
 
+def copier(image: Image.Image) -> Callable[[object, tuple], None]:
+    """``copy(source, box)`` onto ``image``: ``source`` a :func:`handle` of an image of
+    ``image``'s mode, copied over the 4-tuple ``box`` (``Image.paste`` without a mask)."""
+    if use_core():
+        return image.im.paste
+    paste = image.paste
+
+    def public(source, box) -> None:
+        paste(source, tuple(box))
+
+    return public
+
+
+def mask_painters(image: Image.Image) -> tuple[Callable, Callable]:
+    """``(line(xy, width), disc(xy))`` drawing ink 1 on ``image`` (a mask): what
+    ``ImageDraw.line(xy, fill=1, width=width)`` (``width`` >= 1) and
+    ``ImageDraw.ellipse(xy, fill=1)`` draw, through the core drawer's ``draw_lines`` and
+    ``draw_ellipse`` (the calls those methods make) on the fast path."""
+    draw = ImageDraw.Draw(image)
+    if not use_core():
+        return (
+            lambda xy, width: draw.line(xy, fill=1, width=width),
+            lambda xy: draw.ellipse(xy, fill=1),
+        )
+    core = draw.draw
+    ink = core.draw_ink(1)
+    return (
+        lambda xy, width: core.draw_lines(xy, ink, width),
+        lambda xy: core.draw_ellipse(xy, ink, 1),
+    )
+
+
 def polygon_filler(image: Image.Image) -> Callable[[list, object, int], None]:
     """``fill(points, ink, 1)``: fill a polygon (flat coordinate list) with an :func:`ink`."""
     draw = ImageDraw.Draw(image)

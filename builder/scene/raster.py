@@ -48,16 +48,16 @@ from functools import cached_property
 from itertools import repeat, starmap
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from ..core.errors import RenderError
 from ..core.records import Complex
 from ..operations.transforms import Pose, bbox_centre, view_matrix
 from .camera import FIT_MARGIN
-from .extent import content_rows, downsample, hidden_under_labels
+from .canvas import Canvas
+from .extent import content_rows, downsample
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .layout import ligand_footprint
-from .pillow_core import core_objects, use_core
 from .projection import check_atoms, request_groups, unmoved_screen
 from .requests import RenderRequest
 from .shading import (
@@ -80,63 +80,6 @@ def shown_bonds(complex_: Complex, atoms: np.ndarray) -> np.ndarray:
     pairs = position[np.asarray(complex_.bonds, dtype=np.int64).reshape(-1, 2)]
     keep = (pairs >= 0).all(axis=1) & (pairs[:, 0] != pairs[:, 1])
     return pairs[keep]
-
-
-class _Canvas:
-    """The supersampled picture plus the two drawing primitives (sprite paste, polygon fill).
-
-    Thousands of primitives are drawn per picture, so the calls go straight to Pillow's C
-    objects (``Image.im`` and ``ImageDraw.Draw(...).draw``, which Pillow's own ``paste`` and
-    ``polygon`` call with the same arguments) where :func:`.pillow_core.use_core` allows;
-    otherwise the public methods are used instead, with the same pixels.
-    """
-
-    def __init__(self, width: int, height: int | None = None):
-        self.image = Image.new("RGB", (width, width if height is None else height), (0, 0, 0))
-        public = ImageDraw.Draw(self.image)
-        self._inks: dict[tuple[int, int, int], object] = {}
-        if use_core():
-            self._core, self._draw_core = core_objects(self.image, public)
-        else:  # the public API (tested: same bytes)
-            self._core = self._draw_core = None
-            self._public = public
-
-    def ink(self, rgb: tuple[int, int, int]) -> object:
-        ink = self._inks.get(rgb)
-        if ink is None:
-            ink = self._draw_core.draw_ink(rgb) if self._draw_core is not None else rgb
-            self._inks[rgb] = ink
-        return ink
-
-    def sprite_paster(self):
-        """``paste(sprite, x, y)``: paste a cached sprite with its top-left corner at (x, y)."""
-        if self._core is not None:
-            core_paste = self._core.paste
-
-            def paste(sprite: Sprite, x: int, y: int) -> None:
-                core_paste(sprite.core, (x, y, x + sprite.width, y + sprite.height), sprite.core)
-        else:  # pragma: no cover
-            image = self.image
-
-            def paste(sprite: Sprite, x: int, y: int) -> None:
-                image.paste(sprite.image, (x, y), sprite.image)
-
-        return paste
-
-    def polygon_filler(self):
-        """``fill(points, ink)``: fill a polygon given as a flat coordinate list."""
-        if self._draw_core is not None:
-            core_polygon = self._draw_core.draw_polygon
-
-            def fill(points: list[float], ink: object) -> None:
-                core_polygon(points, ink, 1)
-        else:  # pragma: no cover
-            public = self._public
-
-            def fill(points: list[float], ink: object) -> None:
-                public.polygon(points, fill=ink)
-
-        return fill
 
 
 @dataclass(frozen=True, eq=False)
@@ -266,23 +209,28 @@ def _bonds_and_radii(complex_: Complex, f: _Frame, style) -> tuple[np.ndarray, n
 
 
 def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]:
-    """The labels of a request's picture as drawn (``labels.layout_labels``), without drawing."""
+    """The labels of a request's picture as drawn (``labels.layout_labels``), without drawing
+    (those of the last few pictures drawn are kept: the audit asks for the labels of the
+    pictures it has just rendered)."""
+    found = _LAYOUTS.get((id(complex_), request))
+    if found is not None and found[0] is complex_:
+        return list(found[1])
     f = _frame(complex_, request)
     if request.style.label_mode == "none" or request.style.debug_ids:
         return []
-    _, radius_q = _bonds_and_radii(complex_, f, request.style)
-    return layout_labels(
-        complex_,
-        f.atoms,
-        f.u / f.ss,
-        f.v / f.ss,
-        f.alive,
-        f.depth,
-        radius_q / (4.0 * f.ss),
-        request.style,
-        f.size,
-        static=f.static.labels,
-    )
+    return _labels(complex_, request, f, _bonds_and_radii(complex_, f, request.style)[1])
+
+
+#: The labels of the last pictures drawn, by (complex id, request): (complex, labels).
+_LAYOUTS: OrderedDict[tuple, tuple[Complex, tuple[PlacedLabel, ...]]] = OrderedDict()
+_LAYOUTS_KEPT = 32
+
+
+def _keep_layout(complex_: Complex, request: RenderRequest, placed: list[PlacedLabel]) -> None:
+    _LAYOUTS[(id(complex_), request)] = (complex_, tuple(placed))
+    _LAYOUTS.move_to_end((id(complex_), request))
+    while len(_LAYOUTS) > _LAYOUTS_KEPT:
+        _LAYOUTS.popitem(last=False)
 
 
 def ligand_mask(complex_: Complex, request: RenderRequest) -> np.ndarray | None:
@@ -343,29 +291,20 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     distinct_sprites, which, xs, ys, dims = _sphere_sprites(
         f, order, radius_q, fog_level, float(style.fog)
     )
-    placed = (
-        []
-        if style.label_mode == "none"
-        else layout_labels(
-            complex_,
-            f.atoms,
-            u / ss,
-            v / ss,
-            f.alive,
-            f.depth,
-            radius_q / (4.0 * ss),
-            style,
-            size,
-            static=f.static.labels,
-        )
+    placed = _labels(complex_, request, f, radius_q)
+    # the whole picture: labels are pasted onto it after the downsampling, so only the rows of
+    # primitives are drawn (every other row is black); a band of rows must hold the labels too
+    y0, y1 = (
+        content_rows(ys, dims, polys, size * ss, ss)
+        if whole
+        else _drawn_rows(ys, dims, polys, placed, size, ss)
     )
-    prim = (
-        prim[~hidden_under_labels(prim, placed, xs, ys, dims, polys, size, ss)] if placed else prim
-    )
-    y0, y1 = _drawn_rows(ys, dims, polys, placed, size, ss)
     if y1 <= y0:
-        return Image.new("RGB", (size, size if whole else 1), (0, 0, 0)), 0
-    canvas = _Canvas(size * ss, y1 - y0)
+        image = Image.new("RGB", (size, size if whole else 1), (0, 0, 0))
+        if whole:
+            paste_labels(image, placed)
+        return image, 0
+    canvas = Canvas(size * ss, y1 - y0)
     if y0:
         ys = ys - y0
         polys = polys - np.array([0.0, y0] * 4, dtype=np.float64)
@@ -381,7 +320,9 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         cores = [sp.core for sp in distinct_sprites]
         cores = list(map(cores.__getitem__, which))
         calls = list(zip(repeat(canvas._core.paste), cores, boxes, cores))
-        calls += zip(repeat(canvas._draw_core.draw_polygon), polys.tolist(), inks, repeat(1))
+        calls += zip(
+            repeat(canvas._draw_core.draw_polygon), _vertex_buffers(polys), inks, repeat(1)
+        )
         deque(starmap(_call, map(calls.__getitem__, prim.tolist())), maxlen=0)
     else:  # pragma: no cover - public Pillow API only
         paste, fill = canvas.sprite_paster(), canvas.polygon_filler()
@@ -399,10 +340,33 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
     return image, 0 if whole else top
 
 
+def _labels(complex_: Complex, request: RenderRequest, f: _Frame, radius_q) -> list[PlacedLabel]:
+    """The labels of a picture (``labels.layout_labels`` at the output size), kept for
+    :func:`label_layout`."""
+    if request.style.label_mode == "none":
+        return []
+    ss = f.ss
+    placed = layout_labels(
+        complex_,
+        f.atoms,
+        f.u / ss,
+        f.v / ss,
+        f.alive,
+        f.depth,
+        radius_q / (4.0 * ss),
+        request.style,
+        f.size,
+        static=f.static.labels,
+    )
+    if placed:
+        _keep_layout(complex_, request, placed)
+    return placed
+
+
 def _render_ids(f: _Frame, order: np.ndarray, style) -> Image.Image:
     """The debug picture: each drawn atom a flat disc coloured by its index (``id_colour``),
     far to near, no bonds, labels or fog."""
-    canvas = _Canvas(f.size * f.ss)
+    canvas = Canvas(f.size * f.ss)
     paste = canvas.sprite_paster()
     radius_q = int(round(style.debug_radius_px * 4))
     for k in order.tolist():
@@ -437,6 +401,15 @@ def _draw_list(order: np.ndarray, sticks, n_atoms: int) -> tuple[np.ndarray, np.
         [np.zeros(n_sph, dtype=np.int64), np.arange(polys.shape[0], dtype=np.int64)]
     )
     return np.lexsort((key2, key1)), polys
+
+
+def _vertex_buffers(polys: np.ndarray) -> list[bytes]:
+    """Each polygon's vertices as the bytes of eight float32 values, truncated toward zero:
+    Pillow's polygon filler reads a buffer argument as float32 pairs and truncates every vertex
+    to an integer (``(int)``), so the whole numbers it gets here (exact in float32) fill the same
+    pixels as the float64 coordinates would, without a Python float per coordinate."""
+    raw = np.trunc(polys).astype(np.float32).tobytes()
+    return [raw[k : k + 32] for k in range(0, len(raw), 32)]
 
 
 def _packed(rgb: np.ndarray) -> np.ndarray:
@@ -485,7 +458,7 @@ def _sprite(known: dict, key: int, fog_amount: float) -> Sprite:
     return found
 
 
-def _ink(canvas: _Canvas, packed: int) -> object:
+def _ink(canvas: Canvas, packed: int) -> object:
     if len(_INKS) >= _KEPT:
         _INKS.clear()
     _INKS[packed] = ink = canvas.ink(((packed >> 16) & 255, (packed >> 8) & 255, packed & 255))
