@@ -70,9 +70,21 @@ def legibility_text(manifest: dict) -> str:
     text = (
         "Labels are laid out so that none covers another or the ligand's atoms and sticks; a label "
         "with no room beside its atom sits in the nearest free space with a thin leader line. "
-        "Residue labels carry the chain (`ASP 25 B`) when a picture shows more than one chain."
+        "Residue labels carry the chain (`ASP 25 B`) when a picture shows more than one chain; "
+        "a picture of one chain's residues names it once, in a corner (`chain E`)."
     )
-    tasks = (manifest.get("audit") or {}).get("tasks", {})
+    audit = manifest.get("audit") or {}
+    missing = audit.get("not_checked") or {}
+    if missing:  # checks a task's answer kind calls for but its room gives no hook for
+        text += (
+            " The audit could not check "
+            + "; ".join(
+                f"{check} for {', '.join(f'`{t}`' for t in tasks)}"
+                for check, tasks in sorted(missing.items())
+            )
+            + " (not counted as passed)."
+        )
+    tasks = audit.get("tasks", {})
     labelled = [task for task, t in tasks.items() if t.get("answer_labels")]
     rows = [
         f"| `{task}` | {t['answer_labels_legible']} / {t['answer_labels']} | "
