@@ -114,3 +114,16 @@ def cli_build(tmp_path_factory):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "validation: ok" in out.stdout
     return root / "misi-bench"
+
+
+@pytest.fixture()
+def running(data_dir, tmp_path):
+    """The human app on a free port over the session build (``test_human_security.Running``),
+    closed after the test; shared by the human app's security and limits tests."""
+    from test_human_security import Running
+
+    app = Running(data_dir, tmp_path / "out")
+    try:
+        yield app
+    finally:
+        app.close()

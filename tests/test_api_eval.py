@@ -28,6 +28,7 @@ from misi_bench.eval_plugins.api.testing_server import (
 )
 
 import misi_bench
+from cli_support import eval_args
 
 KEY = "sk-double-secret-123"
 
@@ -51,24 +52,8 @@ def _answers(data_dir) -> dict[str, str]:
 
 
 def _eval(url, data_dir, out, *extra, model="double") -> int:
-    return misi_bench.main(
-        [
-            "eval",
-            "--base-url",
-            url,
-            "--model",
-            model,
-            "--dataset",
-            str(data_dir),
-            "--out",
-            str(out),
-            "--backoff",
-            "0.05",
-            "--max-backoff",
-            "0.2",
-            *extra,
-        ]
-    )
+    backoff = ("--backoff", "0.05", "--max-backoff", "0.2")
+    return misi_bench.main(eval_args(url, data_dir, out, *backoff, *extra, model=model))
 
 
 def _predictions(run_dir) -> list[dict]:

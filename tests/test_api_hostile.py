@@ -11,7 +11,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,9 +19,10 @@ import pytest
 from misi_bench.eval_plugins.api.redact import REDACTED, Redactor, body_secrets, redact_body
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer
 
+from cli_support import CLI, eval_args
+
 KEY = "sk-proj-Hostile0Key1For2Tests3"
 BODY_TOKEN = "vendor-token-0815-secret"
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
 
 
 def _env(**extra) -> dict:
@@ -33,17 +33,8 @@ def _env(**extra) -> dict:
 
 
 def _eval(url, data_dir, out, *extra, env=None, verbose=False):
-    args = [
-        *(["-v"] if verbose else []),
-        "eval",
-        "--base-url",
-        url,
-        "--model",
-        "double",
-        "--dataset",
-        str(data_dir),
-    ]
-    args += ["--out", str(out), "--backoff", "0.05", "--max-backoff", "0.1", "--no-progress"]
+    args = [*(["-v"] if verbose else []), *eval_args(url, data_dir, out)]
+    args += ["--backoff", "0.05", "--max-backoff", "0.1", "--no-progress"]
     return subprocess.run(
         [*CLI, *args, *extra], env=env or _env(), capture_output=True, text=True, timeout=300
     )

@@ -9,7 +9,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -22,8 +21,7 @@ from misi_bench.eval_plugins.api.mock import MockAnswers
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer
 
 import misi_bench
-
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
+from cli_support import CLI
 
 
 def _rows(data_dir, columns=("id", "task", "answer", "metadata", "options")):

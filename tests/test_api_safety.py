@@ -12,7 +12,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,11 +24,11 @@ from misi_bench.eval_plugins.api.redact import REDACTED, Redactor, public_url, u
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer
 
 import misi_bench
+from cli_support import CLI, eval_args
 
 KEY = "sk-echoed-secret-4711"
 PASSWORD = "pa55-word-0815"
 QUERY_KEY = "q-secret-value-42"
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
 
 
 def _count(data_dir, configs) -> int:
@@ -41,23 +40,9 @@ def _count(data_dir, configs) -> int:
 
 
 def _eval_args(url, data_dir, out, *extra):
-    return [
-        "eval",
-        "--base-url",
-        url,
-        "--model",
-        "double",
-        "--dataset",
-        str(data_dir),
-        "--out",
-        str(out),
-        "--backoff",
-        "0.05",
-        "--max-backoff",
-        "0.1",
-        "--no-progress",
-        *extra,
-    ]
+    return eval_args(
+        url, data_dir, out, "--backoff", "0.05", "--max-backoff", "0.1", "--no-progress", *extra
+    )
 
 
 def _free_port() -> int:

@@ -11,7 +11,6 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 import tracemalloc
 import zipfile
 import zlib
@@ -27,9 +26,8 @@ from misi_bench.builder.scoring import PredictionFileError, read_predictions
 from misi_bench.builder.scoring import predictions as predictions_module
 from misi_bench.builder.scoring import xlsx as xlsx_module
 
+from cli_support import CLI
 from test_prediction_bounds import write_xlsx
-
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
 
 
 def _gzip_bomb(head: bytes, unpacked: int) -> bytes:

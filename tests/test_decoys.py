@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -29,9 +28,9 @@ from misi_bench.builder.tasks.decoys import (
 )
 
 from card_support import front_matter, sections, tables
+from cli_support import CLI
 
 CHOICE = ("translation_rotation", "rotation_rotation", "interaction_location")
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
 
 
 def _t8_record(options, answer="A"):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,27 +16,13 @@ from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset import hub, publish
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer
 
+from cli_support import CLI, eval_args
 from disk_support import file_size_limit, full_folder, limit_file_size, read_only_folder
 from test_hub import REPO, TOKEN, make_fake_folder, online  # noqa: F401 (online: a fixture)
 
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
-
 
 def _eval(url: str, data_dir, out: Path, limit: int | None = None):
-    args = [
-        "eval",
-        "--base-url",
-        url,
-        "--model",
-        "double",
-        "--dataset",
-        str(data_dir),
-        "--out",
-        str(out),
-        "--concurrency",
-        "4",
-        "--no-progress",
-    ]
+    args = eval_args(url, data_dir, out, "--concurrency", "4", "--no-progress")
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     env.pop("MISI_BENCH_DEBUG", None)
     return subprocess.run(

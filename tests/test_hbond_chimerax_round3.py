@@ -16,36 +16,13 @@ import numpy as np
 import pytest
 from misi_bench.builder.chemistry import hbonds, idatm
 from misi_bench.builder.chemistry import mills_dean as md
-from misi_bench.builder.chemistry.structure import read_pdbbind_dir
 
-from scripts.fixtures import fixture_root
-
-_CACHE: dict = {}
-
-
-def _load(set_name: str, pdb_id: str):
-    key = (set_name, pdb_id)
-    if key not in _CACHE:
-        cx = read_pdbbind_dir(fixture_root(set_name) / pdb_id)
-        _CACHE[key] = (cx, hbonds.chimerax_graph(cx))
-    return _CACHE[key]
-
-
-def _lig(cx, name: str) -> int:
-    return int(next(i for i in cx.ligand_indices if cx.atom_names[i] == name))
+from test_hbond_chimerax_rules import _lig, _load
+from test_hbond_chimerax_rules import _prot as rules_prot
 
 
 def _prot(cx, res: str, number: int, name: str, chain: str = "A") -> int:
-    return int(
-        next(
-            i
-            for i in cx.pocket_indices
-            if cx.res_names[i] == res
-            and cx.res_numbers[i] == number
-            and cx.atom_names[i] == name
-            and cx.chain_ids[i] == chain
-        )
-    )
+    return rules_prot(cx, res, number, name, chain)
 
 
 def _texts(cx) -> set[str]:

@@ -33,12 +33,16 @@ def _lig(cx, name: str) -> int:
     return int(next(i for i in cx.ligand_indices if cx.atom_names[i] == name))
 
 
-def _prot(cx, res: str, number: int, name: str) -> int:
+def _prot(cx, res: str, number: int, name: str, chain: str | None = None) -> int:
+    """The pocket atom ``name`` of residue ``res number`` (of ``chain``; any chain when None)."""
     return int(
         next(
             i
             for i in cx.pocket_indices
-            if cx.res_names[i] == res and cx.res_numbers[i] == number and cx.atom_names[i] == name
+            if cx.res_names[i] == res
+            and cx.res_numbers[i] == number
+            and cx.atom_names[i] == name
+            and (chain is None or cx.chain_ids[i] == chain)
         )
     )
 

@@ -11,21 +11,11 @@ import socket
 import threading
 import time
 
-import pytest
 from misi_bench.eval_plugins.human.access import Tokens, public_path
 from misi_bench.eval_plugins.human.server import HumanApp, make_server
 from misi_bench.eval_plugins.human.session import load_questions
 
 from test_human_security import ADMIN, TOKEN, Running
-
-
-@pytest.fixture()
-def running(data_dir, tmp_path):
-    app = Running(data_dir, tmp_path / "out")
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 def _raw(port: int, data: bytes, wait: float = 5.0) -> bytes:

@@ -75,15 +75,6 @@ class Running:
         return status, json.loads(payload)
 
 
-@pytest.fixture()
-def running(data_dir, tmp_path):
-    app = Running(data_dir, tmp_path / "out")
-    try:
-        yield app
-    finally:
-        app.close()
-
-
 def test_every_api_route_needs_the_token(running):
     assert running.request("GET", "/", token=None)[0] == 200  # the static page holds no data
     for method, path in (

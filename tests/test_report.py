@@ -26,7 +26,8 @@ from misi_bench.eval_plugins.report.reference import (
 from misi_bench.eval_plugins.report.render import PALETTE
 from misi_bench.eval_plugins.report.sources import ModelResult, merge_results, read_result
 
-CLI = [sys.executable, "-c", "import sys, misi_bench; sys.exit(misi_bench.main())"]
+from cli_support import CLI
+
 CONSTANT = "roll z -45"
 
 
