@@ -3,6 +3,7 @@ build's cost against an older revision, side by side.
 
     python -m scripts.bench_pictures [--sizes 512,768,1024] [--set samples|heldout|all] [--ocr]
     python -m scripts.bench_pictures --baseline REV [--limit 12] [--rounds 3] [--workers 2]
+        [--source samples|unseen]
     python -m scripts.bench_pictures --baseline REV --render-only [--limit 8] [--rounds 20]
 
 Sizes (this checkout): for every complex of the set with H-bonds, the six views T8 and T9 show
@@ -17,7 +18,9 @@ temporary folder and run beside this checkout, alternately, on the same inputs: 
 build (``misi-bench build --source samples --limit N --workers W``, audit included) in a child
 process, CPU seconds per complex from the child's resource usage (its worker processes
 included); (2) ``render_png`` of the six views of each of the first N samples' pockets, ms per
-image (best round). Prints both checkouts' figures and the ratios new / old.
+image (best round). Prints both checkouts' figures and the ratios new / old. ``--source unseen``
+builds complexes the generator was never tuned on instead of the samples (``unseen_root``: the
+held-out complexes and other crystal copies of ``tests/data``).
 
 ``--render-only`` (with ``--baseline``): no builds; one long-lived child process per checkout
 holds the six views of each of the first N samples' pockets (rendered twice to warm the
@@ -156,11 +159,33 @@ def _child_env(tree: Path) -> dict:
     return env
 
 
-def build_cpu(tree: Path, out: Path, limit: int, workers: int) -> float:
+def unseen_root(into: Path, count: int = 12) -> Path:
+    """A PDBbind-style root of ``count`` complexes never used to tune the generator: the eight
+    held-out complexes, then the other crystal copies (``tests/data``); a copy whose PDB id
+    is already taken gets its folder and file names' last character replaced by ``z`` (the id
+    only names the folder: splits follow it, nothing is looked up by it)."""
+    from .fixtures import fixture_root  # noqa: PLC0415
+
+    root = into / "unseen"
+    root.mkdir()
+    folders = [d for d in sorted(fixture_root("heldout").iterdir()) if d.is_dir()]
+    folders = [d for d in folders if d.name != "raw"]
+    folders += [d for d in sorted(fixture_root("copies").iterdir()) if d.is_dir()]
+    for folder in folders[:count]:
+        name = folder.name
+        if (root / name).exists():
+            name = name[:-1] + "z"
+        (root / name).mkdir()
+        for file in folder.iterdir():
+            (root / name / file.name.replace(folder.name, name)).write_bytes(file.read_bytes())
+    return root
+
+
+def build_cpu(tree: Path, out: Path, limit: int, workers: int, source: str = "samples") -> float:
     """CPU seconds (user + system, the child and its workers) of one whole build."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
-        [sys.executable, "-m", "misi_bench", "build", "--source", "samples", "--limit", str(limit)]
+        [sys.executable, "-m", "misi_bench", "build", "--source", source, "--limit", str(limit)]
         + ["--workers", str(workers), "--out", str(out), "--quiet"],
         check=True,
         env=_child_env(tree),
@@ -183,16 +208,18 @@ def render_ms(tree: Path, limit: int, rounds: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
+def versus(rev: str, limit: int, rounds: int, workers: int, source: str = "samples") -> None:
     with tempfile.TemporaryDirectory(prefix="bench-pictures-") as tmp:
         tmp = Path(tmp)
         old = extract(rev, tmp)
+        root = str(unseen_root(tmp, limit)) if source == "unseen" else "samples"
         trees = {"old": old, "new": ROOT}
         cpu = {"old": [], "new": []}
         render = {"old": [], "new": []}
         for k in range(rounds):
             for name in ("old", "new") if k % 2 == 0 else ("new", "old"):
-                cpu[name].append(build_cpu(trees[name], tmp / f"{name}-{k}", limit, workers))
+                out = tmp / f"{name}-{k}"
+                cpu[name].append(build_cpu(trees[name], out, limit, workers, root))
                 render[name].append(render_ms(trees[name], limit, 3)["ms_per_image"])
         for name in ("old", "new"):
             print(
@@ -206,7 +233,8 @@ def versus(rev: str, limit: int, rounds: int, workers: int) -> None:
         print(
             f"new / old: build CPU {min(cpu['new']) / min(cpu['old']):.3f}, "
             f"render_png {min(render['new']) / min(render['old']):.3f} "
-            f"({limit} samples, {workers} workers)"
+            f"(builds: {limit} {'held-out' if source == 'unseen' else 'sample'} complexes, "
+            f"{workers} workers; render_png: six views of {limit} samples)"
         )
 
 
@@ -288,6 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--render-only", action="store_true")
+    parser.add_argument(
+        "--source",
+        choices=("samples", "unseen"),
+        default="samples",
+        help="the builds' complexes: the embedded samples, or (unseen) the held-out complexes "
+        "and other crystal copies of tests/data, never used to tune the generator",
+    )
     args = parser.parse_args(argv)
     if args.baseline and args.render_only:
         _print_render_versus(
@@ -295,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     if args.baseline:
-        versus(args.baseline, args.limit, args.rounds, args.workers)
+        versus(args.baseline, args.limit, args.rounds, args.workers, args.source)
         return 0
     from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
 

@@ -159,17 +159,22 @@ def test_t8_needs_its_bond_labels(dense):
 
 
 def test_free_space_finds_the_nearest_free_box():
-    """``FreeSpace.nearest`` against a brute-force search over every line and column."""
+    """``FreeSpace.nearest`` against a brute-force search over every line and column, with
+    boxes taken between the searches (the free columns it keeps between searches must follow
+    every take)."""
     rng = np.random.default_rng(0)
     size, line = 96, 10
     space = FreeSpace(size, line)
     for _ in range(25):
         x, y = (int(v) for v in rng.integers(0, size, 2))
         space.take(x, y, int(rng.integers(4, 30)), int(rng.integers(4, 16)))
-    taken = np.array(
-        [[(row >> i) & 1 for i in range(space.n_cols)] for row in space.rows], dtype=bool
-    )
-    for _ in range(60):
+    for query in range(90):
+        if query % 3 == 2:  # a box taken between two searches (labels placed one by one)
+            x, y = (int(v) for v in rng.integers(0, size, 2))
+            space.take(x, y, int(rng.integers(4, 12)), int(rng.integers(4, 12)))
+        taken = np.array(
+            [[(row >> i) & 1 for i in range(space.n_cols)] for row in space.rows], dtype=bool
+        )
         w, h = int(rng.integers(5, 40)), int(rng.integers(5, 25))
         ax, ay = (float(v) for v in rng.uniform(0, size, 2))
         k = -(-h // line)

@@ -9,9 +9,10 @@ import zlib
 
 import numpy as np
 import pytest
-from misi_bench.builder.scene.cache import render_image, render_png
+from misi_bench.builder.scene.cache import render_png
 from misi_bench.builder.scene.camera import fit_camera
-from misi_bench.builder.scene.png import encode_image, png_bytes
+from misi_bench.builder.scene.png import encode_image, encode_rows, png_bytes
+from misi_bench.builder.scene.raster import render_image, render_rows
 from misi_bench.builder.scene.requests import RenderRequest
 from PIL import Image
 
@@ -82,6 +83,23 @@ def test_grey_rgb_rgba_round_trip(shape):
         assert np.array_equal(np.asarray(back), pixels)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, 2, 3), (4, 9, 4), (1, 300, 3), (5, 7, 3)])
+def test_pillow_images_encode_to_the_bytes_of_their_pixels(shape):
+    """``encode_image`` packs the scanlines with Pillow's raw packer (a stride one byte longer
+    than a row): the same bytes as ``png_bytes`` of the pixels, in every mode it takes."""
+    pixels = np.random.default_rng(sum(shape)).integers(0, 256, shape, dtype=np.uint8)
+    mode = "L" if len(shape) == 2 else {3: "RGB", 4: "RGBA"}[shape[2]]
+    image = Image.fromarray(pixels)
+    assert image.mode == mode
+    assert encode_image(image) == png_bytes(pixels)
+    assert np.array_equal(_decode_independently(encode_image(image)), pixels)
+
+
+def test_rendered_picture_encodes_to_the_bytes_of_its_pixels(picture):
+    _, _, image = picture
+    assert encode_image(image) == png_bytes(np.asarray(image))
+
+
 @pytest.mark.parametrize(
     "pixels, message",
     [
@@ -98,3 +116,15 @@ def test_bad_pixels_are_refused_clearly(pixels, message):
 def test_unsupported_pillow_mode_is_refused():
     with pytest.raises(ValueError, match="mode 'P'"):
         encode_image(Image.new("P", (4, 4)))
+
+
+def test_a_band_of_rows_encodes_to_the_whole_pictures_bytes(picture):
+    """``render_png`` encodes the band ``render_rows`` draws (the rows that hold something) with
+    the black rest: the bytes of the whole picture, for a band that starts below the top."""
+    cx, request, image = picture
+    band, top = render_rows(cx, request)
+    assert top > 0 and top + band.size[1] < image.size[1]  # black rows above and below
+    assert np.array_equal(np.asarray(band), np.asarray(image)[top : top + band.size[1]])
+    assert encode_rows(band, top, image.size[1]) == encode_image(image) == render_png(cx, request)
+    with pytest.raises(ValueError, match="do not lie"):
+        encode_rows(band, image.size[1] - 1, image.size[1])

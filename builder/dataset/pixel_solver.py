@@ -117,9 +117,11 @@ def ligand_mask(pixels: np.ndarray) -> np.ndarray:
     not within 1 px of label text. Label glyphs are grey too but keep their pixel size while the
     atoms scale; they are found as near-white pixels (>= 200) and as bright pixels (>= 100)
     touching the labels' pure black outline (a lit sphere's edge fades into the background)."""
+    # channel planes instead of reductions over the 3-long colour axis (as in label_cover)
     px = pixels.astype(np.int16)
-    value = px.max(axis=2)
-    grey = (value - px.min(axis=2)) <= 10
+    r, g, b = px[..., 0], px[..., 1], px[..., 2]
+    value = np.maximum(np.maximum(r, g), b)
+    grey = (value - np.minimum(np.minimum(r, g), b)) <= 10
     black = value == 0
     touches = np.zeros_like(black)
     touches[1:] |= black[:-1]
@@ -272,36 +274,61 @@ def _solve_zoom(question: str, distance: float, front: np.ndarray, after: np.nda
 
 
 def _thin(mask: np.ndarray) -> np.ndarray:
-    """One-pixel skeleton of a boolean mask (Zhang-Suen thinning)."""
+    """One-pixel skeleton of a boolean mask (Zhang-Suen thinning): each sub-step drops, at once,
+    the set pixels whose ring of eight neighbours passes that sub-step's test
+    (:func:`_thinning_tables`), until nothing changes."""
     img = np.pad(mask.astype(np.uint8), 1)
+    tables = _thinning_tables()
     changed = True
     while changed:
         changed = False
         for step in (0, 1):
             p = img
-            p2, p3, p4, p5 = p[:-2, 1:-1], p[:-2, 2:], p[1:-1, 2:], p[2:, 2:]
-            p6, p7, p8, p9 = p[2:, 1:-1], p[2:, :-2], p[1:-1, :-2], p[:-2, :-2]
-            ring = [p2, p3, p4, p5, p6, p7, p8, p9, p2]
-            filled = sum(x.astype(np.int16) for x in ring[:8])
-            rises = sum(((ring[i] == 0) & (ring[i + 1] == 1)).astype(np.int16) for i in range(8))
-            a, b = (p2 & p4 & p6, p4 & p6 & p8) if step == 0 else (p2 & p4 & p8, p2 & p6 & p8)
-            drop = (
-                (p[1:-1, 1:-1] == 1)
-                & (filled >= 2)
-                & (filled <= 6)
-                & (rises == 1)
-                & (a == 0)
-                & (b == 0)
+            # the ring p2 (north) .. p9 (north-west), clockwise, as the bits 0 .. 7 of a code
+            ring = (
+                p[:-2, 1:-1],
+                p[:-2, 2:],
+                p[1:-1, 2:],
+                p[2:, 2:],
+                p[2:, 1:-1],
+                p[2:, :-2],
+                p[1:-1, :-2],
+                p[:-2, :-2],
             )
+            code = ring[0].copy()
+            for bit, x in enumerate(ring[1:], start=1):
+                code |= x << bit
+            drop = (p[1:-1, 1:-1] == 1) & tables[step][code]
             if drop.any():
                 img[1:-1, 1:-1][drop] = 0
                 changed = True
     return img[1:-1, 1:-1].astype(bool)
 
 
+@lru_cache(maxsize=1)
+def _thinning_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Per Zhang-Suen sub-step, whether a set pixel with a given ring of neighbours (the code
+    of :func:`_thin`) is dropped: 2 to 6 set neighbours, exactly one 0 -> 1 step around the
+    ring, and (sub-step 0) p2 p4 p6 and p4 p6 p8 not all set, (sub-step 1) p2 p4 p8 and p2 p6
+    p8 not all set."""
+    tables = []
+    for step in (0, 1):
+        table = np.zeros(256, dtype=bool)
+        for code in range(256):
+            p2, p3, p4, p5, p6, p7, p8, p9 = ((code >> k) & 1 for k in range(8))
+            ring = [p2, p3, p4, p5, p6, p7, p8, p9, p2]
+            rises = sum(ring[k] == 0 and ring[k + 1] == 1 for k in range(8))
+            a, b = (p2 & p4 & p6, p4 & p6 & p8) if step == 0 else (p2 & p4 & p8, p2 & p6 & p8)
+            table[code] = 2 <= sum(ring[:8]) <= 6 and rises == 1 and a == 0 and b == 0
+        table.setflags(write=False)
+        tables.append(table)
+    return tables[0], tables[1]
+
+
 def _chain_lengths(skeleton: np.ndarray) -> np.ndarray:
     """Pixel counts (+2 for the junctions at their ends) of the skeleton's chains: the runs of
-    pixels with exactly two neighbours, labelled by min-label propagation."""
+    pixels with exactly two neighbours (8-connected components of them), in the order of each
+    chain's first pixel (row by row)."""
     h, w = skeleton.shape
     pad = np.pad(skeleton.astype(np.int16), 1)
     count = sum(
@@ -310,26 +337,39 @@ def _chain_lengths(skeleton: np.ndarray) -> np.ndarray:
         for dx in (-1, 0, 1)
         if dy or dx
     )
-    chain = skeleton & (count == 2)
-    big = h * w
-    label = np.where(chain, np.arange(big).reshape(h, w), big)
+    ys, xs = np.nonzero(skeleton & (count == 2))
+    # chain pixels numbered row by row; the pairs of 8-neighbours among them
+    number = np.full((h + 2, w + 2), -1, dtype=np.int64)
+    number[ys + 1, xs + 1] = np.arange(ys.size)
+    firsts, seconds = [], []
+    for dy, dx in ((0, 1), (1, -1), (1, 0), (1, 1)):
+        other = number[ys + 1 + dy, xs + 1 + dx]
+        firsts.append(np.flatnonzero(other >= 0))
+        seconds.append(other[other >= 0])
+    a, b = np.concatenate(firsts), np.concatenate(seconds)
+    # each pixel's label: the least number of its chain (min-label propagation over the pairs,
+    # with pointer jumping: labels are pixel numbers of the same chain)
+    label = np.arange(ys.size)
     while True:
-        grown = np.pad(label, 1, constant_values=big)
-        low = label.copy()
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                low = np.minimum(low, grown[1 + dy : h + 1 + dy, 1 + dx : w + 1 + dx])
-        low = np.where(chain, low, big)
-        if (low == label).all():
+        low = np.minimum(label[a], label[b])
+        new = label.copy()
+        np.minimum.at(new, a, low)
+        np.minimum.at(new, b, low)
+        while True:
+            jumped = new[new]
+            if (jumped == new).all():
+                break
+            new = jumped
+        if (new == label).all():
             break
-        label = low
-    return np.unique(label[chain], return_counts=True)[1] + 2
+        label = new
+    return np.unique(label, return_counts=True)[1] + 2
 
 
 def bond_ruler(pixels: np.ndarray) -> float | None:
     """Pixels per Å of a stick picture, from its bonds (module docstring); None when the
     picture holds too few bonds to read."""
-    sticks = (pixels.max(axis=2) > 0) & ~label_cover(pixels)
+    sticks = ((pixels[..., 0] | pixels[..., 1] | pixels[..., 2]) > 0) & ~label_cover(pixels)
     lengths = _chain_lengths(_thin(sticks))
     if lengths.size < 20:
         return None

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from PIL import Image
 
 from ..core.records import Complex
-from .png import encode_image
-from .raster import render_image
+from .png import encode_image, encode_rows
+from .raster import render_rows
 from .requests import RenderRequest
 
 
@@ -23,8 +23,11 @@ def encode_png(image: Image.Image) -> bytes:
 
 
 def render_png(complex_: Complex, request: RenderRequest) -> bytes:
-    """Render a request to PNG bytes (deterministic: equal requests give identical bytes)."""
-    return encode_png(render_image(complex_, request))
+    """Render a request to PNG bytes (deterministic: equal requests give identical bytes): the
+    bytes of :func:`encode_png` of its ``render_image``, encoded from the rows that hold
+    something (``raster.render_rows``) without making the whole picture."""
+    band, top = render_rows(complex_, request)
+    return encode_rows(band, top, int(request.camera.size))
 
 
 def _nbytes(data: object) -> int:

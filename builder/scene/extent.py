@@ -12,17 +12,21 @@ import numpy as np
 from PIL import Image
 
 
-def downsample(image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None):
-    """The drawing downsampled by ``ss`` (box filter): its rows only (``top`` None), or the
-    whole ``size`` px picture with them at row ``top``. Only the columns that primitives can
-    touch are computed (whole ``ss`` blocks; every other column is black)."""
+def downsample(
+    image, ss: int, size: int, xs, dims, polys: np.ndarray, top: int | None, rows: int | None = None
+):
+    """The drawing downsampled by ``ss`` (box filter): its rows only (``top`` None), or a
+    ``size`` px wide picture ``rows`` tall (default ``size``: the whole picture) with them from
+    row ``top`` on. Only the columns that primitives can touch are computed (whole ``ss``
+    blocks; every other column is black)."""
     width, height = image.size
     lo, hi = span(xs, dims, polys[:, 0::2] if len(polys) else polys, width, ss)
     if ss == 1:
         lo, hi = 0, width
-    if lo == 0 and hi == width and (top is None or height == width):
+    rows = height // ss if top is None else (size if rows is None else rows)
+    if lo == 0 and hi == width and (top is None or (top == 0 and rows * ss == height)):
         return image.reduce(ss) if ss > 1 else image
-    out = Image.new("RGB", (size, height // ss if top is None else size), (0, 0, 0))
+    out = Image.new("RGB", (size, rows), (0, 0, 0))
     if hi > lo:
         part = image.reduce(ss, (lo, 0, hi, height)) if ss > 1 else image
         out.paste(part, (lo // ss, 0 if top is None else top))

@@ -22,6 +22,7 @@ coordinates in a fixed order, so the layout is the same in every process.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -186,16 +187,18 @@ def ligand_footprint(
         return None
     mask = Image.new("1", (x1 - x0, y1 - y0), 0)
     line, disc = mask_painters(mask)
-    ul, vl, rl = u.tolist(), v.tolist(), radius_px.tolist()
+    # the sticks, then the discs, each from its (x0, y0, x1, y1) and stick width, computed for
+    # all at once with the same float operations as one by one (widths rounded half to even)
     if len(bonds):
-        both = alive[bonds[:, 0]] & alive[bonds[:, 1]]
-        for a, b in bonds[both].tolist():
-            width = (rl[a] + rl[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
-            line((ul[a] - x0, vl[a] - y0, ul[b] - x0, vl[b] - y0), max(1, int(round(width))))
-    for k in rows.tolist():
-        r = rl[k] + FOOTPRINT_MARGIN
-        x, y = ul[k] - x0, vl[k] - y0
-        disc((x - r, y - r, x + r, y + r))
+        drawn_bonds = bonds[alive[bonds[:, 0]] & alive[bonds[:, 1]]]
+        a, b = drawn_bonds[:, 0], drawn_bonds[:, 1]
+        width = (radius_px[a] + radius_px[b]) * stick_ratio + 2 * FOOTPRINT_MARGIN
+        ends = np.stack([u[a] - x0, v[a] - y0, u[b] - x0, v[b] - y0], axis=1)
+        widths = np.maximum(np.rint(width), 1).astype(np.int64)
+        deque(map(line, ends.tolist(), widths.tolist()), maxlen=0)
+    r = radius_px[rows] + FOOTPRINT_MARGIN
+    x, y = u[rows] - x0, v[rows] - y0
+    deque(map(disc, np.stack([x - r, y - r, x + r, y + r], axis=1).tolist()), maxlen=0)
     return Footprint(np.asarray(mask, dtype=bool), x0, y0)
 
 
@@ -210,7 +213,10 @@ def footprint_rows(fp: Footprint | None, size: int) -> list[int]:
     if y1 > y0 and x1 > x0:
         part = fp.mask[y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x]
         packed = np.packbits(part, axis=1, bitorder="little")
-        taken[y0:y1] = [int.from_bytes(row.tobytes(), "little") << x0 for row in packed]
+        data, step = packed.tobytes(), packed.shape[1]
+        taken[y0:y1] = [
+            int.from_bytes(data[k : k + step], "little") << x0 for k in range(0, len(data), step)
+        ]
     return taken
 
 
@@ -242,8 +248,9 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
         hidden[inside] = fp.mask[fy[inside], fx[inside]]
         keep &= ~hidden
     counts = np.bincount(which[keep], minlength=len(leaders))
-    flat = np.stack([xs[keep], ys[keep]], axis=1).reshape(-1).tolist()
-    ends = np.cumsum(2 * counts).tolist()
+    pairs = np.empty(2 * int(counts.sum()), dtype=np.int64)
+    pairs[0::2], pairs[1::2] = xs[keep], ys[keep]
+    flat, ends = pairs.tolist(), np.cumsum(2 * counts).tolist()
     return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
 
 
@@ -258,6 +265,13 @@ class FreeSpace:
         self.n_lines = size // self.line
         self.n_cols = -(-size // CELL)
         self.rows = [0] * self.n_lines
+        # the free columns of a box's lines, kept per (width in cells, lines, columns it may
+        # start on) between searches:
+        # line n's entry holds (change count when computed, free bits); a line's ``changed``
+        # count is that of the last take that touched it
+        self._free: dict[tuple[int, int, int], list] = {}
+        self._takes = 0
+        self.changed = [0] * self.n_lines
         if fp is not None:
             self._take_footprint(fp)
 
@@ -273,10 +287,15 @@ class FreeSpace:
             y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x
         ]
         cells = part.reshape(y1 - y0, -1, CELL).any(axis=2)
-        for line in range(y0 // self.line, -(-y1 // self.line)):
-            r0, r1 = max(line * self.line, y0) - y0, min((line + 1) * self.line, y1) - y0
-            bits = np.packbits(cells[r0:r1].any(axis=0), bitorder="little")
-            self.rows[line] |= int.from_bytes(bits.tobytes(), "little") << c0
+        # the rows of cells padded to whole lines, then each line's cells taken by any row
+        first, last = y0 // self.line, -(-y1 // self.line)
+        lines = np.zeros(((last - first) * self.line, cells.shape[1]), dtype=bool)
+        lines[y0 - first * self.line : y1 - first * self.line] = cells
+        taken = lines.reshape(last - first, self.line, -1).any(axis=1)
+        packed = np.packbits(taken, axis=1, bitorder="little")
+        data, step, rows = packed.tobytes(), packed.shape[1], self.rows
+        for line, k in zip(range(first, last), range(0, len(data), step)):
+            rows[line] |= int.from_bytes(data[k : k + step], "little") << c0
 
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""
@@ -290,9 +309,11 @@ class FreeSpace:
         l0 = l0 if l0 > 0 else 0
         l1 = l1 if l1 < last else last
         bits = ((1 << (i1 - i0 + 1)) - 1) << i0
-        rows = self.rows
+        rows, changed = self.rows, self.changed
+        self._takes = stamp = self._takes + 1
         for n in range(l0, l1 + 1):
             rows[n] |= bits
+            changed[n] = stamp
 
     def nearest(self, w: int, h: int, ax: float, ay: float) -> tuple[int, int] | None:
         """Top-left corner (px) of the free ``w`` x ``h`` box nearest to (``ax``, ``ay``)
@@ -303,7 +324,8 @@ class FreeSpace:
         ni, nl = (self.size - w) // cell + 1, self.n_lines - k + 1
         if ni <= 0 or nl <= 0:
             return None
-        shifts = _shifts(-(-w // cell))
+        cw = -(-w // cell)
+        shifts = _shifts(cw)
         valid = (1 << ni) - 1
         tx = ax - w / 2.0  # the box corner whose centre is the atom
         # the nearest free columns are the first at or right of c + 1 and the last at or left
@@ -315,9 +337,10 @@ class FreeSpace:
         up = min(max(int(at // 1), -1), nl - 1)
         down = up + 1
         best_d, best_n, best_i = math.inf, -1, -1  # squared distance, line, column
-        rows = self.rows
-        if k > 1:  # a box k lines tall: the cells taken on any of its lines
-            rows = [_or_all(rows[n : n + k]) for n in range(nl)]
+        rows, changed, stamp = self.rows, self.changed, self._takes
+        known = self._free.get((cw, k, ni))
+        if known is None:
+            known = self._free[cw, k, ni] = [(-1, 0)] * nl
         while up >= 0 or down < nl:
             if down >= nl or (up >= 0 and at - up <= down - at):
                 n = up
@@ -329,10 +352,14 @@ class FreeSpace:
             dy2 = dy * dy
             if dy2 > best_d:
                 break
-            occupied = rows[n]
-            for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
-                occupied |= occupied >> s
-            free = valid & ~occupied
+            when, free = known[n]
+            if when < (changed[n] if k == 1 else max(changed[n : n + k])):
+                # a box k lines tall: the cells taken on any of its lines
+                occupied = rows[n] if k == 1 else _or_all(rows[n : n + k])
+                for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
+                    occupied |= occupied >> s
+                free = valid & ~occupied
+                known[n] = (stamp, free)
             if not free:
                 continue
             high = free >> c

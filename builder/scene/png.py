@@ -54,15 +54,45 @@ def png_bytes(pixels: np.ndarray) -> bytes:
         raise ValueError(f"png_bytes needs a non-empty picture, got {width} x {height}")
     scanlines = np.zeros((height, 1 + width * channels), dtype=np.uint8)  # column 0: filter 0
     scanlines[:, 1:] = pixels.reshape(height, width * channels)
-    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
-    compressed = deflate.zlib_compress(scanlines.data, PNG_DEFLATE_LEVEL)
-    return (
-        PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
-    )
+    return _png(scanlines.data, width, height, colour_type)
 
 
 def encode_image(image) -> bytes:
-    """PNG bytes of a Pillow image of mode L, RGB or RGBA (other modes: ``ValueError``)."""
-    if image.mode not in _COLOUR_TYPES:
-        raise ValueError(f"cannot encode a Pillow image of mode {image.mode!r} (L, RGB or RGBA)")
-    return png_bytes(np.asarray(image))
+    """PNG bytes of a Pillow image of mode L, RGB or RGBA (other modes: ``ValueError``): the
+    bytes of :func:`png_bytes` of its pixels.
+
+    The scanlines come straight from Pillow's raw packer with a stride of one byte more than a
+    row, which leaves a zero byte after each packed row; one zero byte in front makes them PNG
+    scanlines of filter type 0 (one copy of the pixels, where numpy's view of the image and the
+    scanline array took two and a zero fill)."""
+    return encode_rows(image, 0, image.size[1])
+
+
+def encode_rows(band, top: int, height: int) -> bytes:
+    """PNG bytes of a ``band.width`` px wide picture ``height`` rows tall whose rows ``top ..
+    top + band.height`` are the Pillow image ``band`` (mode L, RGB or RGBA) and whose other
+    rows are black (``raster.render_rows``): the bytes :func:`encode_image` gives the whole
+    picture, without making it (the black rows' scanlines are zero bytes)."""
+    if band.mode not in _COLOUR_TYPES:
+        raise ValueError(f"cannot encode a Pillow image of mode {band.mode!r} (L, RGB or RGBA)")
+    colour_type, channels = _COLOUR_TYPES[band.mode]
+    width, rows = band.size
+    if width == 0 or height <= 0:
+        raise ValueError(f"png_bytes needs a non-empty picture, got {width} x {height}")
+    if top < 0 or top + rows > height:
+        raise ValueError(f"rows {top} .. {top + rows} do not lie in a picture {height} rows tall")
+    stride = width * channels + 1
+    parts = [bytes(top * stride)]
+    if rows:  # packed rows, each followed by a zero byte: a zero byte in front makes scanlines
+        parts += [b"\x00", memoryview(band.tobytes("raw", band.mode, stride))[:-1]]
+    parts.append(bytes((height - top - rows) * stride))
+    return _png(b"".join(parts), width, height, colour_type)
+
+
+def _png(scanlines, width: int, height: int, colour_type: int) -> bytes:
+    """The PNG file of filtered ``scanlines`` (a bytes-like object)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
+    compressed = deflate.zlib_compress(scanlines, PNG_DEFLATE_LEVEL)
+    return (
+        PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
+    )

@@ -292,18 +292,21 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
         f, order, radius_q, fog_level, float(style.fog)
     )
     placed = _labels(complex_, request, f, radius_q)
-    # the whole picture: labels are pasted onto it after the downsampling, so only the rows of
-    # primitives are drawn (every other row is black); a band of rows must hold the labels too
-    y0, y1 = (
-        content_rows(ys, dims, polys, size * ss, ss)
-        if whole
-        else _drawn_rows(ys, dims, polys, placed, size, ss)
-    )
+    # labels are pasted onto the picture after the downsampling, so only the rows of primitives
+    # are drawn (every other row is black); a band of rows (``render_rows``) holds the labels'
+    # rows too, which are black but for the labels and their leader lines
+    y0, y1 = content_rows(ys, dims, polys, size * ss, ss)
+    if whole:
+        top, height = 0, size
+    else:
+        b0, b1 = _band_rows(y0, y1, placed, size, ss)
+        if b1 <= b0:
+            return Image.new("RGB", (size, 1), (0, 0, 0)), 0
+        top, height = b0 // ss, (b1 - b0) // ss
     if y1 <= y0:
-        image = Image.new("RGB", (size, size if whole else 1), (0, 0, 0))
-        if whole:
-            paste_labels(image, placed)
-        return image, 0
+        image = Image.new("RGB", (size, height), (0, 0, 0))
+        paste_labels(image, placed, top)
+        return image, top
     canvas = Canvas(size * ss, y1 - y0)
     if y0:
         ys = ys - y0
@@ -334,10 +337,9 @@ def _render(complex_: Complex, request: RenderRequest, whole: bool) -> tuple[Ima
             else:
                 fill(polys_l[p - n_sph], inks[p - n_sph])
 
-    top = y0 // ss
-    image = downsample(canvas.image, ss, size, xs, dims, polys, top if whole else None)
-    paste_labels(image, placed, 0 if whole else top)
-    return image, 0 if whole else top
+    image = downsample(canvas.image, ss, size, xs, dims, polys, y0 // ss - top, height)
+    paste_labels(image, placed, top)
+    return image, top
 
 
 def _labels(complex_: Complex, request: RenderRequest, f: _Frame, radius_q) -> list[PlacedLabel]:
@@ -432,14 +434,18 @@ def _sphere_sprites(f: _Frame, order, radius_q, fog_level, fog_amount: float):
     return distinct_sprites, which.reshape(-1).tolist(), xs, ys, 2 * half.astype(np.int64)
 
 
-def _drawn_rows(ys, dims, polys, placed, size: int, ss: int) -> tuple[int, int]:
-    """The rows to draw (supersampled px): those holding primitives or labels (a ligand-only
-    view fills a fraction of the picture); same pixels (see ``extent.content_rows``)."""
-    y0, y1 = content_rows(ys, dims, polys, size * ss, ss)
+def _band_rows(y0: int, y1: int, placed, size: int, ss: int) -> tuple[int, int]:
+    """The rows of ``render_rows``' band (supersampled px): the primitives' rows ``y0 .. y1``
+    (``extent.content_rows``) and those of the labels (a ligand-only view fills a fraction of
+    the picture)."""
     if placed:
-        y0 = min(y0, max(0, min(p.y for p in placed)) * ss)
-        y1 = max(y1, min(size, max(p.y + p.height for p in placed)) * ss)
+        tops = list(map(_TOP, placed))
+        y0 = min(y0, max(0, min(tops)) * ss)
+        y1 = max(y1, min(size, max(map(operator.add, tops, map(_HEIGHT, placed)))) * ss)
     return y0, y1
+
+
+_TOP, _HEIGHT = operator.attrgetter("y"), operator.attrgetter("height")
 
 
 #: Sphere sprites by fog amount, then by the packed key (colour, radius, fog level) of
