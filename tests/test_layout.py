@@ -13,8 +13,8 @@ from misi_bench.builder.dataset.audit_checks import clear_boxes, legible_keys
 from misi_bench.builder.dataset.card_examples import tile_caption
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.operations.language import Roll
+from misi_bench.builder.scene.free_space import CELL, FreeSpace
 from misi_bench.builder.scene.labels import PlacedLabel
-from misi_bench.builder.scene.layout import CELL, FreeSpace
 from misi_bench.builder.scene.projection import projected_atoms
 from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
 from misi_bench.builder.tasks import docking, interaction_location, pocket_ligand

@@ -18,9 +18,9 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..core.constants import REFERENCE_IMAGE_SIZE
+from .free_space import FreeSpace
 from .layout import (
     SLOTS,
-    FreeSpace,
     chain_caption_spot,
     draw_leaders,
     footprint_rows,

@@ -4,7 +4,7 @@ placed labels it returns (:class:`PlacedLabel`).
 Labels are placed one by one in their priority order: each takes the first of its candidate
 slots (``layout.slot_corners``) whose interior meets no label placed before (``taken``: one
 Python int of column bits per picture row), else (``leader`` placement) the free space nearest
-its atom (``layout.FreeSpace``) with a leader line, else it is stuck at its default slot.
+its atom (``free_space.FreeSpace``) with a leader line, else it is stuck at its default slot.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def place_labels(
 ) -> list[PlacedLabel]:
     """Place the sorted layout entries (``labels.layout_labels``; ``dims``: each one's sprite
     width and height, font size ``px``) on a ``size`` px picture; ``space``: the
-    :class:`~.layout.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
+    :class:`~.free_space.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
     ``fp`` the ligand's footprint (leader lines pass under it)."""
     free: list[tuple] = []  # PlacedLabel fields less the leader line
     stuck: list[PlacedLabel] = []
