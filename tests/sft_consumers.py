@@ -21,8 +21,12 @@ import sysconfig
 from pathlib import Path
 
 #: Side venv name -> pip requirements (pinned: the tests read these packages' private modules).
+#: LLaMA-Factory's transformers (5.6) imports ``kernels`` whenever it can and builds its layer
+#: table with the API of kernels 0.12 (``transformers[kernels]`` pins ``>=0.12,<0.13``); newer
+#: kernels, which the main environment may hold, refuse that table at import time
+#: ("Either a revision or a version must be specified"), so the side venv keeps its own.
 CONSUMERS: dict[str, tuple[str, ...]] = {
-    "llamafactory": ("llamafactory==0.9.5",),
+    "llamafactory": ("llamafactory==0.9.5", "kernels>=0.12,<0.13"),
     "ms-swift": ("ms-swift==4.6.0",),
 }
 
