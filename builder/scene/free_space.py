@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .layout import Footprint
+from .layout import Footprint, row_bits
 
 #: Side (px) of a free-space grid cell.
 CELL = 4
@@ -26,10 +26,9 @@ class FreeSpace:
         self.n_lines = size // self.line
         self.n_cols = -(-size // CELL)
         self.rows = [0] * self.n_lines
-        # the free columns of a box's lines, kept per (width in cells, lines, columns it may
-        # start on) between searches:
-        # line n's entry holds (change count when computed, free bits); a line's ``changed``
-        # count is that of the last take that touched it
+        # the free columns found by earlier searches, per (box width in cells, lines it spans,
+        # columns it may start on): line n's entry is (take count when found, free bits), stale
+        # once a later take touched the line (``changed[n]``: the count of that take)
         self._free: dict[tuple[int, int, int], list] = {}
         self._takes = 0
         self.changed = [0] * self.n_lines
@@ -53,10 +52,8 @@ class FreeSpace:
         lines = np.zeros(((last - first) * self.line, cells.shape[1]), dtype=bool)
         lines[y0 - first * self.line : y1 - first * self.line] = cells
         taken = lines.reshape(last - first, self.line, -1).any(axis=1)
-        packed = np.packbits(taken, axis=1, bitorder="little")
-        data, step, rows = packed.tobytes(), packed.shape[1], self.rows
-        for line, k in zip(range(first, last), range(0, len(data), step)):
-            rows[line] |= int.from_bytes(data[k : k + step], "little") << c0
+        for line, bits in zip(range(first, last), row_bits(taken)):
+            self.rows[line] |= bits << c0
 
     def take(self, x: int, y: int, w: int, h: int) -> None:
         """Mark the cells a box (top-left ``x, y``, ``w`` x ``h`` px) touches."""

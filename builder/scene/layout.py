@@ -209,12 +209,15 @@ def footprint_rows(fp: Footprint | None, size: int) -> list[int]:
     x0, x1 = max(fp.x, 0), min(fp.x + w, size)
     if y1 > y0 and x1 > x0:
         part = fp.mask[y0 - fp.y : y1 - fp.y, x0 - fp.x : x1 - fp.x]
-        packed = np.packbits(part, axis=1, bitorder="little")
-        data, step = packed.tobytes(), packed.shape[1]
-        taken[y0:y1] = [
-            int.from_bytes(data[k : k + step], "little") << x0 for k in range(0, len(data), step)
-        ]
+        taken[y0:y1] = [bits << x0 for bits in row_bits(part)]
     return taken
+
+
+def row_bits(mask: np.ndarray) -> list[int]:
+    """Each row of a 2-D bool array as one Python int of column bits (bit ``x`` = column x)."""
+    packed = np.packbits(mask, axis=1, bitorder="little")
+    data, step = packed.tobytes(), packed.shape[1]
+    return [int.from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
 def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, ...]]:

@@ -59,12 +59,7 @@ def png_bytes(pixels: np.ndarray) -> bytes:
 
 def encode_image(image) -> bytes:
     """PNG bytes of a Pillow image of mode L, RGB or RGBA (other modes: ``ValueError``): the
-    bytes of :func:`png_bytes` of its pixels.
-
-    The scanlines come straight from Pillow's raw packer with a stride of one byte more than a
-    row, which leaves a zero byte after each packed row; one zero byte in front makes them PNG
-    scanlines of filter type 0 (one copy of the pixels, where numpy's view of the image and the
-    scanline array took two and a zero fill)."""
+    bytes of :func:`png_bytes` of its pixels (:func:`encode_rows` of all its rows)."""
     return encode_rows(image, 0, image.size[1])
 
 
@@ -72,7 +67,12 @@ def encode_rows(band, top: int, height: int) -> bytes:
     """PNG bytes of a ``band.width`` px wide picture ``height`` rows tall whose rows ``top ..
     top + band.height`` are the Pillow image ``band`` (mode L, RGB or RGBA) and whose other
     rows are black (``raster.render_rows``): the bytes :func:`encode_image` gives the whole
-    picture, without making it (the black rows' scanlines are zero bytes)."""
+    picture, without making it (the black rows' scanlines are zero bytes).
+
+    The band's scanlines come straight from Pillow's raw packer with a stride of one byte more
+    than a row, which leaves a zero byte after each packed row; one zero byte in front makes
+    them PNG scanlines of filter type 0 (one copy of the pixels, where numpy's view of the
+    image and a scanline array took two and a zero fill)."""
     if band.mode not in _COLOUR_TYPES:
         raise ValueError(f"cannot encode a Pillow image of mode {band.mode!r} (L, RGB or RGBA)")
     colour_type, channels = _COLOUR_TYPES[band.mode]
@@ -83,7 +83,7 @@ def encode_rows(band, top: int, height: int) -> bytes:
         raise ValueError(f"rows {top} .. {top + rows} do not lie in a picture {height} rows tall")
     stride = width * channels + 1
     parts = [bytes(top * stride)]
-    if rows:  # packed rows, each followed by a zero byte: a zero byte in front makes scanlines
+    if rows:
         parts += [b"\x00", memoryview(band.tobytes("raw", band.mode, stride))[:-1]]
     parts.append(bytes((height - top - rows) * stride))
     return _png(b"".join(parts), width, height, colour_type)
