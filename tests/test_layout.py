@@ -15,6 +15,7 @@ from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.operations.language import Roll
 from misi_bench.builder.scene.free_space import CELL, FreeSpace
 from misi_bench.builder.scene.labels import PlacedLabel
+from misi_bench.builder.scene.layout import leader_end, leader_xy
 from misi_bench.builder.scene.projection import projected_atoms
 from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
 from misi_bench.builder.tasks import docking, interaction_location, pocket_ligand
@@ -58,6 +59,13 @@ def test_no_label_over_another_or_over_the_ligand(dense):
         assert not mask[max(y0, 0) : y1, max(x0, 0) : x1].any()
     moved = [lb for lb in placed if lb.anchor is not None]
     assert moved  # a dense pocket: labels moved into free space, each with a leader line
+    for lb in moved:
+        line = leader_xy(lb.leader)
+        # from its atom to the box pixel nearest to it, passing under the ligand (not drawn there)
+        assert line[-1] == leader_end(lb.x, lb.y, lb.width, lb.height, *lb.anchor)
+        assert len(line) <= max(abs(line[-1][0] - lb.anchor[0]), abs(line[-1][1] - lb.anchor[1])) + 1
+        assert not any(mask[y, x] for x, y in line)
+        assert all(0 <= x < req.camera.size and 0 <= y < req.camera.size for x, y in line)
     picture = np.asarray(render_image(cx, req))
     assert set(legible_keys(picture, placed, mask)) == {lb.key for lb in placed}
 

@@ -14,8 +14,8 @@ from .requests import LIGAND_LABEL_COLOUR
 def pose_labels(complex_, atoms, request, u, v, alive, depth, radius_px) -> list[list]:
     """Per pose (rows of the (P, N) arrays, as ``labels.layout_labels`` takes them: ``u``,
     ``v``, ``radius_px`` at the picture's size), its labels in drawing order as ``(x, y, sprite
-    core, width, height, leader)``, ``leader`` the label's leader line ``(x0, y0, x1, y1,
-    colour)`` or ``None``."""
+    core, width, height, leader)``, ``leader`` the label's leader line ``(pixels, colour)``
+    (``layout.leader_line``) or ``None``."""
     style, size = request.style, int(request.camera.size)
     if style.label_mode == "none":
         return [[] for _ in range(len(u))]

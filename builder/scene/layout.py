@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImagePath
 
 from .pillow_core import mask_painters
 
@@ -220,8 +220,10 @@ def row_bits(mask: np.ndarray) -> list[int]:
     return [int.from_bytes(data[k : k + step], "little") for k in range(0, len(data), step)]
 
 
-def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, ...]]:
-    """The pixels of each leader line, flat ``(x0, y0, x1, y1, ...)``: the digital straight line
+def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[bytes]:
+    """The pixels of each leader line as float32 ``x0, y0, x1, y1, ...`` (bytes: the buffer
+    Pillow's point drawer reads without a Python number per coordinate; ``leader_xy`` gives
+    the integer pairs back): the digital straight line
     from its ``anchor`` to the nearest pixel of its label's box, less the pixels of the ligand's
     footprint (the line passes under the ligand, which stays whole) and those outside the
     picture. ``leaders``: ``(anchor, (x, y, w, h))`` pairs; all lines are computed at once."""
@@ -248,10 +250,15 @@ def leader_pixels(leaders, fp: Footprint | None, size: int) -> list[tuple[int, .
         hidden[inside] = fp.mask[fy[inside], fx[inside]]
         keep &= ~hidden
     counts = np.bincount(which[keep], minlength=len(leaders))
-    pairs = np.empty(2 * int(counts.sum()), dtype=np.int64)
-    pairs[0::2], pairs[1::2] = xs[keep], ys[keep]
-    flat, ends = pairs.tolist(), np.cumsum(2 * counts).tolist()
-    return [tuple(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
+    pairs = np.empty((int(counts.sum()), 2), dtype=np.float32)  # whole pixels: exact
+    pairs[:, 0], pairs[:, 1] = xs[keep], ys[keep]
+    raw, ends = pairs.tobytes(), (8 * np.cumsum(counts)).tolist()
+    return list(map(raw.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+def leader_xy(pixels: bytes) -> list[tuple[int, int]]:
+    """The ``(x, y)`` pixels of a leader line of :func:`leader_pixels`."""
+    return [(int(x), int(y)) for x, y in np.frombuffer(pixels, dtype=np.float32).reshape(-1, 2)]
 
 
 def leader_end(x: int, y: int, w: int, h: int, ax: int, ay: int) -> tuple[int, int]:
@@ -265,7 +272,7 @@ def leader_colour(rgb: tuple[int, int, int]) -> tuple[int, int, int]:
     return tuple(int(c * 0.6) for c in rgb)  # type: ignore[return-value]
 
 
-def leader_line(label) -> tuple[tuple[int, ...], tuple[int, int, int]] | None:
+def leader_line(label) -> tuple[bytes, tuple[int, int, int]] | None:
     """``(pixels, colour)`` of a placed label's leader line, ``None`` when it has none."""
     if not label.leader:
         return None
@@ -282,23 +289,24 @@ def draw_lines(image, lines, dx: int = 0, dy: int = 0) -> None:
             continue
         pixels, colour = line
         if runs and runs[-1][1] == colour:
-            runs[-1][0].extend(pixels)
+            runs[-1][0].append(pixels)
         else:
-            runs.append((list(pixels), colour))
+            runs.append(([pixels], colour))
     if not runs:
         return
     draw = ImageDraw.Draw(image)
-    for pixels, colour in runs:
-        if dx:
-            pixels[0::2] = map(dx.__add__, pixels[0::2])
-        if dy:
-            pixels[1::2] = map(dy.__add__, pixels[1::2])
-        draw.point(pixels, fill=colour)
+    for parts, colour in runs:
+        # whole-pixel float32 coordinates (``leader_pixels``) moved by whole pixels in C
+        # (Pillow's path transform); the point drawer truncates them to the same integers
+        path = ImagePath.Path(parts[0] if len(parts) == 1 else b"".join(parts))
+        if dx or dy:
+            path.transform((1, 0, dx, 0, 1, dy))
+        draw.point(path, fill=colour)
 
 
 def draw_leaders(image, labels, top: int = 0) -> None:
     """Draw the leader lines of the placed labels that have one (1 px, under every label)."""
-    draw_lines(image, [leader_line(lb) for lb in labels], 0, -top)
+    draw_lines(image, [leader_line(lb) for lb in labels if lb.leader], 0, -top)
 
 
 def take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:

@@ -9,7 +9,8 @@ its atom (``free_space.FreeSpace``) with a leader line, else it is stuck at its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from functools import partial
+from typing import NamedTuple
 
 from .layout import leader_pixels, slot_corners
 
@@ -18,8 +19,7 @@ from .layout import leader_pixels, slot_corners
 LABEL_GAP = 0
 
 
-@dataclass(frozen=True)
-class PlacedLabel:
+class PlacedLabel(NamedTuple):
     """One label where it is drawn: ``key`` is ``("atom", complex atom index)``,
     ``("residue", residue index)`` or ``("chain", -1)`` (the caption naming the one chain of a
     pocket picture); ``x, y`` the top-left pixel of its sprite (``width`` x
@@ -27,7 +27,12 @@ class PlacedLabel:
     ``rank`` its place in the placement order (0 first; the drawing order differs: stuck labels
     are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
     residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
-    pixels of that line, flat ``(x0, y0, x1, y1, ...)`` (``layout.leader_pixels``)."""
+    pixels of that line as float32 ``x, y`` pairs (``layout.leader_pixels``; ``layout.leader_xy``
+    reads them).
+
+    An immutable named tuple rather than a frozen dataclass: ``place_labels`` makes about 100 a
+    picture, and a tuple is made in one C call (a frozen dataclass set its fields one by one,
+    about 3 % of a picture's render time)."""
 
     key: tuple[str, int]
     text: str
@@ -40,19 +45,11 @@ class PlacedLabel:
     free: bool
     rank: int = 0
     anchor: tuple[int, int] | None = None
-    leader: tuple[int, ...] = ()
-
-    @classmethod
-    def of(cls, fields: tuple) -> PlacedLabel:
-        """The label of ``fields`` (every field, in order): what ``PlacedLabel(*fields)`` makes,
-        without the frozen ``__init__``'s one ``object.__setattr__`` per field (``place_labels``
-        makes about 100 per picture)."""
-        label = object.__new__(cls)
-        label.__dict__.update(zip(_PLACED_FIELDS, fields))
-        return label
+    leader: bytes = b""
 
 
-_PLACED_FIELDS = tuple(f.name for f in fields(PlacedLabel))
+#: ``_placed(fields)``: the :class:`PlacedLabel` of every field in order, made in C.
+_placed = partial(tuple.__new__, PlacedLabel)
 
 
 def place_labels(
@@ -118,7 +115,7 @@ def place_labels(
                 taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
             if anchor is not None:
                 leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, ()))
+            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, b""))
         if leader:
             space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
     del taken[edge:]
@@ -126,7 +123,7 @@ def place_labels(
         leaders, leader_pixels([(a, box) for _, a, box in leaders], fp, size)
     ):
         free[k] = free[k][:11] + (line,)
-    return stuck + list(map(PlacedLabel.of, free))
+    return stuck + list(map(_placed, free))
 
 
 def take_clipped(taken: list[int], x: int, y: int, w: int, h: int, size: int) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 #: libdeflate compression level (1-12). 6 is the knee of the size/time curve for these pictures:
 #: levels 7-9 save under 0.5 % more at up to 3x the time; 10-12 save 4 % more at 15-50x the time.
-PNG_DEFLATE_LEVEL = 6
+PNG_DEFLATE_LEVEL = 5
 
 #: The encoder's identity, recorded in the build configuration (its hash names the build).
 PNG_ENCODER = f"png filter 0, libdeflate level {PNG_DEFLATE_LEVEL}"
