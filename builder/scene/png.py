@@ -19,8 +19,11 @@ import zlib
 import deflate
 import numpy as np
 
-#: libdeflate compression level (1-12). 6 is the knee of the size/time curve for these pictures:
-#: levels 7-9 save under 0.5 % more at up to 3x the time; 10-12 save 4 % more at 15-50x the time.
+#: libdeflate compression level (1-12), at the knee of the size/time curve for these pictures
+#: (docs/measurements.md, "Round four"): level 5 stores about 1 % more bytes than level 6 in
+#: about 16 % less encoding time (the largest single cost of a picture); level 4 3 % more for 5 %
+#: less again; levels 7-9 save under 0.5 % at up to 3x the time. Builders 0.6.0 to 0.8.0 before
+#: render version 7 used level 6.
 PNG_DEFLATE_LEVEL = 5
 
 #: The encoder's identity, recorded in the build configuration (its hash names the build).
