@@ -128,3 +128,17 @@ def test_a_band_of_rows_encodes_to_the_whole_pictures_bytes(picture):
     assert encode_rows(band, top, image.size[1]) == encode_image(image) == render_png(cx, request)
     with pytest.raises(ValueError, match="do not lie"):
         encode_rows(band, image.size[1] - 1, image.size[1])
+
+
+def test_other_deflate_levels_store_the_same_pixels_in_other_bytes(picture):
+    """``level`` (the benchmarks' comparison of deflate levels) changes the compressed stream
+    only: the same decoded pixels; the default is ``PNG_DEFLATE_LEVEL``."""
+    from misi_bench.builder.scene.png import PNG_DEFLATE_LEVEL
+
+    _, _, image = picture
+    pixels = np.asarray(image)
+    encoded = {level: encode_image(image, level) for level in (4, 5, 6)}
+    assert encode_image(image) == encoded[PNG_DEFLATE_LEVEL]
+    assert len(set(encoded.values())) == 3
+    for data in encoded.values():
+        assert np.array_equal(_decode_independently(data), pixels)

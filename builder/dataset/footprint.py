@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,8 @@ PILLOW_PNG_1 = _pillow(format="PNG", compress_level=1)
 #: Lossless encodings compared with the stored PNGs (name -> encoder of a Pillow RGB image).
 CODECS: dict[str, Callable[[Image.Image], bytes]] = {
     f"ours: {PNG_ENCODER} (stored)": encode_image,
+    "ours at libdeflate level 6 (render version 6 and before)": partial(encode_image, level=6),
+    "ours at libdeflate level 4": partial(encode_image, level=4),
     "PNG Pillow zlib 1 (builder <= 0.5.0)": PILLOW_PNG_1,
     "PNG Pillow zlib 9": _pillow(format="PNG", compress_level=9),
     "WebP lossless, method 1, quality 25": _pillow(

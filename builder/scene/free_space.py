@@ -27,8 +27,8 @@ class FreeSpace:
         self.n_cols = -(-size // CELL)
         self.rows = [0] * self.n_lines
         # the free columns found by earlier searches, per (box width in cells, lines it spans,
-        # columns it may start on): line n's entry is (take count when found, free bits), stale
-        # once a later take touched the line (``changed[n]``: the count of that take)
+        # columns it may start on): two lists, line n's take count when found and its free
+        # bits, stale once a later take touched the line (``changed[n]``: the count of that take)
         self._free: dict[tuple[int, int, int], list] = {}
         self._takes = 0
         self.changed = [0] * self.n_lines
@@ -98,7 +98,8 @@ class FreeSpace:
         rows, changed, stamp = self.rows, self.changed, self._takes
         known = self._free.get((cw, k, ni))
         if known is None:
-            known = self._free[cw, k, ni] = [(-1, 0)] * nl
+            known = self._free[cw, k, ni] = ([-1] * nl, [0] * nl)
+        found_at, found = known
         while up >= 0 or down < nl:
             if down >= nl or (up >= 0 and at - up <= down - at):
                 n = up
@@ -110,14 +111,15 @@ class FreeSpace:
             dy2 = dy * dy
             if dy2 > best_d:
                 break
-            when, free = known[n]
-            if when < (changed[n] if k == 1 else max(changed[n : n + k])):
+            if found_at[n] < (changed[n] if k == 1 else max(changed[n : n + k])):
                 # a box k lines tall: the cells taken on any of its lines
                 occupied = rows[n] if k == 1 else _or_all(rows[n : n + k])
                 for s in shifts:  # widen: bit i set when any of bits i .. i + cw - 1 is
                     occupied |= occupied >> s
-                free = valid & ~occupied
-                known[n] = (stamp, free)
+                found[n] = free = valid & ~occupied
+                found_at[n] = stamp
+            else:
+                free = found[n]
             if not free:
                 continue
             high = free >> c

@@ -89,6 +89,11 @@ def _opaque_sprite(text: str, px: int, colour: tuple[int, int, int]) -> tuple[ob
     return handle(rgb), width, height
 
 
+def label_size(text: str, px: int) -> tuple[int, int]:
+    """(width, height) px of a label's sprite (any colour), without making the sprite."""
+    return _label_images(text, px)[2:]
+
+
 def label_masks(text: str, px: int) -> tuple[object, object, int, int]:
     """(outline mask, glyph mask, width, height) of a label, masks as
     :func:`~.pillow_core.handle` (for :func:`~.pillow_core.painter`)."""
@@ -378,14 +383,14 @@ def layout_labels(
             size,
             alone=whole,
         )
-        space = FreeSpace(size, label_sprite("ASN 88", px, (0, 0, 0))[2] + 2 * LABEL_GAP, mask)
+        space = FreeSpace(size, label_size("ASN 88", px)[1] + 2 * LABEL_GAP, mask)
         taken = footprint_rows(mask, size)
     caption = []
     if space is not None and style.chain_labels and len(la.chain_ids) == 1:
         if any(e[8][0] == "residue" for e in entries):
             caption = [_chain_caption(la.chain_ids[0], px, size, taken, space)]
     block = placement in ("avoid", "leader")
-    dims = [label_sprite(e[5], px, e[6])[1:] if e[5] else (0, 0) for e in entries]
+    dims = [label_size(e[5], px) if e[5] else (0, 0) for e in entries]
     placed = place_labels(entries, dims, px, size, SLOTS[placement], block, taken, space, mask)
     return caption + placed
 
@@ -396,7 +401,7 @@ def _chain_caption(chain: str, px: int, size: int, taken: list[int], space) -> P
     name the chain, so the picture must show it. It goes to a corner clear of the ligand and is
     placed before every other label, which keep off it."""
     text = f"chain {chain}"
-    _, w, h = label_sprite(text, px, CAPTION_COLOUR)
+    w, h = label_size(text, px)
     x, y = chain_caption_spot(w, h, size, taken)
     take_clipped(
         taken,

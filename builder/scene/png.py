@@ -60,13 +60,14 @@ def png_bytes(pixels: np.ndarray) -> bytes:
     return _png(scanlines.data, width, height, colour_type)
 
 
-def encode_image(image) -> bytes:
+def encode_image(image, level: int = PNG_DEFLATE_LEVEL) -> bytes:
     """PNG bytes of a Pillow image of mode L, RGB or RGBA (other modes: ``ValueError``): the
-    bytes of :func:`png_bytes` of its pixels (:func:`encode_rows` of all its rows)."""
-    return encode_rows(image, 0, image.size[1])
+    bytes of :func:`png_bytes` of its pixels (:func:`encode_rows` of all its rows). ``level``:
+    another libdeflate level, for comparisons (``dataset.footprint.CODECS``)."""
+    return encode_rows(image, 0, image.size[1], level)
 
 
-def encode_rows(band, top: int, height: int) -> bytes:
+def encode_rows(band, top: int, height: int, level: int = PNG_DEFLATE_LEVEL) -> bytes:
     """PNG bytes of a ``band.width`` px wide picture ``height`` rows tall whose rows ``top ..
     top + band.height`` are the Pillow image ``band`` (mode L, RGB or RGBA) and whose other
     rows are black (``raster.render_rows``): the bytes :func:`encode_image` gives the whole
@@ -89,13 +90,15 @@ def encode_rows(band, top: int, height: int) -> bytes:
     if rows:
         parts += [b"\x00", memoryview(band.tobytes("raw", band.mode, stride))[:-1]]
     parts.append(bytes((height - top - rows) * stride))
-    return _png(b"".join(parts), width, height, colour_type)
+    return _png(b"".join(parts), width, height, colour_type, level)
 
 
-def _png(scanlines, width: int, height: int, colour_type: int) -> bytes:
+def _png(
+    scanlines, width: int, height: int, colour_type: int, level: int = PNG_DEFLATE_LEVEL
+) -> bytes:
     """The PNG file of filtered ``scanlines`` (a bytes-like object)."""
     header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
-    compressed = deflate.zlib_compress(scanlines, PNG_DEFLATE_LEVEL)
+    compressed = deflate.zlib_compress(scanlines, level)
     return (
         PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", compressed) + _chunk(b"IEND", b"")
     )
