@@ -63,7 +63,9 @@ def test_no_label_over_another_or_over_the_ligand(dense):
         line = leader_xy(lb.leader)
         # from its atom to the box pixel nearest to it, passing under the ligand (not drawn there)
         assert line[-1] == leader_end(lb.x, lb.y, lb.width, lb.height, *lb.anchor)
-        assert len(line) <= max(abs(line[-1][0] - lb.anchor[0]), abs(line[-1][1] - lb.anchor[1])) + 1
+        assert (
+            len(line) <= max(abs(line[-1][0] - lb.anchor[0]), abs(line[-1][1] - lb.anchor[1])) + 1
+        )
         assert not any(mask[y, x] for x, y in line)
         assert all(0 <= x < req.camera.size and 0 <= y < req.camera.size for x, y in line)
     picture = np.asarray(render_image(cx, req))

@@ -411,7 +411,9 @@ def _vertex_buffers(polys: np.ndarray) -> list[bytes]:
     to an integer (``(int)``), so the whole numbers it gets here (exact in float32) fill the same
     pixels as the float64 coordinates would, without a Python float per coordinate."""
     raw = np.trunc(polys).astype(np.float32).tobytes()
-    return list(map(raw.__getitem__, map(slice, range(0, len(raw), 32), range(32, len(raw) + 32, 32))))
+    return list(
+        map(raw.__getitem__, map(slice, range(0, len(raw), 32), range(32, len(raw) + 32, 32)))
+    )
 
 
 def _packed(rgb: np.ndarray) -> np.ndarray:

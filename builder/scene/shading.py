@@ -131,7 +131,9 @@ def make_sprite(rgba: np.ndarray, centre: float) -> Sprite:
     pre = np.empty_like(rgba)
     pre[..., :3] = (scaled + (scaled >> 8)) >> 8
     pre[..., 3] = rgba[..., 3]
-    image = Image.frombuffer("RGBa", (rgba.shape[1], rgba.shape[0]), pre.tobytes(), "raw", "RGBa", 0, 1)
+    image = Image.frombuffer(
+        "RGBa", (rgba.shape[1], rgba.shape[0]), pre.tobytes(), "raw", "RGBa", 0, 1
+    )
     image.load()
     return Sprite(image, handle(image), image.width, image.height, float(centre))
 
@@ -172,8 +174,9 @@ def band_table(bands: int, style_fog: float) -> tuple[tuple[float, float], np.nd
 
 @dataclass(frozen=True, eq=False)
 class Sprite:
-    """A cached sprite (premultiplied RGBa: :func:`make_sprite`): the Pillow image, its core object (for fast pastes), its size and
-    the continuous offset from its top-left corner to the sphere centre."""
+    """A cached sprite (premultiplied RGBa: :func:`make_sprite`): the Pillow image, its core
+    object (for fast pastes), its size and the continuous offset from its top-left corner to the
+    sphere centre."""
 
     image: Image.Image
     core: object
