@@ -491,3 +491,23 @@ def test_real_requests_keep_their_pixels():
     assert not differ, f"pictures changed (Pillow {data['pillow']} recorded them): {differ}"
     sheet = data["sheet"]
     assert pixel_digest(_sheet_pixels(loaded[sheet["pdb_id"]])) == sheet["sha256"]
+
+
+def test_premultiplied_sprites_blend_as_straight_ones_within_one_level():
+    """``shading.make_sprite`` stores a sprite premultiplied (RENDER_VERSION 7): pasted with
+    itself as the mask it gives exactly the straight-alpha blend on black and where it is opaque,
+    and at most one level from it over anything else; every alpha and colour value occurs."""
+    rng = np.random.default_rng(7)
+    rgba = rng.integers(0, 256, size=(64, 64, 4), dtype=np.uint8)
+    rgba[0, :, 3], rgba[1, :, 3] = 255, 0
+    rgba[2:6, :, 3] = np.arange(256, dtype=np.uint8).reshape(4, 64)
+    sprite = shading.make_sprite(rgba, 32.0)
+    straight = Image.fromarray(rgba, "RGBA")
+    for below in (np.zeros((64, 64, 3), np.uint8), rng.integers(0, 256, (64, 64, 3), np.uint8)):
+        ours, theirs = Image.fromarray(below, "RGB"), Image.fromarray(below, "RGB")
+        ours.paste(sprite.image, (0, 0), sprite.image)
+        theirs.paste(straight, (0, 0), straight)
+        diff = np.abs(np.asarray(ours, np.int16) - np.asarray(theirs, np.int16))
+        assert diff.max() <= (0 if not below.any() else 1)
+        assert not diff[rgba[..., 3] == 255].any() and not diff[rgba[..., 3] == 0].any()
+    assert sprite.image.mode == "RGBa" and (sprite.width, sprite.height) == (64, 64)
