@@ -228,11 +228,30 @@ def _children(pid: int) -> set[int]:
 
 
 def _running(pid: int) -> bool:
+    """Whether any thread of process ``pid`` is alive: a killed process's main thread can be a
+    zombie while its other threads (the parent watch) still exit and hold its open files, the
+    folder lock among them."""
+    states = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        except (OSError, IndexError):
+            continue
+    return any(state not in ("Z", "X") for state in states)
+
+
+def _lock_free(out: Path) -> bool:
+    """Whether nobody holds the build folder's lock (``flock`` on ``out / LOCK_NAME``)."""
+    import fcntl
+
+    fd = os.open(out / LOCK_NAME, os.O_RDONLY)
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
         return False
-    return state not in ("Z", "X")
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return True
 
 
 @pytest.mark.slow
@@ -262,6 +281,9 @@ def test_kill_9_of_a_build_takes_its_workers_down_and_resume_is_identical(tmp_pa
     while time.time() - killed_at < 5 and any(_running(w) for w in workers):
         time.sleep(0.1)
     assert not [w for w in workers if _running(w)], "pool workers outlived their parent"
+    while time.time() - killed_at < 5 and not _lock_free(out):
+        time.sleep(0.1)
+    assert _lock_free(out), "a process of the killed build still holds its folder 5 s on"
     finished = _statuses(out)
     assert 2 <= len(finished) < limit
     resumed = build_dataset(source="samples", out=out, limit=limit, tasks=tasks, workers=2, **FAST)
