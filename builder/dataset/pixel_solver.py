@@ -112,16 +112,22 @@ def _box(mask: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+def _value_and_grey(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel of an RGB picture: its value (the largest channel, int16) and whether it is
+    grey (channels within 10 levels of each other). Computed over channel planes instead of
+    reductions over the 3-long colour axis (slow in numpy): the same values."""
+    px = pixels.astype(np.int16)
+    r, g, b = px[..., 0], px[..., 1], px[..., 2]
+    value = np.maximum(np.maximum(r, g), b)
+    return value, (value - np.minimum(np.minimum(r, g), b)) <= 10
+
+
 def ligand_mask(pixels: np.ndarray) -> np.ndarray:
     """Float mask of the grey (ligand carbon) pixels: channel spread <= 10, value >= 40, and
     not within 1 px of label text. Label glyphs are grey too but keep their pixel size while the
     atoms scale; they are found as near-white pixels (>= 200) and as bright pixels (>= 100)
     touching the labels' pure black outline (a lit sphere's edge fades into the background)."""
-    # channel planes instead of reductions over the 3-long colour axis (as in label_cover)
-    px = pixels.astype(np.int16)
-    r, g, b = px[..., 0], px[..., 1], px[..., 2]
-    value = np.maximum(np.maximum(r, g), b)
-    grey = (value - np.minimum(np.minimum(r, g), b)) <= 10
+    value, grey = _value_and_grey(pixels)
     black = value == 0
     touches = np.zeros_like(black)
     touches[1:] |= black[:-1]
@@ -176,12 +182,8 @@ def label_cover(pixels: np.ndarray) -> np.ndarray:
     """Boolean mask of the pixels label sprites may cover: glyphs found by colour (the ligand
     label's near white, or a residue label colour at >= 55 % brightness: antialiased edges blend
     it with the black outline), grown by 2 px (the outline and the antialiased edge)."""
-    # channel planes instead of reductions over the 3-long colour axis (slow in numpy): the same
-    # values, element by element
-    px = pixels.astype(np.int16)
-    r, g, b = px[..., 0], px[..., 1], px[..., 2]
-    value = np.maximum(np.maximum(r, g), b)
-    text = ((value - np.minimum(np.minimum(r, g), b)) <= 10) & (value >= 200)
+    value, grey = _value_and_grey(pixels)
+    text = grey & (value >= 200)
     flat = pixels.astype(np.float64)
     for colour in RESIDUE_LABEL_COLOURS:
         c = np.asarray(colour, dtype=np.float64)

@@ -29,7 +29,7 @@ class FreeSpace:
         # the free columns found by earlier searches, per (box width in cells, lines it spans,
         # columns it may start on): two lists, line n's take count when found and its free
         # bits, stale once a later take touched the line (``changed[n]``: the count of that take)
-        self._free: dict[tuple[int, int, int], list] = {}
+        self._free: dict[tuple[int, int, int], tuple[list[int], list[int]]] = {}
         self._takes = 0
         self.changed = [0] * self.n_lines
         if fp is not None:

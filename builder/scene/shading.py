@@ -131,9 +131,7 @@ def make_sprite(rgba: np.ndarray, centre: float) -> Sprite:
     pre = np.empty_like(rgba)
     pre[..., :3] = (scaled + (scaled >> 8)) >> 8
     pre[..., 3] = rgba[..., 3]
-    image = Image.frombuffer(
-        "RGBa", (rgba.shape[1], rgba.shape[0]), pre.tobytes(), "raw", "RGBa", 0, 1
-    )
+    image = Image.frombytes("RGBa", (rgba.shape[1], rgba.shape[0]), pre.tobytes())
     image.load()
     return Sprite(image, handle(image), image.width, image.height, float(centre))
 
