@@ -21,9 +21,9 @@ import numpy as np
 
 #: libdeflate compression level (1-12), at the knee of the size/time curve for these pictures
 #: (docs/measurements.md, "Round four"): level 5 stores about 1 % more bytes than level 6 in
-#: about 16 % less encoding time (the largest single cost of a picture); level 4 3 % more for 5 %
-#: less again; levels 7-9 save under 0.5 % at up to 3x the time. Builders 0.6.0 to 0.8.0 before
-#: render version 7 used level 6.
+#: 16-22 % less encoding time (the largest single cost of a picture); level 4 3 % more bytes for
+#: at most 5 % less time again; levels 7-9 save under 0.5 % at up to 3x the time. Builders 0.6.0
+#: to 0.8.0 before render version 7 used level 6.
 PNG_DEFLATE_LEVEL = 5
 
 #: The encoder's identity, recorded in the build configuration (its hash names the build).
