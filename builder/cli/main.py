@@ -16,7 +16,13 @@ from collections.abc import Callable, Iterable
 
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION, version_label
 from ..core.errors import MisiError
-from . import cluster_commands, dataset_commands, score_command, structure_commands
+from . import (
+    cluster_commands,
+    compare_command,
+    dataset_commands,
+    score_command,
+    structure_commands,
+)
 from .parser import Parser
 
 log = logging.getLogger("misi_bench")
@@ -29,6 +35,7 @@ BUILDER_COMMANDS: tuple[CommandGroup, ...] = (
     dataset_commands.add_commands,
     cluster_commands.add_commands,
     score_command.add_commands,
+    compare_command.add_commands,
 )
 
 

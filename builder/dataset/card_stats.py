@@ -19,6 +19,7 @@ import numpy as np
 from .. import scoring
 from ..core.registry import TASK_BY_NAME, canonical_task
 from ..core.rows import SCORE_COLUMNS
+from ..scoring.bootstrap import complex_of
 from .audit_checks import block_means, decode, image_distance
 from .cluster import pool_map
 from .parquet import config_shards, read_rows
@@ -107,15 +108,16 @@ def answer_counts_of(path: str) -> dict:
     return scoring.answer_counts(read_rows(path, ["task", "answer"]))
 
 
-def text_only_scores_of(args: tuple[str, dict]) -> dict[str, list[float]]:
-    """canonical task -> the text-only rule's score of each question of one shard (in order)."""
+def text_only_scores_of(args: tuple[str, dict]) -> dict[str, list[tuple[str, str, float]]]:
+    """canonical task -> ``(id, complex, score)`` of the text-only rule on each question of one
+    shard (in order; the complex is the resampling unit of the intervals)."""
     path, text_model = args
-    got: dict[str, list[float]] = {}
+    got: dict[str, list[tuple[str, str, float]]] = {}
     for row in read_rows(path, _SCORE_COLUMNS):
         task = canonical_task(row["task"])
         score = scoring.text_only_score(task, text_model, row)
         if score is not None:
-            got.setdefault(task, []).append(score)
+            got.setdefault(task, []).append((str(row["id"]), complex_of(row), score))
     return got
 
 

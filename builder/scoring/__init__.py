@@ -18,7 +18,10 @@ results as JSON Lines),
 :mod:`.paper_reference` (the paper's published rows, from ``paper_reference.yaml``, and the
 ``--paper-rows`` choice), :mod:`.paper_rows` (those rows beside a result, as markdown),
 :mod:`.readings` (the other readings of rules the paper leaves open, reported beside the score),
-:mod:`.floors` (the blind floor per paper column and a result's margin above it).
+:mod:`.floors` (the blind floor per paper column and a result's margin above it),
+:mod:`.columns` (the paper's columns), :mod:`.bootstrap` (THE interval method of every figure:
+complexes resampled, percentile intervals, paired differences and the paired test),
+:mod:`.compare` (one result against another).
 
 Conventions
 -----------
@@ -97,15 +100,27 @@ from .blind import (
     blind_baselines,
     fit_text_only,
     format_blind_markdown,
-    interval,
-    interval_of_mean,
     options_only_prediction,
+    rule_cells,
     text_model_of,
     text_only_metrics,
     text_only_score,
-    wilson,
 )
 from .bonds import BondAnswer
+from .bootstrap import (
+    METHOD as INTERVAL_METHOD,
+)
+from .bootstrap import (
+    RESAMPLES,
+    Interval,
+    Items,
+    bootstrap_intervals,
+    complex_of,
+    interval_json,
+    items_from_per_item,
+    paired,
+    paired_test,
+)
 from .metrics import score_prediction
 from .paper_reference import (
     NOT_COMPARABLE,
@@ -144,6 +159,7 @@ from .report import (
     format_report_markdown,
     paper_average,
     paper_columns,
+    report_intervals,
     score_records,
 )
 from .text import MAX_CHARS, MAX_INPUT_CHARS
@@ -159,13 +175,22 @@ __all__ = [
     "answer_counts",
     "fit_text_only",
     "format_blind_markdown",
-    "interval",
-    "interval_of_mean",
     "options_only_prediction",
+    "rule_cells",
     "text_model_of",
     "text_only_metrics",
     "text_only_score",
-    "wilson",
+    "INTERVAL_METHOD",
+    "RESAMPLES",
+    "Interval",
+    "Items",
+    "bootstrap_intervals",
+    "complex_of",
+    "interval_json",
+    "items_from_per_item",
+    "paired",
+    "paired_test",
+    "report_intervals",
     "BOND_TASKS",
     "CHOICE_TASKS",
     "COLUMN_KEYS",

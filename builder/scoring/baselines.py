@@ -16,8 +16,9 @@ from .blind import (
     TEXT_ONLY,
     blind_baselines,
     fit_text_only,
-    interval,
+    rule_cells,
 )
+from .bootstrap import complex_of
 from .kinds import kind_of
 from .metrics import score_prediction
 
@@ -77,7 +78,7 @@ def reference_scores(
     out: dict[str, dict] = {}
     for kind in BASELINE_KINDS:
         rng = np.random.default_rng(seed)
-        per_task: dict[str, list[float]] = {}
+        per_question: list[tuple[str, str, str, float]] = []
         for row in rows:
             task = canonical_task(row["task"])
             options = list(row.get("options") or []) or None
@@ -92,11 +93,8 @@ def reference_scores(
                 )["score"]
                 for _ in range(n)
             )
-            per_task.setdefault(task, []).append(total / n)
-        out[kind] = {
-            t: {"n": len(v), "score": sum(v) / len(v), "ci95": [round(x, 4) for x in interval(v)]}
-            for t, v in per_task.items()
-        }
+            per_question.append((str(row["id"]), task, complex_of(row), total / n))
+        out[kind] = rule_cells(per_question)
     text_model = fit_text_only(train_rows) if train_rows else None
     out.update(blind_baselines(rows, text_model, image_answers, seed))
     return out

@@ -21,8 +21,8 @@ the chance levels of :mod:`.baselines`:
   the task (answers compared in the scorer's canonical form, so ``move x 3`` and ``move x +3``
   are one answer).
 
-Intervals are 95% intervals, from the one interval function of every route (:func:`interval`:
-the Wilson score interval of the scores' sum, conservative for scores with partial credit).
+Intervals are 95% intervals by the scorer's one method (:mod:`.bootstrap`: complexes resampled,
+percentile interval), the method of every route.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import numpy as np
 
 from ..core.registry import canonical_task
 from ..operations.language import parse_operations
+from .bootstrap import bootstrap_intervals, complex_of, items_of
 from .kinds import kind_of
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
@@ -63,7 +64,6 @@ BLIND_NAMES = {
     BEST_RULE: "options only: best rule",
     TEXT_ONLY: "text only: train's most frequent answer",
 }
-Z95 = 1.959963984540054
 
 
 def option_vectors(options: Iterable[str]) -> np.ndarray | None:
@@ -171,48 +171,23 @@ def text_only_score(task: str, text_model: Mapping[str, str], row: Mapping) -> f
     return None if metrics is None else float(metrics["score"])
 
 
-def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of ``k`` successes in ``n`` trials (0-1 scale)."""
-    if n <= 0:
-        return (math.nan, math.nan)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def interval(scores: list[float]) -> tuple[float, float]:
-    """THE 95% interval of a mean score (0-1 scale), on every route (``score``, ``eval``,
-    ``report``, the blind and chance baselines): the Wilson score interval of the scores' sum
-    over their count. For right/wrong scores that is the Wilson interval itself; for scores with
-    partial credit in [0, 1] it is conservative (a score in [0, 1] with mean p has variance at
-    most p(1 - p), the variance the Wilson interval assumes). It depends on the scores only
-    through their mean and count, so a file that keeps only a task's mean and count (a
-    harness's results) gets the same interval, by :func:`interval_of_mean`, as the per-question
-    scores. (Before, partial-credit scores got the normal interval of their own spread: on a
-    small build T2 read [0.0, 44.7] from an ``eval`` run and [5.1, 52.1] from harness files.)
-    """
-    n = len(scores)
-    if any(not -1e-9 <= s <= 1.0 + 1e-9 for s in scores):
-        raise ValueError("interval: scores must lie in [0, 1]")
-    return wilson(math.fsum(scores), n)
-
-
-def interval_of_mean(mean: float, n: int) -> tuple[float, float]:
-    """:func:`interval` of ``n`` scores whose mean is ``mean`` (0-1 scale), for files that keep
-    only the mean and the count; equal to ``interval(scores)`` for any such scores."""
-    return wilson(mean * n, n)
-
-
-def _cell(scores: list[float]) -> dict:
-    n = len(scores)
-    k = float(sum(scores))
-    low, high = interval(scores) if n else (math.nan, math.nan)
-    return {
-        "n": n,
-        "score": k / n if n else None,
-        "ci95": [round(low, 4), round(high, 4)] if n else None,
-    }
+def rule_cells(scores: Sequence[tuple[str, str, str, float]]) -> dict[str, dict]:
+    """Per-task cells ``{"n", "score", "ci95"}`` (0-1) of one baseline's per-question scores
+    (``(id, task, complex, score)``), the interval by the scorer's one method
+    (:func:`.bootstrap.bootstrap_intervals`, complexes resampled)."""
+    if not scores:
+        return {}
+    ids, tasks, units, values = zip(*scores)
+    found = bootstrap_intervals(items_of(ids, tasks, units, [None] * len(ids), values))
+    out = {}
+    for task in dict.fromkeys(canonical_task(t) for t in tasks):
+        iv = found[task]
+        out[task] = {
+            "n": iv.n,
+            "score": iv.value,
+            "ci95": [round(iv.low, 4), round(iv.high, 4)],
+        }
+    return out
 
 
 def blind_baselines(
@@ -220,44 +195,42 @@ def blind_baselines(
     text_model: Mapping[str, str] | None = None,
     image_answers: Mapping[str, str] | None = None,
     seed: int = 0,
-    text_scores: Mapping[str, Sequence[float]] | None = None,
+    text_scores: Mapping[str, Sequence[Sequence]] | None = None,
 ) -> dict:
     """Scores of the blind baselines on ``rows`` (id, task, answer, metadata, options):
-    ``{baseline: {task: {"n", "score", "ci95"}}}`` (0-1 scale). Options-only rules cover the
-    choice tasks they can read (T8 from the option text; T5/T6 from ``image_answers``, id ->
-    letter); ``options_best`` is, per task, the best of those rules; ``text_only`` needs
-    ``text_model`` (:func:`fit_text_only` on the train split) and covers every task, unless
-    ``text_scores`` (task -> :func:`text_only_score` of each of its questions, measured elsewhere)
-    gives its scores."""
+    ``{baseline: {task: {"n", "score", "ci95"}}}`` (0-1 scale; intervals: :func:`rule_cells`).
+    Options-only rules cover the choice tasks they can read (T8 from the option text; T5/T6 from
+    ``image_answers``, id -> letter); ``options_best`` is, per task, the best of those rules;
+    ``text_only`` needs ``text_model`` (:func:`fit_text_only` on the train split) and covers every
+    task, unless ``text_scores`` (task -> ``(id, complex, score)`` of each of its questions,
+    :func:`text_only_score` measured elsewhere) gives its scores."""
     rows = list(rows)
-    out: dict[str, dict[str, list[float]]] = {}
+    out: dict[str, list[tuple[str, str, str, float]]] = {}
+
+    def _add(rule: str, row: Mapping, score: float) -> None:
+        item = (str(row["id"]), canonical_task(row["task"]), complex_of(row), score)
+        out.setdefault(rule, []).append(item)
+
     for rule in OPTION_RULES:
         rng = np.random.default_rng(seed)
         for row in rows:
             pred = options_only_prediction(rule, row, rng)
             if pred is not None:
-                out.setdefault(rule, {}).setdefault(canonical_task(row["task"]), []).append(
-                    float(pred == str(row["answer"]).strip())
-                )
+                _add(rule, row, float(pred == str(row["answer"]).strip()))
     for row in rows:
         pred = (image_answers or {}).get(str(row["id"]))
         if pred is not None:
-            out.setdefault(IMAGE_RULE, {}).setdefault(canonical_task(row["task"]), []).append(
-                float(pred == str(row["answer"]).strip())
-            )
+            _add(IMAGE_RULE, row, float(pred == str(row["answer"]).strip()))
     if text_scores is not None:
         for task, scores in text_scores.items():
-            if scores:
-                out.setdefault(TEXT_ONLY, {})[task] = list(scores)
+            for qid, unit, score in scores:
+                out.setdefault(TEXT_ONLY, []).append((str(qid), task, str(unit), float(score)))
     elif text_model:
         for row in rows:
-            task = canonical_task(row["task"])
-            score = text_only_score(task, text_model, row)
+            score = text_only_score(canonical_task(row["task"]), text_model, row)
             if score is not None:
-                out.setdefault(TEXT_ONLY, {}).setdefault(task, []).append(score)
-    result = {
-        name: {task: _cell(scores) for task, scores in tasks.items()} for name, tasks in out.items()
-    }
+                _add(TEXT_ONLY, row, score)
+    result = {name: rule_cells(scores) for name, scores in out.items()}
     best: dict[str, dict] = {}
     for name in (*OPTION_RULES, IMAGE_RULE):
         for task, cell in result.get(name, {}).items():

@@ -10,10 +10,11 @@ the scores, so the floor is optimistic for the baselines (a high bar). Its paper
 mean of the floor's eight headline columns.
 
 A result's *margin* in a column is the mean, over the column's questions, of its score minus the
-floor rule's score on the same question (paired), with the 95% interval of
-:func:`.blind.interval`; the margin of the paper average is the mean of the eight column margins,
-its interval that function's over per-question values weighted so that their mean is that mean
-(differences are mapped linearly onto 0-1 for it, and back).
+floor rule's score on the same question (paired); the margin of the paper average is the mean of
+the eight column margins. Their 95% intervals are the scorer's one method (:mod:`.bootstrap`) on
+the per-question differences: complexes resampled, each statistic recomputed on each resample,
+percentile interval; predictions equal to the floor rule's on every question give exactly
+0.0 [0.0, 0.0].
 The paper's published rows have no per-question results: their margin is a difference of means,
 without an interval.
 """
@@ -27,20 +28,21 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..core.registry import TASK_BY_NAME, canonical_task
+from ..core.registry import canonical_task
 from .baselines import BASELINE_KINDS, baseline_prediction
 from .blind import (
     IMAGE_RULE,
     OPTION_RULES,
     TEXT_ONLY,
     fit_text_only,
-    interval,
     options_only_prediction,
     text_only_metrics,
 )
+from .bootstrap import bootstrap_intervals, complex_of, items_of
+from .columns import column_of
 from .metrics import score_prediction
 from .readings import T9_PAPER_EXACT
-from .report import COLUMN_KEYS, HALF_SUFFIXES, PAPER_AVERAGE_COLUMNS
+from .report import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS
 
 __all__ = [
     "FLOOR_LABEL",
@@ -88,31 +90,9 @@ class Margin:
     n: int
 
 
-def _signed_interval(values: Sequence[float], bound: float) -> tuple[float, float]:
-    """95% interval of the mean of ``values`` in ``[-bound, bound]``, by :func:`.blind.interval`
-    on the values mapped onto 0-1 (a linear map, undone on the ends; that function clamps to
-    0-1, which a difference may leave)."""
-    low, high = interval([(v / bound + 1.0) / 2.0 for v in values])
-    return (bound * (2.0 * low - 1.0), bound * (2.0 * high - 1.0))
-
-
 def _column_metric(column: str, metric: str) -> str:
     """The per-question metric a column of ``metric`` reads (T9 exact: the paper's way)."""
     return T9_PAPER_EXACT if metric == "exact" and column == "T9" else metric
-
-
-def column_of(task: str, metrics: Mapping[str, float]) -> str | None:
-    """The paper column of a question of ``task`` with these metrics (T4 by its ``polarity``)."""
-    try:
-        spec = TASK_BY_NAME[canonical_task(task)]
-    except ValueError:
-        return None
-    if spec.halves is None:
-        return f"T{spec.number}"
-    if spec.halves not in metrics:
-        return None
-    positive, negative = HALF_SUFFIXES
-    return f"T{spec.number}_{positive if metrics[spec.halves] >= 0.5 else negative}"
 
 
 def _mean_metrics(draws: list[dict]) -> dict[str, float]:
@@ -236,33 +216,29 @@ def blind_floor(
 
 def margins(per_item: Iterable[Mapping], floor: Floor) -> dict[str, Margin]:
     """A result's margin above ``floor`` per column and for ``paper_average`` (``per_item``:
-    :func:`.report.score_records`' per-question entries, with ``id``, ``task`` and ``metrics``)."""
-    diffs: dict[str, list[float]] = {}
+    :func:`.report.score_records`' per-question entries, with ``id``, ``task``, ``complex`` and
+    ``metrics``, or :func:`.per_item.per_item_records`' ``score`` and ``parts``): the paired
+    differences on the questions the floor rule covers, intervals by :mod:`.bootstrap`."""
+    ids, tasks, units, cols, diffs = [], [], [], [], []
     for item in per_item:
-        metrics = item["metrics"]
+        metrics = item.get("metrics")
+        if not isinstance(metrics, Mapping):
+            metrics = {**(item.get("parts") or {}), "score": item.get("score")}
         column = column_of(item["task"], metrics)
         key = _column_metric(column, floor.metric) if column else None
         base = floor.items.get(column, {}).get(str(item["id"])) if column else None
-        if base is not None and key in metrics:
-            diffs.setdefault(column, []).append(float(metrics[key]) - base)
-    out: dict[str, Margin] = {}
-    for column in COLUMN_KEYS:
-        d = diffs.get(column)
-        if d:
-            low, high = _signed_interval(d, 1.0)
-            out[column] = Margin(math.fsum(d) / len(d), low, high, len(d))
-    if all(c in out for c in PAPER_AVERAGE_COLUMNS):
-        # per-question values whose plain mean is the mean of the eight column margins
-        total = sum(len(diffs[c]) for c in PAPER_AVERAGE_COLUMNS)
-        z = [
-            v * total / (len(PAPER_AVERAGE_COLUMNS) * len(diffs[c]))
-            for c in PAPER_AVERAGE_COLUMNS
-            for v in diffs[c]
-        ]
-        low, high = _signed_interval(z, max(abs(v) for v in z) or 1.0)
-        value = math.fsum(out[c].value for c in PAPER_AVERAGE_COLUMNS) / len(PAPER_AVERAGE_COLUMNS)
-        out["paper_average"] = Margin(value, low, high, total)
-    return out
+        if base is not None and metrics.get(key) is not None:
+            ids.append(str(item["id"]))
+            tasks.append(item["task"])
+            units.append(complex_of(item))
+            cols.append(column)
+            diffs.append(float(metrics[key]) - base)
+    found = bootstrap_intervals(items_of(ids, tasks, units, cols, diffs))
+    return {
+        name: Margin(iv.value, iv.low, iv.high, iv.n)
+        for name in (*COLUMN_KEYS, "paper_average")
+        if (iv := found.get(name)) is not None
+    }
 
 
 def paper_row_margins(values: Mapping[str, float | None], floor: Floor) -> dict[str, float]:

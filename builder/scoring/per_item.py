@@ -1,7 +1,8 @@
 """Per-question results as JSON Lines (``score --per-item``, ``per_item.jsonl`` in ``eval`` run
 folders): so that a user can check how each free-form answer was read.
 
-One object per question, in dataset order: ``id``, ``task``, ``gold`` (the gold answer),
+One object per question, in dataset order: ``id``, ``task``, ``complex`` (the row's
+``pdb_id``: the resampling unit of the intervals, ``scoring.bootstrap``), ``gold`` (the gold answer),
 ``prediction`` (the model's text, None when missing), ``read_as`` (the answer as the scorer
 read it, None when it could not be read or is missing), ``missing``, ``score`` and ``parts``
 (the other per-question metrics: ``exact``, ``parsed`` and the task's parts, such as T7's
@@ -34,6 +35,7 @@ def per_item_records(
         record = {
             "id": item["id"],
             "task": item["task"],
+            "complex": item.get("complex"),
             "gold": item["answer"],
             "prediction": item["prediction"],
             "read_as": item["parsed"],

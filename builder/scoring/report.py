@@ -13,7 +13,13 @@ import numpy as np
 
 from ..core.profiles import profile_of_metadata
 from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, canonical_task
-from .blind import interval_of_mean
+from .bootstrap import bootstrap_intervals, complex_of, interval_json, items_from_per_item
+from .columns import (  # noqa: F401 (COLUMN_KEYS, HALF_SUFFIXES: re-exported, their public home)
+    COLUMN_KEYS,
+    HALF_SUFFIXES,
+    PAPER_AVERAGE_COLUMNS,
+    PAPER_COLUMNS,
+)
 from .metrics import score_prediction
 from .parsing import format_parsed, parse_prediction
 from .readings import READINGS
@@ -23,31 +29,6 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------------
 # Aggregation and reports
 # --------------------------------------------------------------------------------------------
-
-#: Report subsets: the two halves of each task whose registry entry names a ``halves`` metric
-#: (T4: ``residue_ligand_positive`` and ``residue_ligand_negative``), in task order.
-HALF_SUFFIXES = ("positive", "negative")
-
-
-def _paper_columns() -> tuple[tuple[str, str, str, bool], ...]:
-    out = []
-    for spec in TASK_SPECS:
-        if spec.halves is not None:  # the paper reports T4 as its two halves
-            out += [
-                (f"T{spec.number}_{suffix}", "subsets", sub, spec.in_headline)
-                for suffix, sub in zip(HALF_SUFFIXES, spec.half_names())
-            ]
-        else:
-            out.append((f"T{spec.number}", "tasks", spec.name, spec.in_headline))
-    return tuple(out)
-
-
-#: The paper's Table 1 columns: (column key, report section, name in that section, counted in
-#: the paper's average). Keys: T1, T2, T3, T4_positive, T4_negative, T5, T6, T7, T8, T9.
-PAPER_COLUMNS: tuple[tuple[str, str, str, bool], ...] = _paper_columns()
-COLUMN_KEYS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS)
-#: The eight columns whose mean is the paper's average (T5 and T6 left out, T4 counted twice).
-PAPER_AVERAGE_COLUMNS: tuple[str, ...] = tuple(c[0] for c in PAPER_COLUMNS if c[3])
 
 _LEFT_OUT = ", ".join(f"T{TASK_BY_NAME[name].number}" for name in HEADLINE_EXCLUDED) or "none"
 
@@ -172,13 +153,25 @@ def _fmt_value(value, percent: bool = True) -> str:
     return f"{100 * value:.2f}" if percent else f"{value:.4f}"
 
 
-def _fmt_interval(row: Mapping, percent: bool = True) -> str:
-    """A task row's 95% interval (:func:`~.blind.interval_of_mean` of its score and count)."""
-    score, n = row.get("score"), row.get("n") or 0
-    if score is None or n <= 0 or (isinstance(score, float) and math.isnan(score)):
+def _fmt_interval(report: Mapping, name: str, percent: bool = True) -> str:
+    """The 95% interval of statistic ``name`` (a task, a column key or an average) from the
+    report's ``intervals`` block (:func:`report_intervals`); "-" when it has none."""
+    block = (report.get("intervals") or {}).get("statistics") or {}
+    ci = (block.get(name) or {}).get("ci95")
+    if not ci or ci[0] is None:
         return "-"
-    low, high = interval_of_mean(float(score), int(n))
-    return f"[{_fmt_value(low, percent)}, {_fmt_value(high, percent)}]"
+    return f"[{_fmt_value(ci[0], percent)}, {_fmt_value(ci[1], percent)}]"
+
+
+#: Report subset name -> its paper column key (T4's halves).
+_SUBSET_COLUMN = {name: key for key, section, name, _ in PAPER_COLUMNS if section == "subsets"}
+
+
+def report_intervals(per_item: Iterable[Mapping]) -> dict:
+    """The ``intervals`` block of a report: every task, column and average of the per-question
+    entries with its 95% interval by the scorer's one method (:mod:`.bootstrap`)."""
+    items = items_from_per_item(per_item)
+    return interval_json(bootstrap_intervals(items), len(items.units))
 
 
 def _average(report: Mapping, name: str) -> float | None:
@@ -189,8 +182,9 @@ def _average(report: Mapping, name: str) -> float | None:
 def format_report_markdown(report: Mapping, percent: bool = True) -> str:
     """A markdown table of an :func:`aggregate` report: one row per task (T4 positive/negative
     rows after T4), then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``;
-    columns n, score, exact and the score's 95% interval (the scorer's one interval,
-    :func:`~.blind.interval`, of the row's questions), in % with two decimals as the paper
+    columns n, score, exact and the score's 95% interval (the report's ``intervals`` block, the
+    scorer's one method: :mod:`.bootstrap`, complexes resampled; "-" without one), in % with two
+    decimals as the paper
     prints (every table misi-bench prints is in %; ``percent=False`` gives the report's own 0-1
     scale); a note under the table says what each average is."""
     unit = " %" if percent else ""
@@ -203,9 +197,10 @@ def format_report_markdown(report: Mapping, percent: bool = True) -> str:
         return _fmt_value(value, percent)
 
     def _line(name: str, row: Mapping) -> str:
+        key = _SUBSET_COLUMN.get(name, name)
         return (
             f"| {name} | {row.get('n', 0)} | {_fmt(row.get('score'))} | {_fmt(row.get('exact'))} "
-            f"| {_fmt_interval(row, percent)} |"
+            f"| {_fmt_interval(report, key, percent)} |"
         )
 
     tasks = report.get("tasks", {}) or {}
@@ -238,7 +233,8 @@ def format_report_markdown(report: Mapping, percent: bool = True) -> str:
         ),
     ]
     lines += [
-        f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} | - |" for name, n, score, exact in rows
+        f"| {name} | {n} | {_fmt(score)} | {_fmt(exact)} | {_fmt_interval(report, name, percent)} |"
+        for name, n, score, exact in rows
     ]
     lines.append("")
     lines += [f"- {name}: {text}." for name, text in AVERAGE_DEFINITIONS.items()]
@@ -253,9 +249,10 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
     against ``predictions`` (id -> model output). Missing predictions score 0 and are listed.
 
     Returns ``{"report": aggregate(...), "missing": [ids], "unknown": [prediction ids not in
-    the records], "per_item": [{"id", "task", "answer", "prediction", "parsed", "missing",
-    "metrics"}]}``. The report also names the records' build ``profile`` (None when they mix
-    profiles), so that a report shows the paper's rows as comparable only for ``paper`` builds.
+    the records], "per_item": [{"id", "task", "complex", "answer", "prediction", "parsed",
+    "missing", "metrics"}]}``; the report carries ``intervals`` (:func:`report_intervals`). The
+    report also names the records' build ``profile`` (None when they mix profiles), so that a
+    report shows the paper's rows as comparable only for ``paper`` builds.
     """
     preds = {str(k): v for k, v in dict(predictions).items()}
     seen: set[str] = set()
@@ -286,6 +283,7 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
             {
                 "id": rid,
                 "task": task,
+                "complex": complex_of(record),
                 "answer": record["answer"],
                 "prediction": prediction,
                 "parsed": format_parsed(task, parsed),
@@ -303,4 +301,5 @@ def score_records(records: Iterable[Mapping], predictions: Mapping[str, Any]) ->
         logger.warning("%d predictions do not match any question id", len(unknown))
     report = aggregate(rows)
     report["profile"] = profiles.pop() if len(profiles) == 1 else None
+    report["intervals"] = report_intervals(per_item)
     return {"report": report, "missing": missing, "unknown": unknown, "per_item": per_item}

@@ -53,6 +53,7 @@ def collect_rows(
     for text in inputs:
         label, path = _parse_input(text)
         found += read_result(path, label, split if dataset else None)
+    chance, chance_note, floor = _chance_rows(dataset, split) if dataset else ([], "", None)
     for res in merge_results(found):
         rows.append(
             Row(
@@ -64,6 +65,7 @@ def collect_rows(
                 f"{res.source}, split {res.split or '?'}" + (f", {res.n} answers" if res.n else ""),
                 dict(res.counts),
                 dict(res.intervals),
+                paired_margins(res.per_item, floor),
             )
         )
         notes.append(
@@ -82,10 +84,27 @@ def collect_rows(
         rows += paper
         notes += paper_notes
     if dataset:
-        chance, chance_note = _chance_rows(dataset, split)
         rows += chance
         notes.append(chance_note)
     return rows, notes
+
+
+def paired_margins(per_item, floor) -> dict[str, tuple[float, float, float]]:
+    """Report column (and ``paper_average``) -> (margin, low, high) in points of a result above
+    the build's blind floor: ``scoring.floors.margins`` on its per-question entries, the numbers
+    ``misi-bench score`` prints for the same predictions. Empty without either."""
+    if not per_item or floor is None:
+        return {}
+    from ...builder.scoring import floors  # noqa: PLC0415
+    from .reference import COLUMNS, SCORER_KEY  # noqa: PLC0415
+
+    got = floors.margins(per_item, floor)
+    out = {}
+    for col in (*COLUMNS, "paper_average"):
+        m = got.get(SCORER_KEY.get(col, col))
+        if m is not None:
+            out[col] = (100 * m.value, 100 * m.low, 100 * m.high)
+    return out
 
 
 def _paper_rows(references, found, dataset: str | None) -> tuple[list[Row], list[str]]:
@@ -123,9 +142,9 @@ def _paper_rows(references, found, dataset: str | None) -> tuple[list[Row], list
     return rows, notes
 
 
-def _chance_rows(dataset: str, split: str) -> tuple[list[Row], str]:
-    """The chance-level rows of a build's split (scores in %) and the note saying how they were
-    made."""
+def _chance_rows(dataset: str, split: str) -> tuple[list[Row], str, object]:
+    """The chance-level rows of a build's split (scores in %), the note saying how they were
+    made and the build's blind floor (``scoring.floors.Floor``)."""
     chance = chance_levels(dataset, split)
     rows = [
         Row(
@@ -145,7 +164,7 @@ def _chance_rows(dataset: str, split: str) -> tuple[list[Row], str]:
         f"(docs/decoys.md): text only answers the train split's most frequent answer per task, options "
         f"only the best options-only rule per choice task."
     )
-    return rows, note
+    return rows, note, chance.floor
 
 
 def _exact_table(args: argparse.Namespace) -> str:
@@ -170,9 +189,10 @@ def _exact_table(args: argparse.Namespace) -> str:
 
 def margin_table(rows: list[Row]) -> str:
     """Each model's and published row's margin (points) above the build's blind floor row
-    (``--dataset``), per column and for the paper's average; a model row's 95% interval is its
-    own interval less the floor (the floor taken as known: ``misi-bench score`` gives the paired
-    interval per question). Empty text without a floor row."""
+    (``--dataset``), per column and for the paper's average; a model row with per-question
+    results has its paired margin with its 95% interval (:func:`paired_margins`, the numbers of
+    ``misi-bench score``), a row without them (harness files, published rows) a difference of
+    means without an interval. Empty text without a floor row."""
     from .reference import COLUMNS, paper_average  # noqa: PLC0415
     from .sources import FLOOR_NAME  # noqa: PLC0415
 
@@ -194,16 +214,18 @@ def margin_table(rows: list[Row]) -> str:
         cells = []
         for c in COLUMNS:
             value, base = row.scores.get(c), floor.scores.get(c)
-            if value is None or base is None:
-                cells.append("-")
-                continue
-            ci = row.intervals.get(c)
-            tail = f" [{ci[0] - base:+.1f}, {ci[1] - base:+.1f}]" if ci else ""
-            cells.append(f"{value - base:+.1f}{tail}")
+            cells.append(_margin_text(row.margins.get(c), value, base))
         avg, base = row.average, paper_average(floor.scores)
-        cells.append("-" if avg is None or base is None else f"{avg - base:+.1f}")
+        cells.append(_margin_text(row.margins.get("paper_average"), avg, base))
         lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _margin_text(paired, value, base) -> str:
+    """A margin cell: the paired margin with its interval, else the difference of means."""
+    if paired is not None:
+        return f"{paired[0]:+.1f} [{paired[1]:+.1f}, {paired[2]:+.1f}]"
+    return "-" if value is None or base is None else f"{value - base:+.1f}"
 
 
 def _pct_text(value) -> str:

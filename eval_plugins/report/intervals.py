@@ -1,22 +1,26 @@
 """Per-column question counts and 95% intervals of a model's scores (percent).
 
-Every route calls the scorer's one interval function (:func:`misi_bench.builder.scoring.interval`,
-the Wilson score interval of the scores' sum, the blind baselines' too): on the per-question
-scores where the file keeps them (an ``eval`` run's ``report.json`` and a ``score`` JSON, under
-``per_item``), else on the column's mean and count (a harness's results file,
-:func:`~misi_bench.builder.scoring.interval_of_mean`), which gives the same interval: the
-function depends on the scores only through their mean and count.
+Every route uses the scorer's one interval method (:mod:`misi_bench.builder.scoring.bootstrap`:
+complexes resampled, each statistic recomputed on each resample, percentile interval): on the
+per-question scores where the file keeps them (an ``eval`` run's ``report.json`` and a ``score``
+JSON, under ``per_item``, whose report's ``intervals`` block is the same computation), else from
+the interval block or interval fields a harness result carries (VLMEvalKit's table columns,
+``ci95`` of the lmms-eval / lm-eval results written by our adapters). A file with neither (an old
+harness file) gets no interval: there is no per-question data to resample.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...builder.core.registry import TASK_BY_NAME
-from ...builder.scoring.blind import interval, interval_of_mean
-from .reference import HALF_SUBSETS, TASK_COLUMN
+from ...builder.scoring.bootstrap import bootstrap_intervals, items_from_per_item
+from .reference import COLUMNS, HALF_SUBSETS, SCORER_KEY, TASK_COLUMN
 
 Interval = tuple[float, float]
+#: The key of the headline's interval in a row's ``intervals`` (beside the column keys).
+HEADLINE = "paper_average"
+#: Key of the interval blocks our launchers add to a harness's results JSON (split -> block).
+HARNESS_BLOCK = "misi_intervals"
 
 
 def counts_of_aggregate(report: Mapping) -> dict[str, int]:
@@ -32,46 +36,33 @@ def counts_of_aggregate(report: Mapping) -> dict[str, int]:
     return out
 
 
-def per_column_scores(per_item: Iterable[Mapping]) -> dict[str, list[float]]:
-    """Column -> per-question scores (0-1) from a scored run's ``per_item`` list: the scorer's
-    items (``metrics``) or the records of ``score --json-out`` (``score`` and ``parts``)."""
-    out: dict[str, list[float]] = {}
-    for item in per_item:
-        spec = TASK_BY_NAME.get(str(item.get("task")))
-        metrics = item.get("metrics")
-        if not isinstance(metrics, Mapping):
-            parts = item.get("parts") if isinstance(item.get("parts"), Mapping) else {}
-            metrics = {**parts, "score": item.get("score")}
-        if spec is None or metrics.get("score") is None:
-            continue
-        score = float(metrics["score"])
-        out.setdefault(TASK_COLUMN[spec.name], []).append(score)
-        if spec.halves is not None and spec.halves in metrics:
-            positive, negative = spec.half_names()
-            sub = positive if float(metrics[spec.halves]) >= 0.5 else negative
-            out.setdefault(HALF_SUBSETS[sub], []).append(score)
+def _pct(pair) -> Interval:
+    return (round(100.0 * float(pair[0]), 2), round(100.0 * float(pair[1]), 2))
+
+
+def intervals_of_block(block: Mapping | None) -> dict[str, Interval]:
+    """Column (and :data:`HEADLINE`) -> interval in percent from a report's ``intervals`` block
+    (:func:`misi_bench.builder.scoring.report_intervals`'s JSON)."""
+    stats = (block or {}).get("statistics") if isinstance(block, Mapping) else None
+    if not isinstance(stats, Mapping):
+        return {}
+    out = {}
+    for col in (*COLUMNS, HEADLINE):
+        cell = stats.get(SCORER_KEY.get(col, col))
+        ci = cell.get("ci95") if isinstance(cell, Mapping) else None
+        if ci and ci[0] is not None:
+            out[col] = _pct(ci)
     return out
 
 
-def _pct(pair: Interval) -> Interval:
-    return (round(100.0 * pair[0], 2), round(100.0 * pair[1], 2))
-
-
-def column_intervals(
-    scores: Mapping[str, float | None],
-    counts: Mapping[str, int],
-    per_item: Iterable[Mapping] | None = None,
-) -> dict[str, Interval]:
-    """Column -> 95% interval in percent, for the columns with a score and a count."""
-    if per_item:
-        return {
-            col: _pct(interval(values))
-            for col, values in per_column_scores(per_item).items()
-            if values
-        }
+def column_intervals(per_item: Iterable[Mapping] | None) -> dict[str, Interval]:
+    """Column (and :data:`HEADLINE`) -> 95% interval in percent from per-question entries."""
+    if not per_item:
+        return {}
+    found = bootstrap_intervals(items_from_per_item(per_item))
     out = {}
-    for col, n in counts.items():
-        value = scores.get(col)
-        if value is not None and n > 0:
-            out[col] = _pct(interval_of_mean(value / 100.0, n))
+    for col in (*COLUMNS, HEADLINE):
+        iv = found.get(SCORER_KEY.get(col, col))
+        if iv is not None:
+            out[col] = _pct((iv.low, iv.high))
     return out

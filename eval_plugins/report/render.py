@@ -60,8 +60,11 @@ class Row:
     note: str = ""
     #: Column -> number of questions (model rows).
     counts: dict[str, int] = field(default_factory=dict)
-    #: Column -> 95% interval in percent (model rows).
+    #: Column (and ``paper_average``) -> 95% interval in percent (model rows).
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: Column (and ``paper_average``) -> (margin, low, high) above the build's blind floor in
+    #: points, paired per question (model rows with per-question results and ``--dataset``).
+    margins: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def baseline_style(label: str, k: int) -> tuple:
@@ -101,8 +104,13 @@ def _md_label(label: str) -> str:
     )
 
 
+#: A row's key of the paper average's interval (beside the column keys).
+HEADLINE = "paper_average"
+
+
 def interval_text(row: Row, column: str) -> str:
-    """``n=21, 95% [52.1, 85.6]`` for a model row's column ('' when unknown)."""
+    """``n=21, 95% [52.1, 85.6]`` for a model row's column or :data:`HEADLINE` ('' when
+    unknown; intervals: complexes resampled, the scorer's one method)."""
     n = row.counts.get(column)
     ci = row.intervals.get(column)
     parts = [f"n={n}"] if n is not None else []
@@ -116,10 +124,10 @@ def markdown_intervals(rows: Sequence[Row]) -> str:
     models = [r for r in rows if r.kind == "model" and (r.counts or r.intervals)]
     if not models:
         return ""
-    head = ["model", *COLUMNS]
+    head = ["model", *COLUMNS, "paper avg (8 col)"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for row in models:
-        cells = [interval_text(row, c) or "\u2013" for c in COLUMNS]
+        cells = [interval_text(row, c) or "\u2013" for c in (*COLUMNS, HEADLINE)]
         lines.append(f"| {_md_label(row.label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -347,7 +355,12 @@ def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -
             )
             for c in COLUMNS
         ] + [
-            _fmt(row.average),
+            _fmt(row.average)
+            + (
+                f'<br><span class="ci">{esc(interval_text(row, HEADLINE))}</span>'
+                if interval_text(row, HEADLINE)
+                else ""
+            ),
             _fmt(row.average_all),
         ]
         body.append(

@@ -28,8 +28,22 @@ from ...builder.core.registry import TASK_NAMES, TASK_SPECS
 from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.core.shards import config_shards
 from ...builder.scoring import T9_PAPER_EXACT, paper_exact_columns
-from .intervals import Interval, column_intervals, counts_of_aggregate
-from .reference import COLUMNS, HALF_SUBSETS, TASK_COLUMN, average_all_tasks, paper_average
+from .intervals import (
+    HARNESS_BLOCK,
+    HEADLINE,
+    Interval,
+    column_intervals,
+    counts_of_aggregate,
+    intervals_of_block,
+)
+from .reference import (
+    COLUMNS,
+    HALF_SUBSETS,
+    SCORER_KEY,
+    TASK_COLUMN,
+    average_all_tasks,
+    paper_average,
+)
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20
@@ -64,6 +78,9 @@ class ModelResult:
     t9_exact: tuple[float | None, float | None] | None = None
     #: Exact match per paper column (0-1; T9 the paper's way), when the file is a score report.
     exact: dict[str, float | None] | None = None
+    #: The per-question entries (``per_item``) of a score report or eval run: what the margin
+    #: above the blind floor is paired on (empty for harness files).
+    per_item: tuple = ()
 
     @property
     def paper_average(self) -> float | None:
@@ -177,7 +194,7 @@ def _harness_results(data: Mapping, path: Path, label: str | None) -> list[Model
                 scores,
                 n,
                 counts=counts,
-                intervals=column_intervals(scores, counts),
+                intervals=intervals_of_block((data.get(HARNESS_BLOCK) or {}).get(split)),
             )
         )
     return out
@@ -202,10 +219,26 @@ def _vlm_csv(path: Path, label: str | None) -> ModelResult:
         {HALF_SUBSETS[s]: int(rows[s]["n"]) for s in HALF_SUBSETS if s in rows and rows[s].get("n")}
     )
     n = sum(int(rows[t]["n"]) for t in TASK_NAMES if t in rows and rows[t].get("n")) or None
-    return _vlm_result(path, label, scores, n, counts)
+    return _vlm_result(path, label, scores, n, counts, _vlm_intervals(rows))
 
 
-def _vlm_result(path: Path, label: str | None, scores, n, counts=None) -> ModelResult:
+def _vlm_intervals(rows: Mapping[str, Mapping]) -> dict[str, Interval]:
+    """Column (and the headline) -> interval in percent from the ``_acc`` table's ``ci95_low`` /
+    ``ci95_high`` columns (written by our VLMEvalKit dataset class; absent in older tables)."""
+    stats = {}
+    for name, row in rows.items():
+        key = HALF_SUBSETS.get(name) or TASK_COLUMN.get(name) or name
+        try:
+            ci = [float(row["ci95_low"]), float(row["ci95_high"])]
+        except (KeyError, TypeError, ValueError):
+            continue
+        stats[SCORER_KEY.get(key, key)] = {"ci95": ci}
+    return intervals_of_block({"statistics": stats})
+
+
+def _vlm_result(
+    path: Path, label: str | None, scores, n, counts=None, intervals=None
+) -> ModelResult:
     from ..vlmevalkit.datasets import parse_name  # noqa: PLC0415  (no harness import)
 
     m = _VLM_FILE_RE.match(path.name)
@@ -225,7 +258,7 @@ def _vlm_result(path: Path, label: str | None, scores, n, counts=None) -> ModelR
         scores,
         n,
         counts=counts,
-        intervals=column_intervals(scores, counts),
+        intervals=dict(intervals or {}),
     )
 
 
@@ -236,6 +269,7 @@ def _score_result(
     scores, n = from_aggregate(report)
     counts = counts_of_aggregate(report)
     per_item = data.get("per_item") if isinstance(data.get("per_item"), list) else None
+    intervals = intervals_of_block(report.get("intervals")) or column_intervals(per_item)
     return ModelResult(
         label,
         source,
@@ -245,9 +279,10 @@ def _score_result(
         n,
         report.get("profile") or data.get("profile"),
         counts,
-        column_intervals(scores, counts, per_item),
+        intervals,
         t9_exact_of(report),
         paper_exact_columns(report),
+        tuple(per_item or ()),
     )
 
 
@@ -327,7 +362,14 @@ def _read_file(path: Path, label: str | None, split: str | None) -> list[ModelRe
             from dataclasses import replace  # noqa: PLC0415
 
             scores, n = from_aggregate(data)
-            vlm = _vlm_result(path, label, scores, n, counts_of_aggregate(data))
+            vlm = _vlm_result(
+                path,
+                label,
+                scores,
+                n,
+                counts_of_aggregate(data),
+                intervals_of_block(data.get("intervals")),
+            )
             return [replace(vlm, profile=data.get("profile"))]
         return [_score_result(data, data, path, label or path.stem, "misi-bench score", split)]
     if isinstance(data.get("results"), Mapping):
@@ -357,6 +399,12 @@ def merge_results(results: list[ModelResult]) -> list[ModelResult]:
             k: old.scores.get(k) if old.scores.get(k) is not None else v
             for k, v in res.scores.items()
         }
+        per_item = old.per_item + res.per_item if old.per_item and res.per_item else ()
+        if per_item:  # resampled together: the complexes of both files
+            intervals = column_intervals(per_item)
+        else:  # each file's own columns; no headline interval from a part of the questions
+            intervals = {**res.intervals, **old.intervals}
+            intervals.pop(HEADLINE, None)
         merged[key] = ModelResult(
             old.label,
             old.source,
@@ -366,9 +414,10 @@ def merge_results(results: list[ModelResult]) -> list[ModelResult]:
             (old.n or 0) + (res.n or 0) or None,
             old.profile if old.profile == res.profile else None,
             {**res.counts, **old.counts},
-            {**res.intervals, **old.intervals},
+            intervals,
             old.t9_exact or res.t9_exact,
             {**(res.exact or {}), **(old.exact or {})} or None,
+            per_item,
         )
     return list(merged.values())
 
@@ -382,26 +431,27 @@ class ChanceLevels:
     n: int
     config_hash: str | None
     rows: dict[str, dict[str, float | None]]
+    #: The build's blind floor of the score (``scoring.floors.Floor``, with its per-question
+    #: values): what a result's margin is paired on.
+    floor: object | None = None
 
 
 #: The report row of the build's blind floor (``scoring.floors``).
 FLOOR_NAME = "Blind floor: best blind baseline per column"
 
 
-def floor_level(
-    build: Path, split: str, records: list[dict], seed: int = 0
-) -> dict[str, dict[str, float | None]]:
+def floor_level(build: Path, split: str, records: list[dict], seed: int = 0) -> tuple[dict, object]:
     """The build's blind floor on ``records`` as a report row (percent; ``scoring.floors``: the
-    best blind baseline of each column, T4's halves included, on the same questions)."""
+    best blind baseline of each column, T4's halves included, on the same questions), and the
+    floor itself."""
     from ...builder.scoring import floors  # noqa: PLC0415
-    from .reference import SCORER_KEY  # noqa: PLC0415
 
     train, image_answers = _blind_inputs(build, split)
     floor = floors.blind_floor(records, train, image_answers, seed)["score"]
     scores = _empty()
     for column in scores:
         scores[column] = _pct(floor.values.get(SCORER_KEY.get(column, column)))
-    return {FLOOR_NAME: scores}
+    return {FLOOR_NAME: scores}, floor
 
 
 CHANCE_NAMES = {"random": "Chance: random answer", "always_no": "Chance: constant (No / None / A)"}
@@ -444,8 +494,9 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
                 )
         rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
     rows.update(blind_levels(build, split, records, seed))
-    rows.update(floor_level(build, split, records, seed))
-    return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows)
+    floor_row, floor = floor_level(build, split, records, seed)
+    rows.update(floor_row)
+    return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows, floor)
 
 
 def blind_levels(

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from misi_bench.builder.core.registry import TASK_BY_NAME
+from misi_bench.builder.scoring.bootstrap import complex_of
 from misi_bench.eval_plugins import preflight
 from misi_bench.eval_plugins._torch_compat import ensure_torchvision_importable
 from misi_bench.eval_plugins.common import (
@@ -137,16 +138,17 @@ def _evaluate(ours, eval_file):
     the ``_acc`` table and the ``_report`` JSON next to ``eval_file``; returns the ``_acc``
     table."""
     import pandas as pd
-    from misi_bench.builder.scoring import aggregate
+    from misi_bench.builder.scoring import aggregate, report_intervals
     from vlmeval.smp import dump, get_intermediate_file_path
 
     data = _read_predictions(eval_file)
     by_index = {str(i): r for i, r in zip(ours["index"], ours.to_dict("records"))}
-    rows = _score_rows(data, by_index)
+    rows, per_item = _score_rows(data, by_index)
     for key in ("score", "exact"):
         data[key] = [m[key] for _, m in rows]
     dump(data, get_intermediate_file_path(eval_file, "_score"))
     report = aggregate(rows)
+    report["intervals"] = report_intervals(per_item)
     acc = pd.DataFrame(_acc_table(report))
     dump(acc, get_intermediate_file_path(eval_file, "_acc"))
     with open(get_intermediate_file_path(eval_file, "_report", "json"), "w") as fh:
@@ -187,10 +189,11 @@ def _records(ds, img_root: str) -> list[dict]:
     return records
 
 
-def _score_rows(data, by_index: dict) -> list[tuple[str, dict]]:
+def _score_rows(data, by_index: dict) -> tuple[list[tuple[str, dict]], list[dict]]:
     """``(task, metrics)`` of each prediction line, scored against our own row of its index
-    (gold fields come from our rows, not from the spreadsheet round-trip)."""
-    rows = []
+    (gold fields come from our rows, not from the spreadsheet round-trip), and the per-question
+    entries (id, task, complex, metrics) the intervals resample."""
+    rows, per_item = [], []
     for _, line in data.iterrows():
         ref = by_index.get(str(line["index"]), line)
         options = ref.get("options")
@@ -202,13 +205,45 @@ def _score_rows(data, by_index: dict) -> list[tuple[str, dict]]:
         }
         prediction = line.get("prediction")
         missing = prediction is None or (isinstance(prediction, float) and math.isnan(prediction))
-        rows.append((doc["task"], score_doc_raw(doc, "" if missing else str(prediction))))
-    return rows
+        metrics = score_doc_raw(doc, "" if missing else str(prediction))
+        rows.append((doc["task"], metrics))
+        unit = ref.get("pdb_id") or complex_of({"id": ref.get("id"), "metadata": doc["metadata"]})
+        per_item.append(
+            {"id": str(ref.get("id")), "task": doc["task"], "complex": unit, "metrics": metrics}
+        )
+    return rows, per_item
 
 
 def _acc_table(report: dict) -> list[dict]:
     """The ``_acc`` table (0-1 scale): one row per task (and per half of a task with halves),
-    then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``."""
+    then ``paper_average``, ``average_all_tasks`` and ``average_headline_tasks``; with the
+    report's intervals (the scorer's one method) as columns ``ci95_low``, ``ci95_high`` and
+    ``se`` (:func:`_with_intervals`)."""
+    return _with_intervals(_acc_rows(report), report.get("intervals") or {})
+
+
+#: ``_acc`` row name -> the statistic of the intervals block (T4's halves by column key).
+_SUBSET_STAT = {
+    sub: f"T{spec.number}_{word}"
+    for spec in TASK_BY_NAME.values()
+    if spec.halves is not None
+    for sub, word in zip(spec.half_names(), ("positive", "negative"))
+}
+
+
+def _with_intervals(table: list[dict], block: dict) -> list[dict]:
+    """Each ``_acc`` row with its statistic's ``ci95_low``, ``ci95_high`` and ``se`` (None
+    where the block has none)."""
+    stats = block.get("statistics") or {}
+    for row in table:
+        cell = stats.get(_SUBSET_STAT.get(row["task"], row["task"])) or {}
+        low, high = cell.get("ci95") or (None, None)
+        row.update({"ci95_low": low, "ci95_high": high, "se": cell.get("se")})
+    return table
+
+
+def _acc_rows(report: dict) -> list[dict]:
+    """The ``_acc`` rows without intervals."""
     table = []
     for task, t in report["tasks"].items():
         table.append({"task": task, "n": t["n"], "score": t["score"], "exact": t["exact"]})
