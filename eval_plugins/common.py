@@ -119,10 +119,14 @@ def score_doc(doc: Mapping, prediction: Any) -> dict[str, Any]:
     :func:`paper_average_share` so that the group's mean is the paper's average). For a task
     with ``halves`` (T4) also ``score_positive`` or ``score_negative`` (only the one that
     matches the row's half, so its mean is the paper's T4 positive / negative figure).
+    The question is also kept for the run's intervals (:mod:`.harness_intervals`).
     """
+    from .harness_intervals import collect  # noqa: PLC0415
+
     task = doc["task"]
     halves = TASK_BY_NAME[task].halves  # T4: "polarity" (1 positive, 0 negative)
     metrics = score_doc_raw(doc, prediction)
+    collect(doc, metrics)  # for the run's intervals (harness_intervals)
     out: dict[str, Any] = {"score": float(metrics["score"]), "exact": float(metrics["exact"])}
     positive = halves is not None and metrics.get(halves, 1.0) >= 0.5
     if task not in HEADLINE_EXCLUDED:

@@ -227,19 +227,25 @@ def headline_lines(results: object) -> list[str]:
     if not isinstance(results, Mapping):
         return []
     lines = []
-    for group in HEADLINE_GROUPS:
+    blocks = results.get("misi_intervals") or {}
+    for group, split in zip(HEADLINE_GROUPS, ("test", "tiny")):
         row = (results.get("groups") or {}).get(group) or (results.get("results") or {}).get(group)
         if not isinstance(row, Mapping):
             continue
+        stats = (blocks.get(split) or {}).get("statistics") or {}
         cells = []
-        for metric, label in (
-            ("paper_average", "paper_average (the headline)"),
-            ("score", "average_all_tasks"),
-            ("average_headline_tasks", "average_headline_tasks"),
+        for metric, label, name in (
+            ("paper_average", "paper_average (the headline)", "paper_average"),
+            ("score", "average_all_tasks", "average_all_tasks"),
+            ("average_headline_tasks", "average_headline_tasks", "average_headline_tasks"),
         ):
             value = row.get(f"{metric},none")
+            ci = (stats.get(name) or {}).get("ci95")
+            tail = (
+                f" [95% {100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci and ci[0] is not None else ""
+            )
             if isinstance(value, (int, float)) and value == value:
-                cells.append(f"{label} {100 * value:.2f} %")
+                cells.append(f"{label} {100 * value:.2f} %{tail}")
         if cells:
             lines.append(
                 f"group {group}: {', '.join(cells)}; a task row's paper_average in the table "
@@ -315,10 +321,14 @@ def run_checked(
             where = check_data_location() if expected else ""
         except PreflightError as exc:
             return fail(harness, exc)
+    from .harness_intervals import add_intervals, reset  # noqa: PLC0415
+
     owner, attr, launch = start()
     headlines: list[str] = []
+    reset()
 
     def keys(results: object) -> list[str] | None:
+        add_intervals(results)  # the scorer's intervals, before the harness prints and saves
         headlines.extend(headline_lines(results))
         return result_keys(results)
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ...builder.scoring.bootstrap import bootstrap_intervals, items_from_per_item
+from .. import harness_intervals
 from .reference import COLUMNS, HALF_SUBSETS, SCORER_KEY, TASK_COLUMN
 
 Interval = tuple[float, float]
 #: The key of the headline's interval in a row's ``intervals`` (beside the column keys).
 HEADLINE = "paper_average"
 #: Key of the interval blocks our launchers add to a harness's results JSON (split -> block).
-HARNESS_BLOCK = "misi_intervals"
+HARNESS_BLOCK = harness_intervals.HARNESS_BLOCK
 
 
 def counts_of_aggregate(report: Mapping) -> dict[str, int]:
