@@ -16,7 +16,7 @@ from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import parse_operations
 from misi_bench.builder.scoring import floors
-from misi_bench.builder.scoring.blind import OPTION_RULES, wilson
+from misi_bench.builder.scoring.blind import OPTION_RULES, rule_cells
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks import interaction_location as t8
 from misi_bench.builder.tasks.base import TaskContext
@@ -49,6 +49,7 @@ def _raw_centroid(ann, hbond_text):
 def test_t8_paper_options_are_spread_and_never_the_other_rounding(heldout):
     n = far = flipped = 0
     right = dict.fromkeys(OPTION_RULES, 0)
+    cells: dict[str, list] = {rule: [] for rule in OPTION_RULES}
     rng = np.random.default_rng(0)
     for ann, ctx, inst in _questions(heldout, "interaction_location", range(24)):
         opts = [tuple(op.magnitude for op in parse_operations(o)) for o in inst.options]
@@ -73,11 +74,13 @@ def test_t8_paper_options_are_spread_and_never_the_other_rounding(heldout):
         flipped += any(a * b < 0 for o in opts for a, b in zip(o, truth))
         record = {"task": "interaction_location", "options": list(inst.options)}
         for rule in OPTION_RULES:
-            right[rule] += scoring.options_only_prediction(rule, record, rng) == inst.answer
+            hit = scoring.options_only_prediction(rule, record, rng) == inst.answer
+            right[rule] += hit
+            cells[rule].append((str(n), "interaction_location", ann.pdb_id, float(hit)))
         n += 1
     assert n >= 300 and far > n / 2 and flipped > n / 4
     for rule, k in right.items():
-        low, _ = wilson(k, n)
+        low = rule_cells(cells[rule])["interaction_location"]["ci95"][0]  # complexes resampled
         assert low < 0.30, (rule, k, n)  # no options-only rule clearly above chance
     assert right["option_medoid"] / n <= 0.32
 
@@ -131,10 +134,35 @@ def test_blind_floor_and_margins_on_a_real_build(data_dir):
     text = scoring.fit_text_only(train)
     preds = {r["id"]: text[r["task"]] for r in rows if r["task"] in text}
     same = floors.margins(scoring.score_records(rows, preds)["per_item"], floor)
-    for column, rule in floor.rules.items():
-        if rule == "text_only" and column in same:
-            assert same[column].value == pytest.approx(0.0)
-            assert same[column].low <= 0.0 <= same[column].high
+    text_columns = [c for c, rule in floor.rules.items() if rule == "text_only" and c in same]
+    assert text_columns
+    for column in text_columns:  # the floor's own answers: exactly 0.0 [0.0, 0.0]
+        assert (same[column].value, same[column].low, same[column].high) == (0.0, 0.0, 0.0)
+    # per-question scores equal to the floor rule's on every question of every column (the
+    # random rule's are means of draws, which no single answer gives): every margin, the
+    # paper average's included, is exactly 0.0 [0.0, 0.0]
+    polar = {
+        r["id"]: scoring.score_prediction(r["task"], None, r["answer"], r.get("metadata"))
+        for r in rows
+    }
+    like_floor = []
+    for r in rows:
+        column = floors.column_of(r["task"], polar[r["id"]])
+        if r["id"] in floor.items.get(column, {}):
+            metrics = {**polar[r["id"]], "score": floor.items[column][r["id"]]}
+            like_floor.append(
+                {
+                    "id": r["id"],
+                    "task": r["task"],
+                    "complex": scoring.complex_of(r),
+                    "metrics": metrics,
+                }
+            )
+    zero = floors.margins(like_floor, floor)
+    assert "paper_average" in zero and len(zero) == len(scoring.COLUMN_KEYS) + 1
+    assert {(m.value, m.low, m.high) for m in zero.values()} == {(0.0, 0.0, 0.0)}
+    # gold answers beat the floor; the interval is over complexes, inside what a margin can reach
+    assert all(-1.0 <= m.low <= m.value <= m.high <= 1.0 for m in got.values())
     # the paper's rows beside it: the floor is a row of Table 1 with its paper average
     text_md = scoring.format_paper_rows_markdown(None, "paper", None, None, floors=built)
     line = next(x for x in text_md.splitlines() if floors.FLOOR_LABEL in x)

@@ -71,9 +71,16 @@ def test_ties_are_broken_at_random():
     assert picks == {"A", "B", "D"}
 
 
-def test_wilson_interval_and_text_only():
-    low, high = sblind.wilson(25, 100)
-    assert low == pytest.approx(0.1754, abs=1e-3) and high == pytest.approx(0.3430, abs=1e-3)
+def test_baseline_cells_resample_complexes_and_text_only():
+    # one complex answers 3 of its 3 questions right, the other 0 of 1: the cell's mean is 3/4,
+    # and a resample of two complexes draws the first twice (1.0), the second twice (0.0) or
+    # both (0.75), each extreme with probability 1/4: the interval is [0, 1], not the Wilson
+    # interval of four independent questions ([30, 95])
+    scores = [(f"a{k}", "interaction_location", "1abc", 1.0) for k in (1, 2, 3)]
+    scores.append(("b1", "interaction_location", "2xyz", 0.0))
+    cell = sblind.rule_cells(scores)["interaction_location"]
+    assert cell == {"n": 4, "score": 0.75, "ci95": [0.0, 1.0]}
+    assert sblind.rule_cells(list(reversed(scores))) == {"interaction_location": cell}
     train = [
         {"task": "translation", "answer": a} for a in ("move x 3", "move x +3", "move y 1")
     ] + [{"task": "residue_ligand", "answer": a} for a in ("No", "No", "Yes: ASN 460 OD1, N3")]
@@ -93,7 +100,7 @@ def test_options_only_gate():
                     "interaction_location": {
                         "n": 1000,
                         "score": 0.48,
-                        "ci95": list(sblind.wilson(480, 1000)),
+                        "ci95": [0.449, 0.511],
                     }
                 }
             }
@@ -109,7 +116,7 @@ def test_options_only_gate():
                     "interaction_location": {
                         "n": 9,
                         "score": 0.44,
-                        "ci95": list(sblind.wilson(4, 9)),
+                        "ci95": [0.137, 0.788],
                     }
                 }
             }

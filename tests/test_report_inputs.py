@@ -13,9 +13,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.core.registry import TASK_NAMES
-from misi_bench.builder.scoring.blind import interval, wilson
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer, example_answer
 from misi_bench.eval_plugins.report.cli import collect_rows
+from misi_bench.eval_plugins.report.intervals import HARNESS_BLOCK, column_intervals
 from misi_bench.eval_plugins.report.reference import COLUMNS
 from misi_bench.eval_plugins.report.render import (
     BASELINE_STYLES,
@@ -79,19 +79,21 @@ def test_eval_run_folder_with_n_and_intervals(eval_run, data_dir):
     n_task = {t: sum(r["task"] == t for r in rows) for t in TASK_NAMES}
     assert res.counts["T1"] == n_task["translation"] and res.counts["T9"] == n_task["pocket_ligand"]
     assert res.counts["T4+"] + res.counts["T4-"] == n_task["residue_ligand"]
-    # the interval is the scorer's, over the per-question scores of the column
-    t8 = [i["metrics"]["score"] for i in report["per_item"] if i["task"] == "interaction_location"]
-    low, high = interval(t8)
+    # the interval is the scorer's (complexes resampled), the run's own report block, and the
+    # same when recomputed from the per-question entries
+    low, high = report["report"]["intervals"]["statistics"]["T8"]["ci95"]
     assert res.intervals["T8"] == (round(100 * low, 2), round(100 * high, 2))
-    assert res.intervals["T8"][0] <= res.scores["T8"] <= res.intervals["T8"][1]
-    for column in COLUMNS:
+    assert res.intervals == column_intervals(report["per_item"])
+    assert "paper_average" in res.intervals  # the headline has its interval
+    for column in COLUMNS:  # rounded to 0.01 points
         lo, hi = res.intervals[column]
-        assert 0 <= lo <= res.scores[column] + 1e-9 and res.scores[column] - 1e-9 <= hi <= 100
+        assert 0 <= lo <= res.scores[column] + 0.005 and res.scores[column] - 0.005 <= hi <= 100
 
 
 def test_score_json_rows_get_the_scorers_intervals(eval_run, data_dir, tmp_path):
     """A ``score --json-out`` file keeps its per-question scores: its intervals are the scorer's
-    own, the same as the run's; without them (a harness's aggregate) they are Wilson intervals."""
+    own, the same as the run's; a file with neither per-question scores nor the report's
+    interval block has no interval (nothing to resample), never one of another method."""
     preds = eval_run / "run" / "predictions.jsonl"
     out = tmp_path / "s.json"
     argv = ["score", "--dataset", str(data_dir), "--predictions", str(preds)]
@@ -102,10 +104,12 @@ def test_score_json_rows_get_the_scorers_intervals(eval_run, data_dir, tmp_path)
     data = json.loads(out.read_text())
     del data["per_item"]
     out.write_text(json.dumps(data))
+    (block_only,) = read_result(out)
+    assert block_only.intervals == run.intervals  # the report's block: the same numbers
+    del data["report"]["intervals"]
+    out.write_text(json.dumps(data))
     (bare,) = read_result(out)
-    n = bare.counts["T5"]
-    low, high = wilson(bare.scores["T5"] / 100 * n, n)
-    assert bare.intervals["T5"] == (round(100 * low, 2), round(100 * high, 2))
+    assert bare.counts == run.counts and bare.intervals == {}
 
 
 def test_report_draws_names_literally(eval_run, data_dir, tmp_path):
@@ -157,9 +161,9 @@ def test_blind_rows_average_only_complete_and_are_told_apart(eval_run, data_dir)
 def test_every_route_gives_the_same_interval_for_the_same_answers(eval_run, tmp_path):
     """The same answers read from an ``eval`` run, a ``score`` JSON, and the results files of
     lmms-eval, lm-eval and VLMEvalKit (written here in each harness's file shape from the run's
-    own report: format doubles of the files; the real files are read in the slow
-    ``test_report``) give one interval per column: the one function, which depends on the scores
-    only through their mean and count."""
+    own report: format doubles of the files; the real files come from the real harnesses in the
+    slow ``test_plugins_*`` runs) give one interval per column and for the headline: the
+    scorer's block, carried by each file (``misi_intervals``, the ``_acc`` table's columns)."""
     from misi_bench.eval_plugins.vlmevalkit.datasets import _acc_table
 
     data = json.loads((eval_run / "run" / "report.json").read_text())
@@ -180,13 +184,14 @@ def test_every_route_gives_the_same_interval_for_the_same_answers(eval_run, tmp_
     for sub, row in report["subsets"].items():
         task, _, word = sub.rpartition("_")
         results[f"misi_{task}"][f"score_{word},none"] = row["score"]
-    lmms = {"results": results, "n-samples": samples, "lmms_eval_version": "0.x"}
-    lm = {"results": results, "n-samples": samples, "config": {"model": "double-7b"}}
+    blocks = {HARNESS_BLOCK: {"test": report["intervals"]}}
+    lmms = {"results": results, "n-samples": samples, "lmms_eval_version": "0.x", **blocks}
+    lm = {"results": results, "n-samples": samples, "config": {"model": "double-7b"}, **blocks}
     (tmp_path / "a_results.json").write_text(json.dumps(lmms))
     (tmp_path / "results_b.json").write_text(json.dumps(lm))
     acc = tmp_path / "double-7b_MiSI_acc.csv"
     with acc.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, ["task", "n", "score", "exact"])
+        writer = csv.DictWriter(fh, ["task", "n", "score", "exact", "ci95_low", "ci95_high", "se"])
         writer.writeheader()
         writer.writerows(_acc_table(report))
     del data["per_item"]
@@ -201,10 +206,26 @@ def test_every_route_gives_the_same_interval_for_the_same_answers(eval_run, tmp_
     for res in routes:
         # lmms-eval and lm-eval results keep a task's count, not its halves' (T4+ / T4-)
         halves = {"T4+", "T4-"} if res.source in ("lmms-eval", "lm-eval") else set()
-        assert set(COLUMNS) - set(res.intervals) == halves, res.source
+        assert res.intervals == run.intervals, res.source  # every column and the headline
+        assert "paper_average" in res.intervals
         for column in set(COLUMNS) - halves:
             assert res.counts[column] == run.counts[column], (res.source, column)
-            assert res.intervals[column] == pytest.approx(run.intervals[column], abs=0.011), (
-                res.source,
-                column,
-            )
+
+
+def test_score_and_report_print_one_margin_interval(eval_run, data_dir, tmp_path, capsys):
+    """The margin above the blind floor, paired per question with one interval method: ``score``
+    and ``report`` (from the score JSON and from the eval run) print the same cells."""
+    from misi_bench.eval_plugins.report.cli import margin_table
+
+    preds = eval_run / "run" / "predictions.jsonl"
+    out = tmp_path / "s.json"
+    argv = ["score", "--dataset", str(data_dir), "--predictions", str(preds)]
+    assert misi_bench.main([*argv, "--json-out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    score_line = next(x for x in printed if x.startswith("| this result minus floor |"))
+    for source in (f"m={out}", f"m={eval_run}"):
+        rows, _ = collect_rows([source], str(data_dir), "test", with_paper=False)
+        line = next(x for x in margin_table(rows).splitlines() if x.startswith("| m |"))
+        assert line.split("|")[2:] == score_line.split("|")[2:], source
+    cells = score_line.split("|")[2:-1]
+    assert len(cells) == len(COLUMNS) + 1 and all("[" in c for c in cells)  # headline too

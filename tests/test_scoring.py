@@ -24,9 +24,8 @@ from misi_bench.builder.scoring import (
     canonical_task,
     format_parsed,
     format_report_markdown,
-    interval,
-    interval_of_mean,
     parse_prediction,
+    report_intervals,
     score_prediction,
     score_records,
 )
@@ -556,10 +555,18 @@ def test_aggregate_averages():
     assert (
         report["columns"]["T4_positive"] == pytest.approx(0.75) and report["columns"]["T5"] == 1.0
     )
+    assert "| translation | 2 | 75.00 | 50.00 | - |" in format_report_markdown(report)  # no items
+    # the one interval method (complexes resampled): translation's two questions come from two
+    # complexes, so a resample draws a twice (mean 1.0), b twice (0.5) or both (0.75), each
+    # extreme with probability 1/4: the percentile interval is [0.5, 1.0] exactly
+    items = [
+        {"id": f"q{k}", "task": t, "complex": "ab"[k % 2], "metrics": m}
+        for k, (t, m) in enumerate(rows)
+    ]
+    report["intervals"] = report_intervals(items)
     md = format_report_markdown(report)  # in %, like every table misi-bench prints
     assert md.splitlines()[0] == "| task | n | score % | exact % | 95% interval % |"
-    low, high = interval([1.0, 0.5])  # translation's two scores: the one interval function
-    assert f"| translation | 2 | 75.00 | 50.00 | [{100 * low:.2f}, {100 * high:.2f}] |" in md
+    assert "| translation | 2 | 75.00 | 50.00 | [50.00, 100.00] |" in md
     assert "| residue_ligand_positive | 2 | 75.00 |" in md
     assert (
         "| average_headline_tasks | 8 |" not in md
@@ -568,23 +575,6 @@ def test_aggregate_averages():
     assert "| average_all_tasks | 8 | 50.00 |" in md
     assert "| paper_average | 7 | - |" in md and "no question for T7, T8, T9" in md
     assert "| translation | 2 | 0.7500 | 0.5000 |" in format_report_markdown(report, percent=False)
-
-
-def test_one_interval_from_the_scores_or_from_their_mean_and_count():
-    """The one interval function depends on the scores only through their mean and count, so a
-    harness file (mean, n) and an eval run (per-question scores) print the same interval; for
-    partial credit it is the Wilson interval of the sum, which never collapses to 0 as the normal
-    interval of a small sample's spread did (T2 read [0.0, 44.7] by one route, [5.1, 52.1] by
-    the other)."""
-    partial = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.9, 0.6, 0.5]  # mean 0.2, weighted T2-like
-    mean = sum(partial) / len(partial)
-    assert interval(partial) == pytest.approx(interval_of_mean(mean, len(partial)))
-    assert interval(partial) == pytest.approx(interval([1.0, 1.0] + [0.0] * 8))  # same mean, n
-    low, high = interval(partial)
-    assert 0.05 < low < mean < high < 0.52  # Wilson(2 of 10): [5.7, 51.0]
-    assert interval([1.0] * 3) == pytest.approx((0.4385, 1.0), abs=1e-4)
-    with pytest.raises(ValueError):
-        interval([0.5, 1.5])
 
 
 def test_no_average_is_named_for_a_count_of_tasks():
