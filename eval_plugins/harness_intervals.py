@@ -28,12 +28,10 @@ from collections.abc import Mapping
 
 from ..builder.core.registry import TASK_BY_NAME, TASK_NAMES
 from ..builder.scoring import report_intervals
-from ..builder.scoring.bootstrap import complex_of
+from ..builder.scoring.bootstrap import HARNESS_BLOCK, complex_of
 
 log = logging.getLogger(__name__)
 
-#: Key of the blocks in the results dict (split -> the scorer's intervals block).
-HARNESS_BLOCK = "misi_intervals"
 #: Group name -> (task prefix, split).
 GROUPS = {"misi": ("misi_", "test"), "tiny_misi": ("tiny_misi_", "tiny")}
 #: Group-row metric -> the scorer's statistic.

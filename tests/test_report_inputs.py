@@ -16,6 +16,7 @@ from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.eval_plugins.api.testing_server import Double, DoubleServer, example_answer
 from misi_bench.eval_plugins.report.cli import collect_rows
 from misi_bench.eval_plugins.report.intervals import HARNESS_BLOCK, column_intervals
+from misi_bench.eval_plugins.report.levels import FLOOR_NAME
 from misi_bench.eval_plugins.report.reference import COLUMNS
 from misi_bench.eval_plugins.report.render import (
     BASELINE_STYLES,
@@ -24,7 +25,7 @@ from misi_bench.eval_plugins.report.render import (
     draw,
     figure_png,
 )
-from misi_bench.eval_plugins.report.sources import FLOOR_NAME, read_result
+from misi_bench.eval_plugins.report.sources import read_result
 
 import misi_bench
 

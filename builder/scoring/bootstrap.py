@@ -65,6 +65,8 @@ SEED = 0
 LEVEL = 0.95
 BLOCK = 250
 AVERAGES = ("paper_average", "average_all_tasks", "average_headline_tasks")
+#: Key of the intervals blocks the launchers add to a harness's results (split -> block).
+HARNESS_BLOCK = "misi_intervals"
 #: Statistic names, in order: the nine tasks, the ten paper columns, the three averages.
 STATISTICS: tuple[str, ...] = (*TASK_NAMES, *COLUMN_KEYS, *AVERAGES)
 _NT, _NC = len(TASK_NAMES), len(COLUMN_KEYS)

@@ -10,9 +10,10 @@ from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PROFILES
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
 from ..common import local_copy
+from .levels import chance_levels
 from .reference import complete_average_all, paper_average, reference_rows
 from .render import Row, draw, figure_png, markdown_intervals, markdown_table, page
-from .sources import RANDOM_DRAWS, chance_levels, merge_results, read_result
+from .sources import RANDOM_DRAWS, merge_results, read_result
 
 log = logging.getLogger(__name__)
 
@@ -193,8 +194,8 @@ def margin_table(rows: list[Row]) -> str:
     results has its paired margin with its 95% interval (:func:`paired_margins`, the numbers of
     ``misi-bench score``), a row without them (harness files, published rows) a difference of
     means without an interval. Empty text without a floor row."""
+    from .levels import FLOOR_NAME  # noqa: PLC0415
     from .reference import COLUMNS, paper_average  # noqa: PLC0415
-    from .sources import FLOOR_NAME  # noqa: PLC0415
 
     floor = next((r for r in rows if r.label == FLOOR_NAME), None)
     if floor is None:

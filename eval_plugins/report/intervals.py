@@ -13,15 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...builder.scoring.bootstrap import bootstrap_intervals, items_from_per_item
-from .. import harness_intervals
+from ...builder.scoring.bootstrap import HARNESS_BLOCK, bootstrap_intervals, items_from_per_item
 from .reference import COLUMNS, HALF_SUBSETS, SCORER_KEY, TASK_COLUMN
 
 Interval = tuple[float, float]
 #: The key of the headline's interval in a row's ``intervals`` (beside the column keys).
 HEADLINE = "paper_average"
-#: Key of the interval blocks our launchers add to a harness's results JSON (split -> block).
-HARNESS_BLOCK = harness_intervals.HARNESS_BLOCK
+__all__ = ["HARNESS_BLOCK", "HEADLINE", "column_intervals", "intervals_of_block", "vlm_intervals"]
 
 
 def counts_of_aggregate(report: Mapping) -> dict[str, int]:
@@ -67,3 +65,18 @@ def column_intervals(per_item: Iterable[Mapping] | None) -> dict[str, Interval]:
         if iv is not None:
             out[col] = _pct((iv.low, iv.high))
     return out
+
+
+def vlm_intervals(rows: Mapping[str, Mapping]) -> dict[str, Interval]:
+    """Column (and the headline) -> interval in percent from a VLMEvalKit ``_acc`` table's
+    ``ci95_low`` / ``ci95_high`` columns (0-1; written by our dataset class, absent in older
+    tables), ``rows``: the table's rows by their ``task`` cell."""
+    stats = {}
+    for name, row in rows.items():
+        key = HALF_SUBSETS.get(name) or TASK_COLUMN.get(name) or name
+        try:
+            ci = [float(row["ci95_low"]), float(row["ci95_high"])]
+        except (KeyError, TypeError, ValueError):
+            continue
+        stats[SCORER_KEY.get(key, key)] = {"ci95": ci}
+    return intervals_of_block({"statistics": stats})
