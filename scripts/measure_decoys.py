@@ -33,7 +33,7 @@ from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import parse_operation, parse_operations
 from misi_bench.builder.scene.raster import render_image
-from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, wilson
+from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, rule_cells
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks.base import TaskContext, projected_difference
 
@@ -67,7 +67,8 @@ def _ops_medoid(inst, load, rng) -> str:
 
 
 def _earlier_tally(earlier) -> dict:
-    """``{task: {mode: {rule: [right, n]}}}`` summed over the results of other runs."""
+    """``{task: {mode: {rule: [right, n, {complex: [right, n]}]}}}`` summed over the results of
+    other runs (their ``by_complex`` counts, what the intervals resample)."""
     tally: dict = {}
     for result in earlier:
         for task, modes in result.items():
@@ -75,9 +76,14 @@ def _earlier_tally(earlier) -> dict:
                 continue
             for mode, rules in modes.items():
                 for rule, c in rules.items():
-                    cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
+                    cell = (
+                        tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0, {}])
+                    )
                     cell[0] += int(c["right"])
                     cell[1] += int(c["n"])
+                    for unit, (k, n) in (c.get("by_complex") or {}).items():
+                        got = cell[2].setdefault(unit, [0, 0])
+                        got[0], got[1] = got[0] + int(k), got[1] + int(n)
     return tally
 
 
@@ -93,18 +99,30 @@ def _readable_ids(cache, refs) -> list[str]:
     return ids
 
 
+def _interval(task: str, by_complex: dict) -> list[float] | None:
+    """The scorer's 95% interval (complexes resampled) of per-complex ``[right, n]`` counts."""
+    scores = [
+        (f"{unit}/{j}", task, unit, float(j < k))
+        for unit, (k, n) in sorted(by_complex.items())
+        for j in range(n)
+    ]
+    return rule_cells(scores)[task]["ci95"] if scores else None
+
+
 def _with_intervals(tally: dict) -> dict:
-    """The tallies as results: n, right, score (0-1) and its 95% Wilson interval."""
+    """The tallies as results: n, right, score (0-1), the per-complex counts and the 95%
+    interval of the scorer's one method (None for counts of runs that kept no complexes)."""
     out = {}
     for task, modes in tally.items():
         for mode, rules in modes.items():
-            for rule, (k, n) in rules.items():
-                low, high = wilson(k, n)
+            for rule, (k, n, by_complex) in rules.items():
+                whole = sum(c[1] for c in by_complex.values()) == n
                 out.setdefault(task, {}).setdefault(mode, {})[rule] = {
                     "n": n,
                     "right": k,
                     "score": round(k / n, 4),
-                    "ci95": [round(low, 4), round(high, 4)],
+                    "ci95": _interval(task, by_complex) if whole else None,
+                    "by_complex": by_complex,
                 }
     return out
 
@@ -149,10 +167,12 @@ def measure(
     """Tallies per task, mode and rule; ``earlier``: results of other runs (other seeds) to add."""
     tally = _earlier_tally(earlier)
 
-    def add(task, mode, rule, right):
-        cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0])
+    def add(task, mode, rule, right, unit):
+        cell = tally.setdefault(task, {}).setdefault(mode, {}).setdefault(rule, [0, 0, {}])
         cell[0] += int(right)
         cell[1] += 1
+        got = cell[2].setdefault(unit, [0, 0])
+        got[0], got[1] = got[0] + int(right), got[1] + 1
 
     for source in sources:
         refs = {r.pdb_id: r for r in discover(source)}
@@ -187,6 +207,7 @@ def measure(
                                         rule,
                                         scoring.options_only_prediction(rule, record, rng)
                                         == inst.answer,
+                                        f"{source}:{pdb_id}",
                                     )
                                 continue
                             add(
@@ -194,6 +215,7 @@ def measure(
                                 mode,
                                 "option_ops_medoid",
                                 _ops_medoid(inst, cache.get, rng) == inst.answer,
+                                f"{source}:{pdb_id}",
                             )
                             if seed in image_seeds:
                                 specs = [
@@ -208,6 +230,7 @@ def measure(
                                     mode,
                                     "option_image_medoid",
                                     blind.image_medoid(pixels, rng) == inst.answer,
+                                    f"{source}:{pdb_id}",
                                 )
                 log.info("%s %s seed %d done", source, mode, seed)
     return _with_intervals(tally)
@@ -221,9 +244,11 @@ def format_table(result: dict) -> str:
     for task in TASKS:
         for mode in MODES:
             for rule, c in result.get(task, {}).get(mode, {}).items():
+                ci = c.get("ci95")
+                span = f"{100 * ci[0]:.1f}-{100 * ci[1]:.1f}" if ci else "-"
                 lines.append(
                     f"| {task} | {mode} | {rule} | {c['n']} | {100 * c['score']:.1f} | "
-                    f"{100 * c['ci95'][0]:.1f}-{100 * c['ci95'][1]:.1f} | {100 * c['score'] - 25:+.1f} |"
+                    f"{span} | {100 * c['score'] - 25:+.1f} |"
                 )
     return "\n".join(lines)
 
