@@ -216,13 +216,12 @@ def test_tiny_text_and_caveat_follow_the_counts(data_dir):
     assert card_text.size_caveat(large) == "" and card_text.small_tasks(large) == {}
     assert "**Small build**" not in card_text.limitations(data_dir, large)
     n = min(card_text.small_tasks(manifest).values())
-    assert f"±{card_text.interval_halfwidth(n):.0f} points" in card_text.size_caveat(manifest)
+    assert f"fewest: {n}; the smallest detectable difference" in card_text.size_caveat(manifest)
     empty = copy.deepcopy(manifest)
     for counts in empty["counts"].values():
         counts["test"] = counts["tiny"] = 0
-    assert "none has any" in card_text.size_caveat(empty) and "±" not in card_text.size_caveat(
-        empty
-    )
+    assert "none has any" in card_text.size_caveat(empty)
+    assert "detectable" not in card_text.size_caveat(empty)
 
 
 def test_provenance_names_a_folder_or_an_id_list(data_dir):
@@ -279,3 +278,39 @@ def test_card_names_the_audit_checks_a_build_could_not_take():
     text = legibility_text({"audit": {"not_checked": {"uniqueness": ["ring_count"]}}})
     assert "could not check uniqueness for `ring_count` (not counted as passed)" in text
     assert "could not check" not in legibility_text({"audit": {"tasks": {}}})
+
+
+def test_card_states_the_smallest_detectable_difference(data_dir, monkeypatch):
+    """The card's paragraph is measured on the build's own questions (issue 48): its test split
+    figure, and for a split of two complexes it says that no paired test can reach 5%."""
+    from misi_bench.builder.dataset import card_power
+
+    text = _card(data_dir)
+    para = next(p for p in text.split("\n\n") if p.startswith("**Smallest detectable difference"))
+    assert para == card_power.detectable_paragraph(data_dir)  # the card's text, recomputed
+    rates = card_power.paper_rates()
+    assert rates["T4_negative"] > rates["T9"] and len(rates) == 10
+    got = card_power.detectable_difference(data_dir, "test", rates)
+    assert got["complexes"] == 2 and 0 < got["difference"] < 1
+    assert got == card_power.detectable_difference(data_dir, "test", rates)  # seeded
+    assert f"the bootstrap figure would be {100 * got['difference']:.1f} points" in para
+    assert "smallest p-value is 0.50" in para
+    # the same questions repeated over 4 and 16 times as many complexes: the figure halves
+    ids, tasks, units, cols = card_power._structure(data_dir, "test")
+    assert len(ids) == got["questions"]
+
+    def repeated(times):
+        return (
+            [f"{i}-{k}" for k in range(times) for i in ids],
+            tasks * times,
+            [f"{u}-{k}" for k in range(times) for u in units],
+            cols * times,
+        )
+
+    found = {}
+    for times in (4, 16):
+        monkeypatch.setattr(card_power, "_structure", lambda out, split, t=times: repeated(t))
+        found[times] = card_power.detectable_difference(data_dir, "test", rates)
+    more = found[16]
+    assert more["complexes"] == 32 and 0.35 < more["difference"] / found[4]["difference"] < 0.7
+    assert "smallest p-value" not in card_power._split_text("test", more)

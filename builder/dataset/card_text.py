@@ -3,8 +3,6 @@ paper's rows, and the Limitations section (all read from the manifest and ``base
 
 from __future__ import annotations
 
-import math
-
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from . import blind, card_tasks
@@ -60,11 +58,6 @@ def tiny_text(manifest: dict) -> str:
     return rule
 
 
-def interval_halfwidth(n: int, p: float = 0.5) -> float:
-    """Half-width (percentage points) of the normal 95% interval of an accuracy ``p`` on ``n``."""
-    return 100 * 1.96 * math.sqrt(p * (1 - p) / max(n, 1))
-
-
 def small_tasks(manifest: dict) -> dict[str, int]:
     """Tasks whose test split holds fewer than :data:`SMALL_TEST_QUESTIONS` questions -> n."""
     counts = manifest["counts"]
@@ -97,10 +90,7 @@ def _fewest(small: dict[str, int]) -> str:
         return "none has any"
     least = min(held)
     missing = f"; {len(small) - len(held)} have none" if len(held) < len(small) else ""
-    return (
-        f"fewest: {least}, a 95% interval of about ±{interval_halfwidth(least):.0f} points"
-        + missing
-    )
+    return f"fewest: {least}; the smallest detectable difference is given above" + missing
 
 
 def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
