@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.registry import HEADLINE_EXCLUDED, TASK_NAMES, canonical_task
+from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, canonical_task
 from .columns import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS, column_of
 
 __all__ = [
@@ -113,18 +113,27 @@ def items_of(
     values: Sequence[float],
 ) -> Items:
     """:class:`Items` from parallel lists (any order; tasks by name or alias, columns by key)."""
-    order = sorted(range(len(ids)), key=lambda i: (str(complexes[i]), str(ids[i])))
-    units = tuple(sorted({str(c) for c in complexes}))
-    unit_index = {u: k for k, u in enumerate(units)}
-    col_index = {c: k for k, c in enumerate(COLUMN_KEYS)}
+    if not len(ids):
+        empty = np.zeros(0, dtype=np.int64)
+        return Items((), (), empty, empty, empty, np.zeros(0))
+    id_arr = np.asarray([str(i) for i in ids])
+    unit_names, unit = np.unique(np.asarray([str(c) for c in complexes]), return_inverse=True)
+    order = np.lexsort((id_arr, unit))
+    task_names, task = np.unique(np.asarray([str(t) for t in tasks]), return_inverse=True)
     task_index = {t: k for k, t in enumerate(TASK_NAMES)}
+    task_code = np.array([task_index[canonical_task(t)] for t in task_names], dtype=np.int64)
+    col_names, col = np.unique(
+        np.asarray(["" if c is None else c for c in columns]), return_inverse=True
+    )
+    col_index = {c: k for k, c in enumerate(COLUMN_KEYS)}
+    col_code = np.array([col_index.get(c, -1) for c in col_names], dtype=np.int64)
     return Items(
-        tuple(str(ids[i]) for i in order),
-        units,
-        np.array([unit_index[str(complexes[i])] for i in order], dtype=np.int64),
-        np.array([task_index[canonical_task(tasks[i])] for i in order], dtype=np.int64),
-        np.array([col_index.get(columns[i], -1) for i in order], dtype=np.int64),
-        np.array([float(values[i]) for i in order], dtype=np.float64),
+        tuple(id_arr[order].tolist()),
+        tuple(unit_names.tolist()),
+        unit.astype(np.int64)[order],
+        task_code[task][order],
+        col_code[col][order],
+        np.asarray(values, dtype=np.float64)[order],
     )
 
 
@@ -143,14 +152,21 @@ def items_from_per_item(per_item: Iterable[Mapping], metric: str = "score") -> I
     or :func:`.per_item.per_item_records`: ``id``, ``task``, ``complex``, the metrics); entries
     of unknown tasks or without the metric are left out."""
     ids, tasks, units, cols, values = [], [], [], [], []
+    known = set(TASK_NAMES)
+    column = {}  # (task, half) -> column key: one lookup per kind of question
     for item in per_item:
         metrics = _metrics_of(item)
-        if metrics.get(metric) is None or str(item.get("task")) not in TASK_NAMES:
+        task = str(item.get("task"))
+        if metrics.get(metric) is None or task not in known:
             continue
+        halves = TASK_BY_NAME[task].halves  # T4: its polarity picks the column
+        key = (task, None if halves not in metrics else float(metrics[halves]) >= 0.5)
+        if key not in column:
+            column[key] = column_of(task, metrics)
         ids.append(str(item["id"]))
-        tasks.append(str(item["task"]))
+        tasks.append(task)
         units.append(complex_of(item))
-        cols.append(column_of(str(item["task"]), metrics))
+        cols.append(column[key])
         values.append(float(metrics[metric]))
     return items_of(ids, tasks, units, cols, values)
 
