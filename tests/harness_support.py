@@ -305,6 +305,20 @@ def expected_averages(
     return {k: float("nan") if report[k] is None else report[k] for k in names}
 
 
+def expected_block(data_dir: str | Path, limit: int, prediction, split: str = "test") -> dict:
+    """The scorer's ``intervals`` block (``score_records``, as ``misi-bench score`` writes it) for
+    the first ``limit`` rows of each task answered ``prediction(row)``: what every harness route
+    must carry for the same answers."""
+    import datasets
+    from misi_bench.builder.scoring import score_records
+
+    rows = []
+    for task in TASKS:
+        ds = datasets.load_dataset(str(data_dir), task, split=split).remove_columns(["images"])
+        rows += list(ds.select(range(min(limit, len(ds)))))
+    return score_records(rows, {r["id"]: prediction(r) for r in rows})["report"]["intervals"]
+
+
 def same_figure(got, expected: float) -> bool:
     """Equal to 1e-9, NaN matching NaN (a harness writes NaN where the scorer gives None)."""
     import math

@@ -198,3 +198,18 @@ def test_compare_gold_and_random_is_significant_on_nineteen_complexes(tmp_path, 
     )
     same = json.loads(cmp.read_text())["difference"]["statistics"]
     assert {(s["value"], *s["ci95"], s["p_value"]) for s in same.values()} == {(0.0, 0.0, 0.0, 1.0)}
+
+
+def test_per_question_records_without_complexes_get_no_interval(data_dir, tmp_path):
+    """Records written before the intervals resampled complexes (no ``complex``): ``compare``
+    refuses them and ``report`` gives no interval, rather than resampling questions."""
+    from misi_bench.eval_plugins.report.intervals import column_intervals
+
+    gold = json.loads(_score(data_dir, tmp_path, "g", lambda r, rng: r["answer"]).read_text())
+    assert column_intervals(gold["per_item"])  # with complexes: intervals
+    old = dict(
+        gold, per_item=[{k: v for k, v in i.items() if k != "complex"} for i in gold["per_item"]]
+    )
+    assert column_intervals(old["per_item"]) == {}
+    with pytest.raises(misi_bench.MisiError, match="do not name their complex"):
+        compare_results(old, gold, "old", "gold")

@@ -17,7 +17,7 @@ import lm_eval  # noqa: E402,F401  (the extra is installed in CI; a missing harn
 from misi_bench.eval_plugins.common import GROUP_SHARE, TASKS, score_doc
 from misi_bench.eval_plugins.lm_eval import include_path
 
-from harness_support import expected_averages, same_figure
+from harness_support import expected_averages, expected_block, same_figure
 
 LIMIT = 2
 
@@ -128,11 +128,20 @@ def test_simple_evaluate_oracle_and_constant(manager, offline, data_dir):
     )
 
     import datasets
+    from misi_bench.eval_plugins import harness_intervals
 
     constant = "roll z -45"
+    harness_intervals.reset()  # what the launcher does around lm-eval's simple_evaluate
     const = evaluator.simple_evaluate(
         model=Fixed(constant), tasks=["misi"], task_manager=manager, limit=LIMIT
     )
+    harness_intervals.add_intervals(const)
+    block = expected_block(data_dir, LIMIT, lambda row: constant)
+    assert const["misi_intervals"]["test"] == block  # the scorer's, for the same answers
+    stats = block["statistics"]
+    assert const["results"]["misi"]["score_stderr,none"] == stats["average_all_tasks"]["se"]
+    for task in TASKS:
+        assert const["results"][f"misi_{task}"]["score_stderr,none"] == stats[task]["se"], task
     for task in TASKS:
         rows = datasets.load_dataset(str(data_dir), task, split="test").select(range(LIMIT))
         expected = math.fsum(score_doc(r, constant)["score"] for r in rows) / LIMIT

@@ -22,7 +22,7 @@ from misi_bench.builder.core.registry import TASK_BY_NAME  # noqa: E402
 from misi_bench.eval_plugins.common import TASKS, score_doc
 from misi_bench.eval_plugins.lmms_eval import cli
 
-from harness_support import expected_averages, same_figure
+from harness_support import expected_averages, expected_block, same_figure
 
 LIMIT = 2
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -195,6 +195,16 @@ def test_lmms_eval_constant_matches_scorer(env, data_dir, tmp_path, constant):
     want = expected_averages(data_dir, LIMIT, lambda row: constant)
     assert same_figure(results["misi"]["paper_average,none"], want["paper_average"])
     assert same_figure(results["misi"]["score,none"], want["average_all_tasks"])
+    # the intervals: the scorer's block for the same answers, and its standard errors in the
+    # group's and tasks' stderr fields (set by the launcher before lmms-eval saved the file)
+    block = expected_block(data_dir, LIMIT, lambda row: constant)
+    assert res["misi_intervals"]["test"] == block
+    stats = block["statistics"]
+    assert results["misi"]["score_stderr,none"] == stats["average_all_tasks"]["se"]
+    if "paper_average" in stats:
+        assert results["misi"]["paper_average_stderr,none"] == stats["paper_average"]["se"]
+    for task in TASKS:
+        assert results[f"misi_{task}"]["score_stderr,none"] == stats[task]["se"], task
 
 
 def _score_lmms_samples_file(out: Path, data_dir: Path) -> None:

@@ -25,7 +25,7 @@ assert importlib.util.find_spec("vlmeval") is not None, "pip install 'misi-bench
 from misi_bench.eval_plugins.common import TASKS, score_doc_raw
 from misi_bench.eval_plugins.vlmevalkit.datasets import DATASET_NAMES, parse_name
 
-from harness_support import expected_averages, same_figure  # noqa: E402
+from harness_support import expected_averages, expected_block, same_figure  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +128,16 @@ def test_vlmevalkit_runner_oracle_and_constant(env, data_dir, tmp_path):
     want = expected_averages(data_dir, 10**9, lambda row: constant)
     assert same_figure(const["paper_average"], want["paper_average"])
     assert same_figure(const["average_headline_tasks"], want["average_headline_tasks"])
+    # the table's interval columns: the scorer's block for the same answers
+    import pandas as pd
+
+    stats = expected_block(data_dir, 10**9, lambda row: constant)["statistics"]
+    table = pd.read_csv(tmp_path / "misi_constant" / "misi_constant_MiSI_acc.csv")
+    by = {r["task"]: r for r in table.to_dict("records")}
+    for name in (*TASKS, "paper_average", "average_all_tasks"):
+        if name in stats:
+            got = [by[name]["ci95_low"], by[name]["ci95_high"], by[name]["se"]]
+            assert got == pytest.approx([*stats[name]["ci95"], stats[name]["se"]]), name
 
 
 def test_run_summary_headline_is_paper_average():

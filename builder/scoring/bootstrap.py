@@ -49,6 +49,7 @@ __all__ = [
     "Items",
     "bootstrap_intervals",
     "complex_of",
+    "has_complex",
     "interval_json",
     "items_from_per_item",
     "items_of",
@@ -72,6 +73,12 @@ STATISTICS: tuple[str, ...] = (*TASK_NAMES, *COLUMN_KEYS, *AVERAGES)
 _NT, _NC = len(TASK_NAMES), len(COLUMN_KEYS)
 _HEADLINE = np.array([t not in HEADLINE_EXCLUDED for t in TASK_NAMES])
 _PAPER = np.array([c in PAPER_AVERAGE_COLUMNS for c in COLUMN_KEYS])
+
+
+def has_complex(record: Mapping) -> bool:
+    """Whether a record names its complex (a ``complex`` field or metadata): per-question
+    records written before the intervals resampled complexes do not."""
+    return bool(record.get("complex") or record.get("metadata"))
 
 
 def complex_of(record: Mapping) -> str:

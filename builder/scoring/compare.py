@@ -20,6 +20,7 @@ from .bootstrap import (
     SEED,
     STATISTICS,
     bootstrap_intervals,
+    has_complex,
     interval_json,
     items_from_per_item,
     paired,
@@ -87,7 +88,13 @@ def _answered(result: Mapping, label: str) -> list[Mapping]:
             f"{label}: no per-question results (per_item); compare needs `misi-bench score "
             "--json-out` or an eval run's report.json"
         )
-    return [i for i in items if isinstance(i, Mapping) and not i.get("missing")]
+    answered = [i for i in items if isinstance(i, Mapping) and not i.get("missing")]
+    if not all(has_complex(i) for i in answered):
+        raise MisiError(
+            f"{label}: its per-question results do not name their complex (written by an older "
+            "version): score the predictions again"
+        )
+    return answered
 
 
 def compare_results(

@@ -94,9 +94,11 @@ def paired_margins(per_item, floor) -> dict[str, tuple[float, float, float]]:
     """Report column (and ``paper_average``) -> (margin, low, high) in points of a result above
     the build's blind floor: ``scoring.floors.margins`` on its per-question entries, the numbers
     ``misi-bench score`` prints for the same predictions. Empty without either."""
-    if not per_item or floor is None:
-        return {}
     from ...builder.scoring import floors  # noqa: PLC0415
+    from ...builder.scoring.bootstrap import has_complex  # noqa: PLC0415
+
+    if not per_item or floor is None or not all(has_complex(i) for i in per_item):
+        return {}
     from .reference import COLUMNS, SCORER_KEY  # noqa: PLC0415
 
     got = floors.margins(per_item, floor)

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ...builder.scoring.bootstrap import HARNESS_BLOCK, bootstrap_intervals, items_from_per_item
+from ...builder.scoring.bootstrap import (
+    HARNESS_BLOCK,
+    bootstrap_intervals,
+    has_complex,
+    items_from_per_item,
+)
 from .reference import COLUMNS, HALF_SUBSETS, SCORER_KEY, TASK_COLUMN
 
 Interval = tuple[float, float]
@@ -55,8 +60,9 @@ def intervals_of_block(block: Mapping | None) -> dict[str, Interval]:
 
 
 def column_intervals(per_item: Iterable[Mapping] | None) -> dict[str, Interval]:
-    """Column (and :data:`HEADLINE`) -> 95% interval in percent from per-question entries."""
-    if not per_item:
+    """Column (and :data:`HEADLINE`) -> 95% interval in percent from per-question entries; none
+    when they do not name their complexes (files of older versions: no unit to resample)."""
+    if not per_item or not all(has_complex(i) for i in per_item):
         return {}
     found = bootstrap_intervals(items_from_per_item(per_item))
     out = {}
