@@ -213,3 +213,58 @@ def test_per_question_records_without_complexes_get_no_interval(data_dir, tmp_pa
     assert column_intervals(old["per_item"]) == {}
     with pytest.raises(misi_bench.MisiError, match="do not name their complex"):
         compare_results(old, gold, "old", "gold")
+
+
+def test_score_prints_zero_margin_for_the_floors_own_answers(data_dir, tmp_path, capsys):
+    """``score`` on predictions that are the floor rule's answers (the train split's most
+    frequent answer, in the columns where that rule is the floor): "+0.0 [+0.0, +0.0]"."""
+    from misi_bench.builder.scoring import floors
+
+    split = {
+        s: [
+            r
+            for t in scoring.TASK_NAMES
+            for r in iter_config_rows(data_dir, t, s, list(SCORE_COLUMNS))
+        ]
+        for s in ("train", "test")
+    }
+    floor = floors.blind_floor(split["test"], split["train"])["score"]
+    text = scoring.fit_text_only(split["train"])
+    out = _score(data_dir, tmp_path, "text", lambda r, rng: text[r["task"]])
+    argv = ["score", "--dataset", str(data_dir), "--predictions", str(tmp_path / "text.jsonl")]
+    assert misi_bench.main([*argv, "--json-out", str(out)]) == 0
+    line = next(
+        x
+        for x in capsys.readouterr().out.splitlines()
+        if x.startswith("| this result minus floor |")
+    )
+    cells = dict(zip(scoring.COLUMN_KEYS, [c.strip() for c in line.split("|")[2:-2]]))
+    columns = [c for c, rule in floor.rules.items() if rule == "text_only"]
+    assert columns and all(cells[c] == "+0.0 [+0.0, +0.0]" for c in columns), cells
+    margins = json.loads(out.read_text())["blind_floor"]["score"]["margins"]
+    assert all(margins[c]["margin"] == 0.0 and margins[c]["ci95"] == [0.0, 0.0] for c in columns)
+
+
+def test_harness_fields_left_alone_when_this_process_scored_only_a_share():
+    """Several ranks: a process that scored fewer questions than the harness counted leaves the
+    harness's fields as they were (no interval from a part of the questions)."""
+    from misi_bench.eval_plugins import harness_intervals
+
+    harness_intervals.reset()
+    for k in range(3):
+        doc = {"id": f"q{k}", "task": "rotation", "pdb_id": f"c{k}"}
+        harness_intervals.collect(doc, {"score": 1.0, "exact": 1.0})
+    results = {
+        "results": {"misi": {"score_stderr,none": "N/A"}, "misi_rotation": {"score,none": 1.0}},
+        "n-samples": {"misi_rotation": {"effective": 4}},
+    }
+    harness_intervals.add_intervals(results)
+    assert (
+        "misi_intervals" not in results and results["results"]["misi"]["score_stderr,none"] == "N/A"
+    )
+    results["n-samples"]["misi_rotation"]["effective"] = 3
+    harness_intervals.add_intervals(results)
+    block = results["misi_intervals"]["test"]
+    assert block["statistics"]["rotation"]["ci95"] == [1.0, 1.0] and block["complexes"] == 3
+    assert results["results"]["misi"]["score_stderr,none"] == 0.0
+    harness_intervals.reset()
