@@ -120,6 +120,14 @@ def test_the_launchers_print_the_groups_averages_in_percent():
     assert "only that task's share of the headline" in lines[0]
     assert lines[1].startswith("group tiny_misi: average_all_tasks 50.00 %;")  # NaN left out
     assert preflight.headline_lines(None) == [] and preflight.headline_lines({"results": {}}) == []
+    # with the scorer's interval block (misi_intervals, added by the launcher): the headline's
+    stats = {"paper_average": {"ci95": [0.7, 0.9]}, "average_all_tasks": {"ci95": [0.6, 0.85]}}
+    results["misi_intervals"] = {"test": {"statistics": stats}}
+    line = preflight.headline_lines(results)[0]
+    assert line.startswith(
+        "group misi: paper_average (the headline) 81.25 % [95% 70.00, 90.00], "
+        "average_all_tasks 75.00 % [95% 60.00, 85.00];"
+    )
 
 
 def test_data_location_checks(tmp_path, data_dir, monkeypatch):
@@ -320,3 +328,8 @@ def test_lm_eval_hf_multimodal_runs_a_tiny_random_model(tmp_path, data_dir):
     results = json.loads(next(out.rglob("results_*.json")).read_text())
     assert results["n-samples"]["misi_rotation"]["effective"] == 1
     assert 0.0 <= results["results"]["misi_rotation"]["score,none"] <= 1.0
+    # the launcher put the scorer's interval block and standard error into lm-eval's own file
+    block = results["misi_intervals"]["test"]
+    assert block["resamples"] == 2000 and block["statistics"]["rotation"]["n"] == 1
+    se = block["statistics"]["rotation"]["se"]
+    assert results["results"]["misi_rotation"]["score_stderr,none"] == se
