@@ -58,7 +58,7 @@ def _time(fn, runs: int) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--questions", type=int, default=163_514)
     parser.add_argument("--complexes", type=int, default=4_000)
     parser.add_argument("--runs", type=int, default=3)
