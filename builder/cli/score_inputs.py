@@ -104,8 +104,10 @@ def load_rows(
     rows: list[dict] = []
     for config in configs or list(TASKS):
         if local:
+            from ..core.shards import checked_shards  # noqa: PLC0415
             from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
 
+            checked_shards(path, config, split)  # an edited shard is never scored
             rows.extend(
                 {k: r[k] for k in ROW_FIELDS}
                 for r in iter_config_rows(path, config, split, ROW_FIELDS)

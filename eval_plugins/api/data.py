@@ -26,7 +26,7 @@ from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
 from ...builder.core.rows import SCORE_COLUMNS as ROW_SCORE_COLUMNS
-from ...builder.core.shards import config_shards
+from ...builder.core.shards import checked_shards
 from ..common import doc_prompt
 from . import pages
 from .hub import hub_commit
@@ -103,7 +103,7 @@ class QuestionSource:
         self._hub: dict[tuple[str, str], object] = {}
 
     def _shards(self, config: str, split: str) -> list[Path]:
-        return config_shards(self.location, config, split)
+        return checked_shards(self.location, config, split)
 
     def _hub_split(self, config: str, split: str):
         if (config, split) not in self._hub:
