@@ -19,7 +19,7 @@ Bodies must state their length (411 without ``Content-Length``, 400 for a bad on
 :data:`MAX_BODY`); a client that stalls is dropped after :data:`READ_TIMEOUT_S` seconds, one
 that trickles a request in after :data:`.connections.REQUEST_DEADLINE_S`; at most
 :data:`.connections.MAX_CONNECTIONS` connections are served at once (503 beyond). Tokens and
-session keys are never logged (:func:`.access.public_path`).
+session keys are never logged, however spelled (:class:`.access.LogHider`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from urllib.parse import parse_qs, urlparse
 from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
 from ..common import build_config_hash
-from .access import ADMIN, SessionKeys, Tokens, public_path
+from .access import ADMIN, LogHider, SessionKeys, Tokens
 from .connections import MAX_CONNECTIONS, REQUEST_DEADLINE_S, CappedServer
 from .forms import form_problem
 from .session import Question, Session, check_participant, question_images, records
@@ -105,6 +105,8 @@ class HumanApp:
         self.participant = participant
         self.tokens = tokens or Tokens.new()
         self.keys = SessionKeys(self.out)
+        #: every log line of a request passes through it (no token or key, however spelled)
+        self.hide = LogHider(self.tokens, self.keys)
         self.sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -225,7 +227,7 @@ class Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_S  # socket timeout: a stalled client frees its thread
 
     def log_message(self, fmt, *args) -> None:  # quiet: to the logger, not stderr
-        log.debug("%s %s", self.address_string(), public_path(fmt % args))
+        log.debug("%s %s", self.address_string(), self.app.hide(fmt % args))
 
     def handle_one_request(self) -> None:
         self.server.reading(self.connection)  # the request's deadline (connections.py)
@@ -256,10 +258,10 @@ class Handler(BaseHTTPRequestHandler):
         log.info(
             "refused %s %.80s from %s: %d %s",
             self.command,
-            public_path(self.path),
+            self.app.hide(self.path),
             self.address_string(),
             int(status),
-            message,
+            self.app.hide(message),
         )
         self._json({"error": message}, int(status))
 
