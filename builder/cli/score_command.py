@@ -150,7 +150,7 @@ def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = N
     if {id_for_profile(i, profile) for i in given} & ids:
         made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
         raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
-    first = ", ".join(repr(i) for i in sorted(given)[:3])
+    first = ", ".join(repr(i[:80]) + ("..." if len(i) > 80 else "") for i in sorted(given)[:3])
     what = "keys" if shape == "json-object" else "ids"
     hint = (
         " (read as one {id: prediction} object; for JSON Lines each entry needs 'id' and "
