@@ -38,7 +38,14 @@ from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
 from ..common import build_config_hash
 from .access import ADMIN, LogHider, SessionKeys, Tokens
-from .connections import MAX_CONNECTIONS, REQUEST_DEADLINE_S, CappedServer
+from .connections import (
+    IDLE_S,
+    MAX_CONNECTIONS,
+    MAX_PER_CLIENT,
+    REQUEST_DEADLINE_S,
+    CappedServer,
+    NotingReader,
+)
 from .forms import form_problem
 from .session import Question, Session, check_participant, question_images, records
 
@@ -229,6 +236,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args) -> None:  # quiet: to the logger, not stderr
         log.debug("%s %s", self.address_string(), self.app.hide(fmt % args))
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = NotingReader(self.rfile, lambda: self.server.arrived(self.connection))
+
     def handle_one_request(self) -> None:
         self.server.reading(self.connection)  # the request's deadline (connections.py)
         super().handle_one_request()
@@ -412,9 +423,14 @@ def make_server(
     port: int = 7860,
     max_connections: int = MAX_CONNECTIONS,
     deadline_s: float = REQUEST_DEADLINE_S,
+    per_client: int = MAX_PER_CLIENT,
+    idle_s: float = IDLE_S,
 ) -> CappedServer:
     """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server_address``).
-    At most ``max_connections`` at once; a request must arrive within ``deadline_s``
-    (:mod:`.connections`)."""
+    At most ``max_connections`` at once and ``per_client`` from one address; a request must
+    arrive within ``deadline_s``, a connection with nothing arriving is dropped after
+    ``idle_s`` (:mod:`.connections`)."""
     handler = type("BoundHandler", (Handler,), {"app": app})
-    return CappedServer((host, port), handler, max_connections, deadline_s)
+    return CappedServer(
+        (host, port), handler, max_connections, deadline_s, per_client=per_client, idle_s=idle_s
+    )
