@@ -8,6 +8,7 @@ import json
 import logging
 from pathlib import Path
 
+from ..core.atomic import write_text_atomic
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
 from .score_inputs import (
@@ -232,9 +233,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
     if args.per_item:
-        Path(args.per_item).write_text(
-            scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
-        )
+        write_text_atomic(args.per_item, scoring.per_item_jsonl(result["per_item"], build, source))
     summary = {
         "profile": profile,
         "config_hash": build,
@@ -254,7 +253,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        write_text_atomic(args.json_out, text + "\n")
     else:
         print(text)
     if n_missing:
