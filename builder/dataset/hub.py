@@ -100,7 +100,7 @@ def validate_tag(tag: str | None) -> str | None:
     """``tag`` itself if it is ``vMAJOR.MINOR.PATCH`` (or None); MisiError otherwise."""
     if tag is None:
         return None
-    if not isinstance(tag, str) or not TAG_RE.match(tag):
+    if not isinstance(tag, str) or not TAG_RE.fullmatch(tag):  # no trailing newline either
         raise MisiError(
             f"tag {tag!r} is not a release version of the form vMAJOR.MINOR.PATCH (e.g. v1.2.0)"
         )
@@ -220,6 +220,7 @@ def push_dataset(
     dry_run: bool = False,
     token: str | None = None,
     endpoint: str | None = None,
+    allow_small: bool = False,
 ) -> PushResult:
     """Publish the dataset folder ``folder`` to the Hub dataset repo ``repo_id``.
 
@@ -227,7 +228,10 @@ def push_dataset(
     ``revision`` is the branch to commit to (created from ``main`` when missing); ``tag`` (vX.Y.Z)
     is created on the new commit and must not exist yet. ``dry_run`` lists the files that would be
     uploaded and contacts nothing. ``token``/``endpoint`` default to huggingface_hub's own
-    (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``).
+    (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``). A tagged push of a build that
+    docs/releasing.md forbids publishing (:func:`release_warnings`: the embedded sample set,
+    fewer than :data:`MIN_RELEASE_TEST_COMPLEXES` test complexes) is refused before the Hub is
+    contacted unless ``allow_small`` (``--allow-small``): a tag is never moved.
     """
     if repo_id is None:
         repo_id = hub_repo_id()
@@ -242,8 +246,22 @@ def push_dataset(
         if not dry_run:
             recover(folder)  # a publish switch a killed build left half done
         manifest = _check_folder(folder)
+        if tag and not dry_run and not allow_small:
+            _refuse_small(folder, tag, release_warnings(manifest, tag))
         return _push_checked(
             folder, manifest, repo_id, tag, revision, private, dry_run, token, endpoint
+        )
+
+
+def _refuse_small(folder: Path, tag: str, notes: list[str]) -> None:
+    """One line for a tagged push of what docs/releasing.md forbids publishing (``notes``:
+    :func:`release_warnings`, each starting ``release <tag>``)."""
+    if notes:
+        why = "; and it ".join(n.split(" ", 2)[2] for n in notes)
+        raise MisiError(
+            f"{folder}: refusing to push release {tag}: it {why}. docs/releasing.md forbids "
+            "publishing such a version and a tag is never moved; pass --allow-small to push "
+            "it anyway"
         )
 
 
@@ -303,6 +321,15 @@ def _push_checked(
         status = exc.response.status_code if exc.response is not None else "?"
         raise MisiError(
             f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}"
+        ) from None
+    except MisiError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (unreachable, DNS, TLS, proxy: one line)
+        where = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        raise MisiError(
+            f"{repo_id}: cannot reach the Hub at {where} ({type(exc).__name__}: "
+            f"{_first_line(exc)[:200]}); check the network or HF_ENDPOINT, then push again "
+            "(nothing was tagged)"
         ) from None
     return PushResult(
         repo_id,
@@ -463,6 +490,7 @@ def cli_push(args) -> int:
         revision=getattr(args, "revision", None),
         private=bool(getattr(args, "private", False)),
         dry_run=bool(getattr(args, "dry_run", False)),
+        allow_small=bool(getattr(args, "allow_small", False)),
     )
     target = f"{result.repo_id}@{result.revision}" + (f" (tag {result.tag})" if result.tag else "")
     if result.dry_run:
