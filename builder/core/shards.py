@@ -20,7 +20,10 @@ import json
 import threading
 from pathlib import Path
 
-from .errors import ShardMismatch
+from .errors import MisiError, ShardMismatch
+
+#: The splits of a build, in order.
+SPLITS = ("train", "test", "tiny")
 
 #: The shard files' suffix.
 SHARD_SUFFIX = ".parquet"
@@ -124,3 +127,16 @@ def check_folder(folder: str | Path) -> None:
         p for p in folder.glob(SHARD_GLOB) if not p.relative_to(folder).as_posix().startswith(".")
     )
     check_shards(folder, paths)
+
+
+def check_split(split: str, allowed: tuple[str, ...] = SPLITS, flag: str = "--split") -> str:
+    """``split`` when it is one of ``allowed``; else one line listing them (with a did-you-mean)."""
+    if split in allowed:
+        return split
+    import difflib  # noqa: PLC0415
+
+    close = difflib.get_close_matches(str(split), allowed, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise MisiError(
+        f"{flag} {str(split)[:40]!r}: no such split; {hint}the splits are {', '.join(allowed)}"
+    )

@@ -81,7 +81,8 @@ class PredictionFile:
     (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
     ``config``: the task config named by an lmms-eval samples file name, else None;
     ``builds``: the build config hashes its entries record (a ``config_hash`` field, or one in
-    the logged row ``doc`` of a harness sample log), if any.
+    the logged row ``doc`` of a harness sample log), if any; ``revision``: the dataset revision
+    (release tag, branch or commit) an ``eval`` run recorded it was made on, if known.
     """
 
     path: str
@@ -93,6 +94,7 @@ class PredictionFile:
     positions: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)
     config: str | None = None
     builds: tuple[str, ...] = ()
+    revision: str | None = None
 
     @property
     def n_entries(self) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
-from ...builder.core.registry import TASK_NAMES
+from ...builder.core.registry import TASK_NAMES, canonical_task
 from ...builder.core.rows import SCORE_COLUMNS as ROW_SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
 from ..common import doc_prompt
@@ -383,15 +383,19 @@ class ImageCache:
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
-    """The task configs to run (default every task); unknown names raise a clear error."""
+    """The task configs to run (default every task), names or aliases, once each; an unknown
+    name is one line with a did-you-mean (``core.registry.canonical_task``)."""
     if not configs:
         return list(TASK_NAMES)
-    bad = [c for c in configs if c not in TASK_NAMES]
-    if bad:
-        raise MisiError(
-            f"--configs: unknown task config(s) {', '.join(bad)}; expected some of {', '.join(TASK_NAMES)}"
-        )
-    return list(dict.fromkeys(configs))
+    out: list[str] = []
+    for name in configs:
+        try:
+            config = canonical_task(name)
+        except ValueError as exc:
+            raise MisiError(f"--configs: {exc}") from None
+        if config not in out:
+            out.append(config)
+    return out
 
 
 def image_png(image, qid: str) -> bytes:
