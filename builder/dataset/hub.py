@@ -42,10 +42,14 @@ from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from ..core.shards import SHARD_GLOB
 from .card import write_card
-from .card_text import SMALL_TEST_QUESTIONS
 from .lock import command_line, folder_lock
 from .manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .publish import recover
+from .release_rules import (  # noqa: F401 (MIN_RELEASE_TEST_COMPLEXES: part of this module's API)
+    MIN_RELEASE_TEST_COMPLEXES,
+    refuse_small,
+    release_warnings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -247,21 +251,9 @@ def push_dataset(
             recover(folder)  # a publish switch a killed build left half done
         manifest = _check_folder(folder)
         if tag and not dry_run and not allow_small:
-            _refuse_small(folder, tag, release_warnings(manifest, tag))
+            refuse_small(folder, tag, release_warnings(manifest, tag))
         return _push_checked(
             folder, manifest, repo_id, tag, revision, private, dry_run, token, endpoint
-        )
-
-
-def _refuse_small(folder: Path, tag: str, notes: list[str]) -> None:
-    """One line for a tagged push of what docs/releasing.md forbids publishing (``notes``:
-    :func:`release_warnings`, each starting ``release <tag>``)."""
-    if notes:
-        why = "; and it ".join(n.split(" ", 2)[2] for n in notes)
-        raise MisiError(
-            f"{folder}: refusing to push release {tag}: it {why}. docs/releasing.md forbids "
-            "publishing such a version and a tag is never moved; pass --allow-small to push "
-            "it anyway"
         )
 
 
@@ -418,36 +410,8 @@ def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tup
     return files, commit_oid, commit_url
 
 
-#: A release with fewer test complexes than this is warned about: T9 asks one question per
-#: complex, so below it T9 has fewer test questions than the card's small-build caveat
-#: (``card_text.SMALL_TEST_QUESTIONS``, a 95% interval wider than about ±10 points).
-MIN_RELEASE_TEST_COMPLEXES = SMALL_TEST_QUESTIONS
 #: Lines of the staged card a dry run prints before its snippets.
 CARD_HEAD_LINES = 14
-
-
-def release_warnings(manifest: dict, tag: str | None) -> list[str]:
-    """What a maintainer should know before publishing ``manifest``'s build: that it is the
-    embedded sample set, or that it has fewer than :data:`MIN_RELEASE_TEST_COMPLEXES` test
-    complexes (said louder for a tagged release)."""
-    notes = []
-    source = str(manifest.get("source") or manifest.get("config", {}).get("source", ""))
-    what = f"release {tag}" if tag else "this push"
-    counts = manifest.get("complexes") or {}
-    n_test = int(counts.get("test", 0))
-    if source == "samples":
-        notes.append(
-            f"{what} is the embedded sample set ({int(counts.get('train', 0)) + n_test} complexes), "
-            "a smoke-test build, not the benchmark: build from PDBbind or an id list first "
-            "(docs/releasing.md)"
-        )
-    if n_test < MIN_RELEASE_TEST_COMPLEXES:
-        notes.append(
-            f"{what} has {n_test} test complexes (fewer than {MIN_RELEASE_TEST_COMPLEXES}: T9 "
-            f"then has fewer than {SMALL_TEST_QUESTIONS} test questions, a 95% interval wider "
-            "than about ±10 points)"
-        )
-    return notes
 
 
 def card_head(text: str, lines: int = CARD_HEAD_LINES) -> str:
