@@ -110,3 +110,64 @@ def test_each_file_is_hashed_once_per_size_and_mtime(cli_build, tmp_path, monkey
     _edit_one_t9_answer(folder)  # a new mtime: hashed again, and refused
     with pytest.raises(ShardMismatch):
         shard_mod.checked_shards(folder, "pocket_ligand", "test")
+
+
+def test_a_hub_tag_whose_shards_disagree_with_its_manifest_is_refused(tmp_path):
+    """A tag pushed to the Hub double whose stored shard is then edited (one answer): ``score``
+    from the tag, and ``report --dataset`` / the human app's download, refuse it naming the
+    shard."""
+    import io
+    import os
+    import subprocess
+    import sys
+
+    from misi_bench.builder.dataset import hub
+
+    from test_hub import REPO, TOKEN, HubDouble, make_fake_folder
+
+    folder = make_fake_folder(tmp_path / "fake")
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "MISI_BENCH_REVISION")
+    }
+    with HubDouble() as double, pytest.MonkeyPatch.context() as mp:
+        from huggingface_hub import constants
+
+        mp.delenv("HF_HUB_OFFLINE", raising=False)
+        mp.setattr(constants, "HF_HUB_OFFLINE", False)
+        mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+        pushed = hub.push_dataset(
+            folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint, allow_small=True
+        )
+        files = double.repos[REPO].commits[pushed.commit_oid]["files"]
+        rel = "rotation/test-00000-of-00001.parquet"
+        table = pq.read_table(io.BytesIO(files[rel]))
+        answers = ["roll x 90"] * table.num_rows
+        i = table.schema.get_field_index("answer")
+        table = table.set_column(i, table.schema.field(i), pa.array(answers, pa.string()))
+        out = io.BytesIO()
+        pq.write_table(table, out)
+        files[rel] = out.getvalue()  # the tag now serves a shard its manifest does not list
+        preds = tmp_path / "p.jsonl"
+        preds.write_text(json.dumps({"id": "rotation-0002", "prediction": "roll z -45"}) + "\n")
+        env.update(HF_ENDPOINT=double.endpoint, HF_HOME=str(tmp_path / "cli_home"))
+        env.update(NO_PROXY="127.0.0.1,localhost", HF_HUB_DISABLE_TELEMETRY="1")
+        code = "import sys; from misi_bench import main; sys.exit(main(sys.argv[1:]))"
+        args = ["score", "--dataset", REPO, "--revision", "v0.1.0", "--predictions", str(preds),
+                "--configs", "rotation", "--no-baselines"]  # fmt: skip
+        proc = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr
+        assert f"{rel}: sha256 differs" in proc.stderr.replace(os.sep, "/"), proc.stderr[-1000:]
+        # report --dataset and the human app read the tag's snapshot (local_copy)
+        code = (
+            "from misi_bench.eval_plugins.common import local_copy\n"
+            "from misi_bench.eval_plugins.report.sources import chance_levels\n"
+            f"folder, _ = local_copy({REPO!r}, 'v0.1.0', ('test',))\n"
+            "try:\n    chance_levels(folder, 'test')\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        assert proc.stdout.startswith("ShardMismatch"), proc.stdout + proc.stderr[-2000:]
+        assert "sha256 differs" in proc.stdout
