@@ -15,7 +15,7 @@ from typing import Any
 from ..builder.core.constants import REVISION_ENV, hub_repo_id, hub_revision
 from ..builder.core.provenance import DatasetProvenance
 from ..builder.core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_NAMES, TaskSpec
-from ..builder.core.shards import config_glob, config_shards
+from ..builder.core.shards import check_folder, checked_shards, config_glob
 from ..builder.scoring import (
     PAPER_AVERAGE_COLUMNS,
     PAPER_COLUMNS,
@@ -56,6 +56,8 @@ def load_split(config: str, split: str, path: str | None = None, revision: str |
         path, default_revision = data_location()
         revision = revision or default_revision
     kwargs = {"revision": revision} if revision else {}
+    if os.path.isdir(os.path.expanduser(path)):  # a local build: its shards are the manifest's
+        check_folder(os.path.expanduser(path))
     return datasets.load_dataset(path, config, split=split, **kwargs)
 
 
@@ -204,7 +206,7 @@ def gold_by_id(path: str | Path, splits: tuple[str, ...] = ("test", "tiny")) -> 
     table = {}
     for task in TASKS:
         for split in splits:
-            for shard in config_shards(path, task, split):
+            for shard in checked_shards(path, task, split):
                 t = pq.read_table(shard, columns=["id", "answer"])
                 table.update(zip(t.column("id").to_pylist(), t.column("answer").to_pylist()))
     return table
@@ -282,6 +284,10 @@ def with_build_column(dataset, location: str | None = None, revision: str | None
     """``dataset`` (a ``datasets.Dataset`` of one config and split) with a ``config_hash`` column
     naming its build (:func:`build_config_hash`), so that the harnesses' sample logs (which log
     each row without its images) carry it; unchanged when the hash is unknown."""
+    if location is None:
+        location, revision = data_location()
+    if os.path.isdir(os.path.expanduser(location)):  # lmms-eval loads a local build itself
+        check_folder(os.path.expanduser(location))
     build = build_config_hash(location, revision)
     if not build or "config_hash" in dataset.column_names:
         return dataset

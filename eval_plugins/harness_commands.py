@@ -7,9 +7,28 @@ remaining arguments passed through.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+
+from ..builder.core.errors import MisiError
+
+#: The pip extra that installs each harness (pyproject.toml's optional dependencies).
+EXTRAS = {"lmms-eval": "lmms", "vlmevalkit": "vlmevalkit", "lm-eval": "lm-eval"}
 
 
-def cmd_lmms_eval(args: argparse.Namespace) -> int:
+def _with_harness(name: str, run: Callable[[], int]) -> int:
+    """``run()``, with a missing module (the harness, or a package it needs) said in one line
+    that names the ``pip install`` which brings it, instead of a traceback."""
+    try:
+        return run()
+    except ModuleNotFoundError as exc:
+        missing = exc.name or str(exc)
+        raise MisiError(
+            f"misi-bench {name} needs the {name} harness, and {missing!r} is not installed: "
+            f"pip install 'misi-bench[{EXTRAS[name]}]'"
+        ) from None
+
+
+def _lmms_eval(args: argparse.Namespace) -> int:
     from .lmms_eval import cli  # noqa: PLC0415
 
     if "--print-include-path" in args.passthrough:
@@ -18,13 +37,13 @@ def cmd_lmms_eval(args: argparse.Namespace) -> int:
     return int(cli.run(args.passthrough) or 0)
 
 
-def cmd_vlmevalkit(args: argparse.Namespace) -> int:
+def _vlmevalkit(args: argparse.Namespace) -> int:
     from . import vlmevalkit  # noqa: PLC0415
 
     return int(vlmevalkit.run(args.passthrough) or 0)
 
 
-def cmd_lm_eval(args: argparse.Namespace) -> int:
+def _lm_eval(args: argparse.Namespace) -> int:
     if "--print-include-path" in args.passthrough:
         from . import lm_eval  # noqa: PLC0415
 
@@ -33,6 +52,18 @@ def cmd_lm_eval(args: argparse.Namespace) -> int:
     from .lm_eval import cli  # noqa: PLC0415
 
     return int(cli.run(args.passthrough) or 0)
+
+
+def cmd_lmms_eval(args: argparse.Namespace) -> int:
+    return _with_harness("lmms-eval", lambda: _lmms_eval(args))
+
+
+def cmd_vlmevalkit(args: argparse.Namespace) -> int:
+    return _with_harness("vlmevalkit", lambda: _vlmevalkit(args))
+
+
+def cmd_lm_eval(args: argparse.Namespace) -> int:
+    return _with_harness("lm-eval", lambda: _lm_eval(args))
 
 
 def add_commands(sub) -> None:

@@ -479,12 +479,15 @@ def test_request_body_is_the_json_of_the_request(data_dir):
 
 
 def test_hub_reader_matches_local_reader(data_dir):
-    """The ``datasets`` path (used for Hub repos) reads the same questions as the pyarrow path."""
+    """A Hub repo is read from its revision's snapshot folder in the Hub cache, through the same
+    checked shard reader as a local folder (issue 49; before, through ``datasets``, unchecked);
+    the snapshot here is the folder itself (the real download: ``test_release``)."""
     from misi_bench.eval_plugins.api.data import QuestionSource
 
     local = QuestionSource(str(data_dir))
     hub = QuestionSource(str(data_dir))
-    hub.local, hub.revision = False, "main"  # read the folder through datasets.load_dataset
+    hub.local, hub.revision = False, "main"
+    hub._hub["tiny"] = Path(data_dir)  # the split's snapshot, as local_copy would give it
     configs = ["rotation", "docking"]
     assert hub.records(configs, "tiny") == local.records(configs, "tiny")
     ids = {r["id"] for r in local.records(configs, "tiny")}

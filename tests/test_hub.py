@@ -567,7 +567,9 @@ def test_push_tag_then_download_and_load(
     caplog.set_level(logging.DEBUG)
 
     before = folder_state(folder)
-    result = hub.push_dataset(folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint)
+    result = hub.push_dataset(
+        folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint, allow_small=True
+    )
 
     # the build folder is never edited: the Hub gets a staging copy that states the version
     assert folder_state(folder) == before
@@ -595,7 +597,9 @@ def test_push_tag_then_download_and_load(
     # the same tag again: refused before anything is uploaded, naming repo and tag
     n_requests = len(double.requests)
     with pytest.raises(MisiError) as err:
-        hub.push_dataset(folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.1.0", token=TOKEN, endpoint=double.endpoint, allow_small=True
+        )
     assert REPO in str(err.value) and "v0.1.0" in str(err.value)
     later = double.requests[n_requests:]
     assert not [r for r in later if "/preupload/" in r[1] or "/commit/" in r[1] or "/tag/" in r[1]]
@@ -662,6 +666,7 @@ def test_bad_tags_are_refused_before_any_request(online, tmp_path, tag):
             tag=tag,
             token=TOKEN,
             endpoint=online.endpoint,
+            allow_small=True,
         )
     assert online.requests == []
 
@@ -687,7 +692,13 @@ def test_push_to_branch_without_tag(online, tmp_path):
 
     # then a release tag on that branch; an unchanged re-push still tags the current head
     hub.push_dataset(
-        folder, REPO, revision="dev", tag="v1.0.0", token=TOKEN, endpoint=double.endpoint
+        folder,
+        REPO,
+        revision="dev",
+        tag="v1.0.0",
+        token=TOKEN,
+        endpoint=double.endpoint,
+        allow_small=True,
     )
     assert repo.tags["v1.0.0"] == repo.branches["dev"]
     assert json.loads(double.files_at(REPO, "v1.0.0")["manifest.json"])["version"] == "v1.0.0"
@@ -696,7 +707,9 @@ def test_push_to_branch_without_tag(online, tmp_path):
 def test_hub_errors_become_misi_errors(online, tmp_path):
     folder = make_fake_folder(tmp_path / "fake")
     with pytest.raises(MisiError, match=REPO) as err:
-        hub.push_dataset(folder, REPO, tag="v0.1.0", token="hf_wrong", endpoint=online.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.1.0", token="hf_wrong", endpoint=online.endpoint, allow_small=True
+        )
     assert "hf_wrong" not in str(err.value)
     assert not [r for r in online.requests if "/commit/" in r[1]]
 
@@ -707,7 +720,9 @@ def test_failed_upload_leaves_the_folder_as_it_was(online, tmp_path):
     before = folder_state(folder)
     double.refuse_commits = True
     with pytest.raises(MisiError, match="refused the push"):
-        hub.push_dataset(folder, REPO, tag="v0.2.0", token=TOKEN, endpoint=double.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.2.0", token=TOKEN, endpoint=double.endpoint, allow_small=True
+        )
     assert folder_state(folder) == before
     assert "v0.2.0" not in double.repos[REPO].tags
 
@@ -722,7 +737,9 @@ def test_push_refuses_a_shard_that_differs_from_the_manifest(online, tmp_path):
     data[len(data) // 2] ^= 0xFF  # one flipped byte
     (folder / rel).write_bytes(bytes(data))
     with pytest.raises(MisiError, match=f"{rel}: sha256 differs"):
-        hub.push_dataset(folder, REPO, tag="v0.3.0", token=TOKEN, endpoint=double.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.3.0", token=TOKEN, endpoint=double.endpoint, allow_small=True
+        )
     assert not double.requests  # refused before contacting the Hub
     # a shard the manifest does not list (a stale config of another build) is refused too
     (folder / rel).write_bytes(original)
@@ -740,7 +757,9 @@ def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
     manifest["validation"] = {"ok": False, "checked": 3, "problems": ["rotation/test: bad answer"]}
     manifest_io.write_manifest(folder, manifest)
     with pytest.raises(MisiError, match="validation failed.*bad answer"):
-        hub.push_dataset(folder, REPO, tag="v0.4.0", token=TOKEN, endpoint=online.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.4.0", token=TOKEN, endpoint=online.endpoint, allow_small=True
+        )
     assert not online.requests
 
 
@@ -764,5 +783,7 @@ def test_push_refuses_a_manifest_of_the_wrong_shape(online, tmp_path, field, val
     manifest[field] = value
     manifest_io.write_manifest(folder, manifest)
     with pytest.raises(MisiError, match=r"manifest\.json: not a build's manifest: " + message):
-        hub.push_dataset(folder, REPO, tag="v0.4.1", token=TOKEN, endpoint=online.endpoint)
+        hub.push_dataset(
+            folder, REPO, tag="v0.4.1", token=TOKEN, endpoint=online.endpoint, allow_small=True
+        )
     assert not online.requests

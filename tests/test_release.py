@@ -41,7 +41,9 @@ def release(tmp_path_factory):
         mp.delenv("HF_HUB_OFFLINE", raising=False)
         mp.setattr(constants, "HF_HUB_OFFLINE", False)
         mp.setenv("NO_PROXY", "127.0.0.1,localhost")
-        pushed = hub.push_dataset(folder, REPO, tag=TAG, token=TOKEN, endpoint=double.endpoint)
+        pushed = hub.push_dataset(
+            folder, REPO, tag=TAG, token=TOKEN, endpoint=double.endpoint, allow_small=True
+        )
         later = make_fake_folder(root / "later")  # other ids and answers: a later main
         hub.push_dataset(later, REPO, token=TOKEN, endpoint=double.endpoint)
         assert double.repos[REPO].branches["main"] != pushed.commit_oid

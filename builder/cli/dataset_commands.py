@@ -314,4 +314,10 @@ def _add_push(sub) -> None:
     p.add_argument("--revision", help="branch to push to")
     p.add_argument("--private", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    p.add_argument(
+        "--allow-small",
+        action="store_true",
+        help="tag a build docs/releasing.md forbids publishing (the embedded sample set, fewer "
+        "than 100 test complexes): refused without it, since a tag is never moved",
+    )
     p.set_defaults(func=cmd_push)

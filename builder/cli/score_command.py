@@ -8,8 +8,10 @@ import json
 import logging
 from pathlib import Path
 
+from ..core.atomic import write_text_atomic
 from ..core.errors import MisiError
 from ..core.profiles import id_for_profile, mismatch_message, profile_of_id, profile_of_rows
+from ..core.shards import check_split
 from .score_inputs import (
     add_revision_argument,
     build_hash,
@@ -101,7 +103,7 @@ def _gather(args: argparse.Namespace, configs: list[str], revision: str | None =
     no_pred: list[str] = []
     dups: list[str] = []
     bad: list[str] = []
-    builds: dict[str, None] = {}
+    builds: dict[str, str | None] = {}  # build -> the revision it was recorded on, if known
     for file in source.files:
         if file.config and configs and file.config not in configs and len(source.files) > 1:
             log.warning("%s: passed over (config %s is not selected)", file.path, file.config)
@@ -117,10 +119,11 @@ def _gather(args: argparse.Namespace, configs: list[str], revision: str | None =
         bad.extend(
             f"{Path(file.path).name}: {b}" if len(source.files) > 1 else b for b in file.bad_entries
         )
-        builds.update(dict.fromkeys(file.builds))
+        for recorded in file.builds:
+            builds[recorded] = builds.get(recorded) or file.revision
     _notice_unchecked(args, [f.path for f in source.files if not f.builds])
     shape = source.files[0].shape if source.kind == "file" else source.kind
-    return rows, configs, preds, no_pred, dups, bad, list(builds), shape
+    return rows, configs, preds, no_pred, dups, bad, builds, shape
 
 
 def _notice_unchecked(args: argparse.Namespace, paths: list[str]) -> None:
@@ -150,7 +153,7 @@ def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = N
     if {id_for_profile(i, profile) for i in given} & ids:
         made_for = sorted({profile_of_id(i) for i in given} - {profile}) or ["other"]
         raise MisiError(mismatch_message(made_for[0], profile, args.predictions, args.dataset))
-    first = ", ".join(repr(i) for i in sorted(given)[:3])
+    first = ", ".join(repr(i[:80]) + ("..." if len(i) > 80 else "") for i in sorted(given)[:3])
     what = "keys" if shape == "json-object" else "ids"
     hint = (
         " (read as one {id: prediction} object; for JSON Lines each entry needs 'id' and "
@@ -167,18 +170,29 @@ def _check_ids(args, rows, configs, preds, no_pred, shape, build: str | None = N
     )
 
 
-def _warn_other_build(args: argparse.Namespace, builds: list[str], build: str | None) -> None:
-    """One warning when the prediction files record a build other than the dataset's."""
+def _warn_other_build(args: argparse.Namespace, builds: dict[str, str | None], build) -> None:
+    """One warning when the prediction files record a build other than the dataset's; for a
+    Hub dataset it says to add ``--revision`` (naming the revision the files recorded)."""
     other = [b for b in builds if build and b != build]
-    if other:
-        log.warning(
-            "%s: recorded for build %s, but %s is build %s (same ids, possibly other answers: "
-            "check --dataset)",
-            args.predictions,
-            other[0],
-            args.dataset,
-            build,
+    if not other:
+        return
+    local = Path(args.dataset).expanduser().is_dir()
+    if local:
+        fix = "same ids, possibly other answers: check --dataset"
+    else:
+        tag = builds[other[0]] or "TAG"
+        fix = f"they were made on another revision of {args.dataset}: add --revision {tag}" + (
+            "" if builds[other[0]] else " (the release they were made on)"
         )
+    log.warning(
+        "%s: recorded for build %s, but %s%s is build %s (%s)",
+        args.predictions,
+        other[0],
+        args.dataset,
+        f"@{args.revision}" if args.revision else "",
+        build,
+        fix,
+    )
 
 
 def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> tuple[dict, dict]:
@@ -203,6 +217,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from .. import scoring  # noqa: PLC0415
 
     configs = check_configs(args.configs)
+    check_split(args.split)
     source = check_dataset(args.dataset, args.revision)
     read_at = source.commit or source.revision  # every config read from the one commit
     rows, configs, preds, no_pred, dups, bad, builds, shape = _gather(args, configs, read_at)
@@ -232,14 +247,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     )
     baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
     if args.per_item:
-        Path(args.per_item).write_text(
-            scoring.per_item_jsonl(result["per_item"], build, source), encoding="utf-8"
-        )
+        write_text_atomic(args.per_item, scoring.per_item_jsonl(result["per_item"], build, source))
     summary = {
         "profile": profile,
         "config_hash": build,
         "dataset": source.to_json(),
-        "prediction_builds": builds,
+        "prediction_builds": list(builds),
         "report": result["report"],
         "missing": result["missing"],
         **_listed("unknown", result["unknown"]),
@@ -254,7 +267,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        write_text_atomic(args.json_out, text + "\n")
     else:
         print(text)
     if n_missing:

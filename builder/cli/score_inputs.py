@@ -104,16 +104,21 @@ def load_rows(
     rows: list[dict] = []
     for config in configs or list(TASKS):
         if local:
+            from ..core.shards import checked_shards  # noqa: PLC0415
             from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
 
+            checked_shards(path, config, split)  # an edited shard is never scored
             rows.extend(
                 {k: r[k] for k in ROW_FIELDS}
                 for r in iter_config_rows(path, config, split, ROW_FIELDS)
             )
-        else:
-            import datasets  # noqa: PLC0415
+        else:  # the Hub: its shards, checked against its manifest, read as a local folder's
+            from ..dataset.hub_probe import hub_split_folder  # noqa: PLC0415
+            from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
 
-            ds = datasets.load_dataset(dataset, config, split=split, **kwargs)
-            ds = ds.remove_columns([c for c in ds.column_names if c == "images"])
-            rows.extend({k: r[k] for k in ROW_FIELDS} for r in ds)
+            folder = hub_split_folder(dataset, [config], split, revision)
+            rows.extend(
+                {k: r[k] for k in ROW_FIELDS}
+                for r in iter_config_rows(folder, config, split, ROW_FIELDS)
+            )
     return rows

@@ -30,3 +30,8 @@ class TaskError(MisiError):
 
 class InputTooLarge(InputError):
     """An input beyond the size limits (file bytes, pocket or ligand atoms)."""
+
+
+class ShardMismatch(MisiError):
+    """A build's shard file that differs from what its ``manifest.json`` records (sha256, size)
+    or that the manifest does not list: never read, never scored."""

@@ -42,10 +42,14 @@ from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from ..core.shards import SHARD_GLOB
 from .card import write_card
-from .card_text import SMALL_TEST_QUESTIONS
 from .lock import command_line, folder_lock
 from .manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .publish import recover
+from .release_rules import (  # noqa: F401 (MIN_RELEASE_TEST_COMPLEXES: part of this module's API)
+    MIN_RELEASE_TEST_COMPLEXES,
+    refuse_small,
+    release_warnings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +104,7 @@ def validate_tag(tag: str | None) -> str | None:
     """``tag`` itself if it is ``vMAJOR.MINOR.PATCH`` (or None); MisiError otherwise."""
     if tag is None:
         return None
-    if not isinstance(tag, str) or not TAG_RE.match(tag):
+    if not isinstance(tag, str) or not TAG_RE.fullmatch(tag):  # no trailing newline either
         raise MisiError(
             f"tag {tag!r} is not a release version of the form vMAJOR.MINOR.PATCH (e.g. v1.2.0)"
         )
@@ -220,6 +224,7 @@ def push_dataset(
     dry_run: bool = False,
     token: str | None = None,
     endpoint: str | None = None,
+    allow_small: bool = False,
 ) -> PushResult:
     """Publish the dataset folder ``folder`` to the Hub dataset repo ``repo_id``.
 
@@ -227,7 +232,10 @@ def push_dataset(
     ``revision`` is the branch to commit to (created from ``main`` when missing); ``tag`` (vX.Y.Z)
     is created on the new commit and must not exist yet. ``dry_run`` lists the files that would be
     uploaded and contacts nothing. ``token``/``endpoint`` default to huggingface_hub's own
-    (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``).
+    (``HF_TOKEN`` or the saved login, ``HF_ENDPOINT``). A tagged push of a build that
+    docs/releasing.md forbids publishing (:func:`release_warnings`: the embedded sample set,
+    fewer than :data:`MIN_RELEASE_TEST_COMPLEXES` test complexes) is refused before the Hub is
+    contacted unless ``allow_small`` (``--allow-small``): a tag is never moved.
     """
     if repo_id is None:
         repo_id = hub_repo_id()
@@ -242,6 +250,8 @@ def push_dataset(
         if not dry_run:
             recover(folder)  # a publish switch a killed build left half done
         manifest = _check_folder(folder)
+        if tag and not dry_run and not allow_small:
+            refuse_small(folder, tag, release_warnings(manifest, tag))
         return _push_checked(
             folder, manifest, repo_id, tag, revision, private, dry_run, token, endpoint
         )
@@ -303,6 +313,15 @@ def _push_checked(
         status = exc.response.status_code if exc.response is not None else "?"
         raise MisiError(
             f"{repo_id}: the Hub refused the push (HTTP {status}): {_first_line(exc)}"
+        ) from None
+    except MisiError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (unreachable, DNS, TLS, proxy: one line)
+        where = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        raise MisiError(
+            f"{repo_id}: cannot reach the Hub at {where} ({type(exc).__name__}: "
+            f"{_first_line(exc)[:200]}); check the network or HF_ENDPOINT, then push again "
+            "(nothing was tagged)"
         ) from None
     return PushResult(
         repo_id,
@@ -391,36 +410,8 @@ def _upload(api, folder: Path, repo_id, tag, revision, private, manifest) -> tup
     return files, commit_oid, commit_url
 
 
-#: A release with fewer test complexes than this is warned about: T9 asks one question per
-#: complex, so below it T9 has fewer test questions than the card's small-build caveat
-#: (``card_text.SMALL_TEST_QUESTIONS``, a 95% interval wider than about ±10 points).
-MIN_RELEASE_TEST_COMPLEXES = SMALL_TEST_QUESTIONS
 #: Lines of the staged card a dry run prints before its snippets.
 CARD_HEAD_LINES = 14
-
-
-def release_warnings(manifest: dict, tag: str | None) -> list[str]:
-    """What a maintainer should know before publishing ``manifest``'s build: that it is the
-    embedded sample set, or that it has fewer than :data:`MIN_RELEASE_TEST_COMPLEXES` test
-    complexes (said louder for a tagged release)."""
-    notes = []
-    source = str(manifest.get("source") or manifest.get("config", {}).get("source", ""))
-    what = f"release {tag}" if tag else "this push"
-    counts = manifest.get("complexes") or {}
-    n_test = int(counts.get("test", 0))
-    if source == "samples":
-        notes.append(
-            f"{what} is the embedded sample set ({int(counts.get('train', 0)) + n_test} complexes), "
-            "a smoke-test build, not the benchmark: build from PDBbind or an id list first "
-            "(docs/releasing.md)"
-        )
-    if n_test < MIN_RELEASE_TEST_COMPLEXES:
-        notes.append(
-            f"{what} has {n_test} test complexes (fewer than {MIN_RELEASE_TEST_COMPLEXES}: T9 "
-            f"then has fewer than {SMALL_TEST_QUESTIONS} test questions, a 95% interval wider "
-            "than about ±10 points)"
-        )
-    return notes
 
 
 def card_head(text: str, lines: int = CARD_HEAD_LINES) -> str:
@@ -463,6 +454,7 @@ def cli_push(args) -> int:
         revision=getattr(args, "revision", None),
         private=bool(getattr(args, "private", False)),
         dry_run=bool(getattr(args, "dry_run", False)),
+        allow_small=bool(getattr(args, "allow_small", False)),
     )
     target = f"{result.repo_id}@{result.revision}" + (f" (tag {result.tag})" if result.tag else "")
     if result.dry_run:

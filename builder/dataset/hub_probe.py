@@ -138,3 +138,29 @@ def stored_baselines(dataset: str, revision: str | None = None) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def hub_split_folder(repo_id: str, configs: list[str], split: str, revision: str | None) -> Path:
+    """The Hub cache's copy of ``configs``' ``split`` shards and ``manifest.json`` of ``repo_id``
+    at ``revision`` (``snapshot_download``, only those files), each shard checked against that
+    manifest's sha256 (``core.shards.checked_shards``): a tag whose manifest disagrees with its
+    shards is refused in one line naming the shard. One line when the Hub cannot give it."""
+    from ..core.shards import checked_shards, config_glob  # noqa: PLC0415
+
+    patterns = [config_glob(c, split) for c in configs] + ["manifest.json"]
+    try:
+        from huggingface_hub import snapshot_download  # noqa: PLC0415
+
+        folder = Path(
+            snapshot_download(
+                repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 (network, auth, unknown revision: one line)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise MisiError(
+            f"{repo_id}@{revision or 'main'}: cannot fetch the {split} shards ({first[:200]})"
+        ) from None
+    for config in configs:
+        checked_shards(folder, config, split)
+    return folder

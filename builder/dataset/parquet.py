@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..core.atomic import write_atomic
 from ..core.rows import COLUMNS
 from ..core.shards import config_shards, shard_name
 
@@ -53,11 +54,10 @@ def write_rows(rows: list[dict], path: Path) -> None:
     )
 
 
-def write_rows_atomic(rows: list[dict], path: Path) -> None:
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    write_rows(rows, tmp)
-    os.replace(tmp, path)
+def write_rows_atomic(rows: list[dict], path: Path, hint: str = "") -> None:
+    """Rows to one Parquet file, whole or not at all (a full disk: no torn file, one line
+    naming it; :func:`..core.atomic.write_atomic`)."""
+    write_atomic(path, lambda tmp: write_rows(rows, tmp), hint)
 
 
 def read_rows(path: Path, columns: list[str] | None = None) -> list[dict]:

@@ -10,6 +10,11 @@ so a full disk can only stop the merge, before the switch, and the previous rele
 exactly as it was. A process killed during the switch leaves the journal; the next writer of the
 folder (:func:`recover`, under the folder lock) rolls the switch forward. Config folders of the
 old release that the new one lacks (a rebuild with fewer ``--configs``) go with the old release.
+
+A journal is read back only after :func:`journal_problem` finds it names nothing but plain
+release entries (config folders and :data:`RELEASE_FILES`) and a staged folder that is a plain
+name inside ``.publish/``, with no symbolic link on the way: a crafted journal cannot make a
+writer of the folder delete or move anything outside it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -72,6 +78,34 @@ def switch(out: Path, staged: Path) -> None:
     _apply(out, journal)
 
 
+#: A staged release's folder name (a config hash, or the name a test gives it): one plain name.
+_STAGED_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def journal_problem(out: Path, journal: object) -> str | None:
+    """Why ``journal`` is not one :func:`switch` writes for ``out`` (None when it is): fields of
+    the wrong type, a staged name that is not a plain folder name inside ``.publish/`` (``..``,
+    a path, ``old``, a symbolic link), or an entry that is not a release entry."""
+    if not isinstance(journal, dict) or set(journal) != {"staged", "old", "new"}:
+        return "not an object with exactly the fields staged, old and new"
+    staged = journal["staged"]
+    if not isinstance(staged, str) or not _STAGED_NAME.fullmatch(staged) or staged == "old":
+        return f"staged is {str(staged)[:80]!r}, not a plain folder name inside {PUBLISH_DIR}/"
+    allowed = set(TASKS) | set(RELEASE_FILES)
+    for field in ("old", "new"):
+        names = journal[field]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return f"{field} is not a list of names"
+        bad = [n for n in names if n not in allowed]
+        if bad:
+            return f"{field} names {bad[0][:80]!r}, not a release entry (config folder or release file)"
+    publish = Path(out) / PUBLISH_DIR
+    for path in (publish, publish / staged, publish / "old"):
+        if path.is_symlink():
+            return f"{path} is a symbolic link"
+    return None
+
+
 def _apply(out: Path, journal: dict) -> None:
     publish = out / PUBLISH_DIR
     staged, old = publish / journal["staged"], publish / "old"
@@ -95,12 +129,19 @@ def recover(out: Path) -> bool:
         return False
     try:
         journal = json.loads(path.read_text(encoding="utf-8"))
-        staged = journal["staged"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError) as exc:
         raise MisiError(
             f"{path}: the journal of an interrupted publish is unreadable ({exc}); the folder "
             "holds a half-switched release: restore it from a copy, or rebuild it"
         ) from None
+    problem = journal_problem(Path(out), journal)
+    if problem is not None:
+        raise MisiError(
+            f"{path}: not a publish journal this tool wrote ({problem}); nothing was moved or "
+            "deleted: check the folder, restore its release from a copy or rebuild it, then "
+            "remove the journal"
+        )
+    staged = journal["staged"]
     log.warning("%s: finishing an interrupted publish of %s", out, staged)
     try:
         _apply(Path(out), journal)

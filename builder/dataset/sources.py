@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import logging
 import os
@@ -33,8 +34,12 @@ def discover(source: str | Path, structures: str | Path | None = None) -> list[C
         return sorted(sample_refs(), key=lambda r: r.pdb_id)
     root = Path(source)
     if not root.is_dir():
+        close = difflib.get_close_matches(str(source).lower(), ["samples"], n=1, cutoff=0.6)
+        hint = "; did you mean samples?" if close else ""
         raise InputError(
-            root, "build source is not a folder (expected a PDBbind-style root or 'samples')"
+            root,
+            f"build source is not a folder (expected a PDBbind-style root, 'samples' or "
+            f"'ids:LIST.csv'){hint}",
         )
     groups: dict[str, list[Path]] = {}
     for sub in sorted(root.iterdir()):

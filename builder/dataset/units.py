@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..chemistry.hbonds import DEFAULT_HBOND_MODE
 from ..chemistry.structure import load_complex
+from ..core.atomic import write_text_atomic
 from ..core.errors import MisiError, TaskError
 from ..core.records import ComplexRef
 from ..core.rows import Row, parse_metadata
@@ -252,16 +252,21 @@ def _check_contracts(row: Row) -> None:
         raise TaskError(f"{problems[0]} (contract options)")
 
 
+#: What a unit write that failed (a full disk) leaves: the units finished before are kept.
+_UNIT_HINT = (
+    "the units finished before are kept; free space and run the same command again to resume"
+)
+
+
 def run_unit(args) -> UnitResult:
     pdb_id, refs, splits, cfg, work = args
     rows, result = generate_unit(pdb_id, refs, splits, cfg)
     if result.ok:
-        write_rows_atomic(rows, work / f"{pdb_id}.parquet")
+        write_rows_atomic(rows, work / f"{pdb_id}.parquet", _UNIT_HINT)
     write_json_atomic(work / f"{pdb_id}.status.json", asdict(result))
     return result
 
 
 def write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(data, sort_keys=True, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    """A unit's status file, whole or not at all (:func:`..core.atomic.write_atomic`)."""
+    write_text_atomic(path, json.dumps(data, sort_keys=True, indent=1), _UNIT_HINT)

@@ -14,7 +14,10 @@ from functools import lru_cache
 
 #: T4 bond key: (residue name, protein atom, ligand atom), upper case.
 #: T9 bond key: (residue name, residue number or None, protein atom, chain or None, ligand atom);
-#: None marks a field the prediction left out (it then matches any value).
+#: None marks a field the prediction left out (it then matches any value). Every field but the
+#: chain is upper case; the chain keeps its case, as in PDB files, where ``A`` and ``a`` are two
+#: chains (a reply's chain is matched to the gold's case only when no two gold chains differ by
+#: case alone: :func:`align_chain_case`).
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def _bond_key(m: re.Match, named_residue: bool) -> tuple:
         return (res, atom, lig)
     num = m.group("num") or m.group("num2")
     chain = m.group("chain")
-    return (res, num.upper() if num else None, atom, chain.upper() if chain else None, lig)
+    return (res, num.upper() if num else None, atom, chain or None, lig)
 
 
 def parse_bonds(text: str, residues: frozenset, *, named_residue: bool) -> BondAnswer | None:
@@ -204,9 +207,29 @@ def gold_bonds(answer: str, *, named_residue: bool) -> BondAnswer | None:
         else:
             if len(fields) != 4:
                 return None
-            res, num, atom, chain = (f.upper() for f in fields)
-            keys.add((res, num, atom, chain, lig.upper()))
+            res, num, atom, chain = fields
+            keys.add((res.upper(), num.upper(), atom.upper(), chain, lig.upper()))
     return BondAnswer(True, frozenset(keys))
+
+
+def align_chain_case(pred: BondAnswer, gold: BondAnswer) -> BondAnswer:
+    """``pred`` with each T9 chain written in the gold's case where that is unambiguous: a reply
+    writing ``a`` for the pocket's only chain ``A`` names it, but in a pocket with chains ``A`` and
+    ``a`` (PDB chain ids are case-sensitive) each reply chain must match exactly."""
+    folded: dict[str, set[str]] = {}
+    for key in gold.bonds:
+        if len(key) == 5 and key[3] is not None:
+            folded.setdefault(key[3].casefold(), set()).add(key[3])
+    if not folded:
+        return pred
+    keys = set()
+    for key in pred.bonds:
+        if len(key) == 5 and key[3] is not None:
+            same = folded.get(key[3].casefold(), set())
+            if len(same) == 1 and key[3] not in same:
+                key = (*key[:3], next(iter(same)), key[4])
+        keys.add(key)
+    return BondAnswer(pred.present, frozenset(keys))
 
 
 def _bond_matches(pred: tuple, gold: tuple) -> bool:

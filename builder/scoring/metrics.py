@@ -38,9 +38,11 @@ def _metadata_dict(metadata: str | Mapping | None) -> dict:
 
 
 def _norm_text(text: object) -> str | None:
+    """``text`` with its whitespace runs made single spaces; its case is kept (T9 chains ``A`` and
+    ``a`` are two chains, so a reply that differs from the gold by case alone is parsed)."""
     if not isinstance(text, str) or len(text) > MAX_CHARS:
         return None
-    return " ".join(text.split()).casefold()
+    return " ".join(text.split())
 
 
 def _gold(spec: TaskSpec, answer: str):

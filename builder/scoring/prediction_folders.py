@@ -75,16 +75,22 @@ def _files_below(folder: Path) -> list[Path]:
 
 
 def _with_run_build(file: PredictionFile, path: Path) -> PredictionFile:
-    """An ``eval`` run's answers with the build its ``report.json`` records (``config_hash``)."""
+    """An ``eval`` run's answers with the build its ``report.json`` records (``config_hash``)
+    and the dataset revision it was made on (``dataset.version`` or ``dataset.revision``)."""
     report = path.parent / "report.json"
     if path.name != "predictions.jsonl" or not report.is_file():
         return file
     try:
         if report.stat().st_size > MAX_FILE_BYTES:
             return file
-        build = json.loads(report.read_text(encoding="utf-8")).get("config_hash")
+        data = json.loads(report.read_text(encoding="utf-8"))
+        build = data.get("config_hash")
+        dataset = data.get("dataset") if isinstance(data.get("dataset"), dict) else {}
     except (OSError, ValueError, AttributeError):
         return file
+    recorded = dataset.get("version") or dataset.get("revision")
+    if isinstance(recorded, str) and recorded and len(recorded) <= 100:
+        file = replace(file, revision=recorded)
     if not isinstance(build, str) or not build or build in file.builds:
         return file
     return replace(file, builds=(*file.builds, build))
@@ -148,6 +154,18 @@ def _refuse_two_models(path: str | Path, kind: str, found: list[tuple[str, Path]
         )
 
 
+def _refuse_results_only(path: str | Path, files: list[Path]) -> None:
+    """A harness output folder with its results summary but no per-question samples: the run
+    was made without ``--log_samples``; say so (the scorer needs every answer)."""
+    results = [f for f in files if f.suffix == ".json" and "results" in f.name]
+    if results:
+        raise PredictionFileError(
+            f"{path}: holds harness results ({results[0].name}) but no per-question samples; "
+            "run lmms-eval or lm-eval again with --log_samples (it writes "
+            "*_samples_misi_<config>.jsonl, which misi-bench score reads)"
+        )
+
+
 def _is_tiny(key: str) -> bool:
     return key.endswith("_tiny") or "_samples_tiny_" in key
 
@@ -179,6 +197,7 @@ def read_prediction_source(path: str | Path, split: str | None = None) -> Predic
         )
     kind, found = ("lmms-eval-folder", lmms) if lmms else ("vlmevalkit-folder", vlm)
     if not found:
+        _refuse_results_only(path, files)
         names = ", ".join(f.name for f in files[:5]) or "nothing"
         raise PredictionFileError(
             f"{path}: a folder without prediction files (no lmms-eval *_samples_misi_<config>.jsonl, "

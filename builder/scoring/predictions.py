@@ -81,7 +81,8 @@ class PredictionFile:
     (gold answer written in the file, prediction), to resolve with :func:`resolve_positions`;
     ``config``: the task config named by an lmms-eval samples file name, else None;
     ``builds``: the build config hashes its entries record (a ``config_hash`` field, or one in
-    the logged row ``doc`` of a harness sample log), if any.
+    the logged row ``doc`` of a harness sample log), if any; ``revision``: the dataset revision
+    (release tag, branch or commit) an ``eval`` run recorded it was made on, if known.
     """
 
     path: str
@@ -93,6 +94,7 @@ class PredictionFile:
     positions: Mapping[int, tuple[str, str | None]] = field(default_factory=dict)
     config: str | None = None
     builds: tuple[str, ...] = ()
+    revision: str | None = None
 
     @property
     def n_entries(self) -> int:
@@ -142,13 +144,15 @@ class _Collector:
         if "prediction" in item:
             self.with_field += 1
         elif not self.keys_seen:
-            self.keys_seen = [str(k) for k in list(item)[:12]]
+            self.keys_seen = [str(k)[:40] for k in list(item)[:12]]
         self.put(where, str(rid).strip(), item.get("prediction"))
 
     def put(self, where: str, rid: str, value: Any) -> None:
         text = _as_text(value)
         if text is _BAD:
-            self.bad.append(f"{where}: prediction of {rid!r} is not text ({type(value).__name__})")
+            self.bad.append(
+                f"{where}: prediction of {_quoted(rid)} is not text ({type(value).__name__})"
+            )
             return
         if rid in self.preds:
             self.duplicates[rid] = None
@@ -196,6 +200,16 @@ class _Collector:
 
 
 _BAD = object()
+#: Characters of a value from the file quoted in a message (every message stays one short line).
+QUOTE_CHARS = 80
+
+
+def _quoted(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """``repr`` of a value from the file, cut to ``limit`` characters with its length said."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 def _as_text(value: Any):
@@ -290,7 +304,7 @@ def _from_object(whole: dict, path: str, out: _Collector) -> PredictionFile:
         )
     for rid, value in whole.items():
         out.tick()
-        out.put(f"key {rid!r}", str(rid), value)
+        out.put(f"key {_quoted(rid)}", str(rid), value)
     return out.result(path, "json-object")
 
 
@@ -309,8 +323,9 @@ def _read_table(path: Path) -> PredictionFile:
         raise PredictionFileError(f"{path}: the predictions table is empty")
     header = [str(h).strip() for h in rows[0]]
     if "id" not in header or "prediction" not in header:
+        found = ", ".join(_quoted(h) for h in header[:8])
         raise PredictionFileError(
-            f"{path}: a predictions table needs 'id' and 'prediction' columns, found {header[:8]}"
+            f"{path}: a predictions table needs 'id' and 'prediction' columns, found [{found}]"
         )
     i_id, i_pred = header.index("id"), header.index("prediction")
     out = _Collector(str(path))

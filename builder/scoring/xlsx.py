@@ -15,8 +15,9 @@ strings are parsed as streams, one row at a time; a cell reference beyond Excel'
 (:data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns), a row of more than :data:`MAX_COLUMNS`
 cells, more than :data:`MAX_CELLS` cells or shared strings, or a sheet whose rectangle would
 hold more than :data:`MAX_CELLS` cells is refused before anything is allocated for it (a
-242 KB workbook of 62 M empty cells in one row is refused after 16,384 of them). Each refusal
-is an :class:`XlsxLimitError` naming the limit.
+242 KB workbook of 62 M empty cells in one row is refused after 16,384 of them); one value (a
+cell's text, a shared string, a tag) over :data:`MAX_TOKEN_BYTES` is refused as it streams in
+(a 250 MB header cell after 4 MiB). Each refusal is an :class:`XlsxLimitError` naming the limit.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
-__all__ = ["MAX_CELLS", "MAX_COLUMNS", "MAX_PART_BYTES", "MAX_ROWS", "XlsxLimitError"]
+__all__ = [
+    "MAX_CELLS",
+    "MAX_COLUMNS",
+    "MAX_PART_BYTES",
+    "MAX_ROWS",
+    "MAX_TOKEN_BYTES",
+    "XlsxLimitError",
+]
 
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _DOC_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -40,6 +48,10 @@ MAX_CELLS = 2_000_000  # rows x widest row: 100,000 questions x 20 columns
 MAX_PART_BYTES = 256 * 1024 * 1024  # declared uncompressed size of one XML part
 MAX_SMALL_PART_BYTES = 4 * 1024 * 1024  # the workbook and its relations (a few KB in practice)
 MAX_CELL_PARTS = 10_000  # elements inside one cell or shared string (rich-text runs)
+#: Bytes of one value (a cell's text, a shared string, a tag with its attributes): Excel itself
+#: holds at most 32,767 characters in a cell; a long reasoning trace is ~100 KB.
+MAX_TOKEN_BYTES = 4 * 1024 * 1024
+CHUNK_BYTES = 64 * 1024  # what is read from a part at a time
 
 
 class XlsxLimitError(ValueError):
@@ -119,12 +131,32 @@ def _cell_value(cell, shared: list[str]):
     return _number(value.text)
 
 
+def _events(stream, name: str):
+    """``(event, element)`` of a part read in chunks of :data:`CHUNK_BYTES`; refused once more
+    than :data:`MAX_TOKEN_BYTES` arrive without one tag ending or starting (one text, tag or
+    attribute that long: a 250 MB header cell is refused after 4 MiB, never held whole)."""
+    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    quiet = 0
+    while chunk := stream.read(CHUNK_BYTES):
+        parser.feed(chunk)
+        events = list(parser.read_events())
+        quiet = 0 if events else quiet + len(chunk)
+        if quiet > MAX_TOKEN_BYTES:
+            raise XlsxLimitError(
+                f"part {name}: one cell, string or tag holds over {MAX_TOKEN_BYTES} bytes, the "
+                "limit of one value"
+            )
+        yield from events
+    parser.close()
+    yield from parser.read_events()
+
+
 def _iter_closed(book: zipfile.ZipFile, name: str, tags: tuple[str, ...], keep: str):
     """Each element named in ``tags`` of part ``name``, as its end tag is read (streamed, the
     part never parsed whole). Every finished element is dropped from its parent once seen,
     except inside a ``keep`` element (a cell, a shared string: its value is in its children,
     at most :data:`MAX_CELL_PARTS` of them), so memory holds one row at a time however large
-    the part unpacks to."""
+    the part unpacks to, and no value over :data:`MAX_TOKEN_BYTES`."""
     info = book.getinfo(name)
     if info.file_size > MAX_PART_BYTES:
         raise XlsxLimitError(
@@ -133,7 +165,7 @@ def _iter_closed(book: zipfile.ZipFile, name: str, tags: tuple[str, ...], keep: 
     parents: list = []
     inside = held = 0
     with book.open(info) as stream:
-        for event, element in ElementTree.iterparse(stream, events=("start", "end")):
+        for event, element in _events(stream, name):
             if event == "start":
                 parents.append(element)
                 if element.tag == keep:

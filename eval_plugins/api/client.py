@@ -43,6 +43,11 @@ QUESTION_HEADER = "X-MiSI-Question"
 FIRST_CONNECT_RETRIES = 2
 #: Characters of an error body quoted in an error message.
 ERROR_QUOTE = 600
+#: The fields of a provider's JSON error body that are kept (each at most this many characters;
+#: ``message`` at most :data:`ERROR_MESSAGE`): nothing else of the body is stored or shown.
+ERROR_FIELDS = ("type", "code", "message")
+ERROR_FIELD = 80
+ERROR_MESSAGE = 300
 #: Deepest nesting of a reply kept (a chat completion nests ~6 levels; the run folder stores
 #: the reply, and every reader of it must parse it again).
 MAX_REPLY_DEPTH = 64
@@ -232,6 +237,31 @@ class ChatClient:
             text = self.redactor.text(text[:ERROR_QUOTE], cut=True) + "..."
         return text
 
+    def _error_detail(self, data: bytes, cut: bool) -> str:
+        """What is kept of an error body: a provider's JSON error (``{"error": {...}}`` or the
+        fields at the top) as its :data:`ERROR_FIELDS` only, each bounded and redacted; any other
+        body as a bounded, redacted quote of its start."""
+        try:
+            obj = json.loads(data) if not cut else None
+        except (ValueError, RecursionError):
+            obj = None
+        if not isinstance(obj, dict):
+            return self._quote(data, cut)
+        err = obj.get("error", obj)
+        err = {"message": err} if isinstance(err, str) else err
+        if not isinstance(err, dict):
+            return "a JSON body without type, code or message"
+        parts = []
+        for name in ERROR_FIELDS:
+            value = err.get(name)
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                text, limit = str(value), ERROR_MESSAGE if name == "message" else ERROR_FIELD
+                clean = self.redactor.text(text)
+                if len(clean) > limit:
+                    clean = self.redactor.text(clean[:limit], cut=True) + "..."
+                parts.append(f"{name}: {clean}")
+        return "; ".join(parts) or "a JSON body without type, code or message"
+
     async def _post(self, client, body: bytes, qid: str) -> tuple[int, Any, bytes, bool]:
         """Status, headers, body (at most ``max_reply_bytes``) and whether it was cut there."""
         cap = self.policy.max_reply_bytes
@@ -280,7 +310,7 @@ class ChatClient:
             raise _Retryable("connection", detail) from None
         latency = time.perf_counter() - start
         if status != 200:
-            detail = f"HTTP {status}: {self._quote(data, cut)}"
+            detail = f"HTTP {status}: {self._error_detail(data, cut)}"
             if status == 404:
                 detail += missing_v1_hint(self.url)
             if status == 429 or status in RETRY_STATUS or status >= 500:

@@ -1,8 +1,9 @@
 """Questions for ``misi-bench eval``: where they are, which revision, and the request messages.
 
 A dataset is a local build folder (``<config>/<split>-*.parquet``, read one row group at a time,
-its images by :mod:`.pages`) or a Hub repo (read with ``datasets`` in small batches, images left
-undecoded). Memory stays at one row group's images (builds close row groups at
+its images by :mod:`.pages`) or a Hub repo (the revision's shards of the split fetched into the
+Hub cache, then read the same way). Every shard is checked against the build's manifest
+(``core.shards.checked_shards``). Memory stays at one row group's images (builds close row groups at
 ``ROW_GROUP_BYTES``; twice that while its image chunk is decompressed) whatever the split size.
 """
 
@@ -24,9 +25,9 @@ from typing import Any
 
 from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
-from ...builder.core.registry import TASK_NAMES
+from ...builder.core.registry import TASK_NAMES, canonical_task
 from ...builder.core.rows import SCORE_COLUMNS as ROW_SCORE_COLUMNS
-from ...builder.core.shards import config_shards
+from ...builder.core.shards import checked_shards
 from ..common import doc_prompt
 from . import pages
 from .hub import hub_commit
@@ -100,38 +101,27 @@ class QuestionSource:
             self.location = dataset
             self.hub_revision = revision or hub_revision()
             self.revision = hub_commit(dataset, self.hub_revision)
-        self._hub: dict[tuple[str, str], object] = {}
+        self._hub: dict[str, Path] = {}  # split -> the Hub revision's snapshot folder
 
     def _shards(self, config: str, split: str) -> list[Path]:
-        return config_shards(self.location, config, split)
+        """The shards of one config and split, checked against the build's manifest; for a Hub
+        repo, those of the revision's snapshot in the Hub cache (fetched once per split:
+        :func:`..common.local_copy`), so a tag whose manifest disagrees with its shards is
+        refused like an edited local shard."""
+        if self.local:
+            return checked_shards(self.location, config, split)
+        if split not in self._hub:
+            from ..common import local_copy  # noqa: PLC0415
 
-    def _hub_split(self, config: str, split: str):
-        if (config, split) not in self._hub:
-            import datasets  # noqa: PLC0415
-
-            kwargs = {"revision": self.revision} if self.revision not in (None, "main") else {}
-            try:
-                self._hub[config, split] = datasets.load_dataset(
-                    self.location, config, split=split, **kwargs
-                )
-            except Exception as exc:
-                raise MisiError(
-                    f"{self.location}: cannot load config {config} split {split} ({exc})"
-                ) from None
-        return self._hub[config, split]
+            self._hub[split], _ = local_copy(self.location, self.revision, (split,))
+        return checked_shards(self._hub[split], config, split)
 
     def _batches(self, config: str, split: str, columns: list[str]) -> Iterator:
-        """pyarrow record batches / tables of ``columns`` for one config and split."""
-        if self.local:
-            import pyarrow.parquet as pq  # noqa: PLC0415
+        """pyarrow record batches of ``columns`` for one config and split."""
+        import pyarrow.parquet as pq  # noqa: PLC0415
 
-            for shard in self._shards(config, split):
-                yield from pq.ParquetFile(shard).iter_batches(
-                    batch_size=BATCH_ROWS, columns=columns
-                )
-        else:
-            ds = self._hub_split(config, split).select_columns(columns).with_format("arrow")
-            yield from ds.iter(batch_size=BATCH_ROWS)
+        for shard in self._shards(config, split):
+            yield from pq.ParquetFile(shard).iter_batches(batch_size=BATCH_ROWS, columns=columns)
 
     def records(self, configs: list[str], split: str) -> list[dict]:
         """Rows for the scorer (id, task, answer, metadata, options) of ``configs``, in order."""
@@ -150,17 +140,9 @@ class QuestionSource:
         """The questions whose id is in ``wanted``, streamed in dataset order; with ``images``
         (the run's :class:`ImageCache`) questions that show the same view share its bytes."""
         same = bytes if images is None else images.intern
-        read = _Interned(same)
         for config in configs:
-            if self.local:
-                for shard in self._shards(config, split):
-                    yield from _shard_questions(shard, wanted, same)
-                continue
-            for batch in self._batches(config, split, PROMPT_COLUMNS):
-                ids = batch.column("id").to_pylist()
-                keep = [i for i, qid in enumerate(ids) if qid in wanted]
-                for row in (batch.slice(i, 1).to_pylist()[0] for i in keep):
-                    yield _question(row, row["images"] or [], read)
+            for shard in self._shards(config, split):
+                yield from _shard_questions(shard, wanted, same)
 
 
 def _question(row: dict, images, to_png) -> Question:
@@ -383,15 +365,19 @@ class ImageCache:
 
 
 def check_configs(configs: list[str] | None) -> list[str]:
-    """The task configs to run (default every task); unknown names raise a clear error."""
+    """The task configs to run (default every task), names or aliases, once each; an unknown
+    name is one line with a did-you-mean (``core.registry.canonical_task``)."""
     if not configs:
         return list(TASK_NAMES)
-    bad = [c for c in configs if c not in TASK_NAMES]
-    if bad:
-        raise MisiError(
-            f"--configs: unknown task config(s) {', '.join(bad)}; expected some of {', '.join(TASK_NAMES)}"
-        )
-    return list(dict.fromkeys(configs))
+    out: list[str] = []
+    for name in configs:
+        try:
+            config = canonical_task(name)
+        except ValueError as exc:
+            raise MisiError(f"--configs: {exc}") from None
+        if config not in out:
+            out.append(config)
+    return out
 
 
 def image_png(image, qid: str) -> bytes:

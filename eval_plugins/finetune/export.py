@@ -7,6 +7,7 @@ config then shard order, JSON with sorted keys, no timestamps).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...builder.core.atomic import WriteError, write_error
 from ...builder.core.constants import PACKAGE_VERSION
 from ...builder.core.errors import InputError
 from ...builder.core.provenance import DatasetProvenance
@@ -134,6 +136,9 @@ def export_sft(
             shutil.rmtree(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
+    except OSError as exc:  # a full disk, a quota: one line naming the file, nothing torn
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _export_write_error(out, tmp, exc) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -159,6 +164,19 @@ def export_sft(
         out,
     )
     return result
+
+
+def _export_write_error(out: Path, tmp: Path, exc: OSError) -> WriteError:
+    """The one line for a failed write of the export: the file (named as it would have been in
+    ``out``), what the system said, and that nothing was left behind."""
+    name = Path(exc.filename) if isinstance(exc.filename, str) else out
+    with contextlib.suppress(ValueError):
+        name = out / name.relative_to(tmp)
+    return write_error(
+        name,
+        exc,
+        f"the partial export was removed and {out} is as it was; free space and run it again",
+    )
 
 
 def _write_rows(writer, shards, progress: bool, desc: str) -> tuple[Counter[str], int]:

@@ -89,7 +89,7 @@ def config_shards(root: Path, configs: Sequence[str], split: str) -> list[Path]:
     without shards for ``split`` is skipped with a log line; none at all is an error."""
     shards = []
     for config in configs:
-        found = shard_files.config_shards(root, config, split)
+        found = shard_files.checked_shards(root, config, split)
         if not found:
             log.info("%s: no %s shards in %s", config, split, root)
         shards += found

@@ -25,6 +25,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...builder.core.secrets import Redactor, hide_matches
+
 log = logging.getLogger(__name__)
 
 PARTICIPANT = "participant"
@@ -103,6 +105,11 @@ class SessionKeys:
                 return known
             return None
 
+    def values(self) -> tuple[str, ...]:
+        """Every session key (for the log's redactor)."""
+        with self._lock:
+            return tuple(sorted(self._keys.values()))
+
     def key_of(self, name: str) -> str | None:
         with self._lock:
             return self._keys.get(name)
@@ -120,14 +127,19 @@ class SessionKeys:
         _write_private(self.path, self._keys)
 
 
-#: A query value that is a secret in a logged request line (the run's tokens, session keys).
-_SECRET_QUERY_RE = re.compile(r"([?&;](?:token|key)=)[^&;#\s\"']*", re.I)
+#: A value that is a secret in a logged request line (the run's tokens, session keys): after
+#: ``token=`` or ``key=`` (also ``X-Misi-Token:``, ``access_token=``), found in the normalised
+#: text, so ``%74oken=`` and a name split by invisible characters count too.
+_SECRET_QUERY_RE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z0-9_-]*(?:token|key)\s*[=:]\s*(?P<value>[^&;#\s\"']*)", re.I
+)
 
 
 def public_path(text: str) -> str:
     """``text`` (a request path or a log line quoting one) with the values of ``token=`` and
-    ``key=`` replaced by ``***``: tokens and keys are never logged."""
-    return _SECRET_QUERY_RE.sub(r"\1***", text)
+    ``key=`` replaced by ``***`` however they are spelled (``builder/core/secrets.py``
+    normalises the text first): tokens and keys are never logged."""
+    return hide_matches(text, _SECRET_QUERY_RE, "***")
 
 
 def _write_private(path: Path, data: dict) -> None:
@@ -163,3 +175,19 @@ def exposure_warning(host: str, port: int) -> str | None:
         "readable on the network): use it only on a trusted network, or keep the default "
         "127.0.0.1 behind an SSH tunnel (docs/human-baseline.md)."
     )
+
+
+class LogHider:
+    """What the app's log lines become: the run's tokens and every session key replaced in any
+    spelling (a name, an id or a path that holds one; :class:`~...builder.core.secrets.Redactor`),
+    then every ``token=`` / ``key=`` value (:func:`public_path`)."""
+
+    def __init__(self, tokens: Tokens, keys: SessionKeys) -> None:
+        self.tokens, self.keys = tokens, keys
+        self._known: tuple[tuple[str, ...], Redactor] = ((), Redactor())
+
+    def __call__(self, text: str) -> str:
+        secrets_now = (self.tokens.participant, self.tokens.admin, *self.keys.values())
+        if secrets_now != self._known[0]:
+            self._known = (secrets_now, Redactor(secrets_now))
+        return public_path(self._known[1].text(text))

@@ -8,6 +8,7 @@ import logging
 import sys
 
 from ...builder.core.errors import MisiError
+from ...builder.core.shards import check_split
 from ..common import local_copy
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,7 @@ def cmd_human(args: argparse.Namespace) -> int:
             check_participant(args.participant)
         except ValueError as exc:
             raise MisiError(str(exc)) from None
+    check_split(args.split)
     folder, provenance = local_copy(args.dataset, args.revision, (args.split,))
     questions = load_questions(folder, args.split)
     tokens = Tokens.load_or_new(args.out, renew=args.new_tokens)

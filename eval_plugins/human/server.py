@@ -19,7 +19,7 @@ Bodies must state their length (411 without ``Content-Length``, 400 for a bad on
 :data:`MAX_BODY`); a client that stalls is dropped after :data:`READ_TIMEOUT_S` seconds, one
 that trickles a request in after :data:`.connections.REQUEST_DEADLINE_S`; at most
 :data:`.connections.MAX_CONNECTIONS` connections are served at once (503 beyond). Tokens and
-session keys are never logged (:func:`.access.public_path`).
+session keys are never logged, however spelled (:class:`.access.LogHider`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,15 @@ from urllib.parse import parse_qs, urlparse
 from ...builder.core.provenance import DatasetProvenance
 from ...builder.scoring import format_parsed, parse_prediction, score_records
 from ..common import build_config_hash
-from .access import ADMIN, SessionKeys, Tokens, public_path
-from .connections import MAX_CONNECTIONS, REQUEST_DEADLINE_S, CappedServer
+from .access import ADMIN, LogHider, SessionKeys, Tokens
+from .connections import (
+    IDLE_S,
+    MAX_CONNECTIONS,
+    MAX_PER_CLIENT,
+    REQUEST_DEADLINE_S,
+    CappedServer,
+    NotingReader,
+)
 from .forms import form_problem
 from .session import Question, Session, check_participant, question_images, records
 
@@ -105,6 +112,8 @@ class HumanApp:
         self.participant = participant
         self.tokens = tokens or Tokens.new()
         self.keys = SessionKeys(self.out)
+        #: every log line of a request passes through it (no token or key, however spelled)
+        self.hide = LogHider(self.tokens, self.keys)
         self.sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -225,7 +234,11 @@ class Handler(BaseHTTPRequestHandler):
     timeout = READ_TIMEOUT_S  # socket timeout: a stalled client frees its thread
 
     def log_message(self, fmt, *args) -> None:  # quiet: to the logger, not stderr
-        log.debug("%s %s", self.address_string(), public_path(fmt % args))
+        log.debug("%s %s", self.address_string(), self.app.hide(fmt % args))
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = NotingReader(self.rfile, lambda: self.server.arrived(self.connection))
 
     def handle_one_request(self) -> None:
         self.server.reading(self.connection)  # the request's deadline (connections.py)
@@ -256,10 +269,10 @@ class Handler(BaseHTTPRequestHandler):
         log.info(
             "refused %s %.80s from %s: %d %s",
             self.command,
-            public_path(self.path),
+            self.app.hide(self.path),
             self.address_string(),
             int(status),
-            message,
+            self.app.hide(message),
         )
         self._json({"error": message}, int(status))
 
@@ -410,9 +423,14 @@ def make_server(
     port: int = 7860,
     max_connections: int = MAX_CONNECTIONS,
     deadline_s: float = REQUEST_DEADLINE_S,
+    per_client: int = MAX_PER_CLIENT,
+    idle_s: float = IDLE_S,
 ) -> CappedServer:
     """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server_address``).
-    At most ``max_connections`` at once; a request must arrive within ``deadline_s``
-    (:mod:`.connections`)."""
+    At most ``max_connections`` at once and ``per_client`` from one address; a request must
+    arrive within ``deadline_s``, a connection with nothing arriving is dropped after
+    ``idle_s`` (:mod:`.connections`)."""
     handler = type("BoundHandler", (Handler,), {"app": app})
-    return CappedServer((host, port), handler, max_connections, deadline_s)
+    return CappedServer(
+        (host, port), handler, max_connections, deadline_s, per_client=per_client, idle_s=idle_s
+    )

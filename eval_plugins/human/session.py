@@ -27,7 +27,7 @@ from ...builder.core.profiles import LEGACY_PROFILE, PROFILES, profile_of_metada
 from ...builder.core.provenance import DatasetProvenance
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 from ...builder.core.rows import SCORE_COLUMNS
-from ...builder.core.shards import config_shards
+from ...builder.core.shards import checked_shards
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def load_questions(build: str | Path, split: str = "tiny") -> list[Question]:
         )
     out = []
     for task in TASK_NAMES:
-        for shard in config_shards(build, task, split):
+        for shard in checked_shards(build, task, split):
             for r in pq.read_table(shard, columns=_COLUMNS).to_pylist():
                 out.append(
                     Question(
@@ -134,7 +134,7 @@ def records(build: str | Path, split: str) -> list[dict]:
 
     out = []
     for task in TASK_NAMES:
-        for shard in config_shards(build, task, split):
+        for shard in checked_shards(build, task, split):
             out += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     return out
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PROFILES
+from ...builder.core.shards import check_split
 from ...builder.scoring import NOT_COMPARABLE, PAPER_ROWS_HELP
 from ..common import local_copy
 from .levels import chance_levels
@@ -243,6 +244,7 @@ def _dataset_folder(args: argparse.Namespace) -> tuple[str | None, str | None]:
         if args.revision:
             raise MisiError(f"--revision {args.revision}: needs --dataset (a Hub repo id)")
         return None, None
+    check_split(args.split)
     folder, provenance = local_copy(args.dataset, args.revision, (args.split,))
     return str(folder), f"Dataset of the chance levels and profile: {provenance.label()}."
 

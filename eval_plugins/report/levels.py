@@ -10,7 +10,7 @@ from pathlib import Path
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
 from ...builder.core.rows import SCORE_COLUMNS
-from ...builder.core.shards import config_shards
+from ...builder.core.shards import checked_shards
 from .reference import SCORER_KEY, TASK_COLUMN
 from .sources import RANDOM_DRAWS, _empty, _pct, from_aggregate
 
@@ -65,7 +65,7 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     records = []
     for task in TASK_NAMES:
-        for shard in config_shards(build, task, split):
+        for shard in checked_shards(build, task, split):
             records += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     if not records:
         raise MisiError(f"{build}: no questions in split {split!r}")
@@ -121,7 +121,7 @@ def _blind_inputs(build: Path, split: str) -> tuple[list[dict], dict]:
 
     train = []
     for task in TASK_NAMES:
-        for shard in config_shards(build, task, "train"):
+        for shard in checked_shards(build, task, "train"):
             train += pq.read_table(shard, columns=["task", "answer"]).to_pylist()
     try:
         stored = json.loads((build / "baselines.json").read_text(encoding="utf-8"))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -92,7 +91,7 @@ class ModelResult:
 
 
 class ImpossibleScore(MisiError):
-    """A score cell outside 0-1 (0-100%) or infinite: no scorer writes it, so the file is
+    """A score cell outside 0-1 (0-100%), infinite or NaN: no scorer writes it, so the file is
     refused rather than drawn or averaged (:func:`read_result` names the file and the cell)."""
 
     def __init__(self, cell: str, value) -> None:
@@ -101,15 +100,14 @@ class ImpossibleScore(MisiError):
 
 
 def _pct(value, cell: str = "a score") -> float | None:
-    """A 0-1 score cell in percent (None when absent or not a number); a number outside 0-1 is
-    refused (:class:`ImpossibleScore`)."""
+    """A 0-1 score cell in percent (None when absent or not a number); a number outside 0-1,
+    infinite or NaN is refused (:class:`ImpossibleScore`): a NaN task dropped from the averages
+    showed the others' mean as the model's."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    if math.isnan(number):
-        return None
-    if not 0.0 <= number <= 1.0:
+    if not 0.0 <= number <= 1.0:  # NaN too: a task with no score is left out, never NaN
         raise ImpossibleScore(cell, value)
     return 100.0 * number
 

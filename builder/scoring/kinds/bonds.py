@@ -9,6 +9,7 @@ from ...core.registry import TaskSpec
 from ..bonds import (
     KNOWN_RESIDUES,
     BondAnswer,
+    align_chain_case,
     count_matched,
     format_bond_answer,
     gold_bonds,
@@ -70,6 +71,7 @@ class BondsKind(AnswerKind):
         elif not pred.present:
             main = {"score": 0.0, "exact": 0.0}
         else:
+            pred = align_chain_case(pred, gold)
             n_match = count_matched(pred.bonds, gold.bonds, strict=strict)
             n_pred, n_gold = len(pred.bonds), len(gold.bonds)
             exact = float(n_match == n_gold == n_pred)
