@@ -61,7 +61,7 @@ def test_every_reading_route_refuses_an_edited_shard(edited):
     from misi_bench.eval_plugins.common import gold_by_id, load_split, with_build_column
     from misi_bench.eval_plugins.finetune.source import config_shards as export_shards
     from misi_bench.eval_plugins.human.session import load_questions, records
-    from misi_bench.eval_plugins.report.sources import chance_levels
+    from misi_bench.eval_plugins.report.levels import chance_levels
 
     folder, shard, _ = edited
     routes = {
@@ -162,7 +162,7 @@ def test_a_hub_tag_whose_shards_disagree_with_its_manifest_is_refused(tmp_path):
         # report --dataset and the human app read the tag's snapshot (local_copy)
         code = (
             "from misi_bench.eval_plugins.common import local_copy\n"
-            "from misi_bench.eval_plugins.report.sources import chance_levels\n"
+            "from misi_bench.eval_plugins.report.levels import chance_levels\n"
             f"folder, _ = local_copy({REPO!r}, 'v0.1.0', ('test',))\n"
             "try:\n    chance_levels(folder, 'test')\n"
             "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
