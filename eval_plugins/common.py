@@ -28,6 +28,7 @@ __all__ = [
     "TEST_SPLIT",
     "TINY_SPLIT",
     "data_location",
+    "hub_checked_shards",
     "load_split",
     "score_doc",
 ]
@@ -55,10 +56,23 @@ def load_split(config: str, split: str, path: str | None = None, revision: str |
     if path is None:
         path, default_revision = data_location()
         revision = revision or default_revision
-    kwargs = {"revision": revision} if revision else {}
     if os.path.isdir(os.path.expanduser(path)):  # a local build: its shards are the manifest's
         check_folder(os.path.expanduser(path))
-    return datasets.load_dataset(path, config, split=split, **kwargs)
+        return datasets.load_dataset(path, config, split=split)
+    files = hub_checked_shards(path, revision, split, config)
+    return datasets.load_dataset("parquet", data_files={split: files}, split=split)
+
+
+def hub_checked_shards(
+    repo: str, revision: str | None, split: str, config: str = "all"
+) -> list[str]:
+    """The shard files of ``config`` (``all``: every task, in task order) and ``split`` of the Hub
+    repo ``repo`` at ``revision``, fetched into the Hub cache (:func:`local_copy`) and each checked
+    against that tag's ``manifest.json`` (``core.shards.checked_shards``): a tag whose manifest
+    disagrees with its shards is refused in one line naming the shard, before any is read."""
+    folder, _ = local_copy(repo, revision, (split,))
+    tasks = TASKS if config == "all" else (config,)
+    return [str(p) for task in tasks for p in checked_shards(folder, task, split)]
 
 
 def to_pil_rgb(image: Any):
@@ -288,6 +302,8 @@ def with_build_column(dataset, location: str | None = None, revision: str | None
         location, revision = data_location()
     if os.path.isdir(os.path.expanduser(location)):  # lmms-eval loads a local build itself
         check_folder(os.path.expanduser(location))
+    elif getattr(dataset, "split", None):  # ... and a Hub repo: that tag's shards are checked too
+        hub_checked_shards(location, revision, str(dataset.split))
     build = build_config_hash(location, revision)
     if not build or "config_hash" in dataset.column_names:
         return dataset

@@ -140,6 +140,17 @@ def test_a_hub_tag_whose_shards_disagree_with_its_manifest_is_refused(tmp_path):
         )
         files = double.repos[REPO].commits[pushed.commit_oid]["files"]
         rel = "rotation/test-00000-of-00001.parquet"
+        # before the edit, the harness loader reads the tag's checked shards (its own cache)
+        code = (
+            "from misi_bench.eval_plugins.common import load_split\n"
+            f"print(len(load_split('rotation', 'test', {REPO!r}, 'v0.1.0')))\n"
+        )
+        good = {**env, "HF_ENDPOINT": double.endpoint, "HF_HOME": str(tmp_path / "good_home")}
+        good.update(NO_PROXY="127.0.0.1,localhost", HF_HUB_DISABLE_TELEMETRY="1")
+        proc = subprocess.run([sys.executable, "-c", code], env=good, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        rows = pq.read_table(io.BytesIO(files[rel])).num_rows
+        assert proc.stdout.split() == [str(rows)], proc.stdout + proc.stderr[-2000:]
         table = pq.read_table(io.BytesIO(files[rel]))
         answers = ["roll x 90"] * table.num_rows
         i = table.schema.get_field_index("answer")
@@ -171,3 +182,22 @@ def test_a_hub_tag_whose_shards_disagree_with_its_manifest_is_refused(tmp_path):
                               text=True, timeout=300)  # fmt: skip
         assert proc.stdout.startswith("ShardMismatch"), proc.stdout + proc.stderr[-2000:]
         assert "sha256 differs" in proc.stdout
+        # the harness loaders (lm-eval's and VLMEvalKit's load_split, lmms-eval's process_docs
+        # hook) fetch the tag's shards and refuse them before any row is read
+        code = (
+            "import datasets\n"
+            "from misi_bench.eval_plugins.common import load_split, with_build_column\n"
+            f"for call in (lambda: load_split('rotation', 'test', {REPO!r}, 'v0.1.0'),\n"
+            f"             lambda: load_split('all', 'test', {REPO!r}, 'v0.1.0'),\n"
+            "             lambda: with_build_column(datasets.Dataset.from_dict({'id': ['x']},\n"
+            f"                 split='test'), {REPO!r}, 'v0.1.0')):\n"
+            "    try:\n        call(); print('read')\n"
+            "    except Exception as exc:\n        print(type(exc).__name__, exc)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 3, proc.stdout + proc.stderr[-2000:]
+        for line in lines:
+            assert line.startswith("ShardMismatch") and "sha256 differs" in line, line
+            assert rel in line.replace(os.sep, "/"), line
