@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from misi_bench.builder.chemistry.modified import keep_reason, looks_like_amino_acid
 from misi_bench.builder.chemistry.protein import (
     METAL_ELEMENTS,
     STANDARD_AMINO_ACIDS,
@@ -196,12 +197,13 @@ def _pdb_name(name: str, element: str) -> str:
 
 
 def pocket_residues(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):
-    """(chain name, gemmi residue) of every standard residue with a heavy atom within ``cutoff``
-    Å of a ligand heavy atom (the chemistry layer's pocket cut), in file order."""
+    """(chain name, gemmi residue) of every amino-acid residue (standard, or a modified one the
+    reader keeps: ``chemistry.modified``) with a heavy atom within ``cutoff`` Å of a ligand heavy
+    atom (the chemistry layer's pocket cut), in file order."""
     residues, coords, keys = [], [], []
     for ch in st[0]:
         for res in ch:
-            if res.name.strip() not in STANDARD_AMINO_ACIDS:
+            if res.name.strip() not in STANDARD_AMINO_ACIDS and not _kept_modified(res):
                 continue
             heavy = [a.pos.tolist() for a in res if a.element.name not in ("H", "D")]
             coords.extend(heavy)
@@ -212,6 +214,13 @@ def pocket_residues(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):
     return [
         residues[k] for k in pocket_residue_keys(np.array(coords), np.array(keys), lig_xyz, cutoff)
     ]
+
+
+def _kept_modified(res) -> bool:
+    """True for a modified amino acid the reader keeps in the pocket (``chemistry.modified``)."""
+    heavy = [a.name for a in res if a.element.name not in ("H", "D")]
+    name = res.name.strip()
+    return bool(heavy) and looks_like_amino_acid(name, heavy) and not keep_reason(name, heavy)
 
 
 def pocket_metals(st, lig_xyz: np.ndarray, cutoff: float = POCKET_CUTOFF):

@@ -188,7 +188,7 @@ def test_prompt_rule_follows_the_mode(complexes):
 
     assert "at most 4.1 Å apart" in hbond_rule("plip") and "100°" in hbond_rule("plip")
     assert "ChimeraX" in hbond_rule("chimerax") and "4.1" not in hbond_rule("chimerax")
-    assert task_profile("pocket_ligand", "explicit").template_version == "1.4.0"
+    assert task_profile("pocket_ligand", "explicit").template_version == "1.5.0"
     from misi_bench.builder.tasks import generator
     from misi_bench.builder.tasks.base import TaskContext
 

@@ -212,19 +212,20 @@ def test_raw_entry_requires_ligand_code(raw_refs):
 
 
 def test_nonstandard_residues_stay_out_of_the_pocket(raw_refs, tmp_path):
-    """A modified residue (here LEU 715 renamed to the non-standard MLE) is left out of the
-    pocket instead of failing the read; the rest of the complex is unchanged."""
+    """A residue that is no amino acid (here LEU 715's atoms under the name NAP, a cofactor's
+    code) is left out of the pocket instead of failing the read; the rest is unchanged. Modified
+    amino acids stay in (tests/test_modified_residues.py)."""
     text = gzip.decompress(raw_refs["1a28"].path.read_bytes()).decode()
     lines = [
-        ("HETATM" + ln[6:17] + "MLE" + ln[20:])
+        ("HETATM" + ln[6:17] + "NAP" + ln[20:])
         if ln.startswith("ATOM") and ln[17:20] == "LEU" and ln[22:26].strip() == "715"
         else ln
         for ln in text.splitlines()
     ]
-    path = tmp_path / "1a28_mle.pdb"
+    path = tmp_path / "1a28_nap.pdb"
     path.write_text("\n".join(lines) + "\n")
     cx = read_raw_entry(path, "STR")
     full = read_raw_entry(raw_refs["1a28"].path, "STR")
     labels = {r.label for r in cx.residues}
     assert "LEU 715" in {r.label for r in full.residues} and "LEU 715" not in labels
-    assert "MLE 715" not in labels and len(cx.residues) == len(full.residues) - 1
+    assert "NAP 715" not in labels and len(cx.residues) == len(full.residues) - 1

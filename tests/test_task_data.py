@@ -110,6 +110,7 @@ def test_the_config_names_each_tasks_versions():
         (lambda raw: raw[EXPLICIT].pop("captions"), "no captions"),
         (lambda raw: raw[EXPLICIT]["hbond_rules"].pop("plip"), "one sentence per mode"),
         (lambda raw: raw[PAPER].update(six_views=["front"]), "six_views must order"),
+        (lambda raw: raw[PAPER].pop("names_note"), "uses {names_note} but has no names_note"),
         (lambda raw: raw.pop("card"), "pocket_ligand.yaml: no card section"),
         (lambda raw: raw["card"].pop("summary"), "card.summary must be a non-empty string"),
         (lambda raw: raw["card"].update(sumary="typo"), "card has unknown fields sumary"),

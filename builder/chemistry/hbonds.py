@@ -57,6 +57,7 @@ from ..core.records import Complex
 from . import mills_dean
 from .hbond_limits import CHIMERAX_METALS
 from .idatm import phosphate_hydroxyls
+from .modified import STANDARD_PARENTS, parent_of
 from .protein import METAL_ELEMENTS
 
 HBOND_MODES = ("chimerax", "plip")
@@ -283,7 +284,8 @@ def _terminal_n_types(cx: Complex, h_parent: np.ndarray) -> tuple[np.ndarray, np
         if int(n) in linked:
             continue
         types[n] = "N3+"
-        if cx.res_names[n] == "PRO":
+        name = str(cx.res_names[n])
+        if name == "PRO" or (name not in STANDARD_PARENTS and parent_of(name) == "PRO"):
             h_count[n] = 2
         elif int(cx.residue_index[n]) not in res_with_h:
             h_count[n] = 1

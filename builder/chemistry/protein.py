@@ -1,9 +1,10 @@
 """Protein side of a complex: gemmi reading, standard residues, the pocket cut, covalent bonds
 and the hydrogens the input carries.
 
-* First model, first alternate location; waters and non-standard residues are not pocket
-  residues; hydrogens are kept apart for the H-bond detector.
-* The pocket is every standard amino-acid residue with any heavy atom within the cutoff
+* First model, first alternate location; waters and non-standard residues other than modified
+  amino acids (:mod:`.modified`: MSE, PTR, SEP, TPO, CSO ..., kept under their own names) are not
+  pocket residues; hydrogens are kept apart for the H-bond detector.
+* The pocket is every amino-acid residue (standard or kept modified) with any heavy atom within the cutoff
   (default ``core.constants.DEFAULT_POCKET_CUTOFF``) of any ligand heavy atom; whole residues are kept.
 """
 
@@ -19,6 +20,7 @@ from ..core.errors import InputError
 from ..core.records import PROTEIN_READ_COUNTS, Residue
 from .atom_checks import check_finite, count_atoms, drop_alternates, repeated_names
 from .files import distance_bonds, normalise_element, open_text
+from .modified import keep_reason, looks_like_amino_acid
 from .segments import Segments, split_cif_segments, split_segments
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,8 @@ METAL_ELEMENTS = frozenset(
 
 
 class ProteinAtoms:
-    """Plain arrays of the standard amino-acid atoms of a structure (internal to reading)."""
+    """Plain arrays of the amino-acid atoms (standard or kept modified) of a structure (internal
+    to reading)."""
 
     def __init__(self) -> None:
         self.coords: list[tuple[float, float, float]] = []
@@ -121,7 +124,7 @@ def read_structure(path: Path, legacy72: bool = False):
 
 
 def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
-    """Standard amino-acid heavy atoms (+ their hydrogens) of the first model, and hetero
+    """Amino-acid heavy atoms (standard or kept modified, + their hydrogens) of the first model, and hetero
     residues named ``keep_hetero`` (raw entries) with their atoms."""
     st, segments = _parse(path, split=True)
     labels = segments.labels if segments is not None else {}
@@ -145,7 +148,7 @@ def read_protein(path: Path, keep_hetero: str | None = None) -> ProteinAtoms:
                 out.het_residues.append(het)
             elif (metal := _metal_ion(res, name, label(chain.name))) is not None:
                 out.metals.append(metal)
-            elif name not in STANDARD_AMINO_ACIDS:
+            elif name not in STANDARD_AMINO_ACIDS and not _keep_modified(res, name, path):
                 out.counts["nonstandard_atoms"] += len(res)
                 skipped.add(name)
                 if res.het_flag == "H":
@@ -195,6 +198,26 @@ def _read_counts(st, segments, out: ProteinAtoms, path: Path, label) -> None:
         )
 
 
+def _keep_modified(res, name: str, path: Path) -> bool:
+    """True when non-standard residue ``res`` is a modified amino acid kept in the pocket under
+    its own name (:mod:`.modified`); a left-out one that looks like an amino acid is logged as
+    a WARNING naming it and why."""
+    heavy = [a.name for a in res if normalise_element(a.element.name) not in ("H", "D")]
+    if not heavy or not looks_like_amino_acid(name, heavy):
+        return False
+    reason = keep_reason(name, heavy)
+    if reason:
+        log.warning(
+            "%s: modified residue %s %s%s left out of the pocket: %s",
+            path,
+            name,
+            res.seqid.num,
+            res.seqid.icode.strip(),
+            reason,
+        )
+    return not reason
+
+
 def _hetero_residue(res, name: str, chain: str) -> dict:
     """A kept hetero residue (raw entry): name, chain, number, insertion code and its atoms as
     ``(name, element, (x, y, z) Å)``."""
@@ -224,7 +247,7 @@ def _metal_ion(res, name: str, chain: str) -> dict | None:
 
 
 def _add_amino_acid(out: ProteinAtoms, res, name: str, chain: str) -> None:
-    """Append a standard amino-acid residue and its atoms: heavy atoms to the atom lists,
+    """Append an amino-acid residue (standard or kept modified) and its atoms: heavy atoms to the atom lists,
     hydrogens (H or D) to the hydrogen lists."""
     key = len(out.residues)
     out.residues.append(Residue(chain, name, int(res.seqid.num), res.seqid.icode.strip()))

@@ -3,8 +3,9 @@
 The public entry points of the chemistry layer's reading side. The work is split by job:
 
 * ``protein``: gemmi reading (first model, first alternate location, no waters), the pocket cut
-  (whole standard residues with a heavy atom within ``pocket_cutoff`` Å of a ligand heavy atom;
-  default ``core.constants.DEFAULT_POCKET_CUTOFF``), covalent bonds and input hydrogens of the pocket.
+  (whole amino-acid residues, standard or modified (``modified``), with a heavy atom within
+  ``pocket_cutoff`` Å of a ligand heavy atom; default ``core.constants.DEFAULT_POCKET_CUTOFF``),
+  covalent bonds and input hydrogens of the pocket.
 * ``ligand``: the PDBbind SDF (chemistry, via RDKit) and MOL2 (atom names, matched by coordinates).
 * ``ccd``: raw-entry ligands with chemistry from the PDB chemical component dictionary (biotite),
   matched by atom name.
@@ -39,6 +40,7 @@ from .hbond_typing import (
 )
 from .idatm import ligand_types, protein_type
 from .ligand import LigandData, read_ligand_files
+from .modified import residue_roles, residue_types
 from .protein import (
     MAX_POCKET_ATOMS,
     STANDARD_AMINO_ACIDS,
@@ -221,7 +223,9 @@ def _assemble(
     input_h = [int(n_h_on[k]) if res_of_atom[k] in res_with_h else None for k in range(n_r)] + [
         None
     ] * len(ions)
-    is_donor, is_acceptor, donor_h = _polarity(p_resnames, p_names, input_h, n_r, lig)
+    is_donor, is_acceptor, donor_h = _polarity(
+        p_resnames, p_names, input_h, n_r, lig, p_elements, res_of_atom
+    )
     charges = np.concatenate([np.zeros(n_p, dtype=np.int64), lig.charges])
     bonds, orders = _bonds(coords, p_elements, p_names, res_of_atom, lig, n_r, n_p)
 
@@ -339,26 +343,40 @@ def _atom_columns(protein, lig, lig_code, p_idx, residues, res_of_atom, ions) ->
     }
 
 
-def _polarity(p_resnames, p_names, input_h, n_r: int, lig: LigandData):
+def _modified_typing(res_names, atom_names, input_h, res_of_atom) -> dict[int, tuple[str, int]]:
+    """(IDATM type, hydrogens) of the atoms of kept modified residues (:mod:`.modified`), by atom
+    index; standard residues' atoms are not in it."""
+    members: dict[int, list[int]] = {}
+    for k, rn in enumerate(res_names):
+        if rn not in STANDARD_AMINO_ACIDS:
+            members.setdefault(int(res_of_atom[k]), []).append(k)
+    out: dict[int, tuple[str, int]] = {}
+    for atoms in members.values():
+        typed = residue_types(
+            res_names[atoms[0]], [atom_names[k] for k in atoms], [input_h[k] for k in atoms]
+        )
+        out.update(zip(atoms, typed))
+    return out
+
+
+def _polarity(p_resnames, p_names, input_h, n_r: int, lig: LigandData, p_elements, res_of_atom):
     """``(is_donor, is_acceptor, donor_h)`` per atom: protein atoms by residue and atom name
-    (and the hydrogens the input gives them), ions neither, ligand atoms by their chemistry."""
+    (and the hydrogens the input gives them; kept modified residues by their component's
+    chemistry, :func:`.modified.residue_roles`), ions neither, ligand atoms by their chemistry."""
     polar = [
         protein_polarity(rn, an, nh) if k < n_r else (False, False)
         for k, (rn, an, nh) in enumerate(zip(p_resnames, p_names, input_h))
     ]
+    p_donor_h = [
+        protein_donor_h(rn, an, nh) if d else 0
+        for (rn, an, nh), (d, _) in zip(zip(p_resnames, p_names, input_h), polar)
+    ]
+    modified = _modified_typing(p_resnames[:n_r], p_names[:n_r], input_h[:n_r], res_of_atom)
+    roles = residue_roles([p_elements[k] for k in modified], list(modified.values()))
+    for k, (donor, acceptor, n_h) in zip(modified, roles):
+        polar[k], p_donor_h[k] = (donor, acceptor), n_h
     l_donor, l_acceptor = ligand_polarity(lig)
-    donor_h = np.concatenate(
-        [
-            np.array(
-                [
-                    protein_donor_h(rn, an, nh) if d else 0
-                    for (rn, an, nh), (d, _) in zip(zip(p_resnames, p_names, input_h), polar)
-                ],
-                dtype=np.int64,
-            ),
-            ligand_donor_h(lig, l_donor),
-        ]
-    )
+    donor_h = np.concatenate([np.array(p_donor_h, dtype=np.int64), ligand_donor_h(lig, l_donor)])
     is_donor = np.array([d for d, _ in polar] + l_donor.tolist(), dtype=bool)
     is_acceptor = np.array([a for _, a in polar] + l_acceptor.tolist(), dtype=bool)
     return is_donor, is_acceptor, donor_h
@@ -410,12 +428,17 @@ def _chimerax_typing(
     amidine/guanidine N carry one H per free valence. A protein atom without a template is typed
     ``?`` (the chimerax detector then reports it)."""
     oxt_res = {int(r) for r, name in zip(res_of_atom, atom_names) if name == "OXT"}
+    modified = _modified_typing(res_names, atom_names, input_h, res_of_atom)
     types, counts = [], []
     for k, (rn, an, nh) in enumerate(zip(res_names, atom_names, input_h)):
-        try:
-            t, c = protein_type(rn, an, nh, has_oxt=int(res_of_atom[k]) in oxt_res, source=location)
-        except InputError:
-            t, c = "?", 0
+        if k in modified:
+            t, c = modified[k]
+        else:
+            try:
+                has_oxt = int(res_of_atom[k]) in oxt_res
+                t, c = protein_type(rn, an, nh, has_oxt=has_oxt, source=location)
+            except InputError:
+                t, c = "?", 0
         types.append(t)
         counts.append(c)
     types += list(ion_elements)

@@ -13,9 +13,9 @@
   (:func:`check_image_size`, the one range check). ``REFERENCE_IMAGE_SIZE``: the image size at
   which pixel quantities (label font size, option image-difference thresholds) are given; they
   scale with ``size / REFERENCE_IMAGE_SIZE``.
-* ``DEFAULT_POCKET_CUTOFF``: the pocket radius (Å): whole standard residues with a heavy atom
-  within it of a ligand heavy atom (the reader's default, ``--pocket-cutoff``, and the value of a
-  manifest that records none).
+* ``DEFAULT_POCKET_CUTOFF``: the pocket radius (Å): whole amino-acid residues (standard or kept
+  modified) with a heavy atom within it of a ligand heavy atom (the reader's default,
+  ``--pocket-cutoff``, and the value of a manifest that records none).
 """
 
 from __future__ import annotations

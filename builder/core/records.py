@@ -87,8 +87,9 @@ class ReadReport:
     unflagged alternate location or two residues merged under one id: outside the pocket left
     out, logged as a WARNING and named by the build's summary; in the pocket they refuse the
     complex),
-    ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not standard amino acids
-    or kept metal ions: modified residues, cofactors, other ligands), ``unbonded_hydrogens``
+    ``water_atoms``, ``nonstandard_atoms`` (atoms of residues that are not amino acids
+    or kept metal ions: cofactors, other ligands, and modified amino acids the reader cannot
+    type, ``chemistry.modified``), ``unbonded_hydrogens``
     (pocket hydrogens with no heavy atom of their residue within 1.3 Å, and MOL2 hydrogens that
     its bond table attaches to no ligand heavy atom). ``segments``: chain
     runs that repeat residue ids (number, insertion code) of an earlier run of the same chain id

@@ -70,7 +70,8 @@ class TaskSpec:
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
     ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
     the paper's column in two: T4's positive and negative questions), ``label`` and
-    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form),
+    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form: what
+    form an answer takes, never a unit or range, which only some profiles' prompts state),
     ``aliases`` (other names a user may type; the paper's names among them), ``readings`` (other
     readings of a rule the paper leaves open, shown beside the main metric: (``""`` for the task
     or ``"positive"`` for its positive half, the other reading's metric, the main metric)),
@@ -126,7 +127,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         in_headline=True,
         score_radius=8.0,
         commands=(CommandRange("move", ("x", "y"), _nonzero(-4, 4), magnitude_first=True),),
-        form_hint="one command: move x D or move y D, D in whole Å (e.g. move x -3)",
+        form_hint="one command: move x D or move y D (e.g. move x -3)",
         aliases=("trans", "translate", "move"),
         readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
@@ -141,7 +142,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         in_headline=True,
         score_radius=180.0,
         commands=(CommandRange("roll", ("x", "y", "z"), _ANGLES),),
-        form_hint="one command: roll x A, roll y A or roll z A, A in whole degrees (e.g. roll z 45)",
+        form_hint="one command: roll x A, roll y A or roll z A (e.g. roll z 45)",
         aliases=("rot", "roll"),
         readings=(("", "score_steps", "score"), ("", "score_radius", "score")),
     ),
@@ -155,7 +156,7 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
         "zooming",
         in_headline=True,
         commands=(CommandRange("move", ("z",), tuple(range(40, 61))),),
-        form_hint="one command: move z D, D in whole Å (e.g. move z 50)",
+        form_hint="one command: move z D (e.g. move z 50)",
         aliases=("zoom", "zoom_in", "scale", "scaling"),
         underdetermined_in=("paper",),
     ),

@@ -20,12 +20,15 @@ from PIL import Image, ImageDraw, ImageFont
 from ..core.constants import REFERENCE_IMAGE_SIZE
 from .free_space import FreeSpace
 from .layout import (
+    BOND_REACH,
     SLOTS,
     chain_caption_spot,
     draw_leaders,
     footprint_rows,
     ligand_bonds,
     ligand_footprint,
+    order_distance,
+    picture_reach,
     residue_text,
     shown_chains,
 )
@@ -120,10 +123,6 @@ def _label_images(text: str, px: int) -> tuple[Image.Image, Image.Image, int, in
 
 
 _POLAR = frozenset({"N", "O", "S"})
-#: Residues (or residue atoms) within this distance (Å) of a shown ligand atom are in reach of
-#: a hydrogen bond (every H-bond mode's donor-acceptor limit is below it): the ``avoid``
-#: placement labels them right after the ligand's polar atoms, before the ligand's carbons.
-BOND_REACH = 4.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,12 +193,17 @@ def _ligand_distance(complex_, atoms: np.ndarray, rows: np.ndarray) -> np.ndarra
     return np.sqrt(((xyz[:, None, :] - lig[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
 
 
-def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, colours) -> list:
+def _atom_entries(
+    la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, colours, picture=None
+) -> list:
     """Layout entries of the atom names at ``rows``: polar atoms (N, O, S) first, then by
-    ``ranks`` (depth or distance to the ligand). Tier (``avoid`` placement): ligand polar atoms
-    0, residue polar atoms in :data:`BOND_REACH` of the ligand 1, other ligand atoms 2, the rest 3."""
+    ``ranks`` (depth or distance to the ligand). Tier (``avoid``, ``leader``): ligand polar atoms
+    0, residue polar atoms in :data:`BOND_REACH` of the ligand 1 (``leader``: in the picture,
+    ``picture``), other ligand atoms 2, the rest 3."""
     out = []
-    atoms, names, polar, near = la.atoms, la.names, la.polar, la.near
+    atoms, names, polar = la.atoms, la.names, la.polar
+    reach, near = order_distance(la, rows, u, v, picture)
+    near = dict(zip(np.asarray(rows, dtype=np.int64).tolist(), near.tolist()))
     for k, rank, colour in zip(rows, ranks, colours):
         atom = int(atoms[k])
         text = names[k]
@@ -207,7 +211,7 @@ def _atom_entries(la: LabelAtoms, rows, layer, ranks, u, v, depth, radius_px, co
         if layer == 0:
             tier = 0 if polar[k] else 2
         else:
-            tier = 1 if polar[k] and near[k] <= BOND_REACH else 3
+            tier = 1 if polar[k] and near[k] <= reach else 3
         out.append(
             [
                 (tier, layer, 0 if polar[k] else 1, rank, atom),
@@ -244,10 +248,13 @@ def _residue_groups(la: LabelAtoms, rows: np.ndarray) -> tuple:
     return residues, slot, count, near, ca_k, where
 
 
-def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) -> list[list]:
+def _residue_entries(
+    complex_, la: LabelAtoms, u, v, alive, depth, size, style, picture=None
+) -> list[list]:
     """Layout entries of the ``standard`` mode's residue labels: one per shown residue, centred
     above its CA (else above the centre of its shown atoms; screen px), in the residue's carbon
-    colour, lightened."""
+    colour, lightened. Ordered by the anchor's px distance to the drawn ligand (``picture``,
+    ``leader``), else by the residue's 3D distance to it (legacy placements)."""
     entries: list[list] = []
     rows = np.flatnonzero(~la.ligand & alive & (la.res_idx >= 0))
     if not rows.size:
@@ -261,6 +268,9 @@ def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) 
     if ca_k is not None:
         lu[where], lv[where], ld[where] = u[ca_k], v[ca_k], depth[ca_k]
     keep = (lu >= 0) & (lu < size) & (lv >= 0) & (lv < size)
+    reach = BOND_REACH
+    if picture is not None:
+        reach, near = picture[0], picture[1](lu, lv)
     chains = bool(la.chains and style.chain_labels)
     texts, all_residues = la.texts, complex_.residues
     for r, x, y, z, d in zip(
@@ -275,7 +285,7 @@ def _residue_entries(complex_, la: LabelAtoms, u, v, alive, depth, size, style) 
             text = texts[r, chains] = residue_text(all_residues[r], chains)
         entries.append(
             [
-                (1 if d <= BOND_REACH else 3, 1, d, 0.0, r),
+                (1 if d <= reach else 3, 1, d, 0.0, r),
                 (0, -z, text, x, y),
                 x,
                 y,
@@ -294,19 +304,23 @@ def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, siz
     inside = alive & (u >= 0) & (u < size) & (v >= 0) & (v < size)
     ligand, res_idx = la.ligand, la.res_idx
     entries: list[list] = []
+    picture = None
+    if style.label_placement == "leader":
+        picture = picture_reach(la, u, v, alive, radius_px, style, size)
     if style.label_mode == "standard":
-        entries += _residue_entries(complex_, la, u, v, alive, depth, size, style)
+        entries += _residue_entries(complex_, la, u, v, alive, depth, size, style, picture)
         ions = np.flatnonzero(~ligand & inside & (res_idx < 0)).tolist()  # metal ions
         entries += _atom_entries(
             la,
             ions,
             1,
-            la.near[ions].tolist(),
+            order_distance(la, ions, u, v, picture)[1].tolist(),
             u,
             v,
             depth,
             radius_px,
             [LIGAND_LABEL_COLOUR] * len(ions),
+            picture,
         )
     elif style.label_mode == "residue_atoms":
         rows = np.flatnonzero(~ligand & inside)
@@ -315,7 +329,16 @@ def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, siz
             for r in res_idx[rows].tolist()
         ]
         entries += _atom_entries(
-            la, rows.tolist(), 1, la.near[rows].tolist(), u, v, depth, radius_px, colours
+            la,
+            rows.tolist(),
+            1,
+            order_distance(la, rows, u, v, picture)[1].tolist(),
+            u,
+            v,
+            depth,
+            radius_px,
+            colours,
+            picture,
         )
     rows = np.flatnonzero(ligand & inside)
     entries += _atom_entries(
@@ -340,9 +363,9 @@ def layout_labels(
     Every label of the paper's style is kept. Labels are placed one by one in the order of the
     names an H-bond answer can need: the ligand's polar atom names (near to far), then the
     residue labels (or residue polar atom names) within :data:`BOND_REACH` of the ligand (nearest
-    first), then the ligand's other atom names, then the remaining labels. The order depends on
-    geometry only, never on the answer, so which labels are legible gives nothing away (every
-    H-bond answer's labels are in the first two tiers). Each label takes the first of its
+    first; ``leader``: measured in the picture, 2D, so the order follows what the picture shows
+    and never 3D distances or H-bonds), then the ligand's other atom names, then the remaining
+    labels. The order never depends on the answer. Each label takes the first of its
     candidate slots (:data:`SLOTS`: around its atom, then up to about two label heights off it)
     that lies inside the image and overlaps no label placed before.
     ``style.label_placement``: ``leader`` (RENDER_VERSION 5, ``layout``): the ligand's drawn

@@ -17,6 +17,10 @@ lines are not drawn over it (they pass under it). In T4's close-ups the residue'
 clear too. A picture of the ligand alone (T7's ligand views) has no footprint: its labels are
 the ligand's own names. Placement is integer and IEEE arithmetic on the picture's own
 coordinates in a fixed order, so the layout is the same in every process.
+
+The placement order's reach (:data:`BOND_REACH`, :func:`picture_reach`): which residue labels
+are placed right after the ligand's polar names is decided in the picture (2D, RENDER_VERSION 8),
+so a label's place tells no more than the drawn positions do.
 """
 
 from __future__ import annotations
@@ -366,3 +370,42 @@ def _tables(tables: tuple) -> np.ndarray:
     out = np.array([np.array(t, dtype=np.float64).reshape(-1, 4) for t in tables])
     out.setflags(write=False)
     return out
+
+
+# ---------------------------------------------------------------------------- placement order
+
+#: The reach (Å) that puts a residue's label (or a residue atom's name) right after the
+#: ligand's polar atom names, before the ligand's carbons. ``leader`` (RENDER_VERSION 8): the
+#: label's anchor within this many Å of a drawn ligand atom *in the picture* (2D, in the
+#: picture's own scale: the drawn atom radius over ``Style.atom_radius``), so the order follows
+#: what the picture shows, never 3D distances or H-bonds (issue 53). The legacy placements
+#: (``avoid``, ``avoid3``, ``overlap``) keep the 3D distance to a shown ligand atom.
+BOND_REACH = 4.5
+
+
+def picture_reach(la, u, v, alive, radius_px, style, size):
+    """``(reach, distance)``: :data:`BOND_REACH` in px of this picture (the drawn ligand atoms'
+    median radius in px over ``style.atom_radius``) and a function giving the px distance from
+    picture points ``(pu, pv)`` to the nearest drawn ligand atom (inf when none is drawn)."""
+    rows = np.flatnonzero(la.ligand & alive & (u >= 0) & (u < size) & (v >= 0) & (v < size))
+    lu, lv = u[rows].astype(np.float64), v[rows].astype(np.float64)
+    scale = float(np.median(radius_px[rows])) / style.atom_radius if rows.size else 0.0
+
+    def distance(pu, pv) -> np.ndarray:
+        pu, pv = np.asarray(pu, dtype=np.float64), np.asarray(pv, dtype=np.float64)
+        if not rows.size:
+            return np.full(pu.shape, np.inf)
+        d2 = (pu[:, None] - lu[None, :]) ** 2 + (pv[:, None] - lv[None, :]) ** 2
+        return np.sqrt(d2.min(axis=1)) if pu.size else np.zeros(0)
+
+    return BOND_REACH * scale, distance
+
+
+def order_distance(la, rows, u, v, picture):
+    """``(reach, distances)`` that order the labels of the atoms at ``rows``: in the picture
+    (``picture``: the ``leader`` placement's :func:`picture_reach`), else the legacy 3D ones."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if picture is None:
+        return BOND_REACH, la.near[rows]
+    reach, distance = picture
+    return reach, distance(u[rows], v[rows])

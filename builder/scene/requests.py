@@ -33,7 +33,10 @@ from .camera import Camera
 #: 6: a pocket picture whose residues are all of one chain names it in a corner (``chain E``).
 #: 7: sphere sprites blended premultiplied (``shading.make_sprite``): antialiased rim pixels
 #: over a drawn neighbour at most one level apart from version 6 (0.13 % of the pixels).
-RENDER_VERSION = "7"
+#: 8: ``leader`` places residue labels (and T4's residue atom names) in the order of what the
+#: picture shows, their px distance to the drawn ligand (``layout.picture_reach``), never the 3D
+#: distance (issue 53).
+RENDER_VERSION = "8"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
 #: ``leader``: labels in free space, off the ligand, with leader lines; ``avoid``: the

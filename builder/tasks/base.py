@@ -9,6 +9,7 @@ returns ``TaskInstance`` values: operations, question text, options, answer, the
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -172,8 +173,22 @@ class TaskContext:
         return None if value is None else int(value)
 
     def prompt(self, image_lines: Sequence[str], **fields: object) -> str:
-        """The question text in this context's profile (see :func:`.data.fill`)."""
+        """The question text in this context's profile (see :func:`.data.fill`). ``names_note``
+        (the profile's sentence on disambiguated ligand atom names, after a space) is filled in
+        when the complex's ligand has such names (:func:`disambiguated_names`), else empty."""
+        if "names_note" in self.data.placeholders and "names_note" not in fields:
+            fields["names_note"] = self.names_note(self.ann)
         return fill(self.data, image_lines, fields)
+
+    def names_note(self, *shown: Annotation) -> str:
+        """The ``{names_note}`` of a question whose pictures show the complexes of ``shown``: the
+        profile's sentence (after a space) when a ligand among them has disambiguated atom
+        names, else empty."""
+        for ann in shown:
+            cx = ann.complex
+            if disambiguated_names(cx.atom_names[cx.is_ligand]):
+                return f" {self.data.names_note}"
+        return ""
 
     def caption(self, key: str, **fields: object) -> str:
         """The image caption ``key`` of this task in this context's profile ("" when the
@@ -192,6 +207,17 @@ class TaskContext:
     def six_views(self) -> tuple[str, ...]:
         """The order of the six views (T4, T8, T9) in this context's profile."""
         return self.data.six_views
+
+
+#: A ligand atom name told apart from a repeat of its name in the input: ``N:2`` (the MOL2
+#: substructure, or the atom's place in a raw entry's ligand), ``N:1.4`` (the 4th ``N`` of
+#: substructure 1), as ``chemistry.ligand`` and ``chemistry.ccd`` write them.
+_DISAMBIGUATED = re.compile(r".+:\d+(\.\d+)?")
+
+
+def disambiguated_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The names among ``names`` (ligand atom names) that carry a disambiguating suffix."""
+    return tuple(str(n) for n in names if _DISAMBIGUATED.fullmatch(str(n)))
 
 
 def question_rng(seed: int, task: str, pdb_id: str, k: int) -> np.random.Generator:

@@ -13,6 +13,9 @@ that task's rows and its part of the config hash (:func:`config_fields`). Each f
       six_views: [front, ...]       # optional: the order of the six views (default VIEW_NAMES)
       captions: {...}               # needed when the prompt uses {image_lines}
       hbond_rules: {plip: ..., ...} # needed when the prompt uses {hbond_rule}, one per mode
+      names_note: "..."             # needed when the prompt uses {names_note}: the sentence on
+                                    # disambiguated ligand atom names (``N:1.4``), filled in only
+                                    # for a complex whose ligand has them (``TaskContext.prompt``)
       prompt: |-                    # the template; {placeholders} filled by the task's module
     paper: {...}
     decoys: {version: ..., ...}     # optional: the ``balanced`` decoy mode's settings
@@ -51,6 +54,7 @@ class ProfileData:
     six_views: tuple[str, ...]
     captions: Mapping
     hbond_rules: Mapping
+    names_note: str = ""
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -185,7 +189,10 @@ def parse_task_data(task: str, raw: Mapping, where: str = "") -> TaskData:
             six_views=tuple(section.get("six_views") or VIEW_NAMES),
             captions=_freeze(section.get("captions") or {}),
             hbond_rules=_freeze(section.get("hbond_rules") or {}),
+            names_note=str(section.get("names_note") or ""),
         )
+        if "names_note" in data.placeholders and not data.names_note:
+            raise MisiError(f"{where}: {name}.prompt uses {{names_note}} but has no names_note")
         if "image_lines" in data.placeholders and not data.captions:
             raise MisiError(f"{where}: {name}.prompt uses {{image_lines}} but has no captions")
         if "hbond_rule" in data.placeholders and set(data.hbond_rules) != set(HBOND_MODES):

@@ -5,8 +5,8 @@ The correct option moves the centroid of the bond's two heavy atoms (front-view 
 coordinates cx, cy in Å) onto the line of sight: `move x -round(cx), move y -round(cy)`, rounding
 half away from zero. Decoys change the sign and/or magnitude of one or both components; all four
 options are distinct and each has a non-zero component. Up to 3 bonds per complex. With
-``--decoys balanced`` the four options are independent perturbations of a hidden centre
-(``decoys.balanced_moves``).
+``--decoys balanced`` (and in the ``paper`` profile) the four options are exchangeable draws
+around a hidden move (``decoys.flipped_moves``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .base import (
     six_views,
     view_order,
 )
-from .decoys import balanced_moves, flipped_moves
+from .decoys import flipped_moves
 from .room import CheckSubject, ImageSpec, Room, ops_of, split_space
 
 TASK = "interaction_location"
@@ -78,7 +78,7 @@ def _options(
     """The four options in letter order, the truth at ``correct`` (``ctx.decoys``: see
     ``decoys``); None when no valid set could be drawn."""
     if ctx.decoys == "balanced":
-        return balanced_moves(truth, rng, correct, ctx.decoy_settings)
+        return flipped_moves(truth, rng, correct, ctx.decoy_settings, answer_spread(ctx.ann))
     if "options" in ctx.params:  # the paper profile's decoys (docs/decoys.md)
         return flipped_moves(truth, rng, correct, ctx.params["options"], answer_spread(ctx.ann))
     opts = [truth]

@@ -109,6 +109,7 @@ def _question_text(ctx: TaskContext, ann, target) -> tuple[str, tuple[str, ...]]
         pdb_id=ann.pdb_id.upper(),
         target=target.pdb_id.upper(),
         options_block=options_block(option_texts),
+        names_note=ctx.names_note(ann, target),  # the target's pictures carry its labels too
     )
     return question, option_texts
 
