@@ -82,7 +82,8 @@ def build_requests(ids=None, cfg: BuildConfig | None = None):
 def kind(task: str, request: RenderRequest) -> str:
     shown = "ligand" if len(request.atoms) < 60 else "scene"
     moved = "moved" if request.groups else "still"
-    return f"{task}/{request.style.label_mode}/{moved}/{shown}"
+    kept = "/kept" if request.reference is not None else ""
+    return f"{task}/{request.style.label_mode}/{moved}/{shown}{kept}"
 
 
 def select_cases(records, per_kind: int) -> list[tuple[str, str, RenderRequest]]:
@@ -144,6 +145,7 @@ def request_to_json(request: RenderRequest) -> dict:
         "view": request.view,
         "style": dict(request.style.__dict__),
         "origin": None if request.origin is None else list(request.origin),
+        **({} if request.reference is None else {"reference": request_to_json(request.reference)}),
     }
 
 
@@ -159,6 +161,7 @@ def request_from_json(data: dict) -> RenderRequest:
         view=data["view"],
         style=Style(**data["style"]),
         origin=None if data["origin"] is None else tuple(data["origin"]),
+        reference=request_from_json(data["reference"]) if data.get("reference") else None,
     )
 
 

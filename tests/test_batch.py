@@ -43,10 +43,12 @@ def _pictures(sheets, count: int, size: int) -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("task", ["docking", "zooming"])
+@pytest.mark.parametrize("task", ["docking", "zooming", "translation"])
 def test_stack_pictures_and_means_equal_one_by_one(data_dir, task):
     """T7: 252 ligand poses (labels placed over all poses at once); T3: whole-pocket views
-    (labels pose by pose, drawings that reach the picture's edges on sheets of their own)."""
+    (labels pose by pose, drawings that reach the picture's edges on sheets of their own);
+    T3 and T1 candidates keep the front view's label offsets (RENDER_VERSION 9), T1's as its
+    translated layout."""
     _, cx, cands = _space(data_dir, task)
     requests = [c.request for c in cands]
     size = int(requests[0].camera.size)

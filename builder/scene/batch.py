@@ -53,7 +53,7 @@ from .batch_plan import (
 from .layout import draw_lines
 from .pillow_core import ink, painter, polygon_filler
 from .projection import check_atoms, request_groups, unmoved_screen
-from .raster import render_rows, shown_bonds
+from .raster import reference_offsets, render_rows, shown_bonds
 from .requests import RenderRequest
 from .shading import atom_colours
 
@@ -310,6 +310,7 @@ def _plan(complex_: Complex, requests: list[RenderRequest]) -> _Plan:
         view.alive,
         view.depth,
         radius_q / (4.0 * ss),
+        [reference_offsets(complex_, requests[p]) for p in view.poses.tolist()],
     )
     widen_for_labels(labels, solo, top, bottom, left, right, size, ss)
     return _Plan(

@@ -11,20 +11,32 @@ from .layout import leader_line
 from .requests import LIGAND_LABEL_COLOUR
 
 
-def pose_labels(complex_, atoms, request, u, v, alive, depth, radius_px) -> list[list]:
+def pose_labels(complex_, atoms, request, u, v, alive, depth, radius_px, keeps=None) -> list[list]:
     """Per pose (rows of the (P, N) arrays, as ``labels.layout_labels`` takes them: ``u``,
     ``v``, ``radius_px`` at the picture's size), its labels in drawing order as ``(x, y, sprite
     core, width, height, leader)``, ``leader`` the label's leader line ``(pixels, colour)``
-    (``layout.leader_line``) or ``None``."""
+    (``layout.leader_line``) or ``None``. ``keeps``: per pose, the label offsets its request
+    keeps from its reference picture (``raster.reference_offsets``), or ``None``."""
     style, size = request.style, int(request.camera.size)
     if style.label_mode == "none":
         return [[] for _ in range(len(u))]
-    if style.label_placement in ("avoid", "leader") and bool(complex_.is_ligand[atoms].all()):
+    keeps = keeps or [None] * len(u)
+    alone = bool(complex_.is_ligand[atoms].all())
+    if style.label_placement in ("avoid", "leader") and alone and not any(keeps):
         return _ligand_labels(complex_, atoms, u, v, alive, depth, radius_px, style, size)
     out = []
     for p in range(len(u)):
         placed = layout_labels(
-            complex_, atoms, u[p], v[p], alive[p], depth[p], radius_px[p], style, size
+            complex_,
+            atoms,
+            u[p],
+            v[p],
+            alive[p],
+            depth[p],
+            radius_px[p],
+            style,
+            size,
+            keep=keeps[p],
         )
         out.append(
             [

@@ -356,7 +356,7 @@ def _entries(complex_, la: LabelAtoms, u, v, alive, depth, radius_px, style, siz
 
 
 def layout_labels(
-    complex_, atoms, u, v, alive, depth, radius_px, style, size: int, static=None
+    complex_, atoms, u, v, alive, depth, radius_px, style, size: int, static=None, keep=None
 ) -> list[PlacedLabel]:
     """The labels of a picture in drawing order (later ones on top), placed collision-aware.
 
@@ -414,7 +414,9 @@ def layout_labels(
             caption = [_chain_caption(la.chain_ids[0], px, size, taken, space)]
     block = placement in ("avoid", "leader")
     dims = [label_size(e[5], px) if e[5] else (0, 0) for e in entries]
-    placed = place_labels(entries, dims, px, size, SLOTS[placement], block, taken, space, mask)
+    placed = place_labels(
+        entries, dims, px, size, SLOTS[placement], block, taken, space, mask, keep
+    )
     return caption + placed
 
 

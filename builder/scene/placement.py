@@ -28,7 +28,8 @@ class PlacedLabel(NamedTuple):
     are drawn first); ``anchor`` the pixel its leader line starts from (its atom, or its
     residue's CA), ``None`` when it sits next to its atom without one; ``leader`` the drawn
     pixels of that line as float32 ``x, y`` pairs (``layout.leader_pixels``; ``layout.leader_xy``
-    reads them).
+    reads them); ``origin`` the picture point (px, floats) the label belongs to (its atom, or its
+    residue's CA), from which a question's later pictures keep its offset (``kept_offsets``).
 
     An immutable named tuple rather than a frozen dataclass: ``place_labels`` makes about 100 a
     picture, and a tuple is made in one C call (a frozen dataclass set its fields one by one,
@@ -46,19 +47,95 @@ class PlacedLabel(NamedTuple):
     rank: int = 0
     anchor: tuple[int, int] | None = None
     leader: bytes = b""
+    origin: tuple[float, float] | None = None
 
 
 #: ``_placed(fields)``: the :class:`PlacedLabel` of every field in order, made in C.
 _placed = partial(tuple.__new__, PlacedLabel)
 
 
+def kept_offsets(placed) -> dict:
+    """The offsets a question's later pictures keep (RENDER_VERSION 9, issue 53): per label key
+    of the reference picture's labels that found a free place, ``(dx, dy, leader)``: its
+    top-left pixel minus its ``origin`` (px) and whether it hangs on a leader line. The chain
+    caption and stuck labels keep nothing."""
+    return {
+        lb.key: (lb.x - lb.origin[0], lb.y - lb.origin[1], lb.anchor is not None)
+        for lb in placed
+        if lb.free and lb.origin is not None and lb.key[0] != "chain"
+    }
+
+
+def _kept_spots(entries, dims, size, taken, space, keep, gap) -> list:
+    """Per entry, ``(x, y, anchor)`` where it keeps its offset from its origin, else ``None``.
+    ``keep``: ``(offsets, shift)``, the offsets of :func:`kept_offsets` and whether the picture
+    is its reference shifted in its plane. Kept boxes are tried before any other label, in
+    placement order: a box inside the picture is kept when ``shift`` (the translated layout:
+    labels move with their atoms, as in the reference) or else when its interior meets nothing
+    taken (the ligand's footprint, the caption, the labels kept before it); each kept box is
+    taken at once."""
+    out: list = [None] * len(entries)
+    if not keep or not keep[0]:
+        return out
+    keep, shift = keep
+    for rank, entry in enumerate(entries):
+        offset = keep.get(entry[8])
+        if offset is None or not entry[5]:
+            continue
+        lu, lv = entry[2], entry[3]
+        (w, h), x, y = dims[rank], round(lu + offset[0]), round(lv + offset[1])
+        if x < 0 or y < 0 or x + w > size or y + h > size:
+            continue
+        if w > 2 and h > 2 and not shift:
+            mask = ((1 << (w - 2)) - 1) << (x + 1)
+            if any(row & mask for row in taken[y + 1 : y + h - 1]):
+                continue
+        anchor = (int(round(lu)), int(round(lv))) if offset[2] else None
+        out[rank] = (x, y, anchor)
+        _take_box(taken, space, x, y, w, h, size, gap)
+    return out
+
+
+def _take_box(taken, space, x: int, y: int, w: int, h: int, size: int, gap: int) -> None:
+    """Take a ``leader`` label's whole box and a gap around it (``taken`` and ``space``)."""
+    lo, top, bottom = x - gap, y - gap, y + h + gap
+    mask = ((1 << (w + 2 * gap)) - 1) << lo
+    if lo < 0 or top < 0 or bottom > size or lo + w + 2 * gap > size:
+        take_clipped(taken, lo - 1, top - 1, w + 2 + 2 * gap, h + 2 + 2 * gap, size)
+    else:
+        taken[top:bottom] = map(mask.__or__, taken[top:bottom])
+    space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
+
+
+def _slot(taken, bits: int, h: int, shifts, firsts, size: int):
+    """The top-left pixel of the first free slot (``slot_corners``' ``shifts``, ``firsts``),
+    or ``None``."""
+    if not bits:  # nothing to overlap: the first slot inside the picture
+        return next(((sh - 1, r1 - 1) for sh, r1 in zip(shifts, firsts) if r1 <= size), None)
+    # a slot's interior rows r1 .. r1 + last: the first and last tested first (labels are
+    # about equally tall, so an overlap usually covers one of them), then the others
+    last = h - 3
+    for sh, r1 in zip(shifts, firsts):
+        mask = bits << sh
+        if taken[r1] & mask or taken[r1 + last] & mask:
+            continue
+        for row in taken[r1 + 1 : r1 + last]:
+            if row & mask:
+                break
+        else:
+            return sh - 1, r1 - 1
+    return None
+
+
 def place_labels(
-    entries, dims, px, size, slots_of, block_stuck, taken, space, fp
+    entries, dims, px, size, slots_of, block_stuck, taken, space, fp, keep=None
 ) -> list[PlacedLabel]:
     """Place the sorted layout entries (``labels.layout_labels``; ``dims``: each one's sprite
     width and height, font size ``px``) on a ``size`` px picture; ``space``: the
     :class:`~.free_space.FreeSpace` of the ``leader`` placement (``None``: no free-space search),
-    ``fp`` the ligand's footprint (leader lines pass under it)."""
+    ``fp`` the ligand's footprint (leader lines pass under it); ``keep``: the offsets of the
+    question's reference picture and whether the picture is it shifted (``_kept_spots``,
+    ``leader`` only), tried first."""
     free: list[tuple] = []  # PlacedLabel fields less the leader line
     stuck: list[PlacedLabel] = []
     leaders: list = []
@@ -67,30 +144,23 @@ def place_labels(
     edge = len(taken)
     taken += [-1] * (max((d[1] for d in dims), default=0) + 2)
     gap, leader = LABEL_GAP, space is not None
+    kept = _kept_spots(entries, dims, size, taken, space, keep if leader else None, gap)
     for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
         if not text:
             continue
         w, h = dims[rank]
         x0, y0, shifts, firsts = corners[rank]
-        placed = anchor = None
+        origin = (lu, lv)
+        if kept[rank] is not None:
+            x, y, anchor = kept[rank]
+            if anchor is not None:
+                leaders.append((len(free), anchor, (x, y, w, h)))
+            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, b"", origin))
+            continue
+        anchor = None
         # interior columns as bits; no interior (w or h <= 2) overlaps nothing
         bits = (1 << (w - 2)) - 1 if w > 2 and h > 2 else 0
-        if bits:
-            # a slot's interior rows r1 .. r1 + last: the first and last tested first (labels
-            # are about equally tall, so an overlap usually covers one of them), then the others
-            last = h - 3
-            for sh, r1 in zip(shifts, firsts):
-                mask = bits << sh
-                if taken[r1] & mask or taken[r1 + last] & mask:
-                    continue
-                for row in taken[r1 + 1 : r1 + last]:
-                    if row & mask:
-                        break
-                else:
-                    placed = (sh - 1, r1 - 1)
-                    break
-        else:  # nothing to overlap: the first slot inside the picture
-            placed = next(((sh - 1, r1 - 1) for sh, r1 in zip(shifts, firsts) if r1 <= size), None)
+        placed = _slot(taken, bits, h, shifts, firsts, size)
         if placed is None and leader:
             spot = space.nearest(w + 2 * gap, h + 2 * gap, lu, lv)
             if spot is not None:
@@ -98,31 +168,28 @@ def place_labels(
                 anchor = (int(round(lu)), int(round(lv)))
         if placed is None:
             x, y = int(round(x0)), int(round(y0))
-            stuck.append(PlacedLabel(key, text, colour, px, x, y, w, h, False, rank))
+            stuck.append(
+                PlacedLabel(key, text, colour, px, x, y, w, h, False, rank, None, b"", origin)
+            )
             if block_stuck and bits:
                 take_clipped(taken, x, y, w, h, size)
-        else:
-            x, y = placed
-            if leader:  # the whole box and a gap around it (inside the picture: no clipping)
-                lo, top, bottom = x - gap, y - gap, y + h + gap
-                mask = ((1 << (w + 2 * gap)) - 1) << lo
-                if lo < 0 or top < 0 or bottom > size or lo + w + 2 * gap > size:
-                    take_clipped(taken, lo - 1, top - 1, w + 2 + 2 * gap, h + 2 + 2 * gap, size)
-                else:
-                    taken[top:bottom] = map(mask.__or__, taken[top:bottom])
-            elif bits:
-                mask = bits << (x + 1)
-                taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
-            if anchor is not None:
-                leaders.append((len(free), anchor, (x, y, w, h)))
-            free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, b""))
+            if leader:
+                space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
+            continue
+        x, y = placed
         if leader:
-            space.take(x - gap, y - gap, w + 2 * gap, h + 2 * gap)
+            _take_box(taken, space, x, y, w, h, size, gap)
+        elif bits:
+            mask = bits << (x + 1)
+            taken[y + 1 : y + h - 1] = [row | mask for row in taken[y + 1 : y + h - 1]]
+        if anchor is not None:
+            leaders.append((len(free), anchor, (x, y, w, h)))
+        free.append((key, text, colour, px, x, y, w, h, True, rank, anchor, b"", origin))
     del taken[edge:]
     for (k, _, _), line in zip(
         leaders, leader_pixels([(a, box) for _, a, box in leaders], fp, size)
     ):
-        free[k] = free[k][:11] + (line,)
+        free[k] = free[k][:11] + (line,) + free[k][12:]
     return stuck + list(map(_placed, free))
 
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import repeat, starmap
 
@@ -58,8 +58,9 @@ from .canvas import Canvas
 from .extent import content_rows, downsample
 from .labels import LabelAtoms, PlacedLabel, label_atoms, layout_labels, paste_labels
 from .layout import ligand_footprint
+from .placement import kept_offsets
 from .projection import check_atoms, request_groups, unmoved_screen
-from .requests import RenderRequest
+from .requests import RenderRequest, in_plane_shift
 from .shading import (
     FOG_LEVELS,
     Sprite,
@@ -221,6 +222,19 @@ def label_layout(complex_: Complex, request: RenderRequest) -> list[PlacedLabel]
     return _labels(complex_, request, f, _bonds_and_radii(complex_, f, request.style)[1])
 
 
+def reference_offsets(complex_: Complex, request: RenderRequest) -> tuple | None:
+    """``(offsets, shift)``: the label offsets a request keeps from its reference picture
+    (``placement.kept_offsets`` of the reference's layout, recomputed from the reference
+    request in the request's own style) and whether the request is that picture shifted in its
+    plane (``in_plane_shift``), or ``None`` without a reference (or not ``leader``)."""
+    ref, style = request.reference, request.style
+    if ref is None or style.label_placement != "leader" or style.label_mode == "none":
+        return None
+    if ref.style != style:
+        ref = replace(ref, style=style)
+    return kept_offsets(label_layout(complex_, ref)), in_plane_shift(request)
+
+
 #: The labels of the last pictures drawn, by (complex id, request): (complex, labels).
 _LAYOUTS: OrderedDict[tuple, tuple[Complex, tuple[PlacedLabel, ...]]] = OrderedDict()
 _LAYOUTS_KEPT = 32
@@ -359,6 +373,7 @@ def _labels(complex_: Complex, request: RenderRequest, f: _Frame, radius_q) -> l
         request.style,
         f.size,
         static=f.static.labels,
+        keep=reference_offsets(complex_, request),
     )
     if placed:
         _keep_layout(complex_, request, placed)

@@ -36,7 +36,9 @@ from .camera import Camera
 #: 8: ``leader`` places residue labels (and T4's residue atom names) in the order of what the
 #: picture shows, their px distance to the drawn ligand (``layout.picture_reach``), never the 3D
 #: distance (issue 53).
-RENDER_VERSION = "8"
+#: 9: a question's later pictures keep the reference picture's label offsets from their atoms
+#: wherever they still fit (``RenderRequest.reference``, ``placement.kept_offsets``; issue 53).
+RENDER_VERSION = "9"
 
 LABEL_MODES = ("standard", "residue_atoms", "none")
 #: ``leader``: labels in free space, off the ligand, with leader lines; ``avoid``: the
@@ -171,6 +173,11 @@ class RenderRequest:
     ``origin``: the model-frame point (Å) that becomes the screen origin; ``None`` means the
     complex's scene centre (bounding-box centre of all its atoms). A sub-scene such as one residue
     plus the ligand (T4) sets it to its own bounding-box centre so that it is framed centrally.
+    ``reference``: the request of the question's reference picture (its first), or ``None``:
+    labels keep the offset from their atom they have in that picture wherever it still fits
+    (``labels.layout_labels``' ``keep``; the offsets are recomputed from the reference request,
+    never stored). It has no reference itself and the same image size; it is laid out in the
+    request's own style (a request restyled keeps the offsets of its reference so restyled).
     """
 
     atoms: tuple[int, ...]
@@ -179,6 +186,7 @@ class RenderRequest:
     view: str = "front"
     style: Style = Style()
     origin: tuple[float, float, float] | None = None
+    reference: RenderRequest | None = None
 
     def __post_init__(self) -> None:
         if self.origin is not None:
@@ -216,3 +224,33 @@ class RenderRequest:
             raise RenderError(
                 f"render request: style must be a scene.requests.Style, got {type(self.style).__name__}"
             )
+        if self.reference is not None:
+            self._check_reference()
+
+    def _check_reference(self) -> None:
+        ref = self.reference
+        if not isinstance(ref, RenderRequest) or ref.reference is not None:
+            raise RenderError(
+                "render request: reference must be a RenderRequest without a reference of its own"
+            )
+        if ref.camera.size != self.camera.size:
+            raise RenderError(
+                "render request: reference must have the same image size "
+                f"(got {ref.camera.size} px, the request {self.camera.size} px)"
+            )
+
+
+def in_plane_shift(request: RenderRequest) -> bool:
+    """Whether a request is its reference's picture with the whole model moved along screen x
+    and y only (T1's image 4): its labels then keep their offsets wherever they stay inside the
+    frame, so the layout is the reference's, translated (each label with its own atom's
+    projection: perspective moves near atoms a little more than far ones)."""
+    ref = request.reference
+    if ref is None or ref.groups or len(request.groups) != 1:
+        return False
+    (subset, ops), same = request.groups[0], (ref.atoms, ref.view, ref.camera, ref.origin)
+    if same != (request.atoms, request.view, request.camera, request.origin):
+        return False
+    return set(subset) >= set(request.atoms) and all(
+        isinstance(op, Move) and op.axis in ("x", "y") for op in ops
+    )

@@ -12,7 +12,7 @@ import json
 import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -297,8 +297,31 @@ def request(
 
 
 def six_views(ann: Annotation, order: Sequence[str] = VIEW_NAMES) -> tuple[ImageSpec, ...]:
-    """The whole complex in the six views (T8, T9), in ``order``."""
-    return tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in order)
+    """The whole complex in the six views (T8, T9), in ``order``; the later five keep the first
+    view's label offsets (:func:`keep_labels`)."""
+    return keep_labels(tuple(ImageSpec(v, ann.pdb_id, request(ann, v)) for v in order))
+
+
+def kept(reference: RenderRequest, req: RenderRequest) -> RenderRequest:
+    """``req`` keeping the label offsets of ``reference``'s picture (``RenderRequest.reference``,
+    RENDER_VERSION 9): labels stay with their atoms across a question's pictures. A request of
+    another style or image size, or the reference itself, is returned as it is."""
+    if req == reference or req.style != reference.style or req.camera.size != reference.camera.size:
+        return req
+    return replace(req, reference=reference)
+
+
+def keep_labels(images: Sequence[ImageSpec], first: int = 0) -> tuple[ImageSpec, ...]:
+    """The images with every one after ``first`` (of the same complex) keeping the label
+    offsets of image ``first`` (:func:`kept`): the question's reference picture."""
+    images = tuple(images)
+    ref = images[first]
+    return tuple(
+        img
+        if k <= first or img.pdb_id != ref.pdb_id
+        else ImageSpec(img.view_name, img.pdb_id, kept(ref.request, img.request))
+        for k, img in enumerate(images)
+    )
 
 
 def metadata(ctx: TaskContext, task: str, k: int, **payload: object) -> str:

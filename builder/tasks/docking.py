@@ -25,6 +25,7 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
+    keep_labels,
     metadata,
     request,
     signed_magnitude,
@@ -140,7 +141,9 @@ def question_images(ann: Annotation, ops, camera: Camera) -> tuple[ImageSpec, ..
             request(ann, "front", atoms=pocket + ligand, groups=groups, camera=camera),
         )
     )
-    return tuple(images)
+    # the pocket pictures keep the pocket front view's labels; the ligand close-ups (another
+    # camera) name the ligand's atoms on their own
+    return keep_labels(images)
 
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:

@@ -23,6 +23,7 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
+    keep_labels,
     metadata,
     request,
     view_order,
@@ -91,7 +92,7 @@ def residue_images(ann: Annotation, r: int, order=VIEW_NAMES) -> tuple[ImageSpec
     """Six views of residue ``r`` and the ligand (in ``order``), residue atoms labelled by atom
     name."""
     atoms, origin, camera = residue_scene(ann, r)
-    return tuple(
+    return keep_labels(
         ImageSpec(
             view,
             ann.pdb_id,

@@ -11,6 +11,7 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
+    keep_labels,
     letter_for,
     metadata,
     options_block,
@@ -35,7 +36,7 @@ def question_images(ann, truth, options) -> tuple[ImageSpec, ...]:
         )
         for letter, ops in zip(LETTERS, options)
     ]
-    return tuple(images)
+    return keep_labels(images)
 
 
 def generate(ctx: TaskContext) -> list[TaskInstance]:

@@ -8,6 +8,8 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
+    keep_labels,
+    kept,
     metadata,
     request,
     visible_fraction,
@@ -43,14 +45,15 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
 
 
 def unit_images(ann, op) -> tuple[ImageSpec, ...]:
-    """Images of T1-T3: front, left, top, front after the operation."""
+    """Images of T1-T3: front, left, top, front after the operation; the later three keep the
+    front view's label offsets (``base.keep_labels``)."""
     images = [
         ("front", request(ann, "front")),
         ("left", request(ann, "left")),
         ("top", request(ann, "top")),
         ("front after operation", request(ann, "front", ops=[op])),
     ]
-    return tuple(ImageSpec(name, ann.pdb_id, req) for name, req in images)
+    return keep_labels(tuple(ImageSpec(name, ann.pdb_id, req) for name, req in images))
 
 
 def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> TaskInstance:
@@ -83,8 +86,12 @@ def unit_replay(row, meta, ann, load) -> tuple[ImageSpec, ...]:
 
 
 def unit_space(row, ann, space) -> object:
-    """Answer space of T1-T3: the front view after every command of ``space``."""
-    cands = [ImageSpec(str(op), ann.pdb_id, request(ann, "front", ops=[op])) for op in space]
+    """Answer space of T1-T3: the front view after every command of ``space`` (keeping the
+    front view's label offsets, as image 4 does)."""
+    front = request(ann, "front")
+    cands = [
+        ImageSpec(str(op), ann.pdb_id, kept(front, request(ann, "front", ops=[op]))) for op in space
+    ]
     return split_space(cands, row["answer"], 3)
 
 

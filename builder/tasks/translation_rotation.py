@@ -12,6 +12,7 @@ from .base import (
     ImageSpec,
     TaskContext,
     TaskInstance,
+    keep_labels,
     letter_for,
     metadata,
     options_block,
@@ -53,7 +54,8 @@ def question_images(ann, target, truth, options) -> tuple[ImageSpec, ...]:
         ImageSpec(f"option {letter}", target.pdb_id, request(target, "front", ops=ops))
         for letter, ops in zip(LETTERS, options)
     ]
-    return tuple(images)
+    # the reference complex's pictures keep its front view's labels, the target's its own
+    return keep_labels(keep_labels(images), 4)
 
 
 def _draw_options(ctx: TaskContext, rng, truth, correct: int, target):
