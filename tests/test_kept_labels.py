@@ -81,13 +81,13 @@ def test_t1_pair_keeps_every_fitting_label_offset_on_unseen_complexes(unseen):
 
 def test_rotated_views_keep_a_measured_share(unseen):
     """Rotated pictures keep the offsets that still fit off the ligand and the labels kept
-    before them: the held-out set's T9 views and T2 views keep over a third of their labels'
+    before them: the held-out set's T9 views and T2 views keep over 30% of their labels'
     offsets (docs/measurements.md), where the layout without a reference kept under a tenth."""
     tallies = measure("heldout", range(1), ("pocket_ligand", "rotation"))
     for task in ("pocket_ligand", "rotation"):
         t = tallies[task]
         assert t.fits > 1000
-        assert t.kept > 0.35 * t.fits and t.before < 0.1 * t.fits, task
+        assert t.kept > 0.3 * t.fits and t.before < 0.1 * t.fits, task
 
 
 def test_kept_labels_never_overlap_in_rotated_views(unseen):

@@ -66,34 +66,45 @@ def kept_offsets(placed) -> dict:
     }
 
 
-def _kept_spots(entries, dims, size, taken, space, keep, gap) -> list:
-    """Per entry, ``(x, y, anchor)`` where it keeps its offset from its origin, else ``None``.
+def _kept_spots(entries, dims, size, taken, space, keep, gap, start=0) -> list:
+    """Per entry, ``(x, y, anchor)`` where it keeps its offset from its origin, else ``None``
+    (entries before ``start``, or of a later tier when ``keep`` is no shift: ``None``).
     ``keep``: ``(offsets, shift)``, the offsets of :func:`kept_offsets` and whether the picture
-    is its reference shifted in its plane. Kept boxes are tried before any other label, in
-    placement order: a box inside the picture is kept when ``shift`` (the translated layout:
-    labels move with their atoms, as in the reference) or else when its interior meets nothing
-    taken (the ligand's footprint, the caption, the labels kept before it); each kept box is
-    taken at once."""
+    is its reference shifted in its plane. When ``shift`` every label's kept box is tried before
+    any other label; otherwise those of one placement tier (``entries[k][0][0]``: the names an
+    answer can need come first) before the other labels of that tier, from ``start`` on. A box
+    is kept, and taken at once, when it lies inside the picture and (unless ``shift``: the
+    translated layout, labels move with their atoms) its interior meets nothing taken."""
     out: list = [None] * len(entries)
     if not keep or not keep[0]:
         return out
     keep, shift = keep
-    for rank, entry in enumerate(entries):
+    tier = entries[start][0][0] if start < len(entries) else None
+    for rank in range(start, len(entries)):
+        entry = entries[rank]
+        if not shift and entry[0][0] != tier:
+            break
         offset = keep.get(entry[8])
-        if offset is None or not entry[5]:
-            continue
-        lu, lv = entry[2], entry[3]
-        (w, h), x, y = dims[rank], round(lu + offset[0]), round(lv + offset[1])
-        if x < 0 or y < 0 or x + w > size or y + h > size:
-            continue
-        if w > 2 and h > 2 and not shift:
-            mask = ((1 << (w - 2)) - 1) << (x + 1)
-            if any(row & mask for row in taken[y + 1 : y + h - 1]):
-                continue
-        anchor = (int(round(lu)), int(round(lv))) if offset[2] else None
-        out[rank] = (x, y, anchor)
-        _take_box(taken, space, x, y, w, h, size, gap)
+        if offset is not None and entry[5]:
+            out[rank] = _kept_spot(entry, dims[rank], size, taken, offset, shift)
+            if out[rank] is not None:
+                _take_box(taken, space, *out[rank][:2], *dims[rank], size, gap)
     return out
+
+
+def _kept_spot(entry, dim, size: int, taken, offset, shift: bool):
+    """``(x, y, anchor)`` of a label at its kept ``offset`` from its origin when the box lies
+    inside the picture and (unless ``shift``) its interior meets nothing taken (the ligand's
+    footprint, the caption, the labels placed before it), else ``None``."""
+    lu, lv = entry[2], entry[3]
+    (w, h), x, y = dim, round(lu + offset[0]), round(lv + offset[1])
+    if x < 0 or y < 0 or x + w > size or y + h > size:
+        return None
+    if w > 2 and h > 2 and not shift:
+        mask = ((1 << (w - 2)) - 1) << (x + 1)
+        if any(row & mask for row in taken[y + 1 : y + h - 1]):
+            return None
+    return x, y, (int(round(lu)), int(round(lv))) if offset[2] else None
 
 
 def _take_box(taken, space, x: int, y: int, w: int, h: int, size: int, gap: int) -> None:
@@ -144,8 +155,11 @@ def place_labels(
     edge = len(taken)
     taken += [-1] * (max((d[1] for d in dims), default=0) + 2)
     gap, leader = LABEL_GAP, space is not None
-    kept = _kept_spots(entries, dims, size, taken, space, keep if leader else None, gap)
-    for rank, (_, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
+    keep = keep if leader and keep and keep[0] else None
+    kept = _kept_spots(entries, dims, size, taken, space, keep, gap)
+    for rank, (order, _, lu, lv, _, text, colour, _, key) in enumerate(entries):
+        if keep and not keep[1] and rank and order[0] != entries[rank - 1][0][0]:
+            kept[rank:] = _kept_spots(entries, dims, size, taken, space, keep, gap, rank)[rank:]
         if not text:
             continue
         w, h = dims[rank]
