@@ -4,8 +4,9 @@
         [--views front left top back right bottom] [--boot 2000]
 
 For every complex of the sources (its ``chimerax`` H-bonds) and each of the six pocket views,
-every residue label of the picture as the renderer places it (``raster.label_layout``) is one
-row: bonded (the residue has an H-bond to the ligand) or not. Two logistic models predict
+every residue label of the picture as the renderer places it (``raster.label_layout``; since
+RENDER_VERSION 9 the later views keep the front view's label offsets, as T8 and T9 draw them) is
+one row: bonded (the residue has an H-bond to the ligand) or not. Two logistic models predict
 "bonded", each scored by its out-of-fold AUC (five folds by complex, so no complex is both
 fitted and scored):
 
@@ -30,7 +31,7 @@ from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels, raster
 from misi_bench.builder.scene.requests import RENDER_VERSION
-from misi_bench.builder.tasks.base import annotate, request
+from misi_bench.builder.tasks.base import annotate, kept, request
 
 log = logging.getLogger(__name__)
 VIEWS = ("front", "left", "top", "back", "right", "bottom")
@@ -39,7 +40,7 @@ DEFAULT_SOURCES = ("samples", "tests/data/heldout", "tests/data/copies")
 
 def picture_rows(cx, ann, view: str) -> list[tuple]:
     """(bonded, base features, label features) of each residue label of one pocket picture."""
-    req = request(ann, view)
+    req = kept(request(ann, VIEWS[0]), request(ann, view))  # as T8/T9 draw them
     placed = raster.label_layout(cx, req)
     f = raster._frame(cx, req)
     ss = f.ss

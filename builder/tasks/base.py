@@ -305,8 +305,9 @@ def six_views(ann: Annotation, order: Sequence[str] = VIEW_NAMES) -> tuple[Image
 def kept(reference: RenderRequest, req: RenderRequest) -> RenderRequest:
     """``req`` keeping the label offsets of ``reference``'s picture (``RenderRequest.reference``,
     RENDER_VERSION 9): labels stay with their atoms across a question's pictures. A request of
-    another style or image size, or the reference itself, is returned as it is."""
-    if req == reference or req.style != reference.style or req.camera.size != reference.camera.size:
+    another style or camera (another scale: T7's ligand close-ups), or the reference itself, is
+    returned as it is."""
+    if req == reference or req.style != reference.style or req.camera != reference.camera:
         return req
     return replace(req, reference=reference)
 
