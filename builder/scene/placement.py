@@ -5,6 +5,9 @@ Labels are placed one by one in their priority order: each takes the first of it
 slots (``layout.slot_corners``) whose interior meets no label placed before (``taken``: one
 Python int of column bits per picture row), else (``leader`` placement) the free space nearest
 its atom (``free_space.FreeSpace``) with a leader line, else it is stuck at its default slot.
+A picture that keeps its question's reference picture's labels (RENDER_VERSION 9,
+``RenderRequest.reference``) first tries each label at its offset from its atom in the
+reference (:func:`kept_offsets`, :func:`_kept_spots`).
 """
 
 from __future__ import annotations
