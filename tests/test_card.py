@@ -241,6 +241,13 @@ def test_validity_warnings_are_warning_lines(data_dir, tmp_path, caplog):
     rotamer, each give a WARNING line naming the task (the build's own baselines file, with one
     cell raised above chance)."""
     data = json.loads((data_dir / "baselines.json").read_text(encoding="utf-8"))
+    # every other cell at chance, its interval wide (the small build's own cells, 12 questions
+    # of one complex, can clear chance by one answer: not what this test is about)
+    for rules in data["splits"].values():
+        for cells in rules.values():
+            for other in cells.values():
+                if isinstance(other, dict) and "ci95" in other:
+                    other.update(score=0.25, ci95=[0.0, 1.0])
     cell = data["splits"]["test"]["option_medoid"]["interaction_location"]
     cell.update(score=0.9, ci95=[0.6, 0.97])
     (tmp_path / "baselines.json").write_text(json.dumps(data), encoding="utf-8")
