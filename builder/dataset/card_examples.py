@@ -72,8 +72,8 @@ def legibility_text(manifest: dict) -> str:
         "with no room beside its atom sits in the nearest free space with a thin leader line. "
         "Residue labels carry the chain (`ASP 25 B`) when a picture shows more than one chain; "
         "a picture of one chain's residues names it once, in a corner (`chain E`). A question's "
-        "later pictures keep each label's offset from its atom in its first picture wherever it "
-        "fits, so labels move with their atoms; in T1's fourth picture (the model moved in the "
+        "later pictures (T6's options aside) keep each label's offset from its atom in its first "
+        "picture wherever it fits, so labels move with their atoms; in T1's fourth picture (the model moved in the "
         "picture's plane) every label inside the frame keeps it, and neighbouring labels may "
         "touch there by a few pixels (perspective moves near atoms a little more than far ones)."
     )
