@@ -45,7 +45,15 @@ from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, skipped_units, stale_units
 from .runner import JobRunner, Setup
-from .sources import SPLITS, assign_splits, discover
+from .identity_split import (
+    IDENTITY_SPLIT,
+    SEQUENCE_CACHE,
+    IdentityPlan,
+    draw_identity,
+    identity_plan,
+    split_record,
+)
+from .sources import DEFAULT_TEST_FRACTION, SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
 
@@ -55,11 +63,18 @@ log = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------- the build
 
 
-def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
+def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRef], dict[str, str]]:
+    """The build's complexes (after ``limit``) and their split: a split file's, else the rule
+    ``cfg.split`` draws (``identity30``: :mod:`.identity_split`, from the sequences of all the
+    build's complexes, cached in ``<out>/.work/``; ``hash``: ``sources.assign_splits``). The
+    same in every shard, resume and merge of one configuration."""
     refs = discover(cfg.source, cfg.structures)
     if cfg.limit is not None:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
+    if cfg.split_file is None and cfg.split == IDENTITY_SPLIT:
+        splits = draw_identity(split_plan(cfg, by_id, out), int(cfg.seed), DEFAULT_TEST_FRACTION)
+        return by_id, splits
     splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
     left_out = {p for p, s in splits.items() if s not in SPLITS}
     if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
@@ -67,6 +82,20 @@ def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
         by_id = {p: r for p, r in by_id.items() if p not in left_out}
         splits = {p: s for p, s in splits.items() if p in by_id}
     return by_id, splits
+
+
+_PLANS: dict[tuple, IdentityPlan] = {}
+
+
+def split_plan(cfg: BuildConfig, refs: dict[str, ComplexRef], out: Path | None) -> IdentityPlan:
+    """The identity components of ``refs`` (computed once per process and configuration; the
+    sequences cached in ``<out>/.work/`` for other shards and runs)."""
+    key = (cfg.config_hash, tuple(sorted(refs)), str(out))
+    if key not in _PLANS:
+        cache = Path(out) / ".work" / SEQUENCE_CACHE if out is not None else None
+        _PLANS.clear()
+        _PLANS[key] = identity_plan(refs, cache)
+    return _PLANS[key]
 
 
 def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
@@ -170,7 +199,7 @@ def _prepare(options: BuildOptions) -> tuple[dict[str, ComplexRef], dict[str, st
         recover(options.out)
     check_profile_of_folder(options.out, cfg)
     _check_profile_covers_tasks(cfg)
-    refs, splits = plan(cfg)
+    refs, splits = plan(cfg, options.out)
     work = work_dir(options.out, cfg)
     work.mkdir(parents=True, exist_ok=True)
     splits = settle_splits(cfg, refs, splits, work)  # around the skips a run before recorded
@@ -232,6 +261,9 @@ def settle_splits(cfg: BuildConfig, refs, splits: dict[str, str], work: Path) ->
     if cfg.split_file is not None:
         return splits
     skipped = skipped_units(work, refs, Checksums(refs))
+    if cfg.split == IDENTITY_SPLIT:
+        found = split_plan(cfg, refs, work.parent.parent.parent)
+        return draw_identity(found, int(cfg.seed), DEFAULT_TEST_FRACTION, frozenset(skipped))
     return assign_splits(sorted(refs), int(cfg.seed), skipped=frozenset(skipped))
 
 
@@ -265,7 +297,8 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
     out, cfg, workers = options.out, options.config, options.workers
     staged = staging_dir(out, cfg.config_hash)
     try:
-        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        record = _split_record(cfg, refs, splits, out)
+        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers, split=record)
         for line in reading_warnings(manifest):
             log.warning("reading: %s", line)
         (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
@@ -306,6 +339,31 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
         ) from exc
     switch(out, staged)
     return manifest
+
+
+def _split_record(cfg: BuildConfig, refs, splits, out: Path) -> dict | None:
+    """The manifest's ``split`` entry of an identity build (None otherwise); refuses the merge
+    when a test complex reaches the identity threshold against a train complex."""
+    if cfg.split_file is not None or cfg.split != IDENTITY_SPLIT:
+        return None
+    record = split_record(split_plan(cfg, refs, out), splits)
+    top = record["check"]["highest"]
+    log.info(
+        "identity split: %d components (largest %d complexes), highest test-train identity "
+        "%.1f%% (%s / %s)",
+        record["components"],
+        record["largest_component"],
+        100 * top["identity"],
+        top["test"],
+        top["train"],
+    )
+    if top["identity"] >= record["threshold"]:
+        raise MisiError(
+            f"{out}: identity split: test complex {top['test']} is {100 * top['identity']:.1f}% "
+            f"identical to train complex {top['train']} (threshold "
+            f"{100 * record['threshold']:.0f}%); nothing was merged"
+        )
+    return record
 
 
 def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
