@@ -37,14 +37,6 @@ from .card_examples import update_card_legibility
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
-from .lock import command_line, folder_lock
-from .manifest import write_manifest
-from .merge import merge_units
-from .progress import enabled as progress_enabled
-from .progress import shown as progress_shown
-from .publish import discard, recover, staging_dir, switch
-from .resume import Checksums, finished, skipped_units, stale_units
-from .runner import JobRunner, Setup
 from .identity_split import (
     IDENTITY_SPLIT,
     SEQUENCE_CACHE,
@@ -53,6 +45,14 @@ from .identity_split import (
     identity_plan,
     split_record,
 )
+from .lock import command_line, folder_lock
+from .manifest import write_manifest
+from .merge import merge_units
+from .progress import enabled as progress_enabled
+from .progress import shown as progress_shown
+from .publish import discard, recover, staging_dir, switch
+from .resume import Checksums, finished, skipped_units, stale_units
+from .runner import JobRunner, Setup
 from .sources import DEFAULT_TEST_FRACTION, SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
