@@ -57,6 +57,7 @@ from .audit_margins import Margins
 from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .check_structures import StructureSource
 from .cluster import available_cpus, check_workers
+from .identity_split import split_problems
 from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .progress import shown as progress_shown
@@ -355,7 +356,10 @@ def audit_dataset(
         raise MisiError(
             f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}"
         )
-    report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
+    found = _version_problems(manifest) + split_problems(  # the identity split's check
+        manifest, StructureSource.of(manifest, source, structures).refs()
+    )
+    report = AuditReport(str(folder), split, tuple(checks), problems=found)
     report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
     jobs = (

@@ -327,3 +327,32 @@ def split_record(plan: IdentityPlan, splits: dict[str, str]) -> dict:
         "sequence_origin": {p: s.origin for p, s in sorted(plan.sequences.items())},
         "check": cross_split_identity(plan.sequences, splits),
     }
+
+
+def split_problems(manifest: dict, refs: dict[str, ComplexRef]) -> list[str]:
+    """The identity split's check on a built folder (``validate`` and ``audit``): the sequences
+    read again from the structures (``refs``; no cache), each test complex's highest identity to
+    a train complex by global alignment; a problem when it reaches the threshold, when it is not
+    what the manifest records, or when a complex cannot be found. Empty for other splits."""
+    record = manifest.get("split")
+    if not isinstance(record, dict) or record.get("rule") != IDENTITY_SPLIT:
+        return []
+    splits = {p: e.get("split") for p, e in manifest.get("inputs", {}).items()}
+    missing = sorted(p for p in splits if p not in refs)
+    if missing:
+        return [f"split check: complexes not in the source: {', '.join(missing[:5])}"]
+    sequences = {p: read_sequences(refs[p]) for p in sorted(splits)}
+    check = cross_split_identity(sequences, splits)
+    top, threshold = check["highest"], float(record.get("threshold", IDENTITY_THRESHOLD))
+    problems = []
+    if top["identity"] >= threshold:
+        problems.append(
+            f"split check: test complex {top['test']} is {100 * top['identity']:.1f}% identical "
+            f"to train complex {top['train']} by global alignment (threshold {threshold:.0%})"
+        )
+    if check["highest"] != record.get("check", {}).get("highest"):
+        problems.append(
+            f"split check: highest test-train identity recomputed {check['highest']}, the "
+            f"manifest records {record.get('check', {}).get('highest')}"
+        )
+    return problems
