@@ -41,7 +41,7 @@ from .identity_split import (
     IDENTITY_SPLIT,
     SEQUENCE_CACHE,
     IdentityPlan,
-    draw_identity,
+    cached_draw,
     identity_plan,
     split_record,
 )
@@ -73,8 +73,7 @@ def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRe
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
     if cfg.split_file is None and cfg.split == IDENTITY_SPLIT:
-        splits = draw_identity(split_plan(cfg, by_id, out), int(cfg.seed), DEFAULT_TEST_FRACTION)
-        return by_id, splits
+        return by_id, _draw(cfg, by_id, out)
     splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
     left_out = {p for p, s in splits.items() if s not in SPLITS}
     if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
@@ -85,6 +84,13 @@ def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRe
 
 
 _PLANS: dict[tuple, IdentityPlan] = {}
+
+
+def _draw(cfg: BuildConfig, refs, out: Path | None, skipped=frozenset()) -> dict[str, str]:
+    """The identity split of ``refs`` around ``skipped`` (kept in ``<out>/.work/draws``)."""
+    found = split_plan(cfg, refs, out)
+    folder = Path(out) / ".work" / "draws" if out is not None else None
+    return cached_draw(found, int(cfg.seed), DEFAULT_TEST_FRACTION, skipped, folder)
 
 
 def split_plan(cfg: BuildConfig, refs: dict[str, ComplexRef], out: Path | None) -> IdentityPlan:
@@ -262,8 +268,7 @@ def settle_splits(cfg: BuildConfig, refs, splits: dict[str, str], work: Path) ->
         return splits
     skipped = skipped_units(work, refs, Checksums(refs))
     if cfg.split == IDENTITY_SPLIT:
-        found = split_plan(cfg, refs, work.parent.parent.parent)
-        return draw_identity(found, int(cfg.seed), DEFAULT_TEST_FRACTION, frozenset(skipped))
+        return _draw(cfg, refs, work.parent.parent.parent, frozenset(skipped))
     return assign_splits(sorted(refs), int(cfg.seed), skipped=frozenset(skipped))
 
 
@@ -444,6 +449,7 @@ def _audit_sample(
             sample=sample,
             source=cfg.source,
             workers=max(1, int(workers)),
+            split_check=False,  # the merge has just made (and enforced) this check
         )
         part = report.summary()
         for task, value in part["tasks"].items():

