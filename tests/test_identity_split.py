@@ -205,3 +205,16 @@ def test_validate_and_audit_fail_a_test_complex_at_30_percent(identity_build, tm
     assert any("1hvr is 100.0% identical to train complex 1hpv" in p for p in report.problems)
     audited = audit_dataset(bad, configs=["translation"], sample=1, progress=False)
     assert any("1hvr is 100.0% identical" in p for p in audited.problems)
+
+
+def test_held_out_complexes_no_test_protein_at_30_percent_of_train():
+    """Real complexes the samples do not hold (tests/data/heldout): the default plan's test
+    complexes against its train complexes, every chain pair, by the independent aligner."""
+    for seed in range(4):
+        refs, splits = plan(BuildConfig(source="tests/data/heldout", seed=seed))
+        chains = {p: read_sequences(r).chains for p, r in refs.items()}
+        test = [p for p in splits if splits[p] == "test"]
+        assert len(test) == 2
+        for t in test:
+            for r in (p for p in splits if splits[p] == "train"):
+                assert all(pair_identity(a, b) < 0.3 for a in chains[t] for b in chains[r])

@@ -129,15 +129,17 @@ def mmseqs_version(binary: Path) -> str:
     return f"{commit} ({where})"
 
 
-def cluster_chains(chains: list[str], threads: int = 1) -> list[int]:
+def cluster_chains(
+    chains: list[str], threads: int = 1, settings: tuple[str, ...] = MMSEQS_SETTINGS
+) -> list[int]:
     """MMseqs2's cluster of each chain (the index of its representative in ``chains``), at
     :data:`MMSEQS_SETTINGS`. Remembered per process (a build's shards, settling rounds and
     merge ask again)."""
-    return list(_clusters(tuple(chains), int(threads)))
+    return list(_clusters(tuple(chains), int(threads), tuple(settings)))
 
 
 @functools.lru_cache(maxsize=8)
-def _clusters(chains: tuple[str, ...], threads: int) -> tuple[int, ...]:
+def _clusters(chains: tuple[str, ...], threads: int, settings: tuple[str, ...]) -> tuple[int, ...]:
     binary = mmseqs_binary()
     if not chains:
         return ()
@@ -148,7 +150,7 @@ def _clusters(chains: tuple[str, ...], threads: int) -> tuple[int, ...]:
         )
         db, clu = str(root / "db"), str(root / "clu")
         _run(binary, "createdb", str(root / "in.fasta"), db, "-v", "1")
-        _run(binary, "cluster", db, clu, str(root / "tmp"), *MMSEQS_SETTINGS,
+        _run(binary, "cluster", db, clu, str(root / "tmp"), *settings,
              "--threads", str(threads), "-v", "1")  # fmt: skip
         _run(binary, "createtsv", db, db, clu, str(root / "clu.tsv"), "-v", "1")
         rep = list(range(len(chains)))
