@@ -29,7 +29,7 @@ from misi_bench.builder.chemistry.sequences import ComplexSequences, pair_identi
 from misi_bench.builder.dataset import identity_split as ids
 from misi_bench.builder.dataset.sources import DEFAULT_TEST_FRACTION
 
-from scripts.fixtures import raw_refs
+from .fixtures import raw_refs
 
 log = logging.getLogger(__name__)
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
