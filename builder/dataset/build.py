@@ -37,14 +37,8 @@ from .card_examples import update_card_legibility
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
-from .identity_split import (
-    IDENTITY_SPLIT,
-    SEQUENCE_CACHE,
-    IdentityPlan,
-    cached_draw,
-    identity_plan,
-    split_record,
-)
+from .identity_build import fetch_before_identity_split, identity_draw, identity_record
+from .identity_split import IDENTITY_SPLIT
 from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
@@ -53,7 +47,7 @@ from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, skipped_units, stale_units
 from .runner import JobRunner, Setup
-from .sources import DEFAULT_TEST_FRACTION, SPLITS, assign_splits, discover
+from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
 from .validate import validate_dataset
 
@@ -73,7 +67,7 @@ def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRe
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
     if cfg.split_file is None and cfg.split == IDENTITY_SPLIT:
-        return by_id, _draw(cfg, by_id, out)
+        return by_id, identity_draw(cfg, by_id, out)
     splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
     left_out = {p for p, s in splits.items() if s not in SPLITS}
     if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
@@ -81,27 +75,6 @@ def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRe
         by_id = {p: r for p, r in by_id.items() if p not in left_out}
         splits = {p: s for p, s in splits.items() if p in by_id}
     return by_id, splits
-
-
-_PLANS: dict[tuple, IdentityPlan] = {}
-
-
-def _draw(cfg: BuildConfig, refs, out: Path | None, skipped=frozenset()) -> dict[str, str]:
-    """The identity split of ``refs`` around ``skipped`` (kept in ``<out>/.work/draws``)."""
-    found = split_plan(cfg, refs, out)
-    folder = Path(out) / ".work" / "draws" if out is not None else None
-    return cached_draw(found, int(cfg.seed), DEFAULT_TEST_FRACTION, skipped, folder)
-
-
-def split_plan(cfg: BuildConfig, refs: dict[str, ComplexRef], out: Path | None) -> IdentityPlan:
-    """The identity components of ``refs`` (computed once per process and configuration; the
-    sequences cached in ``<out>/.work/`` for other shards and runs)."""
-    key = (cfg.config_hash, tuple(sorted(refs)), str(out))
-    if key not in _PLANS:
-        cache = Path(out) / ".work" / SEQUENCE_CACHE if out is not None else None
-        _PLANS.clear()
-        _PLANS[key] = identity_plan(refs, cache)
-    return _PLANS[key]
 
 
 def _lacks_structure(work: Path, ref: ComplexRef) -> bool:
@@ -205,6 +178,7 @@ def _prepare(options: BuildOptions) -> tuple[dict[str, ComplexRef], dict[str, st
         recover(options.out)
     check_profile_of_folder(options.out, cfg)
     _check_profile_covers_tasks(cfg)
+    fetch_before_identity_split(options)
     refs, splits = plan(cfg, options.out)
     work = work_dir(options.out, cfg)
     work.mkdir(parents=True, exist_ok=True)
@@ -268,7 +242,7 @@ def settle_splits(cfg: BuildConfig, refs, splits: dict[str, str], work: Path) ->
         return splits
     skipped = skipped_units(work, refs, Checksums(refs))
     if cfg.split == IDENTITY_SPLIT:
-        return _draw(cfg, refs, work.parent.parent.parent, frozenset(skipped))
+        return identity_draw(cfg, refs, work.parent.parent.parent, frozenset(skipped))
     return assign_splits(sorted(refs), int(cfg.seed), skipped=frozenset(skipped))
 
 
@@ -302,7 +276,7 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
     out, cfg, workers = options.out, options.config, options.workers
     staged = staging_dir(out, cfg.config_hash)
     try:
-        record = _split_record(cfg, refs, splits, out)
+        record = identity_record(cfg, refs, splits, out)
         manifest = merge_units(staged, work, cfg, refs, splits, workers=workers, split=record)
         for line in reading_warnings(manifest):
             log.warning("reading: %s", line)
@@ -344,31 +318,6 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
         ) from exc
     switch(out, staged)
     return manifest
-
-
-def _split_record(cfg: BuildConfig, refs, splits, out: Path) -> dict | None:
-    """The manifest's ``split`` entry of an identity build (None otherwise); refuses the merge
-    when a test complex reaches the identity threshold against a train complex."""
-    if cfg.split_file is not None or cfg.split != IDENTITY_SPLIT:
-        return None
-    record = split_record(split_plan(cfg, refs, out), splits)
-    top = record["check"]["highest"]
-    log.info(
-        "identity split: %d components (largest %d complexes), highest test-train identity "
-        "%.1f%% (%s / %s)",
-        record["components"],
-        record["largest_component"],
-        100 * top["identity"],
-        top["test"],
-        top["train"],
-    )
-    if top["identity"] >= record["threshold"]:
-        raise MisiError(
-            f"{out}: identity split: test complex {top['test']} is {100 * top['identity']:.1f}% "
-            f"identical to train complex {top['train']} (threshold "
-            f"{100 * record['threshold']:.0f}%); nothing was merged"
-        )
-    return record
 
 
 def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
