@@ -1,5 +1,5 @@
 """The build's side of the identity split (``identity_split``): the components of a build's
-complexes computed once per process and configuration, the draw kept in the work folder, the
+complexes (sequences cached by input checksum, clusters by sequence), the draw kept in the work folder, the
 merge's record and refusal, and the fetch an ``ids:`` build needs before drawing."""
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from .sources import DEFAULT_TEST_FRACTION, discover
 
 log = logging.getLogger(__name__)
 
-_PLANS: dict[tuple, IdentityPlan] = {}
-
 
 def identity_draw(cfg: BuildConfig, refs, out: Path | None, skipped=frozenset()) -> dict[str, str]:
     """The identity split of ``refs`` around ``skipped`` (kept in ``<out>/.work/draws``)."""
@@ -35,14 +33,10 @@ def identity_draw(cfg: BuildConfig, refs, out: Path | None, skipped=frozenset())
 
 
 def split_plan(cfg: BuildConfig, refs: dict[str, ComplexRef], out: Path | None) -> IdentityPlan:
-    """The identity components of ``refs`` (computed once per process and configuration; the
-    sequences cached in ``<out>/.work/`` for other shards and runs)."""
-    key = (cfg.config_hash, tuple(sorted(refs)), str(out))
-    if key not in _PLANS:
-        cache = Path(out) / ".work" / SEQUENCE_CACHE if out is not None else None
-        _PLANS.clear()
-        _PLANS[key] = identity_plan(refs, cache)
-    return _PLANS[key]
+    """The identity components of ``refs``: the sequences cached in ``<out>/.work/`` by input
+    checksum (a changed file is read again), the clusters remembered per process by sequence."""
+    cache = Path(out) / ".work" / SEQUENCE_CACHE if out is not None else None
+    return identity_plan(refs, cache)
 
 
 def fetch_before_identity_split(options: BuildOptions) -> None:

@@ -208,20 +208,28 @@ def identity_plan(refs: dict[str, ComplexRef], cache: Path | None = None) -> Ide
     sequences = complex_sequences(refs, cache)
     for seqs in sequences.values():
         if seqs.problem:
-            log.warning(
-                "no protein sequence: %s (it forms a split component of its own)", seqs.problem
-            )
+            _warn_once(f"no protein sequence: {seqs.problem} (a split component of its own)")
     pocket = [p for p, s in sequences.items() if s.origin == "pocket"]
     if pocket:  # one line for all: the embedded samples have pocket files only
-        log.warning(
-            "identity split: %d complexes have no protein file; their sequences are their pocket "
-            "residues (chain fragments): %s",
-            len(pocket),
-            ", ".join(pocket[:10]) + (" ..." if len(pocket) > 10 else ""),
+        _warn_once(
+            f"identity split: {len(pocket)} complexes have no protein file; their sequences are "
+            "their pocket residues (chain fragments): "
+            + ", ".join(pocket[:10])
+            + (" ..." if len(pocket) > 10 else "")
         )
     chains = sorted({c for s in sequences.values() for c in s.chains})
     component = join_components(sequences, chains, cluster_chains(chains))
     return IdentityPlan(component, sequences, f"MMseqs2 {mmseqs_version(mmseqs_binary())}")
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    """Log ``text`` as a warning once per process (a build plans its split several times)."""
+    if text not in _WARNED:
+        _WARNED.add(text)
+        log.warning("%s", text)
 
 
 def join_components(
