@@ -218,3 +218,18 @@ def test_held_out_complexes_no_test_protein_at_30_percent_of_train():
         for t in test:
             for r in (p for p in splits if splits[p] == "train"):
                 assert all(pair_identity(a, b) < 0.3 for a in chains[t] for b in chains[r])
+
+
+def test_a_changed_input_is_read_again(sample_refs, tmp_path):
+    """The sequence cache is keyed by the input files' sha256: a pocket file replaced by another
+    protein's moves its complex to that protein's component in the next plan."""
+    root = tmp_path / "root"
+    for ref in sample_refs:
+        if ref.pdb_id in ("1hvr", "1hpv", "1drf", "1s3v", "2zmm"):
+            shutil.copytree(ref.path, root / ref.pdb_id)
+    cfg = BuildConfig(source=str(root), tasks=("translation",))
+    found = ids.identity_plan(plan(cfg, tmp_path)[0], tmp_path / ".work" / ids.SEQUENCE_CACHE)
+    assert found.component["1hpv"] == found.component["1hvr"] != found.component["1drf"]
+    shutil.copy(root / "1drf" / "1drf_pocket.pdb", root / "1hpv" / "1hpv_pocket.pdb")
+    again = ids.identity_plan(plan(cfg, tmp_path)[0], tmp_path / ".work" / ids.SEQUENCE_CACHE)
+    assert again.component["1hpv"] == again.component["1drf"] != again.component["1hvr"]
