@@ -180,7 +180,7 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
         "Modelled hydrogens",
         "Zero-shot",
         "T3 is underdetermined in the `paper` profile",
-        "Split by hash",
+        "Split by sequence identity",  # the default split (docs/splits.md)
     ]
     assert "decides the T4, T8 and T9 answers" in bullets(limits)[1]
     # the paper profile's T8 options are drawn alike (docs/decoys.md): no leak bullet; an
@@ -188,9 +188,12 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     assert "T8 options leak the answer" not in limits
     explicit = {**manifest, "profile": "explicit"}
     assert "T8 options leak the answer" in card_text.limitations(data_dir, explicit)
-    assert "**Split by hash**" in limits and "--split-file" in limits
+    assert "**Split by sequence identity**" in limits and "--split-file" in limits
+    assert "Split by hash" not in limits
+    hashed = {k: v for k, v in manifest.items() if k != "split"}  # a --split hash build
+    assert "**Split by hash**" in card_text.limitations(data_dir, hashed)
     with_file = {**manifest, "config": {**manifest["config"], "split_file": "0123abcd"}}
-    assert "Split by hash" not in card_text.limitations(data_dir, with_file)
+    assert "Split by" not in card_text.limitations(data_dir, with_file)
     table1 = tables(
         text[text.index("Table 1, weighted score") : text.index("Table 2 (Appendix B)")]
     )[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from . import blind, card_tasks
+from .card_split import identity_split_note
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
 #: interval of an accuracy near 50% is then wider than about ±10 points.
@@ -124,9 +125,12 @@ def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
 
 
 def _split_note(manifest: dict) -> list[str]:
-    """The Limitations bullet of a build split by hash (no ``--split-file``)."""
+    """The Limitations bullet of a build split by hash (no ``--split-file``), or the paragraph of
+    an identity-split build (``card_split``)."""
     if manifest.get("config", {}).get("split_file"):
         return []
+    if manifest.get("split"):
+        return identity_split_note(manifest)
     return [
         "- **Split by hash**: a complex goes to train or test by a hash of the seed and its PDB "
         "id, so homologous proteins (and other entries of one protein) can fall on both sides "
