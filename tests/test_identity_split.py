@@ -78,6 +78,9 @@ def test_identity_agrees_with_a_plain_dynamic_programme(raw_refs):
                 assert abs(expect - got) * len(other) <= 1.0, (pdb_id, rate, expect, got)
     assert compared >= 9
     assert pair_identity("MKXXAY", "MKXXAY") == pytest.approx(4 / 6)  # X never identical
+    titin_like = "".join(rng.choice(letters, 3500))  # a score past 16-bit lanes: 32-bit
+    assert pair_identity(titin_like, titin_like) == 1.0
+    assert pair_identity(titin_like, titin_like[200:3300]) == 1.0
 
 
 def test_unreadable_complex_is_its_own_component_with_a_warning(sample_refs, tmp_path, caplog):

@@ -142,7 +142,9 @@ def pair_identity(a: str, b: str) -> float:
     first = "".join(c if c in _TABULATED else "X" for c in a)
     second = "".join(c if c in _TABULATED else "*" for c in b)
     open_, extend = (-g for g in GAP_PENALTY)
-    result = parasail.sg_stats_striped_sat(first, second, open_, extend, parasail.blosum62)
+    result = parasail.sg_stats_striped_16(first, second, open_, extend, parasail.blosum62)
+    if result.saturated:  # a score past 16 bits (chains of thousands of residues): 32-bit lanes
+        result = parasail.sg_stats_striped_32(first, second, open_, extend, parasail.blosum62)
     return result.matches / min(len(a), len(b))
 
 
