@@ -200,6 +200,17 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     floor_row = next(r for r in table1 if "blind floor: best" in next(iter(r.values())))
     assert list(floor_row.values())[-1] not in ("", "-", "–")  # a computed paper average
     assert "comparable with this build above its blind floor" in text
+    # the claim comes after what it rests on: the split rule, the build's size, the blind floor
+    claim = text.index("comparable with this build above its blind floor")
+    grounds = text.rindex("A comparison with them rests on", 0, claim)
+    for named in ("30% sequence identity", f"{manifest['complexes']['test']} test complexes",
+                  "the paper's test split has 490", "blind floor: best"):  # fmt: skip
+        assert grounds < text.index(named, grounds) < claim, named
+    hashed = {k: v for k, v in manifest.items() if k != "split"}
+    assert "a seeded hash of the PDB ids" in card_text.comparison_grounds(hashed)
+    # the T8 example names its bond and its four options
+    t8 = next(ln for ln in text.splitlines() if ln.startswith("**interaction_location**"))
+    assert "bond `" in t8 and all(f"{c} `move" in t8 for c in "ABCD"), t8
     assert f"**Small build**: {manifest['complexes']['test']} test complexes" in limits
     assert "Comparable in the questions asked, not in precision" in text
     # tiny_per_task=2 here: tiny is smaller than test where test has more than 2 (4 for T4)
