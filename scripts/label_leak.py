@@ -140,7 +140,7 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, group: np.ndarray, folds: int = 5)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--sources", nargs="*", default=list(DEFAULT_SOURCES))
     parser.add_argument("--views", nargs="*", default=list(VIEWS))
     parser.add_argument("--boot", type=int, default=2000)

@@ -76,7 +76,9 @@ LAYERS: dict[str, Layer] = {
     "builder": _layer_entry(),  # the package __init__: a docstring only
     "builder.core": _layer_entry((), {"numpy"}),
     "builder.operations": _layer_entry({"builder.core"}, {"numpy"}),
-    "builder.chemistry": _layer_entry({"builder.core"}, {"numpy", "gemmi", "rdkit", "biotite"}),
+    "builder.chemistry": _layer_entry(
+        {"builder.core"}, {"numpy", "gemmi", "rdkit", "biotite", "parasail"}
+    ),
     "builder.scene": _layer_entry(
         {"builder.core", "builder.operations"}, {"numpy", "PIL", "deflate"}
     ),
@@ -160,6 +162,7 @@ HEAVY = {
     "torch",
     "matplotlib",
     "biotite",
+    "parasail",
     "huggingface_hub",
     "lmms_eval",
     "lm_eval",

@@ -180,7 +180,7 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
         "Modelled hydrogens",
         "Zero-shot",
         "T3 is underdetermined in the `paper` profile",
-        "Split by hash",
+        "Split by sequence identity",  # the default split (docs/splits.md)
     ]
     assert "decides the T4, T8 and T9 answers" in bullets(limits)[1]
     # the paper profile's T8 options are drawn alike (docs/decoys.md): no leak bullet; an
@@ -188,15 +188,29 @@ def test_provenance_tiny_limitations_and_caveat(data_dir):
     assert "T8 options leak the answer" not in limits
     explicit = {**manifest, "profile": "explicit"}
     assert "T8 options leak the answer" in card_text.limitations(data_dir, explicit)
-    assert "**Split by hash**" in limits and "--split-file" in limits
+    assert "**Split by sequence identity**" in limits and "--split-file" in limits
+    assert "Split by hash" not in limits
+    hashed = {k: v for k, v in manifest.items() if k != "split"}  # a --split hash build
+    assert "**Split by hash**" in card_text.limitations(data_dir, hashed)
     with_file = {**manifest, "config": {**manifest["config"], "split_file": "0123abcd"}}
-    assert "Split by hash" not in card_text.limitations(data_dir, with_file)
+    assert "Split by" not in card_text.limitations(data_dir, with_file)
     table1 = tables(
         text[text.index("Table 1, weighted score") : text.index("Table 2 (Appendix B)")]
     )[0]
     floor_row = next(r for r in table1 if "blind floor: best" in next(iter(r.values())))
     assert list(floor_row.values())[-1] not in ("", "-", "–")  # a computed paper average
     assert "comparable with this build above its blind floor" in text
+    # the claim comes after what it rests on: the split rule, the build's size, the blind floor
+    claim = text.index("comparable with this build above its blind floor")
+    grounds = text.rindex("A comparison with them rests on", 0, claim)
+    for named in ("30% sequence identity", f"{manifest['complexes']['test']} test complexes",
+                  "the paper's test split has 490", "blind floor: best"):  # fmt: skip
+        assert grounds < text.index(named, grounds) < claim, named
+    hashed = {k: v for k, v in manifest.items() if k != "split"}
+    assert "a seeded hash of the PDB ids" in card_text.comparison_grounds(hashed)
+    # the T8 example names its bond and its four options
+    t8 = next(ln for ln in text.splitlines() if ln.startswith("**interaction_location**"))
+    assert "bond `" in t8 and all(f"{c} `move" in t8 for c in "ABCD"), t8
     assert f"**Small build**: {manifest['complexes']['test']} test complexes" in limits
     assert "Comparable in the questions asked, not in precision" in text
     # tiny_per_task=2 here: tiny is smaller than test where test has more than 2 (4 for T4)
@@ -249,7 +263,10 @@ def test_validity_warnings_are_warning_lines(data_dir, tmp_path, caplog):
                 if isinstance(other, dict) and "ci95" in other:
                     other.update(score=0.25, ci95=[0.0, 1.0])
     cell = data["splits"]["test"]["option_medoid"]["interaction_location"]
-    cell.update(score=0.9, ci95=[0.6, 0.97])
+    cell.update(score=0.9, ci95=[0.6, 0.97], complexes=40)
+    for rule in data["splits"]["test"].values():  # the build's own test split: too few complexes
+        for other in rule.values():  # for any interval to count (blind.MIN_COMPLEXES)
+            assert other.get("complexes", 0) < 20 or other is cell
     (tmp_path / "baselines.json").write_text(json.dumps(data), encoding="utf-8")
     manifest = manifest_io.read_manifest(data_dir)
     audit = {"tasks": {"pocket_ligand": {"hbond_answers": 2, "rotamer_dependent": ["q1"]}}}

@@ -76,7 +76,7 @@ def test_baseline_cells_resample_complexes_and_text_only():
     scores = [(f"a{k}", "interaction_location", "1abc", 1.0) for k in (1, 2, 3)]
     scores.append(("b1", "interaction_location", "2xyz", 0.0))
     cell = sblind.rule_cells(scores)["interaction_location"]
-    assert cell == {"n": 4, "score": 0.75, "ci95": [0.0, 1.0]}
+    assert cell == {"n": 4, "complexes": 2, "score": 0.75, "ci95": [0.0, 1.0]}
     assert sblind.rule_cells(list(reversed(scores))) == {"interaction_location": cell}
     train = [
         {"task": "translation", "answer": a} for a in ("move x 3", "move x +3", "move y 1")

@@ -268,3 +268,25 @@ def test_harness_fields_left_alone_when_this_process_scored_only_a_share():
     assert block["statistics"]["rotation"]["ci95"] == [1.0, 1.0] and block["complexes"] == 3
     assert results["results"]["misi"]["score_stderr,none"] == 0.0
     harness_intervals.reset()
+
+
+def test_a_baseline_cell_from_few_complexes_never_counts_as_beating_chance():
+    """Two complexes whose options-only answers are right half the time: the bootstrap over two
+    clusters gives an interval clear of chance (too narrow), so the cell counts its complexes
+    and ``chance_excess`` does not read it; the same rate over 25 complexes is read."""
+    from misi_bench.builder.scoring.blind import MIN_COMPLEXES, chance_excess, rule_cells
+
+    def cells(n_complexes: int) -> dict:
+        scores = [
+            (f"q{c}-{k}", "rotation_rotation", f"c{c:02d}", float(k % 2))
+            for c in range(n_complexes)
+            for k in range(4)
+        ]
+        return rule_cells(scores)["rotation_rotation"]
+
+    few, many = cells(2), cells(25)
+    assert few["complexes"] == 2 and many["complexes"] == 25 >= MIN_COMPLEXES
+    assert few["ci95"][0] > 0.25  # the narrow interval the count guards against
+    assert chance_excess(few) == float("-inf")
+    assert chance_excess(many) == pytest.approx(many["ci95"][0] - 0.25)
+    assert chance_excess({k: v for k, v in few.items() if k != "complexes"}) > 0  # older cells

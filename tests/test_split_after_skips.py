@@ -38,10 +38,12 @@ def test_the_draw_before_the_skips_gave_them_the_test_split():
 
 def test_skipped_complexes_do_not_empty_the_test_split(sample_refs, tmp_path):
     """Was '24 train + 0 test', exit 0: now two readable complexes are in test, on a resumed
-    build too (nothing redone), and the skipped ones are named."""
+    build too (nothing redone), and the skipped ones are named (the hash rule, ``--split hash``;
+    the identity split's draw around skips: below)."""
     root = _root(sample_refs, tmp_path)
     out = tmp_path / "out"
-    manifest = build_dataset(source=root, out=out, tasks=["pocket_ligand"], progress=False)
+    more = {"tasks": ["pocket_ligand"], "progress": False, "split": "hash"}
+    manifest = build_dataset(source=root, out=out, **more)
     assert set(manifest["skipped_complexes"]) == set(BROKEN)
     assert all(f"{p}_ligand.sdf" in why for p, why in manifest["skipped_complexes"].items())
     counts = manifest["counts"]["pocket_ligand"]
@@ -55,8 +57,27 @@ def test_skipped_complexes_do_not_empty_the_test_split(sample_refs, tmp_path):
         "1afs",
         "4cup",
     ]
-    again = build_dataset(source=root, out=out, tasks=["pocket_ligand"], progress=False)
+    again = build_dataset(source=root, out=out, **more)
     assert again["counts"] == manifest["counts"]
+
+
+def test_identity_split_draws_around_skipped_complexes(sample_refs, tmp_path):
+    """The default identity split: the first draw (before any unit) puts both broken complexes
+    in test (seed 1); once they are skipped the split is drawn again around them and two
+    readable complexes are in test."""
+    root = _root(sample_refs, tmp_path)
+    out = tmp_path / "out"
+    from misi_bench.builder.dataset.build import plan
+    from misi_bench.builder.dataset.config import BuildConfig
+
+    first = plan(BuildConfig(source=str(root), tasks=("pocket_ligand",), seed=1))[1]
+    assert {p for p in first if first[p] == "test"} == set(BROKEN)
+    manifest = build_dataset(source=root, out=out, tasks=["pocket_ligand"], seed=1, progress=False)
+    assert set(manifest["skipped_complexes"]) == set(BROKEN)
+    readable_test = [p for p, e in manifest["inputs"].items() if e["split"] == "test" and p in GOOD]
+    assert len(readable_test) == 2 and manifest["complexes"]["test"] == 2
+    assert manifest["split"]["check"]["highest"]["identity"] < 0.3
+    assert manifest["validation"]["ok"]
 
 
 def test_split_file_whose_test_complexes_are_all_skipped_is_refused(sample_refs, tmp_path):

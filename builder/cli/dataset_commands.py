@@ -29,6 +29,7 @@ def build_options(args: argparse.Namespace):
         seed=args.seed,
         limit=args.limit,
         split_file=args.split_file,
+        split=args.split_rule,
         image_size=args.image_size,
         pocket_cutoff=args.pocket_cutoff,
         tiny_per_task=args.tiny_per_task,
@@ -184,6 +185,15 @@ def _add_build(sub, TASKS) -> None:  # noqa: N803 - the registry's name, as in e
         help="paper (default): the questions carry what the paper's prompts carry, with its "
         "sampling, counts, tiny split and answer formats; explicit: prompts that state "
         "everything needed (camera distance, ranges, H-bond rule); see docs/fidelity.md",
+    )
+    p.add_argument(
+        "--split",
+        dest="split_rule",
+        default="identity30",
+        choices=("identity30", "hash"),
+        help="how train/test are drawn without --split-file: identity30 (default: MMseqs2 "
+        "components at 30%% sequence identity, whole components to one side; docs/splits.md) "
+        "or hash (the seeded hash of each PDB id, the rule of before)",
     )
     p.add_argument(
         "--split-file",

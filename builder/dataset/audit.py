@@ -57,6 +57,7 @@ from .audit_margins import Margins
 from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .check_structures import StructureSource
 from .cluster import available_cpus, check_workers
+from .identity_split import split_problems
 from .manifest import read_manifest
 from .parquet import iter_config_rows
 from .progress import shown as progress_shown
@@ -333,8 +334,11 @@ def audit_dataset(
     progress: bool = False,
     structures: str | None = None,
     workers: int | None = None,
+    split_check: bool = True,
 ) -> AuditReport:
-    """Audit a built folder (see the module docstring). ``limit``: at most N questions per config;
+    """Audit a built folder (see the module docstring). ``split_check``: repeat the identity
+    split's test-train alignment check (``identity_split.split_problems``; the build's own
+    audit leaves it to the validation it has just run). ``limit``: at most N questions per config;
     ``sample``: N questions spread evenly over each config's ids; ``source``: where to read the
     structures (default: the manifest's source); ``structures``: the entries folder of an ``ids:``
     source (default: the one the manifest names); ``workers``: processes checking questions in
@@ -355,7 +359,10 @@ def audit_dataset(
         raise MisiError(
             f"{folder}: no config(s) {', '.join(bad)}; the build has {', '.join(manifest['counts'])}"
         )
-    report = AuditReport(str(folder), split, tuple(checks), problems=_version_problems(manifest))
+    found = _version_problems(manifest)
+    if split_check:  # the identity split's check
+        found += split_problems(manifest, StructureSource.of(manifest, source, structures).refs())
+    report = AuditReport(str(folder), split, tuple(checks), problems=found)
     report.tasks.update((task, TaskAudit()) for task in tasks)
     total = sum(manifest["counts"][t].get(split, 0) for t in tasks)
     jobs = (

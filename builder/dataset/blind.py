@@ -150,6 +150,7 @@ def options_only_gate(data: Mapping, max_excess: float = MAX_EXCESS) -> dict:
                         "rule": rule,
                         "score": round(cell["score"], 4),
                         "ci95": cell["ci95"],
+                        **({"complexes": cell["complexes"]} if "complexes" in cell else {}),
                     }
                 if chance_excess(cell, data.get("chance", CHANCE)) > max_excess:
                     problems.append(

@@ -37,6 +37,8 @@ from .card_examples import update_card_legibility
 from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
 from .id_list import default_structures_dir, is_id_source
+from .identity_build import fetch_before_identity_split, identity_draw, identity_record
+from .identity_split import IDENTITY_SPLIT
 from .lock import command_line, folder_lock
 from .manifest import write_manifest
 from .merge import merge_units
@@ -55,11 +57,17 @@ log = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------- the build
 
 
-def plan(cfg: BuildConfig) -> tuple[dict[str, ComplexRef], dict[str, str]]:
+def plan(cfg: BuildConfig, out: Path | None = None) -> tuple[dict[str, ComplexRef], dict[str, str]]:
+    """The build's complexes (after ``limit``) and their split: a split file's, else the rule
+    ``cfg.split`` draws (``identity30``: :mod:`.identity_split`, from the sequences of all the
+    build's complexes, cached in ``<out>/.work/``; ``hash``: ``sources.assign_splits``). The
+    same in every shard, resume and merge of one configuration."""
     refs = discover(cfg.source, cfg.structures)
     if cfg.limit is not None:
         refs = refs[: int(cfg.limit)]
     by_id = {r.pdb_id: r for r in refs}
+    if cfg.split_file is None and cfg.split == IDENTITY_SPLIT:
+        return by_id, identity_draw(cfg, by_id, out)
     splits = assign_splits(sorted(by_id), int(cfg.seed), cfg.split_file)
     left_out = {p for p, s in splits.items() if s not in SPLITS}
     if left_out:  # a split list's val complexes and those no list names (docs/inputs.md)
@@ -170,7 +178,8 @@ def _prepare(options: BuildOptions) -> tuple[dict[str, ComplexRef], dict[str, st
         recover(options.out)
     check_profile_of_folder(options.out, cfg)
     _check_profile_covers_tasks(cfg)
-    refs, splits = plan(cfg)
+    fetch_before_identity_split(options)
+    refs, splits = plan(cfg, options.out)
     work = work_dir(options.out, cfg)
     work.mkdir(parents=True, exist_ok=True)
     splits = settle_splits(cfg, refs, splits, work)  # around the skips a run before recorded
@@ -232,6 +241,8 @@ def settle_splits(cfg: BuildConfig, refs, splits: dict[str, str], work: Path) ->
     if cfg.split_file is not None:
         return splits
     skipped = skipped_units(work, refs, Checksums(refs))
+    if cfg.split == IDENTITY_SPLIT:
+        return identity_draw(cfg, refs, work.parent.parent.parent, frozenset(skipped))
     return assign_splits(sorted(refs), int(cfg.seed), skipped=frozenset(skipped))
 
 
@@ -265,7 +276,8 @@ def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dic
     out, cfg, workers = options.out, options.config, options.workers
     staged = staging_dir(out, cfg.config_hash)
     try:
-        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers)
+        record = identity_record(cfg, refs, splits, out)
+        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers, split=record)
         for line in reading_warnings(manifest):
             log.warning("reading: %s", line)
         (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
@@ -386,6 +398,7 @@ def _audit_sample(
             sample=sample,
             source=cfg.source,
             workers=max(1, int(workers)),
+            split_check=False,  # the merge has just made (and enforced) this check
         )
         part = report.summary()
         for task, value in part["tasks"].items():

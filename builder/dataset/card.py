@@ -267,9 +267,11 @@ def paper_title(profile: str, manifest: dict | None = None, floors: dict | None 
     source = scoring.paper_reference_rows()[0].source
     if PROFILES[profile].paper_comparable:
         caveat = card_text.size_caveat(manifest) if manifest else ""
+        grounds = card_text.comparison_grounds(manifest) if manifest else "the blind floor"
         return (
-            f"Published results ({source}: Tables 1 and 2 in full; %), comparable with this "
-            f"build above its blind floor{_floor_words(floors)}.{caveat}"
+            f"Published results ({source}: Tables 1 and 2 in full; %). A comparison with them "
+            f"rests on {grounds}{_floor_words(floors)}. On those terms they are comparable with "
+            f"this build above its blind floor.{caveat}"
         )
     return (
         f"Published results ({source}; %): **{scoring.NOT_COMPARABLE}** with this `{profile}` build, whose "

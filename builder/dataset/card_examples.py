@@ -5,6 +5,7 @@ option B``) so that a reader of the card can tell the reference from the options
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 from . import card_tasks
@@ -57,8 +58,26 @@ def example_sheet(out: Path, task: str) -> str | None:
     answer = row["answer"].replace("|", "\\|")
     return (
         f"**{task}** ({row['pdb_id'].upper()}; {len(tiles)} images, named under each tile; "
-        f"answer `{answer}`)\n\n![{task} example](examples/{task}.png)"
+        f"{_subject(row)}answer `{answer}`)\n\n![{task} example](examples/{task}.png)"
     )
+
+
+def _subject(row: dict) -> str:
+    """What the example's question is about beyond its pictures: the H-bond it names (a row whose
+    metadata records one) and its text options, each as the prompt gives it ('' for neither)."""
+    try:
+        meta = json.loads(row.get("metadata") or "{}")
+    except ValueError:
+        meta = {}
+    parts = [f"bond `{meta['hbond']}`"] if isinstance(meta.get("hbond"), str) else []
+    options = [str(o) for o in row.get("options") or [] if isinstance(o, str) and o]
+    if options:
+        letters = "ABCDEFGH"
+        parts.append(
+            "options "
+            + "; ".join(f"{letters[k]} `{o.replace('|', '')}`" for k, o in enumerate(options[:8]))
+        )
+    return "".join(f"{part}; " for part in parts)
 
 
 def legibility_text(manifest: dict) -> str:

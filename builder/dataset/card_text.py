@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from . import blind, card_tasks
+from .card_split import identity_split_note
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%
 #: interval of an accuracy near 50% is then wider than about ±10 points.
@@ -83,6 +84,36 @@ def size_caveat(manifest: dict) -> str:
     )
 
 
+#: Test complexes of the paper's split (Sec. 4: 3,503 train, 490 test).
+PAPER_TEST_COMPLEXES = 490
+
+
+def comparison_grounds(manifest: dict) -> str:
+    """What a comparison of this build with the paper's rows rests on, named before the claim:
+    the split rule, and the build's size against the paper's (the blind floor follows in the
+    caller's sentence)."""
+    record = manifest.get("split")
+    if isinstance(record, dict) and record.get("rule") == "identity30":
+        split = (
+            "the split (whole protein families apart: no test complex has a train complex at "
+            f"{100 * record['threshold']:.0f}% sequence identity or more, the rule of the "
+            "paper's ATOM3D split)"
+        )
+    elif (manifest.get("config") or {}).get("split_file"):
+        split = "the split (the split file this build was given, as it lists the complexes)"
+    else:
+        split = (
+            "the split (a seeded hash of the PDB ids: a test complex may share its protein with "
+            "a train complex, unlike the paper's 30%-identity split)"
+        )
+    questions = sum(int(c.get("test", 0)) for c in (manifest.get("counts") or {}).values())
+    size = (
+        f"the build's size ({manifest.get('complexes', {}).get('test', 0)} test complexes and "
+        f"{questions} test questions; the paper's test split has {PAPER_TEST_COMPLEXES} complexes)"
+    )
+    return f"{split}, {size} and the blind floor"
+
+
 def _fewest(small: dict[str, int]) -> str:
     """The fewest test questions of the small tasks and the interval they give."""
     held = [n for n in small.values() if n]
@@ -124,9 +155,12 @@ def _decoy_leak(out, manifest: dict, leaking: list[str]) -> str:
 
 
 def _split_note(manifest: dict) -> list[str]:
-    """The Limitations bullet of a build split by hash (no ``--split-file``)."""
+    """The Limitations bullet of a build split by hash (no ``--split-file``), or the paragraph of
+    an identity-split build (``card_split``)."""
     if manifest.get("config", {}).get("split_file"):
         return []
+    if manifest.get("split"):
+        return identity_split_note(manifest)
     return [
         "- **Split by hash**: a complex goes to train or test by a hash of the seed and its PDB "
         "id, so homologous proteins (and other entries of one protein) can fall on both sides "

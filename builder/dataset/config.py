@@ -24,6 +24,7 @@ from ..tasks.data import task_data, versions_label
 from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS
 from .archive import FetchPolicy
 from .id_list import id_list_path, is_id_source
+from .identity_split import DEFAULT_SPLIT, HASH_SPLIT, SPLIT_RULES
 from .manifest import sha256_file
 from .split_files import split_file_digest
 
@@ -55,6 +56,10 @@ class BuildConfig:
     decoys: str = DEFAULT_DECOYS
     #: The build profile (``builder.core.profiles``): ``paper`` (default) or ``explicit``.
     profile: str = DEFAULT_PROFILE
+    #: How train/test are drawn without a split file (``identity_split``): ``identity30`` (the
+    #: default; hashed) or ``hash`` (the rule of before, left out of the hashed fields so that
+    #: such builds keep their hash). Ignored (and not hashed) with a ``split_file``.
+    split: str = DEFAULT_SPLIT
 
     def __post_init__(self) -> None:
         for name, kind in (("source", str), ("split_file", str), ("structures", str)):
@@ -77,6 +82,10 @@ class BuildConfig:
             raise MisiError(
                 f"unknown decoy mode {self.decoys!r}; expected one of {', '.join(DECOY_MODES)}"
             )
+        if self.split not in SPLIT_RULES:
+            raise MisiError(
+                f"unknown split rule {self.split!r}; expected one of {', '.join(SPLIT_RULES)}"
+            )
         if self.seed is None or int(self.seed) < 0:
             raise MisiError(f"seed must be a non-negative integer, got {self.seed!r}")
         object.__setattr__(self, "seed", int(self.seed))
@@ -93,6 +102,8 @@ class BuildConfig:
         data.pop("structures")
         if self.decoys == DEFAULT_DECOYS:  # legacy value: not hashed, not in the manifest
             data.pop("decoys")
+        if self.split == HASH_SPLIT or self.split_file:  # the rule of before / a split file's
+            data.pop("split")
         if is_id_source(self.source):
             data["source"] = "ids"
             data["id_list"] = sha256_file(id_list_path(self.source))

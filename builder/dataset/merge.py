@@ -157,7 +157,13 @@ def _write_shards(out: Path, units: list[Path], cfg, runner) -> tuple[dict, dict
 
 
 def merge_units(
-    out: Path, work: Path, cfg, refs: dict, splits: dict[str, str], workers: int = 1
+    out: Path,
+    work: Path,
+    cfg,
+    refs: dict,
+    splits: dict[str, str],
+    workers: int = 1,
+    split: dict | None = None,
 ) -> dict:
     """Merge per-complex units into the final shards, card and manifest; returns the manifest.
 
@@ -165,7 +171,8 @@ def merge_units(
     merge's memory does not grow with the dataset. Rows are ordered by complex (PDB id), then id.
     ``workers`` processes index the units, then write the shard files, one file per job: the
     shard boundaries are planned first by the sequential writer's rule (``plan_shards``), so the
-    bytes do not depend on the count.
+    bytes do not depend on the count. ``split``: the identity split's record (the manifest's
+    ``split``; ``identity_split.split_record``), None for a hash or split-file build.
     """
     out = Path(out)
     statuses = [
@@ -173,10 +180,10 @@ def merge_units(
     ]
     units = [work / f"{s['pdb_id']}.parquet" for s in statuses if s["ok"]]
     with JobRunner(workers if len(units) > 1 else 1) as runner:
-        return _merge(out, cfg, statuses, units, runner)
+        return _merge(out, cfg, statuses, units, runner, split)
 
 
-def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], runner) -> dict:
+def _merge(out: Path, cfg, statuses, units: list[Path], runner, split: dict | None) -> dict:
     """The shards, manifest, blind baselines and card of :func:`merge_units` (``runner``: the
     job runner of its workers)."""
     shards, counts, images = _write_shards(out, units, cfg, runner)
@@ -211,6 +218,8 @@ def _merge(out: Path, cfg, statuses: list[dict], units: list[Path], runner) -> d
         "reading": {s["pdb_id"]: s["reading"] for s in statuses if s.get("reading")},
         "version": None,
     }
+    if split is not None:
+        manifest["split"] = split
     if (
         cfg.structures is not None
     ):  # where an ids: source's entries are (their checksums are under inputs)

@@ -9,8 +9,10 @@ answer. H-bond answers are recomputed from structures read afresh on the checks'
 generator (``chemistry.hbonds``: this checks the answers follow from the coordinates, not the
 detector itself; PLIP checks that, ``hbond_report``), T8 centring moves from the
 named atoms' coordinates, T7 answers by undoing the recorded displacement. It also checks the
-schema, option distinctness, letter and axis balance, that no complex is in two splits, and that
-every shard file is the one the manifest lists, byte for byte (sha256), with no unlisted shard.
+schema, option distinctness, letter and axis balance, that no complex is in two splits, that no
+test complex reaches 30% identity to a train complex in an identity-split build
+(``identity_split.split_problems``), and that every shard file is the one the manifest lists,
+byte for byte (sha256), with no unlisted shard.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
 from .check_structures import CheckStructures, StructureSource
 from .cluster import check_workers
+from .identity_split import split_problems
 from .manifest import read_manifest, shard_problems
 from .parquet import SPLIT_ORDER, config_row_groups
 from .runner import JobRunner, Setup
@@ -124,6 +127,8 @@ def validate_dataset(
     for pdb_id, splits in split_of.items():
         if len(splits) > 1:
             report.fail(f"complex {pdb_id} is in several splits: {sorted(splits)}")
+    for problem in split_problems(manifest, setup.refs()):  # the identity split's check
+        report.fail(problem)
     return report
 
 

@@ -171,19 +171,29 @@ def text_only_score(task: str, text_model: Mapping[str, str], row: Mapping) -> f
     return None if metrics is None else float(metrics["score"])
 
 
+#: Complexes a baseline cell needs before its interval is read as beating chance: a bootstrap
+#: over fewer clusters is too narrow (with two complexes it can exclude chance at 50 %), so such a
+#: cell's interval is shown but never counted by :func:`chance_excess` (too few to tell).
+MIN_COMPLEXES = 20
+
+
 def rule_cells(scores: Sequence[tuple[str, str, str, float]]) -> dict[str, dict]:
-    """Per-task cells ``{"n", "score", "ci95"}`` (0-1) of one baseline's per-question scores
-    (``(id, task, complex, score)``), the interval by the scorer's one method
+    """Per-task cells ``{"n", "complexes", "score", "ci95"}`` (0-1) of one baseline's
+    per-question scores (``(id, task, complex, score)``), the interval by the scorer's one method
     (:func:`.bootstrap.bootstrap_intervals`, complexes resampled)."""
     if not scores:
         return {}
     ids, tasks, units, values = zip(*scores)
     found = bootstrap_intervals(items_of(ids, tasks, units, [None] * len(ids), values))
+    complexes: dict[str, set[str]] = {}
+    for task, unit in zip(tasks, units):
+        complexes.setdefault(canonical_task(task), set()).add(unit)
     out = {}
     for task in dict.fromkeys(canonical_task(t) for t in tasks):
         iv = found[task]
         out[task] = {
             "n": iv.n,
+            "complexes": len(complexes[task]),
             "score": iv.value,
             "ci95": [round(iv.low, 4), round(iv.high, 4)],
         }
@@ -246,8 +256,12 @@ def blind_baselines(
 
 
 def chance_excess(cell: Mapping, chance: float = 0.25) -> float:
-    """How far (0-1 scale) the lower end of a cell's 95% interval lies above ``chance``."""
-    return float(cell["ci95"][0]) - chance if cell.get("ci95") else -math.inf
+    """How far (0-1 scale) the lower end of a cell's 95% interval lies above ``chance``; minus
+    infinity without an interval or from fewer than :data:`MIN_COMPLEXES` complexes (a cell
+    written before cells counted complexes is read as it always was)."""
+    if not cell.get("ci95") or cell.get("complexes", MIN_COMPLEXES) < MIN_COMPLEXES:
+        return -math.inf
+    return float(cell["ci95"][0]) - chance
 
 
 def format_blind_markdown(
