@@ -18,17 +18,12 @@ ROW_FIELDS = list(SCORE_COLUMNS)
 def check_configs(names: list[str] | None) -> list[str]:
     """Config names or aliases as config names (in the given order, once each); one line with a
     did-you-mean for an unknown name."""
-    from ..core.registry import canonical_task  # noqa: PLC0415
+    from ..core.registry import canonical_configs  # noqa: PLC0415
 
-    out: list[str] = []
-    for name in names or []:
-        try:
-            config = canonical_task(name)
-        except ValueError as exc:
-            raise MisiError(f"--configs: {exc}") from None
-        if config not in out:
-            out.append(config)
-    return out
+    try:
+        return canonical_configs(names or [])
+    except ValueError as exc:
+        raise MisiError(f"--configs: {exc}") from None
 
 
 def add_revision_argument(parser) -> None:

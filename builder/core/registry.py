@@ -295,6 +295,21 @@ def _alias_key(name: str) -> str:
     return re.sub(r"[\s\-/]+", "_", name.strip().lower())
 
 
+def canonical_configs(names) -> list[str]:
+    """Task names or aliases as config names (:func:`canonical_task`), in the given order, once
+    each; ``ValueError`` (with a did-you-mean) for an unknown name.
+
+    >>> canonical_configs(["T2", "rotation", "scale"])
+    ['rotation', 'zooming']
+    """
+    out: list[str] = []
+    for name in names:
+        config = canonical_task(name)
+        if config not in out:
+            out.append(config)
+    return out
+
+
 def canonical_task(name: str) -> str:
     """The config name (one of :data:`TASK_NAMES`) of a task name or alias.
 

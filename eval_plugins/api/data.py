@@ -25,7 +25,7 @@ from typing import Any
 
 from ...builder.core.constants import hub_repo_id, hub_revision
 from ...builder.core.errors import MisiError
-from ...builder.core.registry import TASK_NAMES, canonical_task
+from ...builder.core.registry import TASK_NAMES, canonical_configs
 from ...builder.core.rows import SCORE_COLUMNS as ROW_SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
 from ..common import doc_prompt
@@ -369,15 +369,10 @@ def check_configs(configs: list[str] | None) -> list[str]:
     name is one line with a did-you-mean (``core.registry.canonical_task``)."""
     if not configs:
         return list(TASK_NAMES)
-    out: list[str] = []
-    for name in configs:
-        try:
-            config = canonical_task(name)
-        except ValueError as exc:
-            raise MisiError(f"--configs: {exc}") from None
-        if config not in out:
-            out.append(config)
-    return out
+    try:
+        return canonical_configs(configs)
+    except ValueError as exc:
+        raise MisiError(f"--configs: {exc}") from None
 
 
 def image_png(image, qid: str) -> bytes:
