@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..core.atomic import write_text_atomic
 from ..core.errors import MisiError
 
 #: A result file larger than this is refused (a paper-size score JSON is about 100 MB).
@@ -43,7 +44,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(compare.format_comparison_markdown(result))
     text = json.dumps(result.to_json(), indent=1, sort_keys=True)
     if args.json_out:
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        write_text_atomic(args.json_out, text + "\n")
     return 0
 
 
