@@ -70,9 +70,17 @@ def hub_checked_shards(
     repo ``repo`` at ``revision``, fetched into the Hub cache (:func:`local_copy`) and each checked
     against that tag's ``manifest.json`` (``core.shards.checked_shards``): a tag whose manifest
     disagrees with its shards is refused in one line naming the shard, before any is read."""
-    folder, _ = local_copy(repo, revision, (split,))
+    folder = _hub_split_folder(repo, revision, split)
     tasks = TASKS if config == "all" else (config,)
     return [str(p) for task in tasks for p in checked_shards(folder, task, split)]
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_split_folder(repo: str, revision: str | None, split: str) -> Path:
+    """:func:`local_copy` of one split, fetched once per process (a harness loads each task and
+    then its build column: one snapshot resolution, not two per task); the shards in it are still
+    checked on every read (``checked_shards`` hashes a file again when its size or mtime moves)."""
+    return local_copy(repo, revision, (split,))[0]
 
 
 def to_pil_rgb(image: Any):
