@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..builder.core import generation
 from ..builder.core.registry import TASK_SPECS, TaskSpec
+from ..builder.scoring.kinds import kind_of
 from .common import HEADLINE_METRICS, spec_metric_names
 
 HERE = Path(__file__).resolve().parent
@@ -162,7 +163,7 @@ def task_table() -> str:
         "| `misi` | group: every task below on the `test` split |",
     ]
     for spec in TASK_SPECS:
-        kind = " (multiple choice)" if spec.is_choice else ""
+        kind = " (multiple choice)" if kind_of(spec).carries_options else ""
         rows.append(f"| `{spec.config}` | T{spec.number}: {spec.label}{kind} |")
     rows.append(
         "| `tiny_misi`, `tiny_misi_<task>` | the same on the `tiny` split (questions drawn from "

@@ -13,8 +13,8 @@ import io
 import json
 from pathlib import Path
 
-from misi_bench.builder.core.registry import CHOICE_TASKS
 from misi_bench.builder.core.registry import TASK_NAMES as TASKS
+from misi_bench.builder.scoring.kinds import kind_of
 
 SPLITS = ("train", "test", "tiny")
 
@@ -30,7 +30,8 @@ FIXTURE_ANSWERS: dict[str, list[str]] = {
     "interaction_location": ["A", "C", "B"],
     "pocket_ligand": ["ASN 460 OD1 A, O1B", "None", "GLY 12 N A, O2; SER 15 OG A, O3"],
 }
-CHOICE = CHOICE_TASKS
+#: The tasks whose answer kind carries options (their rows get four option texts).
+CHOICE = frozenset(t for t in TASKS if kind_of(t).carries_options)
 IMAGE_VIEWS = {
     "translation": ["front", "left", "top", "front"],
     "rotation": ["front", "left", "top", "front"],

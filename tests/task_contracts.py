@@ -71,13 +71,8 @@ def _registry_entry(s: Subject) -> list[str]:
     kind = KINDS.get(spec.answer_kind)
     if kind is None:
         return [f"answer_kind {spec.answer_kind!r} is none of {', '.join(KINDS)}"]
-    choice = spec.answer_format == registry.MULTIPLE_CHOICE
-    if choice != kind.carries_options or (spec.form == registry.CHOICE_FORM) != choice:
-        out.append(
-            f"answer_format {spec.answer_format} and form {spec.form} do not fit the "
-            f"{kind.name} kind (options: {kind.carries_options})"
-        )
-    if not choice and not spec.form_hint:
+    # the answer format and the human app's form follow from the kind (options or not)
+    if not kind.carries_options and not spec.form_hint:
         out.append("a text answer needs a form_hint")
     if kind.needs_commands != bool(spec.commands) or (
         not spec.commands and not spec.constant_answer

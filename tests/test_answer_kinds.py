@@ -12,12 +12,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 from misi_bench.builder.core import registry
-from misi_bench.builder.core.rows import METADATA_TYPES, BondsMeta, ChoiceMeta, OperationMeta
+from misi_bench.builder.core.rows import ChoiceMeta, QuestionMeta, metadata_type
 from misi_bench.builder.operations.language import parse_operations
 from misi_bench.builder.scoring import baseline_prediction, score_prediction
 from misi_bench.builder.scoring.bonds import BondAnswer
@@ -27,47 +28,33 @@ from misi_bench.builder.scoring.parsing import parse_prediction
 from task_expect import expect
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The registry's kind constants: comparing against one of them (or ``answer_kind``) is
+#: The registry's kind constants (every upper-case name of ``builder/core/registry.py`` whose
+#: value is a kind the tasks name): comparing against one of them (or ``answer_kind``) is
 #: branching on the kind.
 KIND_NAMES = {
-    "SINGLE_OPERATION",
-    "OPERATION_PAIR",
-    "LETTER",
-    "RESIDUE_BONDS",
-    "POCKET_BONDS",
-    "BOND_ANSWER_KINDS",
-    "CHOICE_TASKS",
-    "OPERATION_TASKS",
-    "BOND_TASKS",
+    name
+    for name, value in vars(registry).items()
+    if name.isupper() and isinstance(value, str) and value in registry.ANSWER_KINDS
 }
 #: Where comparing kinds is the job: the registry and records (core) and the kinds themselves.
 OWNERS = ("builder/core/", "builder/scoring/kinds/")
 #: The most places outside the owners that may compare against a kind (issue 41: at most five).
 MAX_OUTSIDE = 5
+#: The first task of each kind, by kind name (its examples are written for it).
+FIRST_OF_KIND: dict[str, registry.TaskSpec] = {}
+for _spec in registry.TASK_SPECS:
+    FIRST_OF_KIND.setdefault(_spec.answer_kind, _spec)
 
 
 def test_every_registry_kind_has_its_object_and_metadata_type():
-    assert tuple(KINDS) == registry.ANSWER_KINDS
+    assert tuple(KINDS) == registry.ANSWER_KINDS  # the kinds list is the registry's
+    assert len(KIND_NAMES) >= len(KINDS) - 1  # the constants are seen (a new kind may have none)
     for name, kind in KINDS.items():
-        assert kind.name == name and kind.metadata is METADATA_TYPES[name]
-    assert KINDS[registry.LETTER].metadata is ChoiceMeta
-    assert KINDS[registry.OPERATION_PAIR].metadata is OperationMeta
-    assert KINDS[registry.POCKET_BONDS].metadata is BondsMeta
+        assert kind.name == name and kind.metadata is metadata_type(FIRST_OF_KIND[name].name)
+        assert issubclass(kind.metadata, QuestionMeta)
+        assert type(kind).__module__.endswith(f"kinds.{name}")  # found by its name
     with pytest.raises(ValueError, match="unknown MiSI-Bench task"):
         kind_of("no_such_task")
-
-
-#: Real replies (as models write them) and the value each kind reads, per kind.
-REPLIES = {
-    registry.SINGLE_OPERATION: [("**Answer:** move x -3 Å", "move x -3")],
-    registry.OPERATION_PAIR: [("First roll y by 60°, then move x 14.", "roll y 60, move x 14")],
-    registry.LETTER: [("The correct option is (C).", "C"), ("Answer: b", "B")],
-    registry.RESIDUE_BONDS: [("Yes: ASN OD1, O1B", "Yes: ASN OD1, O1B"), ("No bonds.", "No")],
-    registry.POCKET_BONDS: [
-        ("| ASN | 460 | OD1 | A | O1B |", "ASN 460 OD1 A, O1B"),
-        ("There are none.", "None"),
-    ],
-}
 
 
 @pytest.mark.parametrize("spec", registry.TASK_SPECS, ids=lambda s: s.name)
@@ -85,12 +72,34 @@ def test_a_kind_reads_gold_and_unread_answers(spec):
         kind.gold(spec, "not an answer of any kind; 12")
 
 
-@pytest.mark.parametrize("name", registry.ANSWER_KINDS)
-def test_a_kind_reads_real_replies(name):
-    spec = next(s for s in registry.TASK_SPECS if s.answer_kind == name)
-    kind = KINDS[name]
-    for reply, want in REPLIES[name]:
+@pytest.mark.parametrize("spec", registry.TASK_SPECS, ids=lambda s: s.name)
+def test_a_kind_reads_real_replies_and_scores_its_examples(spec):
+    """The kind's own examples for the task: its golds read strictly and score 1, the replies
+    as models write them read as it says, the sample replies score what it says."""
+    kind = kind_of(spec)
+    examples = kind.examples(spec)
+    assert examples.golds and examples.reads and examples.scores
+    for gold in examples.golds:
+        assert kind.gold(spec, kind.format(kind.gold(spec, gold))) == kind.gold(spec, gold)
+        assert score_prediction(spec.name, gold, gold)["exact"] == 1.0
+    for reply, want in examples.reads:
         assert kind.format(parse_prediction(spec.name, reply)) == want, (reply, want)
+    for gold, reply, want in examples.scores:
+        got = score_prediction(spec.name, reply, gold)["score"]
+        assert got == pytest.approx(want), (gold, reply, got, want)
+
+
+@pytest.mark.parametrize("spec", registry.TASK_SPECS, ids=lambda s: s.name)
+def test_drawn_and_reworded_golds_score_one(spec):
+    """What the property tests draw: gold answers the kind reads strictly and that score 1,
+    written again as a model might and still scoring 1."""
+    kind, rng = kind_of(spec), random.Random(0)
+    for _ in range(50):
+        gold = kind.draw_gold(spec, rng)
+        kind.gold(spec, gold)
+        assert score_prediction(spec.name, gold, gold)["score"] == 1.0, gold
+        reply = kind.reword(spec, gold, rng)
+        assert score_prediction(spec.name, reply, gold)["score"] == 1.0, (gold, reply)
 
 
 @pytest.mark.parametrize("spec", registry.TASK_SPECS, ids=lambda s: s.name)
@@ -109,9 +118,7 @@ def test_chance_answers_are_answers_the_kind_reads(spec):
 
 def test_bond_kinds_differ_only_in_their_answer_form():
     residue, pocket = KINDS[registry.RESIDUE_BONDS], KINDS[registry.POCKET_BONDS]
-    t4, t9 = (
-        next(s for s in registry.TASK_SPECS if s.answer_kind == k.name) for k in (residue, pocket)
-    )
+    t4, t9 = FIRST_OF_KIND[residue.name], FIRST_OF_KIND[pocket.name]
     r = residue.gold(t4, "Yes: ASN OD1, O1B; ARG NH2, O3")
     p = pocket.gold(t9, "ASN 460 OD1 A, O1B")
     assert r == BondAnswer(True, frozenset({("ASN", "OD1", "O1B"), ("ARG", "NH2", "O3")}))
@@ -151,7 +158,9 @@ def test_letter_rows_are_checked_against_their_metadata():
 
 def test_the_pixel_solver_mode_is_the_single_operation_kinds():
     modes = {s.name: kind_of(s).pixel_solver_mode(s) for s in registry.TASK_SPECS}
-    singles = {s.name for s in registry.TASK_SPECS if s.answer_kind == registry.SINGLE_OPERATION}
+    singles = {
+        s.name for s in registry.TASK_SPECS if kind_of(s) is KINDS[registry.SINGLE_OPERATION]
+    }
     assert {t for t, m in modes.items() if m} <= singles
     assert set(modes.values()) <= {None, "shift", "depth"}
 
@@ -194,7 +203,7 @@ def test_at_most_five_places_outside_the_owners_compare_kinds():
 
 
 def test_the_kind_scan_sees_a_planted_comparison():
-    planted = "if spec.answer_kind == LETTER:\n    pass\nx = t in CHOICE_TASKS\ny = a == b\n"
+    planted = "if spec.answer_kind == LETTER:\n    pass\nx = t in (POCKET_BONDS,)\ny = a == b\n"
     assert kind_comparisons(planted) == [1, 3]
 
 
@@ -248,7 +257,7 @@ def test_the_build_refuses_a_row_that_breaks_a_contract_by_name():
             "?",
             tuple(options),
             "A",
-            spec.answer_format,
+            kind_of(spec).answer_format,
             parse_metadata(text, spec.name),
         )
 

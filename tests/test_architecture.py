@@ -339,6 +339,13 @@ def scan(module: str, source: str, is_init: bool, modules=MODULES) -> Scan:
 
         out.ours |= {f"builder.tasks.{n}" for n in TASK_NAMES} & set(modules)
         out.dynamic = [d for d in out.dynamic if not d.endswith("import_module()")]
+    if module == "builder.scoring.kinds":
+        # the kinds' one loader imports builder/scoring/kinds/<kind>.py for each kind a task
+        # names (so that a new kind is its module alone): those modules join the graph
+        from misi_bench.builder.core.registry import ANSWER_KINDS  # noqa: PLC0415
+
+        out.ours |= {f"builder.scoring.kinds.{n}" for n in ANSWER_KINDS} & set(modules)
+        out.dynamic = [d for d in out.dynamic if not d.endswith("import_module()")]
     return out
 
 

@@ -17,6 +17,7 @@ from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
 from misi_bench.builder.dataset import build_warnings, card, card_tasks, card_text, progress
 from misi_bench.builder.dataset import manifest as manifest_io
 from misi_bench.builder.dataset.cluster import pool_map
+from misi_bench.builder.scoring.kinds import kind_of
 from misi_bench.builder.tasks.data import task_data
 
 from card_support import bold_titles, bullets, front_matter, sections, table_under, tables
@@ -89,7 +90,7 @@ def test_task_table_is_the_registry_and_the_task_data(data_dir):
         spec = TASK_BY_NAME[row["config"].strip("`")]
         words = task_data(spec.name).card
         assert row["task"] == f"T{spec.number}: {words.summary}"
-        assert row["format"] == ("choice A-D" if spec.is_choice else "fill-in")
+        assert row["format"] == ("choice A-D" if kind_of(spec).carries_options else "fill-in")
         assert row["answer"] == words.answer
     assert rows[1] == {
         "config": "`rotation`",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from misi_bench.builder.core import registry
 from misi_bench.builder.core.registry import ANSWER_KINDS, TASK_BY_NAME, TASK_NAMES, TASK_SPECS
+from misi_bench.builder.scoring.kinds import kind_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("builder", "eval_plugins", "dataset_card", "misi_bench.py")
@@ -153,15 +154,15 @@ def test_every_registry_entry_has_its_room_and_only_it():
 
 def test_registry_entries_are_complete_data():
     for spec in TASK_SPECS:
-        assert spec.answer_kind in ANSWER_KINDS
+        kind = kind_of(spec)
+        assert spec.answer_kind in ANSWER_KINDS and kind.name == spec.answer_kind
         assert spec.label and spec.short_label
-        assert (
-            (spec.form == registry.CHOICE_FORM)
-            == spec.is_choice
-            == (spec.answer_kind == registry.LETTER)
-        )
-        assert spec.is_choice or spec.form_hint
-        if spec.answer_kind in (registry.SINGLE_OPERATION, registry.OPERATION_PAIR):
+        # the answer format and the human app's form follow from the one kind
+        choice = kind.carries_options
+        assert (kind.form == registry.CHOICE_FORM) == choice
+        assert (kind.answer_format == registry.MULTIPLE_CHOICE) == choice
+        assert choice or spec.form_hint
+        if kind.needs_commands:
             assert spec.commands and all(
                 c.verb in ("move", "roll") and c.values for c in spec.commands
             )

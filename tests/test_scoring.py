@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from misi_bench.builder.core.registry import LETTER
-from misi_bench.builder.operations.language import Move, Roll
+from misi_bench.builder.operations.language import Move, Roll, parse_operations
 from misi_bench.builder.scoring import (
     HEADLINE_EXCLUDED,
     TASK_NAMES,
@@ -30,17 +29,7 @@ from misi_bench.builder.scoring import (
     score_records,
 )
 
-from task_expect import (
-    BOND_FORMS,
-    BOND_KINDS,
-    COMMAND_KINDS,
-    bond_items,
-    canonical_text,
-    command_problems,
-    expect,
-    gold_answers,
-    spec,
-)
+from task_expect import canonical_text, command_problems, expect, gold_answers, kind, spec
 
 GOLD = {task: expect(task)["gold"] for task in TASK_NAMES}
 
@@ -469,29 +458,9 @@ def test_gold_round_trips_to_one(pair):
 
 
 def reformatted(task: str, gold: str, rng: random.Random) -> str:
-    """The gold answer as a verbose model might write it: other order, markdown, prose, units."""
-    kind = spec(task).answer_kind
-    if kind in BOND_KINDS:
-        items = bond_items(task, gold)
-        if items is None:
-            return rng.choice(
-                ["No.", "**No**, there is no hydrogen bond.", "There are no hydrogen bonds."]
-            )
-        rng.shuffle(items)
-        body = "\n".join(f"- {item}" for item in items)
-        lead = "Yes, I see these bonds:\n" if BOND_FORMS[kind][1] else "The hydrogen bonds are:\n"
-        return lead + body
-    if kind == LETTER:
-        return rng.choice(
-            [f"The answer is ({gold.lower()})", f"**Answer:** Option {gold}", f"I pick {gold}."]
-        )
-    ops = [op.strip().split() for op in gold.split(",")]
-    rng.shuffle(ops)  # the roll and the move of T7 commute
-    words = [
-        f"{verb.upper()} {axis.upper()} {int(value):+d}{' Å' if verb == 'move' else '°'}"
-        for verb, axis, value in ops
-    ]
-    return "Looking at both images, the change is:\n**" + " and then ".join(words) + "**"
+    """The gold answer as a verbose model might write it (the kind's ``reword``: other order,
+    markdown, prose, units)."""
+    return kind(task).reword(spec(task), gold, rng)
 
 
 @settings(max_examples=150, deadline=None)
@@ -652,14 +621,9 @@ def test_random_baseline_in_range(task):
         text = baseline_prediction("random", task, record, rng)
         value = parse_prediction(task, text)
         assert value is not None, text
-        kind = spec(task).answer_kind
-        if kind in COMMAND_KINDS:
-            ops = value if isinstance(value, tuple) else (value,)
-            assert not command_problems(task, ops), text
-        elif kind == LETTER:
-            assert value in "ABCD"
-        else:
-            assert isinstance(value, BondAnswer) and not value.bonds
+        kind(task).gold(spec(task), text)  # an answer the kind's own strict reader takes
+        if spec(task).commands:
+            assert not command_problems(task, parse_operations(text)), text
         assert 0.0 <= score_prediction(task, text, GOLD[task])["score"] <= 1.0
 
 

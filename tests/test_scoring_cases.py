@@ -21,6 +21,8 @@ from misi_bench.builder.scoring import (
     score_prediction,
 )
 
+from task_expect import kind, spec
+
 T9_GOLD = "ASN 460 OD1 A, O1B; ARG 766 NH2 A, O3"
 #: A long T9 gold answer (20 bonds, over 300 characters), as the builder writes it.
 T9_LONG = "; ".join(
@@ -450,16 +452,15 @@ MARKDOWN_TEXT = st.text(
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(task=st.sampled_from(TASK_NAMES), text=MARKDOWN_TEXT, repeat=st.integers(1, 200))
-def test_markdown_and_long_text_never_raise(task, text, repeat):
-    gold = {
-        "translation": "move x 3",
-        "rotation": "roll z -45",
-        "zooming": "move z 52",
-        "docking": "roll y 60, move x -14",
-        "residue_ligand": "Yes: ASN OD1, O1B",
-        "pocket_ligand": T9_GOLD,
-    }.get(task, "B")
+@given(
+    task=st.sampled_from(TASK_NAMES),
+    which=st.integers(0, 7),
+    text=MARKDOWN_TEXT,
+    repeat=st.integers(1, 200),
+)
+def test_markdown_and_long_text_never_raise(task, which, text, repeat):
+    golds = kind(task).examples(spec(task)).golds  # the task's answer kind gives its golds
+    gold = golds[which % len(golds)]
     out = score_prediction(task, text * repeat, gold, options=T5_OPTIONS)
     assert all(0.0 <= v <= 1.0 for v in out.values()) and not any(
         math.isnan(v) for v in out.values()

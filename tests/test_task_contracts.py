@@ -12,7 +12,6 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from misi_bench.builder.core import registry
 from misi_bench.builder.core.registry import TASK_SPECS
 from misi_bench.builder.tasks import generator, room_of
 from misi_bench.builder.tasks.base import TaskContext, annotate
@@ -108,7 +107,7 @@ def test_each_planted_breach_is_named(subjects):
     letter, other = _first_of_kind(subjects, True), _first_of_kind(subjects, False)
     planted = {
         "registry-entry": dataclasses.replace(
-            letter, spec=dataclasses.replace(letter.spec, answer_format=registry.FILL_IN)
+            other, spec=dataclasses.replace(other.spec, form_hint="")
         ),
         "room": dataclasses.replace(letter, room=None),
         "audit-hooks": dataclasses.replace(

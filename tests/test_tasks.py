@@ -14,7 +14,7 @@ from misi_bench.builder.tasks import TASKS, generator
 from misi_bench.builder.tasks.base import TaskContext, annotate
 from misi_bench.builder.tasks.data import versions_label
 
-from task_expect import COMMAND_KINDS, command_problems, expect, spec
+from task_expect import command_problems, expect, kind, spec
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "prompts.json"
 
@@ -64,9 +64,9 @@ def test_counts_and_ranges_follow_the_registry_and_params(task, generated):
             meta = inst.metadata
             assert meta["task"] == task and meta["pdb_id"] == pdb_id and meta["seed"] == 0
             assert len(inst.images) == len(set((s.view_name) for s in inst.images))
-            if entry.answer_kind in COMMAND_KINDS:
+            if entry.commands:
                 assert not command_problems(task, parse_operations(inst.answer)), inst.answer
-            if entry.is_choice:
+            if kind(task).carries_options:
                 assert inst.answer in "ABCD" and len(set(inst.options)) == len(inst.options) == 4
                 assert len({tuple(o) for o in meta["option_operations"]}) == 4
             if "option_schemes" in meta:
@@ -91,7 +91,7 @@ def test_tasks_with_halves_balance_positives_and_negatives(task, generated):
     assert kinds["nearest"] > 0 and kinds["random"] > 0
 
 
-@pytest.mark.parametrize("task", [s.name for s in TASK_SPECS if s.is_choice])
+@pytest.mark.parametrize("task", [s.name for s in TASK_SPECS if kind(s.name).carries_options])
 def test_letters_spread_over_a_to_d(task, generated):
     letters = Counter(i.answer for (p, t), items in generated.items() if t == task for i in items)
     assert set(letters) == set("ABCD"), (task, letters)
@@ -151,5 +151,5 @@ def test_prompts_carry_what_the_spec_requires(task, generated):
             assert "hydrogen atoms" in q and "black background" in q
             assert all(text in q for text in expect(task)["explicit_mentions"])
             assert "for example" in q
-            if spec(task).is_choice:
+            if kind(task).carries_options:
                 assert all(f"{letter}. " in q for letter in "ABCD")

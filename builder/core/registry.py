@@ -1,9 +1,10 @@
 """The task registry: the one definition of the nine tasks (docs/spec.md section 5).
 
-Everything that needs the task list reads it here: names and order (T1..T9), answer format
-(fill-in or multiple choice), answer kind (which selects the scorer's parser, metric and chance
-baseline), membership of the headline averages, report labels, the human app's answer form and
-the alias table of the paper's names. Shared code dispatches on these fields, never on a task's
+Everything that needs the task list reads it here: names and order (T1..T9), answer kind (the
+one field that says what an answer is: it selects the scorer's parser, metric and chance
+baseline, and the answer format and the human app's answer form follow from it), membership of
+the headline averages, report labels, the human app's answer hint and the alias table of the
+paper's names. Shared code dispatches on these fields, never on a task's
 name. Pure data plus :func:`canonical_task`; imports only the standard library. A task's
 generator, prompt, audit replay and validator check live in its own module ``builder/tasks/<name>.py``
 (see ``docs/extending.md``).
@@ -15,6 +16,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+#: The ``answer_format`` column: ``multiple_choice`` exactly when the task's answer kind carries
+#: options (``AnswerKind.answer_format``), ``fill_in`` otherwise.
 FILL_IN = "fill_in"
 MULTIPLE_CHOICE = "multiple_choice"
 
@@ -29,11 +32,9 @@ LETTER = "letter"
 RESIDUE_BONDS = "residue_bonds"
 #: ``None`` or ``RES NUMBER ATOM CHAIN, LIG_ATOM; ...`` (T9): every bond of the pocket.
 POCKET_BONDS = "pocket_bonds"
-ANSWER_KINDS = (SINGLE_OPERATION, OPERATION_PAIR, LETTER, RESIDUE_BONDS, POCKET_BONDS)
-#: Answer kinds whose answers are H-bond lists (the parser reads markdown tables for them).
-BOND_ANSWER_KINDS = frozenset({RESIDUE_BONDS, POCKET_BONDS})
 
-# Human-app answer forms: a text box with the task's ``form_hint`` under it, or option buttons.
+# Human-app answer forms: a text box with the task's ``form_hint`` under it, or option buttons
+# (``AnswerKind.form``: option buttons exactly when the kind carries options).
 TEXT_FORM = "text"
 CHOICE_FORM = "choice"
 
@@ -59,18 +60,18 @@ def _nonzero(lo: int, hi: int, step: int = 1) -> tuple[int, ...]:
 class TaskSpec:
     """One task and everything shared code needs to know about it, as data.
 
-    ``name`` (config name), ``number`` (paper number 1..9), ``answer_format`` (fill-in or
-    multiple choice), ``kind`` (``operation``, ``bonds`` or ``choice``: the family of its
-    generator), ``in_headline`` (counted in the paper's headline average; False unless set, so a
-    new task joins the headline only when asked; T5 and T6 are left out because every model
-    scores at chance), ``answer_kind`` (selects parser, metric and chance
-    baseline, one of :data:`ANSWER_KINDS`), ``score_radius`` (the weighted-score radius: Å or
-    degrees, the ``explicit`` headline's normaliser; ``paper`` rows count steps of ``commands[0]``
+    ``name`` (config name), ``number`` (paper number 1..9), ``answer_kind`` (the module of
+    ``builder/scoring/kinds/`` that says what an answer is: parser, metric and chance baseline,
+    and from whether it carries options the answer format and the human app's form; the one
+    field that says what an answer is), ``in_headline`` (counted in the paper's headline
+    average; False unless set, so a new task joins the headline only when asked; T5 and T6 are
+    left out because every model scores at chance), ``score_radius`` (the weighted-score
+    radius: Å or degrees, the ``explicit`` headline's normaliser; ``paper`` rows count steps of ``commands[0]``
     instead; None scores exact answers only), ``commands`` (the commands of a command answer,
     in order, with their ranges: what the random baseline draws and the pixel solver reads),
     ``constant_answer`` (the constant baseline's answer), ``halves`` (a 0/1 metric that splits
     the paper's column in two: T4's positive and negative questions), ``label`` and
-    ``short_label`` (report titles), ``form`` / ``form_hint`` (the human app's answer form: what
+    ``short_label`` (report titles), ``form_hint`` (the human app's hint under a text answer: what
     form an answer takes, never a unit or range, which only some profiles' prompts state),
     ``aliases`` (other names a user may type; the paper's names among them), ``readings`` (other
     readings of a rule the paper leaves open, shown beside the main metric: (``""`` for the task
@@ -82,8 +83,6 @@ class TaskSpec:
 
     name: str
     number: int
-    answer_format: str
-    kind: str
     answer_kind: str
     label: str
     short_label: str
@@ -92,16 +91,11 @@ class TaskSpec:
     commands: tuple[CommandRange, ...] = ()
     constant_answer: str = ""
     halves: str | None = None
-    form: str = TEXT_FORM
     form_hint: str = ""
     aliases: tuple[str, ...] = ()
     readings: tuple[tuple[str, str, str], ...] = ()
     underdetermined_in: tuple[str, ...] = ()
     decoy_leak_in: tuple[str, ...] = ()
-
-    @property
-    def is_choice(self) -> bool:
-        return self.answer_format == MULTIPLE_CHOICE
 
     @property
     def config(self) -> str:
@@ -119,8 +113,6 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "translation",
         1,
-        FILL_IN,
-        "operation",
         SINGLE_OPERATION,
         "translation",
         "translation",
@@ -134,8 +126,6 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "rotation",
         2,
-        FILL_IN,
-        "operation",
         SINGLE_OPERATION,
         "rotation",
         "rotation",
@@ -149,8 +139,6 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "zooming",
         3,
-        FILL_IN,
-        "operation",
         SINGLE_OPERATION,
         "zooming",
         "zooming",
@@ -163,8 +151,6 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "residue_ligand",
         4,
-        FILL_IN,
-        "bonds",
         RESIDUE_BONDS,
         "residue-ligand",
         "res.-lig.",
@@ -178,34 +164,26 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "translation_rotation",
         5,
-        MULTIPLE_CHOICE,
-        "choice",
         LETTER,
         "transl.+rot.",
         "transl.+rot.",
         in_headline=False,
         constant_answer="A",
-        form=CHOICE_FORM,
         aliases=("translation_and_rotation", "trans_rot"),
     ),
     TaskSpec(
         "rotation_rotation",
         6,
-        MULTIPLE_CHOICE,
-        "choice",
         LETTER,
         "rot.+rot.",
         "rot.+rot.",
         in_headline=False,
         constant_answer="A",
-        form=CHOICE_FORM,
         aliases=("rotation_and_rotation", "rot_rot", "double_rotation"),
     ),
     TaskSpec(
         "docking",
         7,
-        FILL_IN,
-        "operation",
         OPERATION_PAIR,
         "docking",
         "docking",
@@ -227,14 +205,11 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "interaction_location",
         8,
-        MULTIPLE_CHOICE,
-        "choice",
         LETTER,
         "interaction loc.",
         "interaction loc.",
         in_headline=True,
         constant_answer="A",
-        form=CHOICE_FORM,
         aliases=(
             "interaction_localization",
             "interaction_localisation",
@@ -246,8 +221,6 @@ TASK_SPECS: tuple[TaskSpec, ...] = (
     TaskSpec(
         "pocket_ligand",
         9,
-        FILL_IN,
-        "bonds",
         POCKET_BONDS,
         "pocket-ligand",
         "pocket-ligand",
@@ -270,14 +243,9 @@ TASK_NAMES: tuple[str, ...] = tuple(spec.name for spec in TASK_SPECS)
 #: Left out of the headline average (the paper's convention: every model scores at chance).
 HEADLINE_EXCLUDED: tuple[str, ...] = tuple(spec.name for spec in TASK_SPECS if not spec.in_headline)
 
-CHOICE_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "choice")
-OPERATION_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "operation")
-BOND_TASKS = frozenset(spec.name for spec in TASK_SPECS if spec.kind == "bonds")
-
-
-def answer_format(task: str) -> str:
-    """``fill_in`` or ``multiple_choice`` for a task config name."""
-    return TASK_BY_NAME[task].answer_format
+#: The answer kinds the tasks name, in the order of their first task: each is the module
+#: ``builder/scoring/kinds/<kind>.py`` (found by this name, as a task's room is by its name).
+ANSWER_KINDS: tuple[str, ...] = tuple(dict.fromkeys(spec.answer_kind for spec in TASK_SPECS))
 
 
 # Alias table: config names, T-numbers and each spec's aliases. Keys are normalised with

@@ -187,8 +187,10 @@ class BondsMeta(QuestionMeta):
     origin: tuple[float, ...] | None = None
 
 
-#: The metadata type of each answer kind (core reads rows, so the table lives here; the kind objects
-#: of ``builder/scoring/kinds`` give it as their ``metadata``).
+#: The metadata type of each answer kind that has fields of its own (core reads rows, so the table
+#: lives here; the kind objects of ``builder/scoring/kinds`` give it as their ``metadata``). A kind
+#: not listed (a new kind whose rooms keep their fields in ``metadata_fields``) has the fields every
+#: row carries, :class:`QuestionMeta`.
 METADATA_TYPES: dict[str, type[QuestionMeta]] = {
     SINGLE_OPERATION: OperationMeta,
     OPERATION_PAIR: OperationMeta,
@@ -199,13 +201,12 @@ METADATA_TYPES: dict[str, type[QuestionMeta]] = {
 
 
 def metadata_type(task: str) -> type[QuestionMeta]:
-    """The metadata type of ``task``'s rows (by its registry answer kind)."""
+    """The metadata type of ``task``'s rows (by its registry answer kind; :class:`QuestionMeta`
+    for a kind :data:`METADATA_TYPES` does not list)."""
     spec = TASK_BY_NAME.get(task)
     if spec is None:
         raise RowError(f"task {task!r} is not in the registry")
-    if spec.answer_kind not in METADATA_TYPES:
-        raise RowError(f"answer kind {spec.answer_kind!r} of {task} has no metadata type")
-    return METADATA_TYPES[spec.answer_kind]
+    return METADATA_TYPES.get(spec.answer_kind, QuestionMeta)
 
 
 def metadata_from_dict(value: object, task: str | None = None) -> QuestionMeta:

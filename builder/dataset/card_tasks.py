@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..core.registry import HEADLINE_EXCLUDED, TASK_BY_NAME, TASK_SPECS, TaskSpec
+from ..scoring.kinds import kind_of
 from ..tasks import room_of
 from ..tasks.base import LETTERS
 from ..tasks.data import TaskCard, task_data
@@ -67,7 +68,7 @@ def join_labels(labels: Sequence[str], last: str = "and") -> str:
 
 def answer_format_text(spec: TaskSpec) -> str:
     """The task table's format cell: ``fill-in`` or ``choice A-D``."""
-    return f"choice {LETTERS[0]}-{LETTERS[-1]}" if spec.is_choice else "fill-in"
+    return f"choice {LETTERS[0]}-{LETTERS[-1]}" if kind_of(spec).carries_options else "fill-in"
 
 
 def task_table(tasks: Sequence[str]) -> str:

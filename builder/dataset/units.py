@@ -227,7 +227,7 @@ def _row(inst, split: str, annotations: AnnotationCache, cache) -> dict:
         question=inst.question,
         options=tuple(inst.options),
         answer=inst.answer,
-        answer_format=inst.answer_format,
+        answer_format=kind_of(inst.task).answer_format,
         metadata=parse_metadata(inst.metadata_json, inst.task),
     )
     _check_contracts(row)

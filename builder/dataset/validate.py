@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .. import scoring
-from ..core.registry import TASK_NAMES, answer_format
+from ..core.registry import TASK_NAMES
 from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
@@ -215,7 +215,7 @@ def _check_row(row: dict, structures: CheckStructures, report: ValidationReport)
         report.fail(f"{rid}: {len(row['images'])} images but {len(row['image_views'])} view names")
     if any(not img["bytes"] or not img["bytes"].startswith(PNG_SIGNATURE) for img in row["images"]):
         report.fail(f"{rid}: an image is not a PNG")
-    if row["answer_format"] != answer_format(task):
+    if row["answer_format"] != kind_of(task).answer_format:
         report.fail(f"{rid}: answer_format {row['answer_format']}")
     for problem in kind_of(task).row_problems(row, meta):  # the options against the metadata
         report.fail(problem)

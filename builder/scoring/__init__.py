@@ -79,10 +79,7 @@ How answers are read (the rules a model author can rely on; docs/answer-reading.
 from __future__ import annotations
 
 from ..core.registry import (
-    BOND_TASKS,
-    CHOICE_TASKS,
     HEADLINE_EXCLUDED,
-    OPERATION_TASKS,
     TASK_ALIASES,
     TASK_NAMES,
     canonical_task,
@@ -191,8 +188,6 @@ __all__ = [
     "paired",
     "paired_test",
     "report_intervals",
-    "BOND_TASKS",
-    "CHOICE_TASKS",
     "COLUMN_KEYS",
     "HEADLINE_EXCLUDED",
     "MAX_CHARS",
@@ -209,7 +204,6 @@ __all__ = [
     "paper_exact_columns",
     "paper_row_names",
     "select_paper_rows",
-    "OPERATION_TASKS",
     "PAPER_AVERAGE_COLUMNS",
     "PAPER_COLUMNS",
     "TASK_ALIASES",

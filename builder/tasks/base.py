@@ -21,7 +21,6 @@ from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
 from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import check_profile, get_profile, question_id
 from ..core.records import Complex
-from ..core.registry import answer_format
 from ..core.rows import metadata_from_dict
 from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
@@ -55,10 +54,6 @@ class TaskInstance:
     metadata_json: str
     #: The build profile the question was made for (``builder.core.profiles``).
     profile: str
-
-    @property
-    def answer_format(self) -> str:
-        return answer_format(self.task)
 
     @property
     def qid(self) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME
 from ...builder.scoring import format_parsed, parse_prediction
+from ...builder.scoring.kinds import kind_of
 
 #: One command as :func:`format_parsed` writes it (``move x -3``, ``roll z 45``).
 _COMMAND_RE = re.compile(r"^(move|roll) ([xyz]) (-?\d+)$")
@@ -42,7 +43,7 @@ def form_problem(task: str, text: str, options: Sequence[str] = ()) -> str | Non
     text = str(text or "")
     if not text.strip():
         return None
-    if spec.form == CHOICE_FORM:
+    if kind_of(spec).form == CHOICE_FORM:
         letters = [chr(65 + k) for k in range(len(options) or 4)]
         if text.strip().upper() not in letters:
             return f"choose one of the options {', '.join(letters)}"

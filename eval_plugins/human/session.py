@@ -28,11 +28,14 @@ from ...builder.core.provenance import DatasetProvenance
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
 from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
+from ...builder.scoring.kinds import kind_of
 
 log = logging.getLogger(__name__)
 
 #: The answer form of each fill-in task, shown under the text box (the registry's ``form_hint``).
-FORMS: dict[str, str] = {spec.name: spec.form_hint for spec in TASK_SPECS if spec.form == TEXT_FORM}
+FORMS: dict[str, str] = {
+    spec.name: spec.form_hint for spec in TASK_SPECS if kind_of(spec).form == TEXT_FORM
+}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _COLUMNS = [
     "id",
@@ -73,7 +76,7 @@ class Question:
             "options": list(self.options),
             "image_views": list(self.image_views),
             "answer_format": self.answer_format,
-            "choice": TASK_BY_NAME[self.task].form == CHOICE_FORM,
+            "choice": kind_of(TASK_BY_NAME[self.task]).form == CHOICE_FORM,
             "form": ""
             if getattr(PROFILES.get(self.profile), "states_answer_form", False)
             else FORMS.get(self.task, ""),

@@ -7,11 +7,20 @@ of comparing kind names. One module per kind (this folder) subclasses :class:`An
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.registry import CommandRange, TaskSpec
+from ...core.registry import (
+    CHOICE_FORM,
+    FILL_IN,
+    MULTIPLE_CHOICE,
+    TEXT_FORM,
+    CommandRange,
+    TaskSpec,
+)
 from ...core.rows import METADATA_TYPES, QuestionMeta
 from ...operations.language import Move, Roll, format_operations
 from ..bonds import KNOWN_RESIDUES
@@ -31,6 +40,41 @@ def draw_command(draw: CommandRange, rng: np.random.Generator) -> Move | Roll:
         axis_name = axis()
         value = int(rng.choice(list(draw.values)))
     return Move(axis_name, value) if draw.verb == "move" else Roll(axis_name, value)
+
+
+@dataclass(frozen=True)
+class KindExamples:
+    """A kind's examples for one task of the kind: the data the shared tests iterate, so that
+    no test spells a kind or a task (a new kind brings its own). ``golds``: gold answers as the
+    build writes them; ``reads``: (a reply as models write it, the answer the kind reads from
+    it, in the benchmark's format); ``scores``: (gold, reply, the ``score`` the reply gets)."""
+
+    golds: tuple[str, ...]
+    reads: tuple[tuple[str, str], ...]
+    scores: tuple[tuple[str, str, float], ...]
+
+
+def _command(cr: CommandRange, rng: random.Random) -> Move | Roll:
+    cls = Move if cr.verb == "move" else Roll
+    return cls(rng.choice(cr.axes), rng.choice(cr.values))
+
+
+def command_gold(spec: TaskSpec, rng: random.Random) -> str:
+    """A gold answer of a command task: one command per entry of ``spec.commands``, drawn from
+    its axes and values."""
+    return format_operations(tuple(_command(cr, rng) for cr in spec.commands))
+
+
+def command_reworded(gold: str, rng: random.Random) -> str:
+    """A command answer as a verbose model writes it: the commands in another order (a roll and
+    a move commute), capitals, signs, units (Å for a move, ° for a roll), markdown and prose."""
+    ops = [op.strip().split() for op in gold.split(",")]
+    rng.shuffle(ops)
+    words = [
+        f"{verb.upper()} {axis.upper()} {int(value):+d}{' Å' if verb == 'move' else '°'}"
+        for verb, axis, value in ops
+    ]
+    return "Looking at both images, the change is:\n**" + " and then ".join(words) + "**"
 
 
 class AnswerKind:
@@ -57,9 +101,21 @@ class AnswerKind:
     # -- the row ---------------------------------------------------------------------------
 
     @property
+    def answer_format(self) -> str:
+        """The rows' ``answer_format`` column: ``multiple_choice`` exactly when the kind carries
+        options."""
+        return MULTIPLE_CHOICE if self.carries_options else FILL_IN
+
+    @property
+    def form(self) -> str:
+        """The human app's answer form: option buttons exactly when the kind carries options,
+        else a text box (with the task's ``form_hint``)."""
+        return CHOICE_FORM if self.carries_options else TEXT_FORM
+
+    @property
     def metadata(self) -> type[QuestionMeta]:
         """The metadata type of the kind's rows (``builder.core.rows``)."""
-        return METADATA_TYPES[self.name]
+        return METADATA_TYPES.get(self.name, QuestionMeta)
 
     def row_problems(self, row: Mapping, meta: QuestionMeta) -> list[str]:
         """Problems of a stored row's options against its answer and metadata (the validator);
@@ -119,3 +175,19 @@ class AnswerKind:
     def pixel_solver_mode(self, spec: TaskSpec) -> str | None:
         """How the pixel solver answers the task's questions (None: it does not)."""
         return None
+
+    # -- examples: the data the shared tests iterate ---------------------------------------------
+
+    def draw_gold(self, spec: TaskSpec, rng: random.Random) -> str:
+        """A gold answer of ``spec`` in the kind's form, drawn by ``rng`` (the property tests
+        draw many): the base draws one command per entry of ``spec.commands``."""
+        return command_gold(spec, rng)
+
+    def reword(self, spec: TaskSpec, gold: str, rng: random.Random) -> str:
+        """``gold`` written as a verbose model might (order, markdown, prose, units): a reply
+        that must score as the gold does."""
+        return command_reworded(gold, rng)
+
+    def examples(self, spec: TaskSpec) -> KindExamples:
+        """Fixed examples of the kind for the task ``spec``."""
+        raise NotImplementedError

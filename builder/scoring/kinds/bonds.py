@@ -3,6 +3,8 @@ set rule of docs/spec.md section 7, its precision/F1 readings, the task's ``halv
 
 from __future__ import annotations
 
+import random
+import string
 from collections.abc import Sequence
 
 from ...core.registry import TaskSpec
@@ -17,7 +19,15 @@ from ..bonds import (
     set_score,
 )
 from ..readings import T9_PAPER_EXACT, alt_bonds
-from .base import AnswerKind
+from .base import AnswerKind, KindExamples
+
+#: Residues the drawn gold answers name (the H-bond formers of the twenty amino acids).
+DRAWN_RESIDUES = ("ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "LYS", "MET")
+DRAWN_RESIDUES += ("SER", "THR", "TRP", "TYR")
+
+
+def _chars(rng: random.Random, alphabet: str, lo: int, hi: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
 
 
 class BondsKind(AnswerKind):
@@ -86,3 +96,72 @@ class BondsKind(AnswerKind):
         if isinstance(gold, BondAnswer) and self._exact_here(gold):
             out[T9_PAPER_EXACT] = 0.0
         return out
+
+    # -- examples -----------------------------------------------------------------------------
+
+    @property
+    def _forms(self) -> tuple[str, str]:
+        """The empty answer and the prefix of a non-empty one."""
+        return ("No", "Yes: ") if self.named_residue else ("None", "")
+
+    def _draw_item(self, rng: random.Random) -> str:
+        up, digits = string.ascii_uppercase, string.digits
+        res = rng.choice(DRAWN_RESIDUES)
+        atom = rng.choice("CNOS") + _chars(rng, up, 0, 2) + _chars(rng, digits, 0, 1)
+        lig = _chars(rng, up, 1, 2) + _chars(rng, digits, 0, 2) + _chars(rng, up, 0, 1)
+        lig += _chars(rng, "'*", 0, 2) + (f":{rng.choice(digits)}" if rng.random() < 0.2 else "")
+        if self.named_residue:
+            return f"{res} {atom}, {lig}"
+        number = f"{'-' if rng.random() < 0.1 else ''}{rng.choice(digits[1:])}"
+        number += _chars(rng, digits, 0, 3) + _chars(rng, up, 0, 1)
+        return f"{res} {number} {atom} {rng.choice(up + digits + '_')}, {lig}"
+
+    def draw_gold(self, spec: TaskSpec, rng: random.Random) -> str:
+        """The empty answer, or one to eight bonds (sorted, none twice in any case)."""
+        empty, prefix = self._forms
+        if rng.random() < 0.2:
+            return empty
+        items: dict[str, str] = {}
+        for _ in range(rng.randint(1, 8)):
+            item = self._draw_item(rng)
+            items.setdefault(item.upper(), item)
+        return prefix + "; ".join(sorted(items.values()))
+
+    def reword(self, spec: TaskSpec, gold: str, rng: random.Random) -> str:
+        """The bonds as a bullet list in another order under a sentence; the empty answer in
+        words."""
+        empty, prefix = self._forms
+        if gold == empty:
+            return rng.choice(
+                ["No.", "**No**, there is no hydrogen bond.", "There are no hydrogen bonds."]
+            )
+        items = gold[len(prefix) :].split("; ")
+        rng.shuffle(items)
+        lead = "Yes, I see these bonds:\n" if prefix else "The hydrogen bonds are:\n"
+        return lead + "\n".join(f"- {item}" for item in items)
+
+    def examples(self, spec: TaskSpec) -> KindExamples:
+        """Two bonds, one of them found (half the set rule's score), the empty answer, and a
+        reply in a markdown table or in words."""
+        empty, prefix = self._forms
+        if self.named_residue:
+            one, two = "ASN OD1, O1B", "ARG NH2, O3"
+            table = (
+                "| residue | atom | ligand atom |\n|---|---|---|\n| ASN | OD1 | O1B |",
+                prefix + one,
+            )
+        else:
+            one, two = "ASN 460 OD1 A, O1B", "ARG 766 NH2 A, O3"
+            table = ("| ASN | 460 | OD1 | A | O1B |", one)
+        both = prefix + "; ".join(sorted((one, two)))
+        return KindExamples(
+            golds=(empty, both),
+            reads=(table, ("There are none." if not self.named_residue else "No bonds.", empty)),
+            scores=(
+                (both, both, 1.0),
+                (both, prefix + one, 0.5),
+                (empty, empty, 1.0),
+                (empty, prefix + one, 0.0),
+                (both, "I cannot tell from these pictures.", 0.0),
+            ),
+        )

@@ -4,6 +4,7 @@ operations of each option in letter order and the ``correct`` letter."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from ...core.registry import LETTER, TaskSpec
 from ...core.rows import QuestionMeta
 from ..replies import parse_letter
-from .base import AnswerKind
+from .base import AnswerKind, KindExamples
 
 #: How many options a letter question offers (A-D): the validator's balance check and the
 #: random baseline's fallback when a record lists none.
@@ -67,3 +68,21 @@ class Letter(AnswerKind):
         options = record.get("options") if isinstance(record, Mapping) else None
         n = len(options) if options is not None and len(options) else OPTION_COUNT
         return chr(ord("A") + int(rng.integers(0, min(n, 26))))
+
+    def draw_gold(self, spec: TaskSpec, rng: random.Random) -> str:
+        return chr(ord("A") + rng.randrange(OPTION_COUNT))
+
+    def reword(self, spec: TaskSpec, gold: str, rng: random.Random) -> str:
+        return rng.choice(
+            [f"The answer is ({gold.lower()})", f"**Answer:** Option {gold}", f"I pick {gold}."]
+        )
+
+    def examples(self, spec: TaskSpec) -> KindExamples:
+        return KindExamples(
+            golds=("A", "C"),
+            reads=(("The correct option is (C).", "C"), ("Answer: b", "B")),
+            scores=(("C", "C", 1.0), ("C", "The correct option is (C).", 1.0), ("C", "A", 0.0)),
+        )
+
+
+KIND = Letter()

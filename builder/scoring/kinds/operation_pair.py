@@ -9,7 +9,7 @@ from ...core.registry import OPERATION_PAIR, TaskSpec
 from ...operations.language import Move, Operation, Roll, format_operations, parse_operations
 from ..readings import OTHER_PAIR, alt_pair, magnitude_score, move_part, other_magnitude_score
 from ..replies import parse_pair
-from .base import AnswerKind
+from .base import AnswerKind, KindExamples
 
 
 class OperationPair(AnswerKind):
@@ -55,3 +55,22 @@ class OperationPair(AnswerKind):
         out.update(rotation_part=0.0, move_part=0.0, move_part_fixed=0.0, score_move_fixed=0.0)
         out.update(dict.fromkeys(OTHER_PAIR[profile], 0.0))
         return out
+
+    def examples(self, spec: TaskSpec) -> KindExamples:
+        """The registry's commands at their largest values (a roll, then a move along x): the
+        pair in prose with units; the roll about another axis keeps only the move half (0.5)."""
+        ops = [(cr.verb, cr.axes[0], max(cr.values)) for cr in spec.commands]
+        gold = ", ".join(f"{v} {a} {m}" for v, a, m in ops)
+        prose = "First " + ", then ".join(
+            f"{v} {a} by {m}{'°' if v == 'roll' else ' Å'}" for v, a, m in ops
+        )
+        scores = [(gold, gold, 1.0), (gold, "I cannot tell from these pictures.", 0.0)]
+        roll = spec.commands[0]
+        if len(roll.axes) > 1:
+            turned = [(roll.verb, roll.axes[1], ops[0][2]), *ops[1:]]
+            scores.append((gold, ", ".join(f"{v} {a} {m}" for v, a, m in turned), 0.5))
+        low = ", ".join(f"{cr.verb} {cr.axes[-1]} {min(cr.values)}" for cr in spec.commands)
+        return KindExamples(golds=(gold, low), reads=((prose + ".", gold),), scores=tuple(scores))
+
+
+KIND = OperationPair()

@@ -9,3 +9,6 @@ from .bonds import BondsKind
 class PocketBonds(BondsKind):
     name = POCKET_BONDS
     paper_exact = True
+
+
+KIND = PocketBonds()

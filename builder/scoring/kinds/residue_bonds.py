@@ -19,3 +19,6 @@ class ResidueBonds(BondsKind):
         if spec.commands:
             return super().random_answer(spec, record, rng)
         return "Yes" if rng.random() < 0.5 else "No"
+
+
+KIND = ResidueBonds()

@@ -9,7 +9,7 @@ from ...core.registry import SINGLE_OPERATION, TaskSpec
 from ...operations.language import Move, Operation, Roll, format_operations, parse_operations
 from ..readings import alt_single, magnitude_score
 from ..replies import parse_single_op
-from .base import AnswerKind
+from .base import AnswerKind, KindExamples
 
 
 def _weighted(spec: TaskSpec) -> bool:
@@ -61,3 +61,31 @@ class SingleOperation(AnswerKind):
         if len(spec.commands) != 1 or spec.commands[0].verb != "move":
             return None
         return "depth" if spec.commands[0].axes == ("z",) else "shift"
+
+    def examples(self, spec: TaskSpec) -> KindExamples:
+        """The first command's range: a gold at its largest value, a reply with markdown and
+        a unit, another axis (or the other verb when it has one axis) scoring 0; an exact-only
+        task (no ``score_radius``) also scores a near value 0."""
+        cr = spec.commands[0]
+        gold = f"{cr.verb} {cr.axes[0]} {max(cr.values)}"
+        unit = " Å" if cr.verb == "move" else "°"
+        if len(cr.axes) > 1:
+            other = f"{cr.verb} {cr.axes[1]} {max(cr.values)}"
+        else:
+            other = f"{'roll' if cr.verb == 'move' else 'move'} {cr.axes[0]} {max(cr.values)}"
+        scores = [
+            (gold, gold, 1.0),
+            (gold, f"**Answer:** {gold}{unit}", 1.0),
+            (gold, other, 0.0),
+            (gold, "I cannot tell from these pictures.", 0.0),
+        ]
+        if not _weighted(spec):
+            scores.append((gold, f"{cr.verb} {cr.axes[0]} {min(cr.values)}", 0.0))
+        return KindExamples(
+            golds=(gold, f"{cr.verb} {cr.axes[-1]} {min(cr.values)}"),
+            reads=((f"**Answer:** {gold}{unit}", gold),),
+            scores=tuple(scores),
+        )
+
+
+KIND = SingleOperation()
