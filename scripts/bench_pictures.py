@@ -52,7 +52,8 @@ import json, sys, time
 from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.scene.cache import render_png
-from misi_bench.builder.tasks.base import annotate, six_views
+from misi_bench.builder.tasks.annotation import annotate
+from misi_bench.builder.tasks.base import six_views
 limit, rounds = int(sys.argv[1]), int(sys.argv[2])
 jobs = []
 for ref in sample_refs()[:limit]:
@@ -76,7 +77,8 @@ import json, sys, time
 from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.scene.cache import render_png
-from misi_bench.builder.tasks.base import annotate, six_views
+from misi_bench.builder.tasks.annotation import annotate
+from misi_bench.builder.tasks.base import six_views
 groups = []
 for ref in sample_refs()[: int(sys.argv[1])]:
     cx = load_complex(ref)
@@ -103,7 +105,8 @@ def size_figures(refs, size: int, ocr: bool) -> dict:
     from misi_bench.builder.scene.cache import render_png  # noqa: PLC0415
     from misi_bench.builder.scene.raster import label_layout, ligand_mask  # noqa: PLC0415
     from misi_bench.builder.tasks import pocket_ligand  # noqa: PLC0415
-    from misi_bench.builder.tasks.base import annotate, six_views  # noqa: PLC0415
+    from misi_bench.builder.tasks.annotation import annotate  # noqa: PLC0415
+    from misi_bench.builder.tasks.base import six_views  # noqa: PLC0415
 
     from .ocr_labels import answer_residues, found_labels, ocr_words  # noqa: PLC0415
 

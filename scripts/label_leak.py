@@ -31,7 +31,8 @@ from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels, raster
 from misi_bench.builder.scene.requests import RENDER_VERSION
-from misi_bench.builder.tasks.base import annotate, kept, request
+from misi_bench.builder.tasks.annotation import annotate
+from misi_bench.builder.tasks.base import kept, request
 
 log = logging.getLogger(__name__)
 VIEWS = ("front", "left", "top", "back", "right", "bottom")

@@ -87,7 +87,8 @@ def measure_complex(args: tuple) -> dict:
     from misi_bench.builder.chemistry.structure import load_complex  # noqa: PLC0415
     from misi_bench.builder.scene.cache import encode_png  # noqa: PLC0415
     from misi_bench.builder.scene.raster import render_image  # noqa: PLC0415
-    from misi_bench.builder.tasks.base import annotate, six_views  # noqa: PLC0415
+    from misi_bench.builder.tasks.annotation import annotate  # noqa: PLC0415
+    from misi_bench.builder.tasks.base import six_views  # noqa: PLC0415
 
     cx = load_complex(ref)
     ann = annotate(cx, size)

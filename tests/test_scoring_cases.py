@@ -9,6 +9,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from misi_bench.builder.core.registry import TASK_SPECS
 from misi_bench.builder.scoring import (
     COLUMN_KEYS,
     MAX_CHARS,
@@ -431,7 +432,8 @@ def test_paper_reference_file_rules(tmp_path, monkeypatch):
         and ok[0].score("T1") == 0.01
         and list(ok[0].by_column) == list(COLUMN_KEYS)
     )
-    for bad in (f"{{{eight}, T11: 3}}", "{T1: 1, T2: 1}"):
+    extra = f"T{max(s.number for s in TASK_SPECS) + 1}"  # a column of no task of the registry
+    for bad in (f"{{{eight}, {extra}: 3}}", "{T1: 1, T2: 1}"):
         with pytest.raises(ValueError, match="must list the same columns"):
             rows_of(f"source: test\nrows:\n  - name: a\n    scores: {bad}\n")
     with pytest.raises(ValueError, match="row 'b' must list the same columns"):

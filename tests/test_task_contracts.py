@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from misi_bench.builder.core.registry import TASK_SPECS
 from misi_bench.builder.tasks import generator, room_of
-from misi_bench.builder.tasks.base import TaskContext, annotate
+from misi_bench.builder.tasks.annotation import annotate
+from misi_bench.builder.tasks.base import TaskContext
 from misi_bench.builder.tasks.data import task_data
 
 from task_contracts import CONTRACTS, Subject, breaches, doc_contracts

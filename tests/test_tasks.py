@@ -11,7 +11,8 @@ from misi_bench.builder.core.profiles import EXPLICIT
 from misi_bench.builder.core.registry import TASK_SPECS
 from misi_bench.builder.operations.language import parse_operations
 from misi_bench.builder.tasks import TASKS, generator
-from misi_bench.builder.tasks.base import TaskContext, annotate
+from misi_bench.builder.tasks.annotation import annotate
+from misi_bench.builder.tasks.base import TaskContext
 from misi_bench.builder.tasks.data import versions_label
 
 from task_expect import command_problems, expect, kind, spec

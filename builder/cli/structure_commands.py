@@ -118,7 +118,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from ..operations.language import parse_operations  # noqa: PLC0415
     from ..scene.cache import render_png  # noqa: PLC0415
     from ..scene.requests import RenderRequest  # noqa: PLC0415
-    from ..tasks.base import annotate  # noqa: PLC0415
+    from ..tasks.annotation import annotate  # noqa: PLC0415
 
     cx = load_from_args(args)
     ann = annotate(cx, args.size, getattr(args, "hbonds", "chimerax"))

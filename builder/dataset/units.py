@@ -26,7 +26,8 @@ from ..core.rows import Row, parse_metadata
 from ..scene.cache import RenderCache
 from ..scoring.kinds import kind_of
 from ..tasks import generator, room_of
-from ..tasks.base import TaskContext, annotate
+from ..tasks.annotation import annotate
+from ..tasks.base import TaskContext
 from .config import BuildConfig
 from .parquet import write_rows_atomic
 from .sources import file_checksums

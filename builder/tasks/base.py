@@ -17,15 +17,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBond, detect_hbonds
-from ..core.constants import DEFAULT_IMAGE_SIZE
 from ..core.profiles import check_profile, get_profile, question_id
-from ..core.records import Complex
 from ..core.rows import metadata_from_dict
 from ..operations.language import Operation
 from ..operations.transforms import VIEW_NAMES, Pose
-from ..scene.camera import Camera, fit_camera
+from ..scene.camera import Camera
 from ..scene.requests import RenderRequest, Style
+from .annotation import Annotation, annotate
 from .data import ProfileData, fill, task_data, task_profile
 
 LETTERS = ("A", "B", "C", "D")
@@ -62,36 +60,6 @@ class TaskInstance:
     @property
     def metadata(self) -> dict:
         return json.loads(self.metadata_json)
-
-
-@dataclass(frozen=True, eq=False)
-class Annotation:
-    """What question generation needs of one complex: the record, its front-view screen
-    coordinates (Å, origin = scene centre), the fitted camera and the hydrogen bonds."""
-
-    complex: Complex
-    screen: np.ndarray
-    camera: Camera
-    hbonds: tuple[HBond, ...]
-    hbond_mode: str = DEFAULT_HBOND_MODE
-
-    @property
-    def pdb_id(self) -> str:
-        return self.complex.pdb_id
-
-    @property
-    def all_atoms(self) -> tuple[int, ...]:
-        return tuple(range(self.complex.n_atoms))
-
-
-def annotate(
-    cx: Complex, image_size: int = DEFAULT_IMAGE_SIZE, hbonds: str = DEFAULT_HBOND_MODE
-) -> Annotation:
-    """Compute the annotation of a complex (screen frame, camera, H-bonds by mode ``hbonds``)."""
-    screen = cx.screen_coords
-    return Annotation(
-        cx, screen, fit_camera(screen, size=image_size), detect_hbonds(cx, hbonds), hbonds
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,6 +160,24 @@ class TaskContext:
         if text is None and "image_lines" in self.data.placeholders:
             raise KeyError(f"no caption {key!r} in the {self.profile!r} data of this task")
         return "" if text is None else text.format(**fields)
+
+    def instance(
+        self,
+        task: str,
+        k: int,
+        *,
+        question: str,
+        answer: str,
+        images: tuple[ImageSpec, ...],
+        metadata: str,
+        options: tuple[str, ...] = (),
+    ) -> TaskInstance:
+        """Question ``k`` of ``task`` about this context's complex, in its profile: how every
+        room makes its :class:`TaskInstance` (``options``: the option texts of a letter
+        question, none for a fill-in answer; ``metadata``: the JSON of :func:`metadata`)."""
+        return TaskInstance(
+            task, self.ann.pdb_id, k, question, options, answer, images, metadata, self.profile
+        )
 
     def hbond_rule(self) -> str:
         """The H-bond rule sentence for the annotation's ``--hbonds`` mode in this context's

@@ -175,16 +175,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             scene_camera_distance=round(camera.distance, 4),
         )
         out.append(
-            TaskInstance(
+            ctx.instance(
                 TASK,
-                ann.pdb_id,
                 k,
-                question,
-                (),
-                ", ".join(str(o) for o in answer),
-                images,
-                meta,
-                ctx.profile,
+                question=question,
+                answer=", ".join(str(o) for o in answer),
+                images=images,
+                metadata=meta,
             )
         )
     return out

@@ -143,16 +143,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             correct=LETTERS[correct],
         )
         out.append(
-            TaskInstance(
+            ctx.instance(
                 TASK,
-                ann.pdb_id,
                 k,
-                question,
-                option_texts,
-                LETTERS[correct],
-                images,
-                meta,
-                ctx.profile,
+                question=question,
+                answer=LETTERS[correct],
+                images=images,
+                metadata=meta,
+                options=option_texts,
             )
         )
     return out

@@ -22,16 +22,13 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
     )
     answer = format_pocket_answer(ann.hbonds)
     return [
-        TaskInstance(
+        ctx.instance(
             TASK,
-            ann.pdb_id,
             k,
-            question,
-            (),
-            answer,
-            images,
-            metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]),
-            ctx.profile,
+            question=question,
+            answer=answer,
+            images=images,
+            metadata=metadata(ctx, TASK, k, hbonds=[b.pocket_text() for b in ann.hbonds]),
         )
         for k in range(ctx.count())
     ]

@@ -145,7 +145,7 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
             ),
         )
         out.append(
-            TaskInstance(TASK, ann.pdb_id, k, question, (), answer, images, meta, ctx.profile)
+            ctx.instance(TASK, k, question=question, answer=answer, images=images, metadata=meta)
         )
     return out
 

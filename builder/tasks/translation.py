@@ -61,16 +61,13 @@ def unit_instance(ctx: TaskContext, task: str, k: int, op, **prompt_fields) -> T
     ann = ctx.ann
     lines = [ctx.caption("front"), ctx.caption("left"), ctx.caption("top"), ctx.caption("after")]
     question = ctx.prompt(lines, pdb_id=ann.pdb_id.upper(), **prompt_fields)
-    return TaskInstance(
-        task=task,
-        pdb_id=ann.pdb_id,
-        index=k,
+    return ctx.instance(
+        task,
+        k,
         question=question,
-        options=(),
         answer=str(op),
         images=unit_images(ann, op),
-        metadata_json=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
-        profile=ctx.profile,
+        metadata=metadata(ctx, task, k, operations=[str(op)], applies_to="pocket+ligand"),
     )
 
 

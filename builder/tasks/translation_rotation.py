@@ -151,8 +151,14 @@ def generate(ctx: TaskContext) -> list[TaskInstance]:
         )
         answer = LETTERS[correct]
         out.append(
-            TaskInstance(
-                TASK, ann.pdb_id, k, question, option_texts, answer, images, meta, ctx.profile
+            ctx.instance(
+                TASK,
+                k,
+                question=question,
+                answer=answer,
+                images=images,
+                metadata=meta,
+                options=option_texts,
             )
         )
     return out
