@@ -202,6 +202,19 @@ def test_at_most_five_places_outside_the_owners_compare_kinds():
     assert not found, found  # today: none
 
 
+def test_no_test_module_but_the_kinds_own_compares_kinds():
+    """The tests ask the kind (its attributes and examples) instead of branching on its name:
+    only the kinds' own test modules (this one, ``test_kind_<name>.py``) compare kinds."""
+    found = {}
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        if path.name == Path(__file__).name or path.name.startswith("test_kind_"):
+            continue
+        lines = kind_comparisons(path.read_text(encoding="utf-8"))
+        if lines:
+            found[path.name] = lines
+    assert not found, found
+
+
 def test_the_kind_scan_sees_a_planted_comparison():
     planted = "if spec.answer_kind == LETTER:\n    pass\nx = t in (POCKET_BONDS,)\ny = a == b\n"
     assert kind_comparisons(planted) == [1, 3]

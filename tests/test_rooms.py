@@ -154,8 +154,8 @@ def test_every_registry_entry_has_its_room_and_only_it():
 
 def test_registry_entries_are_complete_data():
     for spec in TASK_SPECS:
-        kind = kind_of(spec)
-        assert spec.answer_kind in ANSWER_KINDS and kind.name == spec.answer_kind
+        kind = kind_of(spec)  # raises for a kind no module of builder/scoring/kinds gives
+        assert kind.name in ANSWER_KINDS
         assert spec.label and spec.short_label
         # the answer format and the human app's form follow from the one kind
         choice = kind.carries_options
