@@ -30,8 +30,10 @@ def _versions() -> str:
     found = versions()
     shared = found.pop(SHARED, None)
     own = sorted(set(found.values()))
-    text = f"task factors {', '.join(own)}" if len(own) == 1 else ", ".join(
-        f"{k} {v}" for k, v in found.items()
+    text = (
+        f"task factors {', '.join(own)}"
+        if len(own) == 1
+        else ", ".join(f"{k} {v}" for k, v in found.items())
     )
     return text + (f", shared factors {shared}" if shared else "")
 
