@@ -89,6 +89,29 @@ def test_a_bad_factor_block_is_refused_naming_the_file(block, needle):
     assert "builder/tasks/zooming.yaml" in str(err.value)
 
 
+def _check_zoom(row, meta, got):
+    d = int(row["answer"].split()[-1])
+    assert fs.bin_of(fs.factors_of(row["task"])[0], d) == got[f"{row['task']}/zoom"]
+
+
+def _check_bond_count(row, meta, got):
+    n = len(meta["hbonds"])
+    assert got[f"{row['task']}/bond_count"] == (str(n) if n < 4 else "4+")
+    assert (n == 0) == (row["answer"] == "No")
+
+
+def _check_bond_atoms(row, meta, got):
+    assert got[f"{row['task']}/ligand_atom"] == meta["hbond"].split(", ")[1][0]
+
+
+#: What a task's own factor must read, per task (the others: the shared factors only).
+VALUE_CHECKS = {
+    "zooming": _check_zoom,
+    "residue_ligand": _check_bond_count,
+    "interaction_location": _check_bond_atoms,
+}
+
+
 def test_values_come_from_metadata_and_the_builds_facts(data_dir):
     """T3's zoom is its gold `move z D`; T4's bond count its bond list; T8's atoms the elements
     of its bond; the shared facts come from the manifest (ligand heavy atoms as the build read
@@ -98,22 +121,18 @@ def test_values_come_from_metadata_and_the_builds_facts(data_dir):
     facts = ft.manifest_facts(manifest)
     assert set(facts) == set(manifest["inputs"]) and all(f["chains"] >= 1 for f in facts.values())
     bins = _bins(data_dir, rows)
+    checked = set()
     for row in rows:
         meta = json.loads(row["metadata"])
         got = bins[row["id"]]
-        if row["task"] == "zooming":
-            d = int(row["answer"].split()[-1])
-            assert fs.bin_of(fs.factors_of("zooming")[0], d) == got["zooming/zoom"]
-        if row["task"] == "residue_ligand":
-            n = len(meta["hbonds"])
-            assert got["residue_ligand/bond_count"] == (str(n) if n < 4 else "4+")
-            assert (n == 0) == (row["answer"] == "No")
-        if row["task"] == "interaction_location":
-            assert got["interaction_location/ligand_atom"] == meta["hbond"].split(", ")[1][0]
+        if row["task"] in VALUE_CHECKS:
+            VALUE_CHECKS[row["task"]](row, meta, got)
+            checked.add(row["task"])
         heavy = facts[meta["pdb_id"]]["ligand_heavy_atoms"]
         assert got["*/ligand_heavy_atoms"] == fs.bin_of(
             {f.name: f for f in fs.factors_of(row["task"])}["ligand_heavy_atoms"], heavy
         )
+    assert checked == set(VALUE_CHECKS)
 
 
 def test_a_gold_stand_in_scores_100_in_every_bin(data_dir):
@@ -263,9 +282,11 @@ def _chance_by_bin(rows, bins, draws=300):
 
 @pytest.mark.slow
 def test_a_random_stand_in_sits_at_chance_in_every_bin(tmp_path_factory):
-    """On a build of all 19 embedded complexes (T3, T4, T6, both splits), the random stand-in's
-    score in every bin with questions from at least four complexes has the bin's chance level
-    inside its 95% interval."""
+    """On a build of all 19 embedded complexes (T3, T4, T6, both splits), random stand-ins
+    (three seeds) sit at the chance level of each bin with questions from at least ten complexes
+    and at least five expected hits and misses: its 95% interval holds the chance level in at
+    least 85% of those bins (a 95% interval misses now and then), and the bins of T4's bond count
+    (chance about 48% without a bond, 0% with one) each hold their own level."""
     from misi_bench.builder.dataset.build import build_dataset
 
     out = tmp_path_factory.mktemp("factors") / "build"
@@ -280,12 +301,16 @@ def test_a_random_stand_in_sits_at_chance_in_every_bin(tmp_path_factory):
     )
     rows = _rows(out, "test") + _rows(out, "train")
     bins = _bins(out, rows)
-    cells = ft.bin_table(score_records(rows, _random(rows))["per_item"], bins)
     chance = _chance_by_bin(rows, bins)
-    checked = [c for c in cells if c.complexes >= 4]
-    assert len(checked) >= 15
-    for c in checked:
-        level = chance[(c.task, c.factor, c.bin)]
-        assert c.low - 1e-9 <= level <= c.high + 1e-9, (c, level)
+    covered = []
+    for seed in (3, 4, 5):
+        cells = ft.bin_table(score_records(rows, _random(rows, seed))["per_item"], bins)
+        for c in cells:
+            level = chance[(c.task, c.factor, c.bin)]
+            if c.complexes >= 10 and min(level, 1 - level) * c.n >= 5:
+                covered.append(c.low - 1e-9 <= level <= c.high + 1e-9)
+            if c.factor.endswith("/bond_count"):
+                assert c.low - 1e-9 <= level <= c.high + 1e-9, (c, level)
+    assert len(covered) >= 30 and sum(covered) >= 0.85 * len(covered), covered
     gold = ft.bin_table(score_records(rows, _gold(rows))["per_item"], bins, resamples=200)
     assert all(c.value == 1.0 for c in gold)
