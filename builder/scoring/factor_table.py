@@ -26,14 +26,11 @@ from .bootstrap import (
     SEED,
     UNIT,
     Items,
-    bootstrap_intervals,
     complex_of,
+    group_intervals,
     items_from_per_item,
-    items_of,
     paired,
-    paired_test,
 )
-from .columns import COLUMN_KEYS
 from .factors import Factor, bins_of_row, factors_of, versions
 from .paper_reference import PAPER_REFERENCE_FILE
 
@@ -99,18 +96,6 @@ def row_bins(rows: Iterable[Mapping], facts: Mapping | None = None) -> dict[str,
     return out
 
 
-def _subset(items: Items, mask: np.ndarray) -> Items:
-    """The questions of ``mask`` as :class:`Items` of their own (their own complexes only)."""
-    keep = np.flatnonzero(mask)
-    return items_of(
-        [items.ids[k] for k in keep],
-        [TASK_NAMES[t] for t in items.task[keep]],
-        [items.units[u] for u in items.unit[keep]],
-        [COLUMN_KEYS[c] if c >= 0 else None for c in items.column[keep]],
-        items.value[keep],
-    )
-
-
 def _floor_values(floor: object | None) -> dict[str, float]:
     """``{question id: floor value}`` of a ``scoring.floors.Floor`` (any column)."""
     out: dict[str, float] = {}
@@ -120,19 +105,48 @@ def _floor_values(floor: object | None) -> dict[str, float]:
 
 
 def _groups(items: Items, bins: Mapping[str, Mapping[str, str]]):
-    """Yield (task, factor, bin label, mask) of every bin with questions, in task, factor and
+    """(partitions, groups): one partition per task and factor (each question's group index in
+    it, -1: another task or no bin) and the groups ``(task, factor, bin)`` in task, factor and
     bin order."""
-    task_arr = items.task
+    partitions: list[np.ndarray] = []
+    groups: list[tuple[str, Factor, str]] = []
     for t, task in enumerate(TASK_NAMES):
-        in_task = task_arr == t
+        in_task = items.task == t
         if not in_task.any():
             continue
         for factor in factors_of(task):
             labels = np.array([bins.get(i, {}).get(factor.key, "") for i in items.ids])
+            part = np.full(len(items.ids), -1, dtype=np.int64)
             for label in factor.bins:
                 mask = in_task & (labels == label)
                 if mask.any():
-                    yield task, factor, label, mask
+                    part[mask] = len(groups)
+                    groups.append((task, factor, label))
+            partitions.append(part)
+    return partitions, groups
+
+
+def _cells(items: Items, bins, resamples: int, seed: int, test: bool, floors=None):
+    """The :class:`BinCell` of every group (:func:`_groups`); ``floors``: ``{id: floor}``."""
+    partitions, groups = _groups(items, bins)
+    found = group_intervals(items, partitions, len(groups), resamples, seed, test)
+    masks = _group_masks(partitions, len(groups)) if floors else [None] * len(groups)
+    ids = np.asarray(items.ids)
+    out = []
+    for (task, factor, label), cell, mask in zip(groups, found, masks):
+        if cell is None:  # pragma: no cover - every group has questions
+            continue
+        iv, units, p = cell
+        floor = None
+        if mask is not None:
+            got = [floors.get(i) for i in ids[mask]]
+            floor = float(np.mean(got)) if got and None not in got else None
+        out.append(
+            BinCell(
+                task, factor.key, label, iv.n, units, iv.value, iv.low, iv.high, iv.se, floor, p
+            )
+        )
+    return out
 
 
 def bin_table(
@@ -143,30 +157,20 @@ def bin_table(
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> list[BinCell]:
-    """Every bin with questions: the mean of ``metric`` and its interval; ``floor``: the
-    build's blind floor (``scoring.floors.Floor`` of the same metric) for the bins' floors."""
+    """Every bin with questions: the mean of ``metric`` and its interval (the result's complexes
+    resampled: :func:`.bootstrap.group_intervals`); ``floor``: the build's blind floor
+    (``scoring.floors.Floor`` of the same metric) for the bins' floors."""
     items = items_from_per_item(per_item, metric)
-    floors = _floor_values(floor)
-    out = []
-    for task, factor, label, mask in _groups(items, bins):
-        sub = _subset(items, mask)
-        iv = bootstrap_intervals(sub, resamples, seed)[task]
-        got = [floors[i] for i in sub.ids if i in floors]
-        out.append(
-            BinCell(
-                task,
-                factor.key,
-                label,
-                iv.n,
-                len(sub.units),
-                iv.value,
-                iv.low,
-                iv.high,
-                iv.se,
-                float(np.mean(got)) if got and len(got) == len(sub.ids) else None,
-            )
-        )
-    return out
+    return _cells(items, bins, resamples, seed, False, _floor_values(floor))
+
+
+def _group_masks(partitions: Sequence[np.ndarray], n_groups: int) -> list:
+    """Each group's question mask (groups numbered across the partitions)."""
+    masks: list = [None] * n_groups
+    for part in partitions:
+        for g in np.unique(part[part >= 0]):
+            masks[int(g)] = part == g
+    return masks
 
 
 def compare_by_factor(
@@ -181,26 +185,7 @@ def compare_by_factor(
     difference, its interval and the sign-flip test's p-value (identical results: exactly 0.0
     [0.0, 0.0], p = 1)."""
     diff = paired(items_from_per_item(per_item_a, metric), items_from_per_item(per_item_b, metric))
-    out = []
-    for task, factor, label, mask in _groups(diff, bins):
-        sub = _subset(diff, mask)
-        iv = bootstrap_intervals(sub, resamples, seed)[task]
-        p = paired_test(sub, resamples, seed)[task]
-        out.append(
-            BinCell(
-                task,
-                factor.key,
-                label,
-                iv.n,
-                len(sub.units),
-                iv.value,
-                iv.low,
-                iv.high,
-                iv.se,
-                p_value=p,
-            )
-        )
-    return out
+    return _cells(diff, bins, resamples, seed, True)
 
 
 @cache
