@@ -66,15 +66,15 @@ def cost(questions: int, complexes: int) -> None:
 
 
 def _rows(build: Path) -> list[dict]:
-    import pyarrow.parquet as pq
+    from misi_bench.builder.dataset.parquet import iter_config_rows
 
-    rows = []
-    for task in TASK_NAMES:
-        for split in ("test", "train"):
-            for shard in sorted((build / task).glob(f"{split}-*.parquet")):
-                cols = ["id", "task", "answer", "metadata", "options"]
-                rows += pq.read_table(shard, columns=cols).to_pylist()
-    return rows
+    cols = ["id", "task", "answer", "metadata", "options"]
+    return [
+        r
+        for task in TASK_NAMES
+        for split in ("test", "train")
+        for r in iter_config_rows(build, task, split, cols)
+    ]
 
 
 def coverage(build: Path, seeds: int) -> None:
