@@ -30,7 +30,7 @@ from misi_bench.builder.scoring import (
 from misi_bench.builder.scoring import factor_table as ft
 from misi_bench.builder.scoring.factors import factors_of
 
-from scripts.bench_intervals import per_item
+from .bench_intervals import per_item
 
 log = logging.getLogger("bench_factors")
 
