@@ -111,16 +111,18 @@ def _groups(items: Items, bins: Mapping[str, Mapping[str, str]]):
     partitions: list[np.ndarray] = []
     groups: list[tuple[str, Factor, str]] = []
     for t, task in enumerate(TASK_NAMES):
-        in_task = items.task == t
-        if not in_task.any():
+        where = np.flatnonzero(items.task == t)
+        if not len(where):
             continue
+        own = [bins.get(items.ids[k], {}) for k in where]
         for factor in factors_of(task):
-            labels = np.array([bins.get(i, {}).get(factor.key, "") for i in items.ids])
+            key = factor.key
+            labels = np.array([b.get(key, "") for b in own])
             part = np.full(len(items.ids), -1, dtype=np.int64)
             for label in factor.bins:
-                mask = in_task & (labels == label)
-                if mask.any():
-                    part[mask] = len(groups)
+                hit = where[labels == label]
+                if len(hit):
+                    part[hit] = len(groups)
                     groups.append((task, factor, label))
             partitions.append(part)
     return partitions, groups
