@@ -228,6 +228,11 @@ def test_report_by_factor_draws_every_bin_with_n_and_interval(data_dir, tmp_path
     assert "A = gold, B = random: paired on the questions both answered" in page
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert page.count('src="data:image/png;base64,') >= 1 + 9 + 1 + 1
+    assert "| bin | n (complexes) | score % | 95% interval | blind floor % |" in printed
+    # T4's 0-bond bin: the blind floor (always No) is 100% there
+    assert re.search(
+        r"\| 0 \| \d+ \(\d+\) \| 100\.00 \| \[100\.00, 100\.00\] \| 100\.00 \|", printed
+    )
     lines = [ln for ln in printed.splitlines() if re.match(r"\| [^|]+ \| \d+ \(\d+\) \|", ln)]
     assert lines and all(re.search(r"\| [+-]?\d+\.\d\d \| \[[^]]+\] \|", ln) for ln in lines)
 

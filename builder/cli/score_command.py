@@ -286,6 +286,12 @@ def _by_factor(args: argparse.Namespace, rows: list[dict], result: dict) -> dict
     from ..scoring import factor_table  # noqa: PLC0415
 
     facts = factor_table.manifest_facts(_local_manifest(args.dataset))
+    if not facts:
+        log.warning(
+            "%s: no per-complex facts (a Hub dataset or a build made before they were recorded):"
+            " the ligand, pocket and chain factors give no bin",
+            args.dataset,
+        )
     text, block = factor_table.score_breakdown(rows, result["per_item"], facts)
     print(text)
     return block

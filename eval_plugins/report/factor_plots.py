@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from ...builder.scoring.factors import factors_of
 from .render import HATCHES, PALETTE, figure_png, literal
 
 __all__ = ["factor_section"]
+
+log = logging.getLogger(__name__)
 
 
 def build_rows(build: Path, split: str) -> tuple[list[dict], dict]:
@@ -191,6 +194,11 @@ def _img(png: bytes, alt: str) -> str:
 def _checked(results) -> list:
     """Results with per-question entries; MisiError when none has them."""
     found = [r for r in results if r.per_item]
+    for r in results:
+        if not r.per_item:
+            log.warning(
+                "%s: no per-question entries (per_item): left out of the breakdown", r.label
+            )
     if not found:
         raise MisiError(
             "--by-factor: no result with per-question entries (per_item): report a "
