@@ -45,6 +45,10 @@ def build_rows(build: Path, split: str) -> tuple[list[dict], dict]:
     return rows, ft.manifest_facts(manifest)
 
 
+#: Panels of a figure per row (a task with more factors wraps to a second row).
+PANELS_PER_ROW = 3
+
+
 def _figure(n_panels: int, height: float = 3.2):
     try:
         import matplotlib  # noqa: PLC0415
@@ -53,8 +57,10 @@ def _figure(n_panels: int, height: float = 3.2):
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure  # noqa: PLC0415
 
-    fig = Figure(figsize=(max(4.2, 3.6 * n_panels), height), dpi=110, layout="constrained")
-    return fig, [fig.add_subplot(1, n_panels, k + 1) for k in range(n_panels)]
+    cols = min(PANELS_PER_ROW, n_panels)
+    rows = -(-n_panels // cols)
+    fig = Figure(figsize=(max(4.2, 4.2 * cols), height * rows), dpi=110, layout="constrained")
+    return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(n_panels)]
 
 
 def _bars(ax, bins: Sequence[str], series, floors: Mapping[str, float] | None, paired: bool):
@@ -70,9 +76,11 @@ def _bars(ax, bins: Sequence[str], series, floors: Mapping[str, float] | None, p
             ys.append(100 * c.value)
             lo.append(100 * (c.value - c.low))
             hi.append(100 * (c.high - c.value))
-            base = 100 * min(c.low, 0.0) if paired else 0.0
-            if c.n > 0:
-                ax.text(xs[-1], base, f"n={c.n}", ha="center", va="top", fontsize=6.5, rotation=90)
+            if c.n > 0:  # above the interval's top, so that no bar or label hides it
+                top = 100 * max(c.high, 0.0) + 1.5
+                ax.text(
+                    xs[-1], top, f"n={c.n}", ha="center", va="bottom", fontsize=6.5, rotation=90
+                )
         look = (
             style[0]
             if style
@@ -97,8 +105,10 @@ def _bars(ax, bins: Sequence[str], series, floors: Mapping[str, float] | None, p
     ax.set_xticklabels([literal(b, 12) for b in bins], fontsize=7.5)
     if paired:
         ax.axhline(0, color="#444444", linewidth=0.8)
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high + 0.15 * (high - low))
     else:
-        ax.set_ylim(-12, 105)
+        ax.set_ylim(0, 122)
     ax.grid(axis="y", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
 
