@@ -210,6 +210,31 @@ def test_figure4_from_an_eval_run_matches_the_same_answers_scored(data_dir, tmp_
     assert sum(b["n"] for b in from_eval[1]["bins"]) == sum(r["task"] == "zooming" for r in rows)
 
 
+def test_figure4_from_lmms_eval_log_samples(data_dir, tmp_path):
+    """A harness route: lmms-eval --log_samples files of T3 and T4, scored with `score
+    --by-factor`, give both Fig. 4 panels (gold answers: T4 at 100% exact match in every bond
+    count, T3 at 0% error in every zoom bin), every question in a bin."""
+    folder = tmp_path / "results" / "org__model"
+    folder.mkdir(parents=True)
+    rows = _rows(data_dir)
+    for panel in ft.figure4_reference():
+        own = [r for r in rows if r["task"] == panel["task"]]
+        lines = [
+            {"doc_id": i, "target": r["answer"], "filtered_resps": [r["answer"]]}
+            for i, r in enumerate(own)
+        ]
+        (folder / f"20260102_samples_misi_{panel['task']}.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in lines)
+        )
+    argv = ["score", "--dataset", str(data_dir), "--predictions", str(tmp_path / "results")]
+    out = tmp_path / "harness.json"
+    assert misi_bench.main([*argv, "--by-factor", "--no-baselines", "--json-out", str(out)]) == 0
+    t4, t3 = json.loads(out.read_text())["by_factor"]["figure4"]
+    assert {b["value"] for b in t4["bins"]} == {1.0} and {b["value"] for b in t3["bins"]} == {0.0}
+    for panel in (t4, t3):
+        assert sum(b["n"] for b in panel["bins"]) == sum(r["task"] == panel["task"] for r in rows)
+
+
 def test_report_by_factor_draws_every_bin_with_n_and_interval(data_dir, tmp_path, capsys):
     """`report A B --by-factor`: a self-contained page with a figure per task, Fig. 4 and the
     paired comparison; the printed tables name n and the interval of every bin."""
