@@ -248,6 +248,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
     if args.per_item:
         write_text_atomic(args.per_item, scoring.per_item_jsonl(result["per_item"], build, source))
+    by_factor = _by_factor(args, rows, result) if args.by_factor else None
     summary = {
         "profile": profile,
         "config_hash": build,
@@ -264,6 +265,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         "prediction_file_shape": shape,
         "per_item": scoring.per_item_records(result["per_item"]),
         "paper_rows": [r.name for r in paper_rows],
+        **({"by_factor": by_factor} if by_factor is not None else {}),
     }
     text = json.dumps(summary, indent=2, sort_keys=True)
     if args.json_out:
@@ -277,6 +279,31 @@ def cmd_score(args: argparse.Namespace) -> int:
             len(rows),
         )
     return 0
+
+
+def _by_factor(args: argparse.Namespace, rows: list[dict], result: dict) -> dict:
+    """``--by-factor``: the breakdown by factor (``scoring.factor_table``), printed; its JSON."""
+    from ..scoring import factor_table  # noqa: PLC0415
+
+    facts = factor_table.manifest_facts(_local_manifest(args.dataset))
+    if not facts:
+        log.warning(
+            "%s: no per-complex facts (a Hub dataset or a build made before they were recorded):"
+            " the ligand, pocket and chain factors give no bin",
+            args.dataset,
+        )
+    text, block = factor_table.score_breakdown(rows, result["per_item"], facts)
+    print(text)
+    return block
+
+
+def _local_manifest(dataset: str) -> dict | None:
+    """The manifest of a local build folder (None for a Hub dataset or without one)."""
+    path = Path(dataset).expanduser() / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 #: Ids (or problems) of each kind the JSON summary lists; the rest are counted.
@@ -358,6 +385,12 @@ def add_commands(sub) -> None:
         help="leave out the chance and blind baselines on the same questions",
     )
     p.add_argument("--paper-rows", default="default", help=_paper_rows_help())
+    p.add_argument(
+        "--by-factor",
+        action="store_true",
+        help="also break the score down by each task's factors (per bin: n, score, 95%% "
+        "interval) and reproduce the paper's Fig. 4 panels (docs/scoring.md)",
+    )
     p.set_defaults(func=cmd_score)
 
 

@@ -15,7 +15,7 @@ from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
-from . import blind, card_power, card_stats, card_tasks, card_text, pixel_solver
+from . import blind, card_factors, card_power, card_stats, card_tasks, card_text, pixel_solver
 from .card_examples import example_sheet, legibility_text
 from .parquet import SPLIT_ORDER, features
 
@@ -329,6 +329,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         scoring=card_tasks.scoring_paragraph(tasks),
         averages=card_tasks.averages_text(),
         detectable=card_power.detectable_paragraph(out),  # issue 48: its own paragraph
+        factors=card_factors.factors_section(out, manifest, tasks),  # issue 51
         profile=profile,
         profile_text=PROFILES[profile].card_text
         + (" This build is small: see its Limitations." if card_text.small_tasks(manifest) else ""),

@@ -216,6 +216,8 @@ def _merge(out: Path, cfg, statuses, units: list[Path], runner, split: dict | No
         },
         # per complex: what structure reading left out or relabelled (ReadReport.as_dict)
         "reading": {s["pdb_id"]: s["reading"] for s in statuses if s.get("reading")},
+        # per complex: the facts the shared factors bin by (units.complex_facts)
+        "complex_facts": {s["pdb_id"]: s["facts"] for s in statuses if s.get("facts")},
         "version": None,
     }
     if split is not None:

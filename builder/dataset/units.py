@@ -57,6 +57,19 @@ class UnitResult:
     key: str = ""
     #: {pdb id: :func:`files_digest`} of every other complex the unit read (T5 targets).
     read: dict = field(default_factory=dict)
+    #: :func:`complex_facts` of the complex (the shared factors of ``scoring.factors``)
+    facts: dict = field(default_factory=dict)
+
+
+def complex_facts(complex_) -> dict:
+    """Per-complex facts the shared factors bin by (``builder/scoring/factors.yaml``): ligand
+    heavy atoms, pocket residues and the protein chains they come from (counts)."""
+    protein = ~complex_.is_ligand
+    return {
+        "ligand_heavy_atoms": int(complex_.is_ligand.sum()),
+        "pocket_residues": len(complex_.residues),
+        "chains": len({str(c) for c in complex_.chain_ids[protein]}),
+    }
 
 
 def files_digest(files: dict) -> str:
@@ -153,6 +166,7 @@ def generate_unit(
         seconds=round(time.perf_counter() - start, 3),
         key=key,
         read=_read_digests(annotations, pdb_id),
+        facts=complex_facts(ann.complex),
     )
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "Items",
     "bootstrap_intervals",
     "complex_of",
+    "group_intervals",
     "has_complex",
     "interval_json",
     "items_from_per_item",
@@ -380,3 +381,72 @@ def interval_json(
     if p_values is not None:
         out["test"] = TEST
     return out
+
+
+def _group_sums(items: Items, partitions: Sequence[np.ndarray], n_groups: int):
+    """(units x groups) sums of values and counts: ``partitions`` give each question's group
+    (index, -1: none) in each partition; a question counts once in each partition."""
+    n_units = len(items.units)
+    sums = np.zeros((n_units, n_groups))
+    counts = np.zeros((n_units, n_groups))
+    for group in partitions:
+        ok = group >= 0
+        flat = items.unit[ok] * n_groups + group[ok]
+        size = n_units * n_groups
+        sums += np.bincount(flat, items.value[ok], size).reshape(n_units, n_groups)
+        counts += np.bincount(flat, minlength=size).reshape(n_units, n_groups)
+    return sums, counts
+
+
+def group_intervals(
+    items: Items,
+    partitions: Sequence[np.ndarray],
+    n_groups: int,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    test: bool = False,
+) -> list[tuple[Interval, int, float | None] | None]:
+    """The mean of each group of questions (the bins of ``scoring.factor_table``) with its
+    interval, on the resamples :func:`bootstrap_intervals` draws for the same questions (all
+    their complexes resampled; a group's mean is computed on each resample as a paper column's
+    is); per group ``(Interval, its complexes, p)`` or None without questions. ``p``: with
+    ``test``, the sign-flip test's p-value of :func:`paired_test` (``items``: differences)."""
+    if not items.ids or not n_groups:
+        return [None] * n_groups
+    sums, counts = _group_sums(items, partitions, n_groups)
+    total_s, total_c = sums.sum(axis=0), counts.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(total_c > 0, total_s / np.where(total_c > 0, total_c, 1.0), np.nan)
+        stats = []
+        for w in _draws(len(items.units), seed, resamples):
+            c = w @ counts
+            stats.append(np.where(c > 0, (w @ sums) / np.where(c > 0, c, 1.0), np.nan))
+    stats_arr = np.concatenate(stats)
+    p_values = _group_tests(sums, total_c, value, seed, resamples) if test else None
+    out: list = []
+    for g in range(n_groups):
+        if total_c[g] == 0:
+            out.append(None)
+            continue
+        column = stats_arr[:, g][~np.isnan(stats_arr[:, g])]
+        low, high = np.percentile(column, [2.5, 97.5])
+        se = float(column.std(ddof=1)) if len(column) > 1 else 0.0
+        iv = Interval(float(value[g]), float(low), float(high), se, int(total_c[g]))
+        units = int((counts[:, g] > 0).sum())
+        out.append((iv, units, None if p_values is None else float(p_values[g])))
+    return out
+
+
+def _group_tests(sums, total_c, observed, seed: int, resamples: int) -> np.ndarray:
+    """Sign-flip p-values of each group's mean difference (:func:`paired_test`'s rule)."""
+    rng = np.random.default_rng([seed, 1])
+    hits = np.zeros(len(observed))
+    done = 0
+    safe = np.where(total_c > 0, total_c, 1.0)
+    while done < resamples:
+        size = min(BLOCK, resamples - done)
+        signs = rng.integers(0, 2, size=(size, sums.shape[0])) * 2.0 - 1.0
+        flipped = (signs @ sums) / safe
+        hits += (np.abs(flipped) >= np.abs(observed) - 1e-12).sum(axis=0)
+        done += size
+    return (1.0 + hits) / (1.0 + resamples)

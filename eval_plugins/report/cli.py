@@ -249,6 +249,19 @@ def _dataset_folder(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return str(folder), f"Dataset of the chance levels and profile: {provenance.label()}."
 
 
+def _by_factor(args: argparse.Namespace) -> tuple[str, str]:
+    """``--by-factor``: the breakdown by factor of the results (``factor_plots``)."""
+    if not args.dataset:
+        raise MisiError("--by-factor needs --dataset (the build the results were scored on)")
+    from .factor_plots import factor_section  # noqa: PLC0415
+
+    found = []
+    for text in args.results:
+        label, path = _parse_input(text)
+        found += read_result(path, label, args.split)
+    return factor_section(merge_results(found), Path(args.dataset), args.split)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     dataset, dataset_note = _dataset_folder(args)
     args.dataset = dataset  # the exact-match table reads the same folder
@@ -265,9 +278,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         notes.append(dataset_note)
     fig = draw(rows, title=args.title)
     png = figure_png(fig)
+    extra, by_factor = _by_factor(args) if args.by_factor else ("", "")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page(rows, png, title=args.title, notes=notes), encoding="utf-8")
+    out.write_text(page(rows, png, title=args.title, notes=notes, extra=extra), encoding="utf-8")
     if args.png:
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         Path(args.png).write_bytes(png)
@@ -284,6 +298,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     exact = _exact_table(args)
     if exact:
         print(exact)
+    if by_factor:
+        print(by_factor)
     print(
         f"wrote {out}"
         + (f", {args.png}" if args.png else "")
@@ -325,4 +341,11 @@ def add_commands(sub) -> None:
         "--no-paper", action="store_true", help="leave out the paper's rows (= --paper-rows none)"
     )
     p.add_argument("--paper-rows", default="default", help=PAPER_ROWS_HELP)
+    p.add_argument(
+        "--by-factor",
+        action="store_true",
+        help="add the breakdown by factor (needs --dataset and per-question results): per task "
+        "a panel per factor, the paper's Fig. 4 panels, and with two results their paired "
+        "difference per bin",
+    )
     p.set_defaults(func=cmd_report)

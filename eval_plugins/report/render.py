@@ -340,8 +340,11 @@ td:first-child{min-width:9rem;max-width:22rem;overflow-wrap:anywhere} .ci{font-s
 """
 
 
-def page(rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str]) -> str:
-    """The self-contained HTML report (no external resources)."""
+def page(
+    rows: Sequence[Row], png: bytes, *, title: str, notes: Sequence[str], extra: str = ""
+) -> str:
+    """The self-contained HTML report (no external resources); ``extra``: HTML sections set
+    after the score table (the breakdown by factor)."""
     esc = html.escape
     head = ["model", *COLUMNS, "paper avg (8 col)", "avg all tasks", "source"]
     body = []
@@ -391,6 +394,7 @@ interval, also in percent. &ndash; = not available.</p>
 <table><caption>Per-task scores (%)</caption><thead><tr>{titles}</tr></thead><tbody>
 {chr(10).join(body)}
 </tbody></table>
+{extra}
 <h2>Markdown</h2>
 <pre>{esc(markdown_table(rows))}</pre>
 <pre>{esc(markdown_intervals(rows))}</pre>
