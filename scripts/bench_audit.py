@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from misi_bench.builder.dataset import pixel_solver
-from misi_bench.builder.dataset.audit import _Auditor, audit_dataset, select_rows
+from misi_bench.builder.checks import pixel_solver
+from misi_bench.builder.checks.audit import _Auditor, audit_dataset, select_rows
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.store.manifest import read_manifest
 
 from .baseline import extract_revision
 

@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 from misi_bench.builder import scoring
+from misi_bench.builder.checks import blind
 from misi_bench.builder.core.constants import DEFAULT_POCKET_CUTOFF
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES, PROFILES
-from misi_bench.builder.dataset import blind
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import parse_operation, parse_operations
 from misi_bench.builder.scene.raster import render_image
 from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, rule_cells
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks.base import TaskContext, projected_difference
 

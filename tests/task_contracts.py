@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from misi_bench.builder import scoring
+from misi_bench.builder.checks.audit import CHECK_HOOKS
 from misi_bench.builder.core import registry
 from misi_bench.builder.core.profiles import PROFILE_NAMES
 from misi_bench.builder.core.rows import ChoiceMeta, RowError, metadata_from_dict
-from misi_bench.builder.dataset.audit import CHECK_HOOKS
 from misi_bench.builder.scoring.kinds import KINDS
 
 #: contract name -> what it asks (the doc's list says the same, in more words).

@@ -201,7 +201,7 @@ def test_the_kind_scan_sees_a_planted_comparison():
 def test_a_check_a_room_cannot_take_is_reported_not_checked(monkeypatch):
     """A room without the hook its kind's audit check needs is listed under ``not_checked``
     (the build's manifest and summary line), not counted as passed."""
-    from misi_bench.builder.dataset import audit
+    from misi_bench.builder.checks import audit
     from misi_bench.builder.tasks import room_of
 
     assert audit.not_checked() == {}  # the nine tasks give every hook

@@ -13,10 +13,12 @@ import logging
 import re
 import shutil
 
+from misi_bench.builder.checks import build_warnings
 from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
-from misi_bench.builder.dataset import build_warnings, card, card_tasks, card_text, progress
-from misi_bench.builder.dataset import manifest as manifest_io
-from misi_bench.builder.dataset.cluster import pool_map
+from misi_bench.builder.dataset import card, card_tasks, card_text
+from misi_bench.builder.store import manifest as manifest_io
+from misi_bench.builder.store import progress
+from misi_bench.builder.store.cluster import pool_map
 from misi_bench.builder.tasks.data import task_data
 
 from card_support import bold_titles, bullets, front_matter, sections, table_under, tables
@@ -291,7 +293,7 @@ def test_stage_bars_show_only_when_a_build_asks(capsys):
 def test_card_names_the_audit_checks_a_build_could_not_take():
     """A check a task's answer kind calls for but its room gives no hook for is said on the card
     (the manifest's ``audit.not_checked``), never counted as passed; none for the nine tasks."""
-    from misi_bench.builder.dataset.audit import not_checked
+    from misi_bench.builder.checks.audit import not_checked
     from misi_bench.builder.dataset.card_examples import legibility_text
 
     assert not_checked() == {}

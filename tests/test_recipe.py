@@ -212,7 +212,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         copy,
         "-c",
         (
-            "import json, sys; from misi_bench.builder.dataset.parquet import iter_config_rows; "
+            "import json, sys; from misi_bench.builder.store.parquet import iter_config_rows; "
             f"rows = iter_config_rows(sys.argv[1], '{TASK}', 'test'); "
             "print(json.dumps([{'id': r['id'], 'answer': r['answer']} for r in rows]))"
         ),

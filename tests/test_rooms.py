@@ -69,8 +69,8 @@ def test_the_scan_covers_the_shared_layers():
     scanned = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
     for expected in (
         "builder/scoring/metrics.py",
-        "builder/dataset/validate.py",
-        "builder/dataset/audit.py",
+        "builder/checks/validate.py",
+        "builder/checks/audit.py",
         "eval_plugins/human/session.py",
         "eval_plugins/report/reference.py",
     ):

@@ -19,8 +19,8 @@ def build_options(args: argparse.Namespace):
     """The ``BuildOptions`` of ``misi-bench build``'s arguments (shard and worker count from the
     flags, or from Slurm inside an array task)."""
     from ..dataset.archive import FetchPolicy  # noqa: PLC0415
-    from ..dataset.cluster import choose_shard, default_workers  # noqa: PLC0415
     from ..dataset.config import BuildConfig, BuildOptions  # noqa: PLC0415
+    from ..store.cluster import choose_shard, default_workers  # noqa: PLC0415
 
     shard = choose_shard(args.num_shards, 0 if args.merge_only else args.shard_index)
     config = BuildConfig(
@@ -57,8 +57,8 @@ def build_options(args: argparse.Namespace):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ..checks.build_warnings import validity_warnings  # noqa: PLC0415
     from ..dataset.build import build_dataset  # noqa: PLC0415
-    from ..dataset.build_warnings import validity_warnings  # noqa: PLC0415
 
     options = build_options(args)
     manifest = build_dataset(options)
@@ -108,7 +108,7 @@ def _print_build_summary(out: str, manifest: dict) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     import json  # noqa: PLC0415
 
-    from ..dataset.audit import audit_dataset  # noqa: PLC0415
+    from ..checks.audit import audit_dataset  # noqa: PLC0415
 
     report = audit_dataset(
         args.folder,
@@ -125,8 +125,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ..dataset.cluster import available_cpus, check_workers  # noqa: PLC0415
-    from ..dataset.validate import validate_dataset  # noqa: PLC0415
+    from ..checks.validate import validate_dataset  # noqa: PLC0415
+    from ..store.cluster import available_cpus, check_workers  # noqa: PLC0415
 
     workers = check_workers(args.workers)
     report = validate_dataset(

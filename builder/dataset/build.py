@@ -25,31 +25,31 @@ from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
+from ..checks import blind
+from ..checks.audit import LEGIBLE_LABEL_FLOOR, audit_dataset
+from ..checks.build_warnings import log_validity_warnings, reading_warnings
+from ..checks.validate import validate_dataset
 from ..core.errors import MisiError
 from ..core.profiles import LEGACY_PROFILE
 from ..core.records import ComplexRef
+from ..store.cluster import missing_units_message
+from ..store.id_list import default_structures_dir, is_id_source
+from ..store.identity_split import IDENTITY_SPLIT
+from ..store.manifest import write_manifest
+from ..store.progress import enabled as progress_enabled
+from ..store.progress import shown as progress_shown
+from ..store.runner import JobRunner, Setup
+from ..store.sources import SPLITS, assign_splits, discover
 from ..tasks.data import task_data
-from . import blind
 from .archive import fetch_entries
-from .audit import LEGIBLE_LABEL_FLOOR, audit_dataset
-from .build_warnings import log_validity_warnings, reading_warnings
 from .card_examples import update_card_legibility
-from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
-from .id_list import default_structures_dir, is_id_source
 from .identity_build import fetch_before_identity_split, identity_draw, identity_record
-from .identity_split import IDENTITY_SPLIT
 from .lock import command_line, folder_lock
-from .manifest import write_manifest
 from .merge import merge_units
-from .progress import enabled as progress_enabled
-from .progress import shown as progress_shown
 from .publish import discard, recover, staging_dir, switch
 from .resume import Checksums, finished, skipped_units, stale_units
-from .runner import JobRunner, Setup
-from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
-from .validate import validate_dataset
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ class AnswerKind:
     every question of the kind calls for (``audit.CHECKS`` names; a room may add more, e.g.
     legibility for T8's question about an H-bond), each run only where the task's room gives the
     hook it needs; a check a task cannot take is reported as "not checked" by the build
-    (:func:`builder.dataset.audit.not_checked`, the manifest's ``audit.not_checked``).
+    (:func:`builder.checks.audit.not_checked`, the manifest's ``audit.not_checked``).
     ``blind``: the blind baselines that apply (``options_only``, ``text_only``)."""
 
     name: str = ""

@@ -31,15 +31,15 @@ from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
 from ..scoring.kinds import kind_of
+from ..store.cluster import check_workers
+from ..store.identity_split import split_problems
+from ..store.manifest import read_manifest, shard_problems
+from ..store.parquet import SPLIT_ORDER, config_row_groups
+from ..store.runner import JobRunner, Setup
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
 from .check_structures import CheckStructures, StructureSource
-from .cluster import check_workers
-from .identity_split import split_problems
-from .manifest import read_manifest, shard_problems
-from .parquet import SPLIT_ORDER, config_row_groups
-from .runner import JobRunner, Setup
 
 log = logging.getLogger(__name__)
 

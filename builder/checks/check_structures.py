@@ -17,8 +17,8 @@ from ..chemistry import structure
 from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
+from ..store.sources import discover
 from ..tasks.base import Annotation, annotate
-from .sources import discover
 
 #: The H-bond mode of a manifest that names none (builds before ``--hbonds`` used ``plip``).
 MANIFEST_HBONDS_DEFAULT = "plip"

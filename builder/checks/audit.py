@@ -42,6 +42,12 @@ from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, ligand_mask, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
 from ..scoring.kinds import kind_of
+from ..store.cluster import available_cpus, check_workers
+from ..store.identity_split import split_problems
+from ..store.manifest import read_manifest
+from ..store.parquet import iter_config_rows
+from ..store.progress import shown as progress_shown
+from ..store.runner import JobRunner, Setup
 from ..tasks import ROOMS, replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
@@ -56,12 +62,6 @@ from .audit_findings import LEGIBLE_LABEL_FLOOR, RowAudit, TaskAudit, add_row
 from .audit_margins import Margins
 from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .check_structures import StructureSource
-from .cluster import available_cpus, check_workers
-from .identity_split import split_problems
-from .manifest import read_manifest
-from .parquet import iter_config_rows
-from .progress import shown as progress_shown
-from .runner import JobRunner, Setup
 
 log = logging.getLogger(__name__)
 
