@@ -290,18 +290,6 @@ def test_stage_bars_show_only_when_a_build_asks(capsys):
     assert not progress.enabled()
 
 
-def test_card_names_the_audit_checks_a_build_could_not_take():
-    """A check a task's answer kind calls for but its room gives no hook for is said on the card
-    (the manifest's ``audit.not_checked``), never counted as passed; none for the nine tasks."""
-    from misi_bench.builder.checks.audit import not_checked
-    from misi_bench.builder.dataset.card_examples import legibility_text
-
-    assert not_checked() == {}
-    text = legibility_text({"audit": {"not_checked": {"uniqueness": ["ring_count"]}}})
-    assert "could not check uniqueness for `ring_count` (not counted as passed)" in text
-    assert "could not check" not in legibility_text({"audit": {"tasks": {}}})
-
-
 def test_card_states_the_smallest_detectable_difference(data_dir, monkeypatch):
     """The card's paragraph is measured on the build's own questions (issue 48): its test split
     figure, and for a split of two complexes it says that no paired test can reach 5%."""

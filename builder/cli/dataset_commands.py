@@ -75,7 +75,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _print_build_summary(out: str, manifest: dict) -> None:
-    """The counts per config, and the validation and audit verdicts, of a merged build."""
+    """The counts per config, the validation and audit verdicts, and each config's check
+    statuses (``checks.declared``) of a merged build."""
+    from ..checks.declared import status_lines, uniqueness_words  # noqa: PLC0415
+
     totals = manifest["totals"]
     print(
         f"built {out} (profile {manifest.get('profile', 'explicit')}): "
@@ -90,19 +93,20 @@ def _print_build_summary(out: str, manifest: dict) -> None:
         print(
             f"validation: {'ok' if validation['ok'] else 'FAILED'} ({validation['checked']} rows)"
         )
+    checks = manifest.get("checks", {})
     if "audit" in manifest:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())
         ambiguous = [i for t in audit["tasks"].values() for i in t.get("ambiguous", [])]
-        missing = "".join(
-            f", {check} not checked: {', '.join(tasks)}"
-            for check, tasks in audit.get("not_checked", {}).items()
-        )
-        unique = ", all checked unique" if missing else ", all unique"
+        unique = uniqueness_words(checks)  # "all unique" only where the check ran
         print(
             f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
-            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else unique}{missing})"
+            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else unique})"
         )
+    if checks:
+        print("checks (ran / failed / not applicable (why) / not run (why)):")
+        for line in status_lines(checks):
+            print(f"  {line}")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
 from ..store.parquet import SPLIT_ORDER, features
 from . import card_power, card_tasks, card_text
+from .card_checks import checks_text
 from .card_examples import example_sheet, legibility_text
 
 log = logging.getLogger(__name__)
@@ -348,6 +349,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         version_line=card_text.version_line(repo_or_folder or _default_repo(), version),
         examples="\n\n".join(examples),
         legibility=legibility_text(manifest),
+        checks=checks_text(manifest),
         counts_table=_counts_table(manifest),
         n_train=manifest["complexes"]["train"],
         n_test=manifest["complexes"]["test"],
