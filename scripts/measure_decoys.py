@@ -8,7 +8,7 @@ Generates the T5, T6 and T8 questions of every complex of each source (the build
 and question random streams, train counts, partners from the same source) for each seed and each
 decoy mode, without writing a dataset. Scores, per task and mode, the options-only rules with
 95% Wilson intervals: T8 the scorer's rules on the option text (``scoring.blind``); T5/T6 the
-option image nearest to the other three (``dataset.blind.image_medoid``, the four option images
+option image nearest to the other three (``checks.blind.image_medoid``, the four option images
 rendered as the build renders them; seeds ``--image-seeds``) and, on every seed, the same rule in
 transformation space (the option whose projected model is nearest, in mean pixel distance, to the
 projections after the other three options). Prints a markdown table; with ``--profile paper``
