@@ -35,6 +35,7 @@ def test_every_check_is_declared_once_with_what_it_needs():
     names = [c.name for c in declared.CHECKS]
     assert len(names) == len(set(names)) and set(declared.CHECK_BY_NAME) == set(names)
     assert set(declared.AUDIT_CHECKS) == {"reproduction", "uniqueness", "legibility", "rotamers"}
+    assert set(audit.ROW_CHECKS) == set(declared.AUDIT_CHECKS)  # each audit check runs on a row
     for check in declared.CHECKS:
         assert check.stage in declared.STAGES and check.needs and check.about and check.undeclared
         assert check.hook is None or hasattr(room_of(TASK_NAMES[0]), check.hook)

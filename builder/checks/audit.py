@@ -190,6 +190,8 @@ class _Auditor(Margins):
         self.decoded_bytes = 0
         #: block means of a batch of candidates, for the means cache to take (``Margins``)
         self.batched: dict = {}
+        #: whether a check applies to a task (``declared``), asked once per pair
+        self.applies: dict[tuple[str, str], bool] = {}
 
     def _means(self, complex_, request) -> np.ndarray:
         """Block means of a request's picture: from its cached pixels, else rendered for the means
@@ -242,26 +244,33 @@ class _Auditor(Margins):
         return out
 
     def _check_row(self, row: dict, checks: Sequence[str], out: RowAudit) -> None:
-        task = row["task"]
+        """Run on one question each of ``checks`` that applies to its task (``ROW_CHECKS``: how
+        each check runs on a row; ``declared``: whether it applies)."""
         specs = replay.question_images(row, self.load)
         stored = StoredPictures([img["bytes"] for img in row["images"]], self.decode)
         out.counted = True
-        if "reproduction" in checks:
-            out.reproduced = len(specs) == len(stored) and all(
-                np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored)
-            )
-        if "uniqueness" in checks and applying([task], "uniqueness"):
-            space = replay.answer_space(row, specs, self.load)
-            out.margin = self.margin(space, stored)
-        if "legibility" in checks and applying([task], "legibility"):
-            self._check_legibility(row, specs, stored, out)
-        if "rotamers" in checks and applying([task], "rotamers"):
-            vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            out.rotamer_dependent = bool(
-                room_of(task).hbond_scope(
-                    row, parse_metadata(row["metadata"], task), vanish | appear
-                )
-            )
+        for check in checks:
+            key = (row["task"], check)
+            if key not in self.applies:
+                self.applies[key] = bool(applying([row["task"]], check))
+            if self.applies[key]:
+                ROW_CHECKS[check](self, row, specs, stored, out)
+
+    def _reproduce(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """Every stored picture equals its re-rendering, pixel for pixel."""
+        out.reproduced = len(specs) == len(stored) and all(
+            np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored)
+        )
+
+    def _unique(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """The runner-up candidate's margin from the gold answer's picture (blocks)."""
+        out.margin = self.margin(replay.answer_space(row, specs, self.load), stored)
+
+    def _rotamers(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """Whether the answer's bonds change at the best rotamers of modelled rotatable H."""
+        vanish, appear = self.rotamer_bonds(row["pdb_id"])
+        meta = parse_metadata(row["metadata"], row["task"])
+        out.rotamer_dependent = bool(room_of(row["task"]).hbond_scope(row, meta, vanish | appear))
 
     def _check_legibility(self, row: dict, specs, stored, out: RowAudit) -> None:
         """The question's answer-bearing labels legible in each view and in at least one."""
@@ -285,6 +294,16 @@ class _Auditor(Margins):
         return room_of(row["task"]).needed_labels(
             row, parse_metadata(row["metadata"], row["task"]), self.load(row["pdb_id"])
         )
+
+
+#: How each audit check runs on one question: ``(auditor, row, image plan, stored pictures,
+#: findings)``; a new audit check is a ``declared.CHECKS`` entry and a row function here.
+ROW_CHECKS = {
+    "reproduction": _Auditor._reproduce,
+    "uniqueness": _Auditor._unique,
+    "legibility": _Auditor._check_legibility,
+    "rotamers": _Auditor._rotamers,
+}
 
 
 def _outcome(check: str, a: TaskAudit) -> str:

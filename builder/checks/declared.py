@@ -11,7 +11,9 @@ reason (``Room.declines``). A declared check whose hook the room lacks is not ap
 says so; nothing is faked to make a check run, and nothing that did not run is counted as
 passed.
 
-Each stage runs a check's row work itself (``validate``, ``audit``, ``blind``); the build
+How a check runs on a row belongs to its stage: ``audit.ROW_CHECKS`` (one function per audit
+check), ``validate`` (the answer check per row, the balance checks over a task's rows),
+``blind.options_only_gate`` (over the blind baselines); the build
 records one :func:`status` per task and check in its manifest (``manifest["checks"]``), its
 summary and its card: ``ran``, ``failed``, ``not applicable (why)`` or ``not run (why)`` (the
 stage was switched off, or had no question to look at).
