@@ -7,7 +7,10 @@ room module, the data file, then the recipe's one command that writes the genera
 snapshots. The fast test checks that the recipe touches at most four hand-written things and
 that the copy's shared tests of tasks, rooms and harness files hold with the tenth task; the
 slow one also builds, validates, audits and scores it. A doc that no longer matches the code
-fails here.
+fails here. A second throwaway tenth task, ``ligand_size`` (the recipe's registry entry under
+another name, a room and a data file of its own), is a letter task whose options are numbers:
+it declines uniqueness with its reason instead of faking an ``answer_space``, and its build says
+"uniqueness: not applicable (options are not pictures)" in its manifest, summary and card.
 """
 
 from __future__ import annotations
