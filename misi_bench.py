@@ -59,7 +59,7 @@ _LAZY = {
     "build_dataset": "builder.dataset.build",
     "BuildConfig": "builder.dataset.config",
     "BuildOptions": "builder.dataset.config",
-    "validate_dataset": "builder.dataset.validate",
+    "validate_dataset": "builder.checks.validate",
     "MisiBenchBuilder": "builder.dataset.hf_builder",
     "MisiBenchConfig": "builder.dataset.hf_builder",
 }

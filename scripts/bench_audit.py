@@ -31,10 +31,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from misi_bench.builder.dataset import pixel_solver
-from misi_bench.builder.dataset.audit import _Auditor, audit_dataset, select_rows
+from misi_bench.builder.checks import pixel_solver
+from misi_bench.builder.checks.audit import _Auditor, audit_dataset, select_rows
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.store.manifest import read_manifest
 
 from .baseline import extract_revision
 
@@ -61,8 +61,12 @@ def _timed(fn, *args, **kwargs):
 _CHILD = """
 import inspect, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from {pkg}.dataset.audit import TaskAudit, _Auditor, audit_dataset, select_rows
-from {pkg}.dataset.manifest import read_manifest
+try:  # the checks layer (issue 50) or, at an older REV, the dataset layer
+    from {pkg}.checks.audit import TaskAudit, _Auditor, audit_dataset, select_rows
+    from {pkg}.store.manifest import read_manifest
+except ImportError:
+    from {pkg}.dataset.audit import TaskAudit, _Auditor, audit_dataset, select_rows
+    from {pkg}.dataset.manifest import read_manifest
 folder, split = sys.argv[2], sys.argv[3]
 auditor = _Auditor(read_manifest(folder), None)
 rows = list(select_rows(folder, "docking", split, None, None))

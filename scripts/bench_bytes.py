@@ -30,8 +30,8 @@ from misi_bench.builder.dataset.footprint import (
     rewritten_bytes,
     stored_images,
 )
-from misi_bench.builder.dataset.manifest import read_manifest
-from misi_bench.builder.dataset.parquet import DICTIONARY_PAGE_BYTES
+from misi_bench.builder.store.manifest import read_manifest
+from misi_bench.builder.store.parquet import DICTIONARY_PAGE_BYTES
 
 PAPER_COMPLEXES = 3993
 

@@ -66,7 +66,7 @@ def cost(questions: int, complexes: int) -> None:
 
 
 def _rows(build: Path) -> list[dict]:
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     cols = ["id", "task", "answer", "metadata", "options"]
     return [

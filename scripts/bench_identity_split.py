@@ -1,4 +1,4 @@
-"""Benchmark of the identity split (``builder/dataset/identity_split``): MMseqs2 clustering of
+"""Benchmark of the identity split (``builder/store/identity_split``): MMseqs2 clustering of
 5,000 complexes' chains, the global-alignment check, and reading sequences from real files.
 
 The chains are made from REAL protein sequences at a controlled divergence (a speed benchmark,
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.sequences import ComplexSequences, pair_identity, read_sequences
-from misi_bench.builder.dataset import identity_split as ids
-from misi_bench.builder.dataset.sources import DEFAULT_TEST_FRACTION
+from misi_bench.builder.store import identity_split as ids
+from misi_bench.builder.store.sources import DEFAULT_TEST_FRACTION
 
 from .fixtures import raw_refs
 
@@ -40,7 +40,7 @@ def real_sequences() -> tuple[list[str], float, int]:
     refs = list(sample_refs()) + list(raw_refs())
     heldout = Path("tests/data/heldout")
     if heldout.is_dir():
-        from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+        from misi_bench.builder.store.sources import discover  # noqa: PLC0415
 
         refs += discover(heldout)
     start = time.perf_counter()

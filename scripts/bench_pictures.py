@@ -100,8 +100,8 @@ for line in sys.stdin:
 def size_figures(refs, size: int, ocr: bool) -> dict:
     """Bytes, render ms, legible share (and OCR share) of the six views at ``size`` px."""
     import numpy as np  # noqa: PLC0415
+    from misi_bench.builder.checks.audit_checks import decode, legible_keys  # noqa: PLC0415
     from misi_bench.builder.chemistry.structure import load_complex  # noqa: PLC0415
-    from misi_bench.builder.dataset.audit_checks import decode, legible_keys  # noqa: PLC0415
     from misi_bench.builder.scene.cache import render_png  # noqa: PLC0415
     from misi_bench.builder.scene.raster import label_layout, ligand_mask  # noqa: PLC0415
     from misi_bench.builder.tasks import pocket_ligand  # noqa: PLC0415
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         versus(args.baseline, args.limit, args.rounds, args.workers, args.source)
         return 0
-    from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+    from misi_bench.builder.store.sources import discover  # noqa: PLC0415
 
     from .fixtures import fixture_root  # noqa: PLC0415
 

@@ -35,13 +35,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from misi_bench.builder.dataset import pixel_solver
-from misi_bench.builder.dataset.audit import audit_dataset
+from misi_bench.builder.checks import pixel_solver
+from misi_bench.builder.checks.audit import audit_dataset
+from misi_bench.builder.checks.validate import validate_dataset
 from misi_bench.builder.dataset.build import build_dataset, plan, work_dir
 from misi_bench.builder.dataset.config import BuildConfig
-from misi_bench.builder.dataset.manifest import read_manifest
 from misi_bench.builder.dataset.merge import merge_units
-from misi_bench.builder.dataset.validate import validate_dataset
+from misi_bench.builder.store.manifest import read_manifest
 
 PAPER_COMPLEXES = 3993
 #: The paper's test split (3,503 train + 490 test complexes; docs/spec.md section 9).

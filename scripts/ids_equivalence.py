@@ -15,8 +15,8 @@ import logging
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.dataset.id_list import id_list_refs
-from misi_bench.builder.dataset.sources import discover
+from misi_bench.builder.store.id_list import id_list_refs
+from misi_bench.builder.store.sources import discover
 
 log = logging.getLogger(__name__)
 

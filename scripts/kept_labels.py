@@ -20,10 +20,10 @@ import logging
 from dataclasses import dataclass, replace
 
 from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.scene.raster import label_layout, reference_offsets
 from misi_bench.builder.scene.requests import in_plane_shift
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import TASKS, generator
 from misi_bench.builder.tasks.base import TaskContext
 

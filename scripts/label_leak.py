@@ -28,9 +28,9 @@ import logging
 
 import numpy as np
 from misi_bench.builder.chemistry.structure import load_complex
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels, raster
 from misi_bench.builder.scene.requests import RENDER_VERSION
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks.annotation import annotate
 from misi_bench.builder.tasks.base import kept, request
 

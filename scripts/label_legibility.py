@@ -22,12 +22,12 @@ import logging
 import time
 from pathlib import Path
 
+from misi_bench.builder.checks.audit_checks import legible_keys
 from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE
-from misi_bench.builder.dataset.audit_checks import legible_keys
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.operations.transforms import VIEW_NAMES
 from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks.annotation import annotate
 from misi_bench.builder.tasks.base import request
 from misi_bench.builder.tasks.residue_ligand import residue_images

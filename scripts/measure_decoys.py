@@ -8,7 +8,7 @@ Generates the T5, T6 and T8 questions of every complex of each source (the build
 and question random streams, train counts, partners from the same source) for each seed and each
 decoy mode, without writing a dataset. Scores, per task and mode, the options-only rules with
 95% Wilson intervals: T8 the scorer's rules on the option text (``scoring.blind``); T5/T6 the
-option image nearest to the other three (``dataset.blind.image_medoid``, the four option images
+option image nearest to the other three (``checks.blind.image_medoid``, the four option images
 rendered as the build renders them; seeds ``--image-seeds``) and, on every seed, the same rule in
 transformation space (the option whose projected model is nearest, in mean pixel distance, to the
 projections after the other three options). Prints a markdown table; with ``--profile paper``
@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 from misi_bench.builder import scoring
+from misi_bench.builder.checks import blind
 from misi_bench.builder.core.constants import DEFAULT_POCKET_CUTOFF
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.profiles import EXPLICIT, PROFILE_NAMES, PROFILES
-from misi_bench.builder.dataset import blind
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import parse_operation, parse_operations
 from misi_bench.builder.scene.raster import render_image
 from misi_bench.builder.scoring.blind import OPTION_RULES, pick_lowest, rule_cells
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks.base import TaskContext, projected_difference
 

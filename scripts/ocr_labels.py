@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     from misi_bench.builder.core.constants import DEFAULT_IMAGE_SIZE  # noqa: PLC0415
-    from misi_bench.builder.dataset.sources import discover  # noqa: PLC0415
+    from misi_bench.builder.store.sources import discover  # noqa: PLC0415
 
     from .fixtures import fixture_root  # noqa: PLC0415
 

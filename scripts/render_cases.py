@@ -200,7 +200,7 @@ def snapshot(ids=DEFAULT_IDS, per_kind: int = 6) -> dict:
 
 def _sheet_pixels(complex_) -> np.ndarray:
     """The decoded contact sheet of a complex's six views at :data:`SHEET_SIZE` px."""
-    from misi_bench.builder.dataset.audit_checks import decode
+    from misi_bench.builder.checks.audit_checks import decode
     from misi_bench.builder.scene.sheet import contact_sheet
 
     return decode(contact_sheet(complex_, size=SHEET_SIZE))

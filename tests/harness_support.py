@@ -126,7 +126,7 @@ def fixture_dataset(out: str | Path) -> Path:
     import yaml
 
     out = Path(out)
-    from misi_bench.builder.dataset.parquet import features
+    from misi_bench.builder.store.parquet import features
 
     schema = features().arrow_schema
     configs = []

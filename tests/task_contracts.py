@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from misi_bench.builder import scoring
+from misi_bench.builder.checks.declared import CHECK_BY_NAME, declared
+from misi_bench.builder.checks.declared import CHECKS as DECLARED_CHECKS
 from misi_bench.builder.core import registry
 from misi_bench.builder.core.profiles import PROFILE_NAMES
 from misi_bench.builder.core.rows import ChoiceMeta, RowError, metadata_from_dict
-from misi_bench.builder.dataset.audit import CHECK_HOOKS
 from misi_bench.builder.scoring.kinds import KINDS
 
 #: contract name -> what it asks (the doc's list says the same, in more words).
@@ -27,8 +28,9 @@ CONTRACTS: dict[str, str] = {
     "answer as the kind needs; a unique name and a number after the tasks before it",
     "room": "builder/tasks/<name>.py ends with ROOM = Room(<its registry entry>, generate, "
     "replay, check, ...), generate defined in that module",
-    "audit-hooks": "the room gives the hook of every audit check its answer kind calls for "
-    "(uniqueness: answer_space; legibility: needed_labels; rotamers: hbond_scope)",
+    "audit-hooks": "the room gives the hook of every check it declares (its answer kind's "
+    "defaults and its own, less those it declines with a reason: uniqueness: answer_space; "
+    "legibility: needed_labels; rotamers: hbond_scope) and no hook for a check it does not take",
     "data-file": "both profiles, and an expect section with sample, questions_per_complex, "
     "needs_hbond, gold, explicit_mentions and paper_mentions",
     "letter-metadata": "a letter question's metadata carries operations, one option_operations "
@@ -99,11 +101,18 @@ def _room(s: Subject) -> list[str]:
 
 
 def _audit_hooks(s: Subject) -> list[str]:
-    kind = KINDS.get(s.spec.answer_kind)
-    return [
-        f"the {kind.name} kind's {check} check needs the room's {CHECK_HOOKS[check]}"
-        for check in (kind.audit if kind and s.room else ())
-        if check in CHECK_HOOKS and getattr(s.room, CHECK_HOOKS[check]) is None
+    if s.room is None or s.spec.answer_kind not in KINDS:
+        return []
+    mine = declared(s.spec.name, s.room)
+    out = [
+        f"the task declares the {check} check, which needs the room's {CHECK_BY_NAME[check].hook}"
+        for check in mine
+        if CHECK_BY_NAME[check].hook and getattr(s.room, CHECK_BY_NAME[check].hook) is None
+    ]
+    return out + [
+        f"the room gives {c.hook} but does not take the {c.name} check (a hollow hook)"
+        for c in DECLARED_CHECKS
+        if c.hook and c.name not in mine and getattr(s.room, c.hook) is not None
     ]
 
 

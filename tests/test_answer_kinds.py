@@ -220,22 +220,6 @@ def test_the_kind_scan_sees_a_planted_comparison():
     assert kind_comparisons(planted) == [1, 3]
 
 
-def test_a_check_a_room_cannot_take_is_reported_not_checked(monkeypatch):
-    """A room without the hook its kind's audit check needs is listed under ``not_checked``
-    (the build's manifest and summary line), not counted as passed."""
-    from misi_bench.builder.dataset import audit
-    from misi_bench.builder.tasks import room_of
-
-    assert audit.not_checked() == {}  # the nine tasks give every hook
-    spec = next(s for s in registry.TASK_SPECS if "uniqueness" in kind_of(s).audit)
-    bare = dataclasses.replace(room_of(spec.name), answer_space=None)
-    monkeypatch.setattr(audit, "room_of", lambda t: bare if t == spec.name else room_of(t))
-    assert audit.not_checked() == {"uniqueness": [spec.name]}
-    report = audit.AuditReport(folder="f", split="test", checks=("uniqueness",))
-    report.tasks[spec.name] = audit.TaskAudit()
-    assert report.summary()["not_checked"] == {"uniqueness": [spec.name]}
-
-
 def test_the_build_refuses_a_row_that_breaks_a_contract_by_name():
     """An undeclared metadata field or a letter row whose options do not fit its metadata: a
     TaskError naming the contract (the unit's task is then skipped and recorded)."""

@@ -789,7 +789,7 @@ def test_page_reader_decodes_wide_indices_and_empty_rows(tmp_path):
     rows with a null or an empty image list: decoded as pyarrow does (a decoder unit test on
     small byte strings, not images)."""
     import pyarrow as pa
-    from misi_bench.builder.dataset.parquet import arrow_schema
+    from misi_bench.builder.store.parquet import arrow_schema
     from misi_bench.eval_plugins.api import pages
 
     schema = arrow_schema()

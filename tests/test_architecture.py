@@ -38,6 +38,9 @@ _BUILDER_BELOW_DATASET = {
     "builder.tasks",
     "builder.scoring",
 }
+#: The layers under the build's orchestration: the folder's files and jobs, then the checks.
+_BUILDER_BELOW_CHECKS = _BUILDER_BELOW_DATASET | {"builder.store"}
+_BUILDER_UNDER_ORCHESTRATION = _BUILDER_BELOW_CHECKS | {"builder.checks"}
 #: What front-ends share: the registry and records (core), the scorer, the operation language.
 _FRONT_END = {"builder.core", "builder.scoring", "builder.operations.language"}
 #: The eval_plugins modules every harness adapter may use.
@@ -68,6 +71,8 @@ LAYERS: dict[str, Layer] = {
             "builder.scene",
             "builder.tasks",
             "builder.scoring",
+            "builder.store",
+            "builder.checks",
             "builder.dataset",
             "builder.cli",
             "eval_plugins",
@@ -100,15 +105,24 @@ LAYERS: dict[str, Layer] = {
         },
         {"numpy"},
     ),
+    # the build folder's files (Parquet, manifest), the inputs (sources, id lists, split files, the
+    # identity split) and the one job runner: what the checks and the orchestration both stand on
+    "builder.store": _layer_entry(
+        {"builder.core", "builder.chemistry"}, {"numpy", "pyarrow", "datasets", "tqdm"}
+    ),
+    # the checks of a built folder (validation, audit, pixel solver, blind baselines) and their
+    # own reading path (biotite: the second parser)
+    "builder.checks": _layer_entry(_BUILDER_BELOW_CHECKS, {"numpy", "PIL", "pyarrow", "biotite"}),
     "builder.dataset": _layer_entry(
-        _BUILDER_BELOW_DATASET,
+        _BUILDER_UNDER_ORCHESTRATION,
         {"numpy", "PIL", "yaml", "datasets", "pyarrow", "huggingface_hub", "tqdm"},
     ),
-    "builder.cli": _layer_entry(_BUILDER_BELOW_DATASET | {"builder.dataset"}, {"datasets"}),
+    "builder.cli": _layer_entry(_BUILDER_UNDER_ORCHESTRATION | {"builder.dataset"}, {"datasets"}),
     # maintainer scripts outside the wheel: benchmarks and the reference tools they compare with
     # (never imported by the package)
     "scripts": _layer_entry(
-        _BUILDER_BELOW_DATASET | {"builder.dataset", "eval_plugins.api", "eval_plugins.finetune"},
+        _BUILDER_UNDER_ORCHESTRATION
+        | {"builder.dataset", "eval_plugins.api", "eval_plugins.finetune"},
         {"numpy", "PIL", "gemmi", "rdkit", "openbabel", "plip", "pymol2"},
     ),
     "dataset_card": _layer_entry(),

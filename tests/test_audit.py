@@ -11,10 +11,10 @@ import sys
 
 import numpy as np
 import pytest
-from misi_bench.builder.dataset import pixel_solver
-from misi_bench.builder.dataset.audit import audit_dataset
-from misi_bench.builder.dataset.manifest import read_manifest
-from misi_bench.builder.dataset.parquet import read_rows, write_rows
+from misi_bench.builder.checks import pixel_solver
+from misi_bench.builder.checks.audit import audit_dataset
+from misi_bench.builder.store.manifest import read_manifest
+from misi_bench.builder.store.parquet import read_rows, write_rows
 from PIL import Image, ImageDraw
 
 from card_support import front_matter, sections, tables
@@ -148,13 +148,13 @@ def test_pixel_solver_reads_t1_from_the_pictures(explicit_dir):
     data_dir = explicit_dir
     values = pixel_solver.scores(data_dir, "translation")
     assert values and np.mean(values) >= 0.95
-    from misi_bench.builder.dataset.runner import JobRunner
+    from misi_bench.builder.store.runner import JobRunner
 
     with JobRunner(2) as pool:  # the merge's runner: same scores, same order
         assert pixel_solver.scores(data_dir, "translation", pool=pool, limit=11) == values[:11]
     blank = io.BytesIO()
     Image.new("RGB", (512, 512)).save(blank, format="PNG")
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     row = next(iter_config_rows(data_dir, "translation", "test"))
     images = [img["bytes"] for img in row["images"]]
@@ -170,7 +170,7 @@ def test_pixel_solver_reads_t3_from_the_pictures(explicit_dir):
     state the camera) exactly; with image 4 replaced by image 1 (nothing moved) the pictures no
     longer show the answer."""
     data_dir = explicit_dir
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = [
         row for split in ("test", "train") for row in iter_config_rows(data_dir, "zooming", split)
@@ -238,8 +238,8 @@ def test_audit_chunks_are_the_rows_the_main_process_used_to_read(data_dir):
     """Workers read their own rows (``audit_rows``): the chunks' rows, in order, are the config's
     rows (all, the first ``limit``, or a ``sample``), each chunk one complex in one row group."""
     import pyarrow.parquet as pq
-    from misi_bench.builder.dataset.audit import select_rows
-    from misi_bench.builder.dataset.audit_rows import plan_chunks, read_chunk
+    from misi_bench.builder.checks.audit import select_rows
+    from misi_bench.builder.checks.audit_rows import plan_chunks, read_chunk
 
     for task, split in (("translation", "test"), ("residue_ligand", "train")):
         for limit, sample in ((None, None), (5, None), (None, 4)):
@@ -279,8 +279,8 @@ def test_audit_rejects_zero_or_negative_workers(data_dir):
 def test_fast_block_means_equal_float_means(data_dir):
     """Integer block sums and the non-black-rows reading give exactly the float32 means the
     margins were defined with, on real pictures and on noise at other block sizes."""
-    from misi_bench.builder.dataset.audit_checks import block_means, decode, image_block_means
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.checks.audit_checks import block_means, decode, image_block_means
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     def reference(pixels, b):
         hb, wb = pixels.shape[0] // b, pixels.shape[1] // b

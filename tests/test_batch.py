@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from misi_bench.builder.core.errors import RenderError
-from misi_bench.builder.dataset import audit_margins
-from misi_bench.builder.dataset.audit import _Auditor, audit_dataset, select_rows
-from misi_bench.builder.dataset.audit_checks import (
+from misi_bench.builder.checks import audit_margins
+from misi_bench.builder.checks.audit import _Auditor, audit_dataset, select_rows
+from misi_bench.builder.checks.audit_checks import (
     block_side,
     image_block_means,
     image_distance,
     sheet_block_means,
 )
-from misi_bench.builder.dataset.manifest import read_manifest
+from misi_bench.builder.core.errors import RenderError
 from misi_bench.builder.operations.language import Move
 from misi_bench.builder.scene.batch import render_stack
 from misi_bench.builder.scene.raster import render_image, render_rows
 from misi_bench.builder.scene.requests import Style
+from misi_bench.builder.store.manifest import read_manifest
 from misi_bench.builder.tasks import replay
 
 
@@ -134,8 +134,8 @@ def test_fast_png_reader_gives_pillows_pixels(data_dir):
     encoder, a damaged file) are left to Pillow."""
     import io
 
-    from misi_bench.builder.dataset.parquet import iter_config_rows
     from misi_bench.builder.scene.png_read import read_png
+    from misi_bench.builder.store.parquet import iter_config_rows
     from PIL import Image
 
     row = next(iter_config_rows(data_dir, "docking", "test"))

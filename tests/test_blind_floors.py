@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from misi_bench.builder import scoring
 from misi_bench.builder.core.rows import SCORE_COLUMNS
-from misi_bench.builder.dataset.parquet import iter_config_rows
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import parse_operations
 from misi_bench.builder.scoring import floors
 from misi_bench.builder.scoring.blind import OPTION_RULES, rule_cells
+from misi_bench.builder.store.parquet import iter_config_rows
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks import interaction_location as t8
 from misi_bench.builder.tasks.base import TaskContext

@@ -10,10 +10,10 @@ import time
 
 import datasets
 import pytest
+from misi_bench.builder.checks.validate import validate_dataset
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.config import BuildConfig, BuildOptions
-from misi_bench.builder.dataset.validate import validate_dataset
 from misi_bench.builder.tasks import TASKS
 
 from card_support import front_matter, sections, tables

@@ -13,11 +13,13 @@ import logging
 import re
 import shutil
 
+from misi_bench.builder.checks import build_warnings
 from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
-from misi_bench.builder.dataset import build_warnings, card, card_tasks, card_text, progress
-from misi_bench.builder.dataset import manifest as manifest_io
-from misi_bench.builder.dataset.cluster import pool_map
+from misi_bench.builder.dataset import card, card_tasks, card_text
 from misi_bench.builder.scoring.kinds import kind_of
+from misi_bench.builder.store import manifest as manifest_io
+from misi_bench.builder.store import progress
+from misi_bench.builder.store.cluster import pool_map
 from misi_bench.builder.tasks.data import task_data
 
 from card_support import bold_titles, bullets, front_matter, sections, table_under, tables
@@ -287,18 +289,6 @@ def test_stage_bars_show_only_when_a_build_asks(capsys):
         assert pool_map(None, abs, [-1, -2], "merge: test") == [1, 2]
     assert "merge: test" in capsys.readouterr().err
     assert not progress.enabled()
-
-
-def test_card_names_the_audit_checks_a_build_could_not_take():
-    """A check a task's answer kind calls for but its room gives no hook for is said on the card
-    (the manifest's ``audit.not_checked``), never counted as passed; none for the nine tasks."""
-    from misi_bench.builder.dataset.audit import not_checked
-    from misi_bench.builder.dataset.card_examples import legibility_text
-
-    assert not_checked() == {}
-    text = legibility_text({"audit": {"not_checked": {"uniqueness": ["ring_count"]}}})
-    assert "could not check uniqueness for `ring_count` (not counted as passed)" in text
-    assert "could not check" not in legibility_text({"audit": {"tasks": {}}})
 
 
 def test_card_states_the_smallest_detectable_difference(data_dir, monkeypatch):

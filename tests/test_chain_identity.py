@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from misi_bench.builder.checks.build_warnings import reading_warnings
 from misi_bench.builder.chemistry import segments
 from misi_bench.builder.chemistry.hbonds import detect_hbonds
 from misi_bench.builder.chemistry.protein import read_protein
 from misi_bench.builder.chemistry.structure import read_pdbbind_dir, read_raw_entry
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.core.records import ReadReport
-from misi_bench.builder.dataset.build_warnings import reading_warnings
 
 from scripts.fixtures import fixture_root
 

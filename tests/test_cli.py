@@ -135,7 +135,7 @@ def test_validate_command(built):
 
 
 def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / "p.jsonl"
@@ -173,7 +173,7 @@ def test_score_command_gold_missing_unknown_and_malformed(built, tmp_path):
 def test_score_command_paper_rows(built, tmp_path):
     """--paper-rows chooses the paper's rows (Tables 1 and 2 with ranks, the build's blind rows
     beside them); an unknown name is an error that lists the names."""
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / "p.jsonl"
@@ -245,7 +245,7 @@ SCORE_SHAPES = [
     "case,name,content,code,message", SCORE_SHAPES, ids=[c[0] for c in SCORE_SHAPES]
 )
 def test_score_command_file_shapes(built, tmp_path, case, name, content, code, message):
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     preds = tmp_path / name
@@ -274,7 +274,7 @@ def test_score_command_file_shapes(built, tmp_path, case, name, content, code, m
 
 
 def test_score_command_reports_duplicates_and_null_predictions(built, tmp_path):
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, "rotation", "test", ["id", "answer"]))
     lines = [

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from misi_bench.builder.cli.main import main
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.dataset.cluster import (
+from misi_bench.builder.dataset.slurm import SlurmJob, slurm_script
+from misi_bench.builder.store.cluster import (
     choose_shard,
     default_workers,
     missing_units_message,
     shard_members,
 )
-from misi_bench.builder.dataset.slurm import SlurmJob, slurm_script
 
 ARRAY = {
     "SLURM_ARRAY_JOB_ID": "77",

@@ -10,10 +10,11 @@ import datasets
 import pytest
 from misi_bench.builder.core.errors import InputError, MisiError
 from misi_bench.builder.core.registry import TASK_NAMES
-from misi_bench.builder.dataset import card, parquet, sources
-from misi_bench.builder.dataset import manifest as manifest_io
+from misi_bench.builder.dataset import card
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import tiny_ids
+from misi_bench.builder.store import manifest as manifest_io
+from misi_bench.builder.store import parquet, sources
 
 from card_support import front_matter, table_under
 
@@ -66,7 +67,7 @@ def test_split_file_atom3d_lists(sample_refs, tmp_path):
     """ATOM3D's published form (train.txt / val.txt / test.txt, one PDB id per line), as a
     folder or as the files joined by commas: val and unlisted complexes are left out."""
     from misi_bench.builder.dataset.config import BuildConfig
-    from misi_bench.builder.dataset.split_files import EXCLUDED
+    from misi_bench.builder.store.split_files import EXCLUDED
 
     ids = sorted(r.pdb_id for r in sample_refs)
     train, val, test, unlisted = ids[:8], ids[8:10], ids[10:14], ids[14:]
@@ -279,8 +280,8 @@ def test_card_counts_and_baselines_tables(data_dir):
 def test_card_and_blind_baselines_are_the_same_in_a_process_pool(data_dir):
     """The merge's pool measures the card's chance and text-only rows and the T5/T6 image rule's
     distances one shard file per job: same figures and answers as without a pool."""
-    from misi_bench.builder.dataset import blind, card_stats
-    from misi_bench.builder.dataset.runner import JobRunner
+    from misi_bench.builder.checks import blind, card_stats
+    from misi_bench.builder.store.runner import JobRunner
 
     manifest = manifest_io.read_manifest(data_dir)
     tasks = card.ordered_tasks(manifest)

@@ -6,8 +6,8 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
-from misi_bench.builder.dataset.manifest import read_manifest
-from misi_bench.builder.dataset.validate import validate_dataset
+from misi_bench.builder.checks.validate import validate_dataset
+from misi_bench.builder.store.manifest import read_manifest
 
 
 @pytest.fixture()
@@ -119,9 +119,10 @@ def test_a_fault_in_the_generators_reading_does_not_validate_itself(tmp_path, mo
     validator would have read the same fault and agreed with it."""
     import dataclasses
 
-    from misi_bench.builder.dataset import audit, units
+    from misi_bench.builder.checks import audit
+    from misi_bench.builder.checks.check_structures import CheckStructures
+    from misi_bench.builder.dataset import units
     from misi_bench.builder.dataset.build import build_dataset
-    from misi_bench.builder.dataset.check_structures import CheckStructures
     from misi_bench.builder.dataset.config import BuildConfig, BuildOptions
 
     real = units.AnnotationCache.get

@@ -9,8 +9,8 @@ import subprocess
 
 import numpy as np
 import pytest
+from misi_bench.builder.checks import blind
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.dataset import blind
 from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.units import AnnotationCache

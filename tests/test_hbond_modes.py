@@ -211,7 +211,7 @@ def test_prompt_rule_follows_the_mode(complexes):
 
 
 def test_validator_rederives_in_the_builds_mode(complexes, sample_refs):
-    from misi_bench.builder.dataset import validate
+    from misi_bench.builder.checks import validate
 
     for mode in HBOND_MODES:
         manifest = {"source": "samples", "config": {"hbonds": mode, "image_size": 256}}

@@ -8,8 +8,8 @@ import json
 import datasets
 import pytest
 from misi_bench.builder.dataset import hf_builder
-from misi_bench.builder.dataset.parquet import features
 from misi_bench.builder.operations.language import Roll, parse_operations
+from misi_bench.builder.store.parquet import features
 from misi_bench.builder.tasks import TASKS
 from PIL import Image
 
@@ -48,8 +48,8 @@ def _png(shade: int) -> bytes:
 
 def _fake_build(calls: list):
     """Stand-in for build_dataset writing the same layout (shards + manifest counts) for the tasks asked."""
-    from misi_bench.builder.dataset import manifest as manifest_io
-    from misi_bench.builder.dataset import parquet as write
+    from misi_bench.builder.store import manifest as manifest_io
+    from misi_bench.builder.store import parquet as write
 
     def build(options):
         cfg, out, tasks = options.config, options.out, options.config.tasks

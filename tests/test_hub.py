@@ -404,9 +404,9 @@ def make_fake_folder(out: Path) -> Path:
     """A small dataset folder of the real layout, written with the real writer and card code:
     two configs with train/test shards, manifest, card, example images, plus a ``.work/`` area
     with a unit file and a status file that must never be pushed."""
-    from misi_bench.builder.dataset import manifest as manifest_io
-    from misi_bench.builder.dataset import parquet as write
     from misi_bench.builder.dataset.card import write_card
+    from misi_bench.builder.store import manifest as manifest_io
+    from misi_bench.builder.store import parquet as write
     from PIL import Image
 
     out = Path(out)
@@ -750,7 +750,7 @@ def test_push_refuses_a_shard_that_differs_from_the_manifest(online, tmp_path):
 
 
 def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
-    from misi_bench.builder.dataset import manifest as manifest_io
+    from misi_bench.builder.store import manifest as manifest_io
 
     folder = make_fake_folder(tmp_path / "fake")
     manifest = manifest_io.read_manifest(folder)
@@ -775,7 +775,7 @@ def test_push_refuses_a_build_whose_validation_failed(online, tmp_path):
 def test_push_refuses_a_manifest_of_the_wrong_shape(online, tmp_path, field, value, message):
     """A hand-edited manifest (``"validation": "ok"``, a verdict that is not true/false, counts
     as text) is not a build's record: refused before the Hub is contacted, naming the field."""
-    from misi_bench.builder.dataset import manifest as manifest_io
+    from misi_bench.builder.store import manifest as manifest_io
 
     folder = make_fake_folder(tmp_path / "fake")
     manifest = manifest_io.read_manifest(folder)

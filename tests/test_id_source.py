@@ -26,7 +26,7 @@ from misi_bench.builder.chemistry.structure import load_complex
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.dataset.archive import FetchPolicy, check_entry_bytes, fetch_entries
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.id_list import id_list_refs, read_id_list
+from misi_bench.builder.store.id_list import id_list_refs, read_id_list
 
 from loopback_server import LoopbackServer
 from scripts.fixtures import raw_refs

@@ -9,14 +9,14 @@ import sysconfig
 
 import numpy as np
 import pytest
+from misi_bench.builder.checks.validate import validate_dataset
 from misi_bench.builder.chemistry.sequences import pair_identity, read_sequences
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.records import ComplexRef
-from misi_bench.builder.dataset import identity_split as ids
 from misi_bench.builder.dataset.build import build_dataset, plan
 from misi_bench.builder.dataset.config import BuildConfig
-from misi_bench.builder.dataset.sources import DEFAULT_TEST_FRACTION
-from misi_bench.builder.dataset.validate import validate_dataset
+from misi_bench.builder.store import identity_split as ids
+from misi_bench.builder.store.sources import DEFAULT_TEST_FRACTION
 
 HIV = {"1hpv", "1hvr", "1qbs"}  # HIV-1 protease
 DHFR = {"1drf", "1ia1", "1s3v"}
@@ -228,7 +228,7 @@ def test_manifest_and_card_record_the_split(identity_build):
 
 
 def test_validate_and_audit_fail_a_test_complex_at_30_percent(identity_build, tmp_path):
-    from misi_bench.builder.dataset.audit import audit_dataset
+    from misi_bench.builder.checks.audit import audit_dataset
 
     out, manifest = identity_build
     bad = tmp_path / "bad"

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
+from misi_bench.builder.checks.validate import validate_dataset
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset import publish
 from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.lock import LOCK_NAME, folder_lock
-from misi_bench.builder.dataset.manifest import read_manifest, shard_problems
-from misi_bench.builder.dataset.sources import discover, file_checksums
-from misi_bench.builder.dataset.validate import validate_dataset
+from misi_bench.builder.store.manifest import read_manifest, shard_problems
+from misi_bench.builder.store.sources import discover, file_checksums
 
 FAST = {"progress": False, "audit": False}
 
@@ -300,7 +300,7 @@ def test_kill_9_of_a_build_takes_its_workers_down_and_resume_is_identical(tmp_pa
 def test_each_guard_alone_ends_a_worker_whose_parent_was_killed(pdeathsig):
     script = (
         "import multiprocessing, os, sys, time\n"
-        "from misi_bench.builder.dataset.workers import watch_parent\n"
+        "from misi_bench.builder.store.workers import watch_parent\n"
         "def child(parent):\n"
         f"    watch_parent(parent, interval=0.2, pdeathsig={pdeathsig})\n"
         "    time.sleep(60)\n"

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from misi_bench.builder import scoring
 from misi_bench.builder.core.rows import SCORE_COLUMNS
-from misi_bench.builder.dataset.parquet import iter_config_rows
 from misi_bench.builder.scoring import bootstrap
 from misi_bench.builder.scoring.columns import column_of
 from misi_bench.builder.scoring.compare import compare_results
+from misi_bench.builder.store.parquet import iter_config_rows
 
 import misi_bench
 

@@ -9,10 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 from misi_bench.builder.core.errors import RenderError
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.scene.raster import label_layout, render_image
 from misi_bench.builder.scene.requests import Style, in_plane_shift
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks.base import TaskContext
 from misi_bench.builder.tasks.translation import unit_replay, unit_space

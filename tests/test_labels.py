@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.scene import labels
 from misi_bench.builder.scene.raster import label_layout
 from misi_bench.builder.scene.requests import Style
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks.base import annotate, request
 
 from scripts.fixtures import fixture_root

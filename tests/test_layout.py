@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from misi_bench.builder.checks.audit_checks import clear_boxes, legible_keys
 from misi_bench.builder.chemistry.samples import sample_refs
 from misi_bench.builder.chemistry.structure import load_complex
-from misi_bench.builder.dataset.audit_checks import clear_boxes, legible_keys
 from misi_bench.builder.dataset.card_examples import tile_caption
-from misi_bench.builder.dataset.sources import discover
 from misi_bench.builder.operations.language import Roll
 from misi_bench.builder.scene.free_space import CELL, FreeSpace
 from misi_bench.builder.scene.labels import PlacedLabel
 from misi_bench.builder.scene.layout import leader_end, leader_xy
 from misi_bench.builder.scene.projection import projected_atoms
 from misi_bench.builder.scene.raster import label_layout, ligand_mask, render_image
+from misi_bench.builder.store.sources import discover
 from misi_bench.builder.tasks import docking, interaction_location, pocket_ligand
 from misi_bench.builder.tasks.base import annotate, request, six_views
 from misi_bench.builder.tasks.residue_ligand import residue_images

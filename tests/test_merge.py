@@ -6,7 +6,7 @@ from dataclasses import replace
 from misi_bench.builder.dataset.build import build_dataset, plan, work_dir
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.merge import merge_units
-from misi_bench.builder.dataset.parquet import SPLIT_ORDER, plan_shards, read_rows, write_split
+from misi_bench.builder.store.parquet import SPLIT_ORDER, plan_shards, read_rows, write_split
 
 LIMIT = 4
 TASKS = ("rotation", "residue_ligand")

@@ -14,7 +14,7 @@ import logging
 import pytest
 from misi_bench.builder.core.rows import parse_metadata
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.parquet import iter_config_rows
+from misi_bench.builder.store.parquet import iter_config_rows
 
 from scripts.ocr_labels import found_labels, have_tesseract, ocr_words
 

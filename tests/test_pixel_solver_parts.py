@@ -1,4 +1,4 @@
-"""The pixel-only solver's image steps (builder/dataset/pixel_solver.py) against plain reference
+"""The pixel-only solver's image steps (builder/checks/pixel_solver.py) against plain reference
 implementations written here, on real rendered pictures: the Zhang-Suen thinning by its table of
 neighbour rings, the skeleton's chains by pointer-jumping label propagation."""
 
@@ -8,7 +8,7 @@ from collections import deque
 
 import numpy as np
 import pytest
-from misi_bench.builder.dataset import pixel_solver
+from misi_bench.builder.checks import pixel_solver
 from misi_bench.builder.scene.raster import render_image
 from misi_bench.builder.tasks.base import annotate, six_views
 

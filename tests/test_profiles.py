@@ -357,7 +357,7 @@ def test_score_refuses_the_other_profiles_predictions_and_labels_the_papers_rows
 def test_pixel_solver_answers_paper_t1_without_any_camera_constant(two_builds, monkeypatch):
     """On paper questions (no camera distance, no field of view in the prompt) T1 is read with a
     bond-length ruler; the camera constants are not touched (poisoned here) and T3 is declined."""
-    from misi_bench.builder.dataset import pixel_solver
+    from misi_bench.builder.checks import pixel_solver
 
     root, _, _ = two_builds
     monkeypatch.setattr(pixel_solver, "FOV_DEG", float("nan"))

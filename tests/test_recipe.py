@@ -10,7 +10,11 @@ the generated files and snapshots. The fast tests check that the recipe touches 
 hand-written things and a new kind only its module, its test module and its task's three files;
 the slow ones check that the copy's shared tests (tasks, rooms, kinds, scoring, contracts, rows,
 harness files) hold with both tasks, and build, validate, audit and score each. A doc that no
-longer matches the code fails here.
+longer matches the code fails here. A second throwaway tenth task,
+``ligand_size`` (the recipe's registry entry under another name, a room and a data file of its
+own), is a letter task whose options are numbers: it declines uniqueness with its reason instead
+of faking an ``answer_space``, and its build says "uniqueness: not applicable (options are not
+pictures)" in its manifest, summary and card.
 """
 
 from __future__ import annotations
@@ -194,10 +198,7 @@ def test_a_tenth_task_by_the_recipe_passes_the_shared_task_tests(recipe_copy):
         "tests/test_rows.py",
         f"tests/test_kind_{KIND}.py",
         "-k",
-        # the second: its "every room gives answer_space or needed_labels" predates kinds whose
-        # checks need neither (the distance kind asks reproduction only); issue 50's checks
-        # layer makes it ask the kind, then this deselection goes
-        "not edit_moves and not test_every_registry_entry_has_its_room_and_only_it",
+        "not edit_moves",
     )
     headline = _run(
         copy,
@@ -246,7 +247,7 @@ def test_a_tenth_task_by_the_recipe_builds_validates_audits_scores(recipe_copy, 
         copy,
         "-c",
         (
-            "import json, sys; from misi_bench.builder.dataset.parquet import iter_config_rows; "
+            "import json, sys; from misi_bench.builder.store.parquet import iter_config_rows; "
             f"rows = iter_config_rows(sys.argv[1], '{TASK}', 'test'); "
             "print(json.dumps([{'id': r['id'], 'answer': r['answer']} for r in rows]))"
         ),
@@ -287,7 +288,7 @@ def test_an_eleventh_task_of_a_new_kind_builds_validates_audits_scores(recipe_co
         copy,
         "-c",
         (
-            "import json, sys; from misi_bench.builder.dataset.parquet import iter_config_rows; "
+            "import json, sys; from misi_bench.builder.store.parquet import iter_config_rows; "
             f"rows = iter_config_rows(sys.argv[1], '{KIND_TASK}', 'test'); "
             "print(json.dumps([{'id': r['id'], 'answer': r['answer']} for r in rows]))"
         ),
@@ -345,3 +346,171 @@ def test_a_tenth_task_leaves_the_nine_tasks_shards_byte_identical(recipe_copy, t
     before, after = _shard_digests(without, TASK_NAMES), _shard_digests(with_task, TASK_NAMES)
     assert len(before) >= len(TASK_NAMES) and after == before
     assert list((with_task / TASK).glob("*.parquet"))  # the tenth task was built beside them
+
+
+# ---------------------------------------------------------------------------- a tenth task whose
+# options are numbers (issue 50): a letter task that declines the checks it cannot take, with
+# its reasons, instead of faking their hooks
+
+NUMBERS = "ligand_size"
+#: The room of a letter task whose options are numbers: the ligand's heavy atoms, counted. It
+#: gives no answer_space (its options are not pictures) and declines uniqueness and the
+#: options-only gate with their reasons.
+NUMBERS_ROOM = '''"""Ligand size (a throwaway task of tests/test_recipe.py): how many heavy atoms has the
+ligand? Four numbers as options."""
+
+from __future__ import annotations
+
+from ..core.registry import TASK_BY_NAME
+from .base import LETTERS, ImageSpec, TaskContext, TaskInstance, letter_for, metadata
+from .base import options_block, request
+from .room import Declined, Room
+
+TASK = "ligand_size"
+
+
+def question_images(ann) -> tuple[ImageSpec, ...]:
+    return (ImageSpec("front", ann.pdb_id, request(ann, "front")),)
+
+
+def generate(ctx: TaskContext) -> list[TaskInstance]:
+    ann, out = ctx.ann, []
+    truth = int(ann.complex.is_ligand.sum())
+    for k in range(ctx.count()):
+        correct = letter_for(ctx, TASK, k)
+        others = [truth + d for d in (-2, 1, 3, 5, -4) if truth + d > 0][:3]
+        options = [str(n) for n in others[:correct] + [truth] + others[correct:]]
+        question = ctx.prompt(
+            [ctx.caption("front")], pdb_id=ann.pdb_id.upper(), options_block=options_block(options)
+        )
+        meta = metadata(
+            ctx,
+            TASK,
+            k,
+            operations=[str(truth)],
+            option_operations=[[o] for o in options],
+            correct=LETTERS[correct],
+        )
+        images, answer = question_images(ann), LETTERS[correct]
+        out.append(
+            TaskInstance(TASK, ann.pdb_id, k, question, tuple(options), answer, images, meta, ctx.profile)
+        )
+    return out
+
+
+def replay(row, meta, ann, load):
+    return question_images(ann)
+
+
+def check(row, meta, subject) -> list[str]:
+    truth = str(int(subject.complex.is_ligand.sum()))
+    got = row["options"][ord(row["answer"]) - ord("A")]
+    return [] if got == truth else [f"{row['id']}: the ligand has {truth} heavy atoms, not {got}"]
+
+
+ROOM = Room(
+    TASK_BY_NAME[TASK],
+    generate,
+    replay,
+    check,
+    declines=(
+        Declined("uniqueness", "options are not pictures"),
+        Declined("options_only", "the options are numbers; the options-only rules read commands"),
+    ),
+)
+'''
+NUMBERS_DATA = """explicit:
+  template_version: "1.0.0"
+  params_version: "1.0.0"
+  params:
+    counts: {train: 1, test: 2}
+  captions:
+    front: "the complex seen from the front"
+  prompt: |-
+    This picture shows the protein-ligand complex {pdb_id}.
+    {image_lines}
+    What is drawn: the ligand and the pocket residues as sticks; hydrogens are hidden.
+    Axes are fixed to the screen: +x points to the right, +y points up.
+    How many heavy atoms has the ligand?
+    {options_block}
+    Reply with the letter of the right option only, for example: C
+paper:
+  template_version: "paper-1.0.0"
+  params_version: "paper-1.0.0"
+  params:
+    counts: {train: 1, test: 2}
+  prompt: |-
+    There is one picture of protein {pdb_id} and a small-molecule ligand bound to it.
+    How the molecules are drawn:
+    - Binding pocket: carbon atoms are either purple (#BF99F2) or orange (#F2B366).
+    - In pocket and ligand alike, oxygen atoms are red and nitrogen atoms blue.
+    Task: how many heavy atoms has the ligand?
+    {options_block}
+    Answer with a single letter: A, B, C or D.
+card:
+  summary: "how many heavy atoms the ligand has, among four numbers"
+  answer: "`C`"
+  asks: "how large the ligand is"
+  scoring: "accuracy"
+expect:
+  sample: 1a28
+  questions_per_complex: 2
+  needs_hbond: false
+  seed_free: false
+  gold: "C"
+  explicit_mentions: ["+x points to the right"]
+  paper_mentions: ["A, B, C or D"]
+"""
+
+
+@pytest.fixture(scope="module")
+def numbers_copy(tmp_path_factory):
+    """A copy of the package with a tenth task whose options are numbers: the recipe's registry
+    entry under another name, the room and data file above, and the recipe's command."""
+    copy = _copy_package(tmp_path_factory.mktemp("numbers") / "copy")
+    files, commands = recipe_steps()
+    entry = dict(files)["builder/core/registry.py"]
+    entry = entry.replace(f'"{TASK}"', f'"{NUMBERS}"').replace('"view turn"', '"ligand size"')
+    entry = entry.replace('"quarter_turn"', '"heavy_atom_count"')
+    registry_file = copy / "builder/core/registry.py"
+    old = registry_file.read_text(encoding="utf-8")
+    registry_file.write_text(old.replace(REGISTRY_ANCHOR, "\n)\n" + entry + "TASK_BY_NAME"))
+    (copy / f"builder/tasks/{NUMBERS}.py").write_text(NUMBERS_ROOM, encoding="utf-8")
+    (copy / f"builder/tasks/{NUMBERS}.yaml").write_text(NUMBERS_DATA, encoding="utf-8")
+    for command in commands:
+        _shell(copy, command)
+    return copy
+
+
+@pytest.mark.slow  # a build of two complexes in a copy of the package (about 30 s)
+def test_a_tenth_task_whose_options_are_numbers_says_uniqueness_does_not_apply(
+    numbers_copy, tmp_path
+):
+    """No hollow hook: the room gives no answer_space and declines uniqueness; the build
+    validates and audits it and says, in its manifest, its summary and its card, that
+    uniqueness does not apply and why, and never that its questions are all unique."""
+    copy, out = numbers_copy, tmp_path / "build"
+    room = _run(
+        copy,
+        "-c",
+        "from misi_bench.builder.tasks import room_of; "
+        f"print(room_of('{NUMBERS}').answer_space is None)",
+    )
+    assert room.stdout.split() == ["True"]
+    # the copy's contract test holds for the task: no declared check lacks its hook, no hook
+    # serves a check the task does not take
+    _run(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_task_contracts.py")
+    args = ("build", "--source", "samples", "--limit", "2", "--workers", "1", "--quiet")
+    build = _cli(copy, *args, "--configs", NUMBERS, "--out", str(out))
+    said = "uniqueness: not applicable (options are not pictures)"
+    assert "validation: ok" in build.stdout and "audit: ok" in build.stdout, build.stdout
+    assert said in build.stdout
+    assert "all unique" not in build.stdout, build.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    checks = manifest["checks"][NUMBERS]
+    assert checks["uniqueness"] == "not applicable (options are not pictures)"
+    assert checks["answers"] == checks["reproduction"] == checks["letter_balance"] == "ran"
+    assert checks["options_only"].startswith("not applicable (the options are numbers")
+    assert said in (out / "README.md").read_text()
+    assert manifest["audit"]["tasks"][NUMBERS]["reproduced"] > 0
+    assert "checked_unique" not in manifest["audit"]["tasks"][NUMBERS]

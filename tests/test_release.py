@@ -77,7 +77,7 @@ def run(double, root: Path, *args: str, env: dict | None = None):
 def gold_predictions(folder: Path, path: Path, wrong_every: int = 3) -> Path:
     """Predictions for the test questions of ``folder``: the gold answer, except every
     ``wrong_every``-th question answered with a constant (so the score is neither 0 nor 1)."""
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     lines = []
     for config in CONFIGS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from misi_bench.builder.checks.declared import CHECKS, declared
 from misi_bench.builder.core import registry
 from misi_bench.builder.core.registry import ANSWER_KINDS, TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from misi_bench.builder.scoring.kinds import kind_of
@@ -70,8 +71,8 @@ def test_the_scan_covers_the_shared_layers():
     scanned = {p.relative_to(ROOT).as_posix() for p in _scanned_files()}
     for expected in (
         "builder/scoring/metrics.py",
-        "builder/dataset/validate.py",
-        "builder/dataset/audit.py",
+        "builder/checks/validate.py",
+        "builder/checks/audit.py",
         "eval_plugins/human/session.py",
         "eval_plugins/report/reference.py",
     ):
@@ -146,10 +147,16 @@ def test_every_registry_entry_has_its_room_and_only_it():
         assert r.spec is spec
         assert r.generate.__module__.endswith(f"builder.tasks.{spec.name}")
         assert callable(r.replay) and callable(r.check)
-        # an audit check for every task: uniqueness over an answer space and/or legibility of
-        # labels (T8 has both: its options are pictures, its bond is named in them)
-        assert r.answer_space is not None or r.needed_labels is not None
-    assert room_of("interaction_location").needed_labels is not None
+        # the room declares its checks (its kind's defaults, its own, less those it declines):
+        # each declared one runs through its hook; any other is not applicable, with its reason
+        mine = declared(spec.name)
+        for check in CHECKS:
+            found = check.applies_to(spec.name)
+            has_hook = check.hook is None or getattr(r, check.hook) is not None
+            assert found.applies == (check.name in mine and has_hook), (spec.name, check.name)
+            assert found.applies or found.reason, (spec.name, check.name)
+    # T8's question names an H-bond in its option pictures: it adds legibility to its kind's
+    assert "legibility" in declared("interaction_location")
 
 
 def test_registry_entries_are_complete_data():

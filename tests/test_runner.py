@@ -1,4 +1,4 @@
-"""The one job runner of build, merge, validate and audit (``builder/dataset/runner.py``): results
+"""The one job runner of build, merge, validate and audit (``builder/store/runner.py``): results
 in job order whatever the worker count, errors named by stage and job, progress counted, a dead
 worker reported, workers that die with their parent."""
 
@@ -12,8 +12,8 @@ import sys
 import time
 
 import pytest
-from misi_bench.builder.dataset import progress
-from misi_bench.builder.dataset.runner import JobRunner, Setup, WorkerDied
+from misi_bench.builder.store import progress
+from misi_bench.builder.store.runner import JobRunner, Setup, WorkerDied
 
 
 class _Scaled:
@@ -129,7 +129,7 @@ def test_a_killed_worker_is_reported_naming_its_job():
 def test_workers_die_with_their_parent():
     script = (
         "import os, time\n"
-        "from misi_bench.builder.dataset.runner import JobRunner\n"
+        "from misi_bench.builder.store.runner import JobRunner\n"
         "def _pid(job):\n"
         "    time.sleep(0.3)\n"
         "    return os.getpid()\n"

@@ -19,7 +19,7 @@ def built(cli_build):
 
 
 def rows_of(built, config):
-    from misi_bench.builder.dataset.parquet import iter_config_rows
+    from misi_bench.builder.store.parquet import iter_config_rows
 
     rows = list(iter_config_rows(built, config, "test", ["id", "answer"]))
     assert len(rows) >= 2

@@ -9,9 +9,9 @@ import sys
 import pytest
 from misi_bench.builder.core.errors import InputError, MisiError
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.parquet import iter_config_rows
-from misi_bench.builder.dataset.split_files import read_split
 from misi_bench.builder.scoring import PredictionFileError, read_predictions, resolve_positions
+from misi_bench.builder.store.parquet import iter_config_rows
+from misi_bench.builder.store.split_files import read_split
 from misi_bench.eval_plugins.report.sources import read_result
 
 

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.sources import assign_splits
+from misi_bench.builder.store.sources import assign_splits
 
 GOOD = ("1afs", "1hvr", "2zmm", "4cup")
 #: the two lowest split hashes of these six (seed 0): a draw made before the skips gives them the

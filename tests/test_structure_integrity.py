@@ -17,7 +17,7 @@ from misi_bench.builder.chemistry.segments import split_segments
 from misi_bench.builder.chemistry.structure import load_complex, read_pdbbind_dir, read_raw_entry
 from misi_bench.builder.core.errors import InputError
 from misi_bench.builder.dataset.build import build_dataset
-from misi_bench.builder.dataset.sources import discover, folder_id
+from misi_bench.builder.store.sources import discover, folder_id
 
 RECORDS = ("ATOM", "HETATM")
 

@@ -19,8 +19,8 @@ def build_options(args: argparse.Namespace):
     """The ``BuildOptions`` of ``misi-bench build``'s arguments (shard and worker count from the
     flags, or from Slurm inside an array task)."""
     from ..dataset.archive import FetchPolicy  # noqa: PLC0415
-    from ..dataset.cluster import choose_shard, default_workers  # noqa: PLC0415
     from ..dataset.config import BuildConfig, BuildOptions  # noqa: PLC0415
+    from ..store.cluster import choose_shard, default_workers  # noqa: PLC0415
 
     shard = choose_shard(args.num_shards, 0 if args.merge_only else args.shard_index)
     config = BuildConfig(
@@ -57,8 +57,8 @@ def build_options(args: argparse.Namespace):
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from ..checks.build_warnings import validity_warnings  # noqa: PLC0415
     from ..dataset.build import build_dataset  # noqa: PLC0415
-    from ..dataset.build_warnings import validity_warnings  # noqa: PLC0415
 
     options = build_options(args)
     manifest = build_dataset(options)
@@ -75,7 +75,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _print_build_summary(out: str, manifest: dict) -> None:
-    """The counts per config, and the validation and audit verdicts, of a merged build."""
+    """The counts per config, the validation and audit verdicts, and each config's check
+    statuses (``checks.declared``) of a merged build."""
+    from ..checks.declared import status_lines, uniqueness_words  # noqa: PLC0415
+
     totals = manifest["totals"]
     print(
         f"built {out} (profile {manifest.get('profile', 'explicit')}): "
@@ -90,25 +93,26 @@ def _print_build_summary(out: str, manifest: dict) -> None:
         print(
             f"validation: {'ok' if validation['ok'] else 'FAILED'} ({validation['checked']} rows)"
         )
+    checks = manifest.get("checks", {})
     if "audit" in manifest:
         audit = manifest["audit"]
         n = sum(t["questions"] for t in audit["tasks"].values())
         ambiguous = [i for t in audit["tasks"].values() for i in t.get("ambiguous", [])]
-        missing = "".join(
-            f", {check} not checked: {', '.join(tasks)}"
-            for check, tasks in audit.get("not_checked", {}).items()
-        )
-        unique = ", all checked unique" if missing else ", all unique"
+        unique = uniqueness_words(checks)  # "all unique" only where the check ran
         print(
             f"audit: {'ok' if audit['ok'] else 'PROBLEMS'} ({n} sampled questions reproduced"
-            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else unique}{missing})"
+            f"{', ambiguous: ' + ', '.join(ambiguous) if ambiguous else unique})"
         )
+    if checks:
+        print("checks (ran / failed / not applicable (why) / not run (why)):")
+        for line in status_lines(checks):
+            print(f"  {line}")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     import json  # noqa: PLC0415
 
-    from ..dataset.audit import audit_dataset  # noqa: PLC0415
+    from ..checks.audit import audit_dataset  # noqa: PLC0415
 
     report = audit_dataset(
         args.folder,
@@ -125,8 +129,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from ..dataset.cluster import available_cpus, check_workers  # noqa: PLC0415
-    from ..dataset.validate import validate_dataset  # noqa: PLC0415
+    from ..checks.validate import validate_dataset  # noqa: PLC0415
+    from ..store.cluster import available_cpus, check_workers  # noqa: PLC0415
 
     workers = check_workers(args.workers)
     report = validate_dataset(

@@ -16,13 +16,7 @@ from collections.abc import Callable, Iterable
 
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION, version_label
 from ..core.errors import MisiError
-from . import (
-    cluster_commands,
-    compare_command,
-    dataset_commands,
-    score_command,
-    structure_commands,
-)
+from . import cluster_commands, compare_command, dataset_commands, score_command, structure_commands
 from .parser import Parser
 
 log = logging.getLogger("misi_bench")

@@ -100,7 +100,7 @@ def load_rows(
     for config in configs or list(TASKS):
         if local:
             from ..core.shards import checked_shards  # noqa: PLC0415
-            from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
+            from ..store.parquet import iter_config_rows  # noqa: PLC0415
 
             checked_shards(path, config, split)  # an edited shard is never scored
             rows.extend(
@@ -109,7 +109,7 @@ def load_rows(
             )
         else:  # the Hub: its shards, checked against its manifest, read as a local folder's
             from ..dataset.hub_probe import hub_split_folder  # noqa: PLC0415
-            from ..dataset.parquet import iter_config_rows  # noqa: PLC0415
+            from ..store.parquet import iter_config_rows  # noqa: PLC0415
 
             folder = hub_split_folder(dataset, [config], split, revision)
             rows.extend(

@@ -1,7 +1,7 @@
 """The one dataset row: its Parquet columns and its metadata, typed per answer kind.
 
 A built question is one :class:`Row`. Its columns (:data:`COLUMNS`: name and value type, in
-shard order) are declared here once; ``builder.dataset.parquet`` turns them into the shards'
+shard order) are declared here once; ``builder.store.parquet`` turns them into the shards'
 Arrow schema, the build writes rows with :meth:`Row.to_row` and every reader of a stored row (the
 validator, the audit, the scorer's readers) parses it with :meth:`Row.from_row` or
 :func:`parse_metadata`. A malformed row is refused with :class:`RowError`, whose message names

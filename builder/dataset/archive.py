@@ -33,7 +33,7 @@ from pathlib import Path
 
 from ..chemistry.files import MAX_FILE_BYTES
 from ..core.constants import PACKAGE_VERSION
-from .id_list import expected_structure, find_structure
+from ..store.id_list import expected_structure, find_structure
 
 log = logging.getLogger(__name__)
 

@@ -28,28 +28,21 @@ from pathlib import Path
 from ..core.errors import MisiError
 from ..core.profiles import LEGACY_PROFILE
 from ..core.records import ComplexRef
+from ..store.cluster import missing_units_message
+from ..store.id_list import default_structures_dir, is_id_source
+from ..store.identity_split import IDENTITY_SPLIT
+from ..store.progress import shown as progress_shown
+from ..store.runner import JobRunner, Setup
+from ..store.sources import SPLITS, assign_splits, discover
 from ..tasks.data import task_data
-from . import blind
 from .archive import fetch_entries
-from .audit import LEGIBLE_LABEL_FLOOR, audit_dataset
-from .build_warnings import log_validity_warnings, reading_warnings
-from .card_examples import update_card_legibility
-from .cluster import missing_units_message
 from .config import BuildConfig, BuildOptions
-from .id_list import default_structures_dir, is_id_source
-from .identity_build import fetch_before_identity_split, identity_draw, identity_record
-from .identity_split import IDENTITY_SPLIT
+from .identity_build import fetch_before_identity_split, identity_draw
 from .lock import command_line, folder_lock
-from .manifest import write_manifest
-from .merge import merge_units
-from .progress import enabled as progress_enabled
-from .progress import shown as progress_shown
-from .publish import discard, recover, staging_dir, switch
+from .pipeline import DEFAULT_STEPS, BuildState, run_steps
+from .publish import recover, staging_dir
 from .resume import Checksums, finished, skipped_units, stale_units
-from .runner import JobRunner, Setup
-from .sources import SPLITS, assign_splits, discover
 from .units import MISSING_STRUCTURE, UnitResult, run_unit, unit_key, write_json_atomic
-from .validate import validate_dataset
 
 log = logging.getLogger(__name__)
 
@@ -271,53 +264,12 @@ def _check_test_split(options: BuildOptions, refs, splits: dict[str, str], work:
 
 
 def _merge_check_publish(options: BuildOptions, work: Path, refs, splits) -> dict:
-    """Merge into a staging folder beside the current release, validate and audit it there, then
-    switch it in (``publish``). Any failure leaves the current release of ``out`` untouched."""
-    out, cfg, workers = options.out, options.config, options.workers
-    staged = staging_dir(out, cfg.config_hash)
-    try:
-        record = identity_record(cfg, refs, splits, out)
-        manifest = merge_units(staged, work, cfg, refs, splits, workers=workers, split=record)
-        for line in reading_warnings(manifest):
-            log.warning("reading: %s", line)
-        (work.parent / "done").write_text(cfg.config_hash + "\n", encoding="utf-8")
-        if options.validate:
-            report = validate_dataset(staged, source=cfg.source, workers=workers)
-            manifest["validation"] = {
-                "ok": report.ok,
-                "checked": report.checked,
-                "problems": report.problems[:50],
-            }
-            write_manifest(staged, manifest)
-            if not report.ok:
-                raise MisiError(
-                    f"{out}: validation failed: {report.problems[:3]}; nothing was published "
-                    f"(the rejected build is in {staged})"
-                )
-        if options.audit:
-            manifest["audit"] = _audit_sample(staged, manifest, cfg, options.audit_sample, workers)
-            write_manifest(staged, manifest)
-            update_card_legibility(staged, manifest)
-            broken = [
-                i
-                for t in manifest["audit"]["tasks"].values()
-                for i in t["mismatched"] + t["errors"]
-            ]
-            if broken:
-                raise MisiError(
-                    f"{out}: audit: stored images do not reproduce: {broken[:3]} (see "
-                    f"{staged / 'manifest.json'}); nothing was published"
-                )
-            _legibility_check(staged, manifest)
-            _options_only_check(staged, manifest, cfg)
-    except OSError as exc:  # e.g. a full disk: free the staged files, keep the old release
-        discard(staged)
-        raise MisiError(
-            f"{out}: the merge failed ({exc.strerror or exc}); the previous build in {out} "
-            "is unchanged"
-        ) from exc
-    switch(out, staged)
-    return manifest
+    """Merge into a staging folder beside the current release, check it there, then switch it
+    in: the steps of ``pipeline.DEFAULT_STEPS``, one loop. Any failure leaves the current release
+    of ``out`` untouched."""
+    staged = staging_dir(options.out, options.config.config_hash)
+    state = BuildState(options, work, refs, splits, staged)
+    return run_steps(DEFAULT_STEPS, state)
 
 
 def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
@@ -325,100 +277,6 @@ def _check_profile_covers_tasks(cfg: BuildConfig) -> None:
     the build's profile (``tasks.data`` checks each file when it reads it)."""
     for task in cfg.tasks:
         task_data(task).profile(cfg.profile)
-
-
-def _options_only_check(out: Path, manifest: dict, cfg: BuildConfig) -> None:
-    """The audit's options-only check (``blind.options_only_gate``). A ``balanced`` build records
-    it under ``manifest["audit"]["options_only"]`` and fails when a rule beats chance by more than
-    ``blind.MAX_EXCESS``; a ``paper`` build only logs it (its manifest stays as it always was)."""
-    data = blind.read_blind(out)
-    if not data:
-        return
-    gate = blind.options_only_gate(data)
-    for task, worst in gate["worst"].items():
-        log.info(
-            "options only, %s: best rule %s scores %.1f%% on %s (chance 25%%)",
-            task,
-            worst["rule"],
-            100 * worst["score"],
-            worst["split"],
-        )
-    log_validity_warnings(out, manifest)  # the ones above chance again, as WARNING lines
-    if cfg.decoys == "paper":
-        return
-    manifest["audit"]["options_only"] = gate
-    manifest["audit"]["ok"] = manifest["audit"]["ok"] and gate["ok"]
-    write_manifest(out, manifest)
-    if not gate["ok"]:
-        raise MisiError(
-            f"{out}: audit: options-only rules beat chance in a balanced build: {gate['problems'][:3]}"
-        )
-
-
-def _legibility_check(out: Path, manifest: dict) -> None:
-    """Fail the build when a task's share of answer-bearing labels legible in at least one view
-    (the sampled audit's ``answer_label_share``) is below ``audit.LEGIBLE_LABEL_FLOOR``."""
-    low = {
-        task: t["answer_label_share"]
-        for task, t in manifest["audit"]["tasks"].items()
-        if t.get("answer_label_share") is not None and t["answer_label_share"] < LEGIBLE_LABEL_FLOOR
-    }
-    if low:
-        raise MisiError(
-            f"{out}: audit: answer-bearing labels legible in too few pictures: "
-            + ", ".join(f"{t} {100 * v:.1f}%" for t, v in low.items())
-            + f" (floor {100 * LEGIBLE_LABEL_FLOOR:.0f}%; see {out / 'manifest.json'}); "
-            "nothing was published"
-        )
-
-
-def _audit_sample(
-    out: Path, manifest: dict, cfg: BuildConfig, sample: int, workers: int = 1
-) -> dict:
-    """Reproduction, uniqueness, legibility and rotamer checks on ``sample`` questions per
-    config (summary dict; no timings, so that the manifest stays byte-identical between runs)."""
-    summary: dict = {"sample_per_config": int(sample), "tasks": {}, "problems": [], "ok": True}
-    seconds = 0.0
-    for split in ("test", "train"):
-        configs = [
-            t
-            for t in cfg.tasks
-            if manifest["counts"][t].get(split)
-            and t not in summary["tasks"]
-            and (split == "test" or not manifest["counts"][t].get("test"))
-        ]
-        if not configs:
-            continue
-        report = audit_dataset(
-            out,
-            configs=configs,
-            split=split,
-            checks=("reproduction", "uniqueness", "legibility", "rotamers"),
-            progress=progress_enabled(),
-            sample=sample,
-            source=cfg.source,
-            workers=max(1, int(workers)),
-            split_check=False,  # the merge has just made (and enforced) this check
-        )
-        part = report.summary()
-        for task, value in part["tasks"].items():
-            summary["tasks"][task] = {"split": split, **value}
-        summary["problems"] += part["problems"]
-        summary["ok"] = summary["ok"] and part["ok"]
-        seconds += report.seconds
-    log.info(
-        "audit of %d sampled questions: %.1f s",
-        sum(t["questions"] for t in summary["tasks"].values()),
-        seconds,
-    )
-    ambiguous = [i for t in summary["tasks"].values() for i in t.get("ambiguous", [])]
-    if ambiguous:
-        log.warning(
-            "audit: %d sampled questions are ambiguous: %s",
-            len(ambiguous),
-            ", ".join(ambiguous[:10]),
-        )
-    return summary
 
 
 def _run_units(todo: list[str], refs, splits, cfg, work: Path, workers: int) -> None:

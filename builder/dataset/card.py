@@ -10,14 +10,16 @@ from pathlib import Path
 import yaml
 
 from .. import scoring
+from ..checks import blind, card_stats, pixel_solver
 from ..core.constants import hub_repo_id, version_label
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
 from ..core.shards import config_glob, shard_prefix
 from ..scoring.floors import FLOOR_LABEL
-from . import blind, card_factors, card_power, card_stats, card_tasks, card_text, pixel_solver
+from ..store.parquet import SPLIT_ORDER, features
+from . import card_factors, card_power, card_tasks, card_text
+from .card_checks import checks_text
 from .card_examples import example_sheet, legibility_text
-from .parquet import SPLIT_ORDER, features
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +350,7 @@ def render_card(out: Path, manifest: dict, repo_or_folder: str | None = None, po
         version_line=card_text.version_line(repo_or_folder or _default_repo(), version),
         examples="\n\n".join(examples),
         legibility=legibility_text(manifest),
+        checks=checks_text(manifest),
         counts_table=_counts_table(manifest),
         n_train=manifest["complexes"]["train"],
         n_test=manifest["complexes"]["test"],

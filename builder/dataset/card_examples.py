@@ -8,8 +8,8 @@ import io
 import json
 from pathlib import Path
 
+from ..store.parquet import iter_config_rows
 from . import card_tasks
-from .parquet import iter_config_rows
 
 #: Side (px) of one tile (a 512 px picture shown at half size: its labels stay readable) and
 #: height of its caption bar; tiles per row.
@@ -84,7 +84,7 @@ def legibility_text(manifest: dict) -> str:
     """The card's paragraph on label legibility: how labels are laid out, and per task the
     share of answer-bearing labels legible in at least one view in the build's sampled audit
     (``audit.LEGIBLE_LABEL_FLOOR``: a build below it fails)."""
-    from .audit_findings import LEGIBLE_LABEL_FLOOR  # noqa: PLC0415
+    from ..checks.audit_findings import LEGIBLE_LABEL_FLOOR  # noqa: PLC0415
 
     text = (
         "Labels are laid out so that none covers another or the ligand's atoms and sticks; a label "
@@ -97,16 +97,6 @@ def legibility_text(manifest: dict) -> str:
         "touch there by a few pixels (perspective moves near atoms a little more than far ones)."
     )
     audit = manifest.get("audit") or {}
-    missing = audit.get("not_checked") or {}
-    if missing:  # checks a task's answer kind calls for but its room gives no hook for
-        text += (
-            " The audit could not check "
-            + "; ".join(
-                f"{check} for {', '.join(f'`{t}`' for t in tasks)}"
-                for check, tasks in sorted(missing.items())
-            )
-            + " (not counted as passed)."
-        )
     tasks = audit.get("tasks", {})
     labelled = [task for task, t in tasks.items() if t.get("answer_labels")]
     rows = [

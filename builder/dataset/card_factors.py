@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.registry import TASK_BY_NAME
 from ..scoring.factor_table import manifest_facts, row_bins
 from ..scoring.factors import SHARED, factors_of, versions
-from .parquet import iter_config_rows
+from ..store.parquet import iter_config_rows
 
 #: A bin with fewer test questions than this is marked: its 95% interval spans tens of points.
 SMALL_BIN = 30

@@ -24,7 +24,7 @@ from ..core.registry import TASK_NAMES
 from ..scoring import paper_reference_rows, score_prediction
 from ..scoring.bootstrap import SEED, bootstrap_intervals, complex_of, items_of, paired
 from ..scoring.columns import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS, column_of
-from .parquet import iter_config_rows
+from ..store.parquet import iter_config_rows
 
 #: z(0.975) + z(0.80): a two-sided 5% test with 80% power.
 Z_POWER = 1.959963984540054 + 0.8416212335729143

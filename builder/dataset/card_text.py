@@ -3,9 +3,10 @@ paper's rows, and the Limitations section (all read from the manifest and ``base
 
 from __future__ import annotations
 
+from ..checks import blind
 from ..core.profiles import LEGACY_PROFILE, PROFILES
 from ..core.registry import TASK_BY_NAME, TASK_NAMES, TASK_SPECS
-from . import blind, card_tasks
+from . import card_tasks
 from .card_split import identity_split_note
 
 #: A task whose test split has fewer questions than this gets the small-build caveat: the 95%

@@ -19,14 +19,14 @@ from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, check_profile, get_profile
 from ..scene.png import PNG_ENCODER
 from ..scene.requests import RENDER_VERSION
+from ..store.id_list import id_list_path, is_id_source
+from ..store.identity_split import DEFAULT_SPLIT, HASH_SPLIT, SPLIT_RULES
+from ..store.manifest import sha256_file
+from ..store.split_files import split_file_digest
 from ..tasks import TASKS
 from ..tasks.data import task_data, versions_label
 from ..tasks.decoys import DECOY_MODES, DEFAULT_DECOYS
 from .archive import FetchPolicy
-from .id_list import id_list_path, is_id_source
-from .identity_split import DEFAULT_SPLIT, HASH_SPLIT, SPLIT_RULES
-from .manifest import sha256_file
-from .split_files import split_file_digest
 
 DEFAULT_OUT = Path("misi-bench")
 #: Questions per config that the build's audit checks (``BuildOptions.audit_sample``).

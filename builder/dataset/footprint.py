@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from ..scene.png import PNG_ENCODER, encode_image
-from .parquet import arrow_schema, row_bytes
+from ..store.parquet import arrow_schema, row_bytes
 
 
 def _pillow(**kwargs) -> Callable[[Image.Image], bytes]:

@@ -32,12 +32,12 @@ import datasets
 from ..core.constants import BUILDER_VERSION, DEFAULT_IMAGE_SIZE
 from ..core.errors import MisiError
 from ..core.profiles import DEFAULT_PROFILE, get_profile
+from ..store.manifest import read_manifest
+from ..store.parquet import SPLIT_ORDER, features, iter_config_rows
 from ..tasks import TASKS
 from .build import build_dataset
 from .card import ALL_CONFIG, _card_file
 from .config import BuildConfig, BuildOptions
-from .manifest import read_manifest
-from .parquet import SPLIT_ORDER, features, iter_config_rows
 
 log = logging.getLogger(__name__)
 

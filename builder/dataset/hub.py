@@ -41,9 +41,9 @@ from pathlib import Path
 from ..core.constants import hub_repo_id
 from ..core.errors import MisiError
 from ..core.shards import SHARD_GLOB
+from ..store.manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .card import write_card
 from .lock import command_line, folder_lock
-from .manifest import manifest_problems, read_manifest, shard_problems, write_manifest
 from .publish import recover
 from .release_rules import (  # noqa: F401 (MIN_RELEASE_TEST_COMPLEXES: part of this module's API)
     MIN_RELEASE_TEST_COMPLEXES,

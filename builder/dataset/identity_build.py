@@ -9,10 +9,8 @@ from pathlib import Path
 
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
-from .archive import fetch_entries
-from .config import BuildConfig, BuildOptions
-from .id_list import default_structures_dir, is_id_source
-from .identity_split import (
+from ..store.id_list import default_structures_dir, is_id_source
+from ..store.identity_split import (
     IDENTITY_SPLIT,
     SEQUENCE_CACHE,
     IdentityPlan,
@@ -20,7 +18,9 @@ from .identity_split import (
     identity_plan,
     split_record,
 )
-from .sources import DEFAULT_TEST_FRACTION, discover
+from ..store.sources import DEFAULT_TEST_FRACTION, discover
+from .archive import fetch_entries
+from .config import BuildConfig, BuildOptions
 
 log = logging.getLogger(__name__)
 

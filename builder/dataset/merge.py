@@ -13,21 +13,21 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from ..checks.blind import write_blind
 from ..core.constants import BUILDER_VERSION, PACKAGE_VERSION
 from ..core.rows import parse_metadata
 from ..scene.pillow_core import image_library_versions
-from .blind import write_blind
-from .card import write_card
-from .manifest import sha256_file, write_manifest
-from .parquet import (
+from ..store.manifest import sha256_file, write_manifest
+from ..store.parquet import (
     SPLIT_ORDER,
     arrow_schema,
     plan_shards,
     row_bytes_of_table,
     write_shard,
 )
-from .progress import stage
-from .runner import JobRunner, run_jobs
+from ..store.progress import stage
+from ..store.runner import JobRunner, run_jobs
+from .card import write_card
 
 
 def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:

@@ -26,9 +26,9 @@ import re
 import shutil
 from pathlib import Path
 
+from ..checks.blind import BASELINES_FILE
 from ..core.errors import MisiError
 from ..tasks import TASKS
-from .blind import BASELINES_FILE
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from ..core.records import ComplexRef
-from .sources import file_checksums
+from ..store.sources import file_checksums
 from .units import MISSING_STRUCTURE, files_digest, unit_key
 
 log = logging.getLogger(__name__)

@@ -25,12 +25,12 @@ from ..core.records import ComplexRef
 from ..core.rows import Row, parse_metadata
 from ..scene.cache import RenderCache
 from ..scoring.kinds import kind_of
+from ..store.parquet import write_rows_atomic
+from ..store.sources import file_checksums
 from ..tasks import generator, room_of
 from ..tasks.annotation import annotate
 from ..tasks.base import TaskContext
 from .config import BuildConfig
-from .parquet import write_rows_atomic
-from .sources import file_checksums
 
 log = logging.getLogger(__name__)
 

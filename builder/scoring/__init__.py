@@ -233,7 +233,7 @@ __all__ = [
 ]
 
 #: Baselines that read images, and so live outside the scorer (which loads no image code):
-#: ``pixel_registration`` is ``builder.dataset.pixel_solver`` (T1, T3 by image registration),
+#: ``pixel_registration`` is ``builder.checks.pixel_solver`` (T1, T3 by image registration),
 #: shown in the dataset card's baselines table next to :data:`BASELINE_KINDS`;
-#: ``option_image_medoid`` is ``builder.dataset.blind`` (T5/T6 options only, docs/decoys.md).
+#: ``option_image_medoid`` is ``builder.checks.blind`` (T5/T6 options only, docs/decoys.md).
 IMAGE_BASELINES = ("pixel_registration", "option_image_medoid")

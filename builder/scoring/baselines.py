@@ -23,7 +23,7 @@ from .kinds import kind_of
 from .metrics import score_prediction
 
 #: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
-#: the image rule of T5/T6 (computed by ``builder.dataset.blind``) and the text-only answer.
+#: the image rule of T5/T6 (computed by ``builder.checks.blind``) and the text-only answer.
 BLIND_BASELINES = (*OPTION_RULES, IMAGE_RULE, BEST_RULE, TEXT_ONLY)
 
 # --------------------------------------------------------------------------------------------

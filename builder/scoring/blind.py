@@ -15,7 +15,7 @@ the chance levels of :mod:`.baselines`:
   Ties are broken by a random choice among the tied letters. ``options_best`` is the best of the
   rules on the questions scored (an optimistic figure: the rule is picked after seeing the
   scores). T5/T6, whose options are images, have their options-only rule (the option image
-  nearest to the other three) in the dataset layer (``builder.dataset.blind``), which may decode
+  nearest to the other three) in the dataset layer (``builder.checks.blind``), which may decode
   images; its answers come here as data (``image_answers``).
 * **text only**: the question text alone, answered with the train split's most frequent answer of
   the task (answers compared in the scorer's canonical form, so ``move x 3`` and ``move x +3``

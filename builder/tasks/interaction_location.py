@@ -231,4 +231,5 @@ ROOM = Room(
     answer_space=answer_space,
     needed_labels=needed_labels,
     hbond_scope=hbond_scope,
+    checks=("legibility", "rotamers"),  # its question names an H-bond in the pictures
 )

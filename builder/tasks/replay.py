@@ -1,7 +1,7 @@
 """Replay a built question: its image plan from the stored metadata and gold answer, and the
 other answers of its task's answer space, each with the picture it would give.
 
-Used by the dataset audit (``builder.dataset.audit``). ``question_images`` rebuilds the render
+Used by the dataset audit (``builder.checks.audit``). ``question_images`` rebuilds the render
 request of every image of a stored row with the generators' own image functions (each task's
 ``Room.replay``); the images that depend on the answer are derived from the *gold answer* (T1-T3
 image 4, T5/T6 reference and options, T7 displacement = inverse of the answer), never copied

@@ -4,7 +4,8 @@ Every task module ``builder/tasks/<name>.py`` ends with ``ROOM = Room(...)``: it
 (:class:`~..core.registry.TaskSpec`, pure data: answer kind, labels, baselines) plus the code only
 that task has: the generator, the audit's replay of a stored question's images, the audit's
 answer space (uniqueness) or needed labels (legibility), and the validator's check that re-derives
-the stored answer. ``builder.tasks.ROOMS`` lists the rooms; the dataset layer dispatches on them
+the stored answer; and the checks it takes beyond its answer kind's defaults, or declines with a
+reason (``builder.checks.declared``). ``builder.tasks.ROOMS`` lists the rooms; the dataset layer dispatches on them
 and never on a task's name. This module also holds the helpers the hooks share.
 """
 
@@ -50,6 +51,15 @@ class CheckSubject:
 
 
 @dataclass(frozen=True)
+class Declined:
+    """A check the task's answer kind proposes that the room declines, and why (printed as
+    "<check>: not applicable (<reason>)" in the build's manifest, summary and card)."""
+
+    check: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Room:
     """One task's hooks. ``generate(ctx)`` makes its questions; ``replay(row, meta, ann, load)``
     rebuilds a stored row's image plan from its metadata and gold answer; ``check(row, meta,
@@ -61,7 +71,12 @@ class Room:
     is about (the rotamers audit; H-bond tasks only); ``balanced_axes`` asks the validator to check
     that the axis of the first operation is drawn evenly; ``metadata_fields`` names the metadata
     fields the room writes beyond its answer kind's metadata type (kept in ``meta.extra``, read
-    only by this room; the build refuses any other undeclared field). ``meta`` is the row's
+    only by this room; the build refuses any other undeclared field). ``checks`` names the
+    checks the room takes beyond its answer kind's defaults (``AnswerKind.audit``; T8 adds
+    legibility and rotamers: its question names an H-bond), ``declines`` those defaults it does
+    not take, each with its reason (a letter task whose options are numbers declines uniqueness:
+    its options are not pictures); a check needs its hook either way
+    (``builder.checks.declared``). ``meta`` is the row's
     metadata typed by its answer kind (``builder.core.rows``: ``OperationMeta``, ``ChoiceMeta``,
     ``BondsMeta``)."""
 
@@ -74,6 +89,8 @@ class Room:
     hbond_scope: Callable[[Mapping, QuestionMeta, set], set] | None = None
     balanced_axes: bool = False
     metadata_fields: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    declines: tuple[Declined, ...] = ()
 
     @property
     def name(self) -> str:

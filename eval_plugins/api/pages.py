@@ -1,7 +1,7 @@
 """Each distinct image of a local shard's row group read once, from the image column's pages.
 
 Builds store the image column dictionary-encoded within each row group
-(``builder.dataset.parquet``): questions that show the same view share one dictionary entry.
+(``builder.store.parquet``): questions that show the same view share one dictionary entry.
 pyarrow gives that column either densely (the image copied again for every row that shows it)
 or, with ``read_dictionary``, through a hash table built over every image; either costs more
 client CPU than sending the request. This module reads the column chunk itself: its dictionary

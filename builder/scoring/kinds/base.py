@@ -83,10 +83,11 @@ class AnswerKind:
     ``name``: the registry's kind name. ``tables``: the reply's markdown tables are read as text
     rows (bond lists). ``carries_options``: rows carry an option list in ``options`` and the gold
     is a letter among them (the options-only blind baselines apply). ``audit``: the audit checks
-    every question of the kind calls for (``audit.CHECKS`` names; a room may add more, e.g.
-    legibility for T8's question about an H-bond), each run only where the task's room gives the
-    hook it needs; a check a task cannot take is reported as "not checked" by the build
-    (:func:`builder.dataset.audit.not_checked`, the manifest's ``audit.not_checked``).
+    every question of the kind calls for by default (``checks.declared.AUDIT_CHECKS`` names; a
+    room may add more, e.g. legibility for T8's question about an H-bond, or decline one with its
+    reason), each run only where the task's room gives the hook it needs; a check a task does
+    not take is reported per task as "not applicable (why)" by the build
+    (``builder.checks.declared``, the manifest's ``checks`` block).
     ``blind``: the blind baselines that apply (``options_only``, ``text_only``)."""
 
     name: str = ""

@@ -20,9 +20,9 @@ from .. import scoring
 from ..core.registry import TASK_BY_NAME, canonical_task
 from ..core.rows import SCORE_COLUMNS
 from ..scoring.bootstrap import complex_of
+from ..store.cluster import pool_map
+from ..store.parquet import config_shards, read_rows
 from .audit_checks import block_means, decode, image_distance
-from .cluster import pool_map
-from .parquet import config_shards, read_rows
 
 #: The random baseline is drawn this many times per question (its expected score, less noise).
 RANDOM_DRAWS = 20

@@ -31,15 +31,16 @@ from ..core.rows import Row, RowError, parse_metadata
 from ..operations.language import parse_operations
 from ..scene.png import PNG_SIGNATURE
 from ..scoring.kinds import kind_of
+from ..store.cluster import check_workers
+from ..store.identity_split import split_problems
+from ..store.manifest import read_manifest, shard_problems
+from ..store.parquet import SPLIT_ORDER, config_row_groups
+from ..store.runner import JobRunner, Setup
 from ..tasks import room_of
 from ..tasks.room import CheckSubject
 from .build_warnings import reading_warnings
 from .check_structures import CheckStructures, StructureSource
-from .cluster import check_workers
-from .identity_split import split_problems
-from .manifest import read_manifest, shard_problems
-from .parquet import SPLIT_ORDER, config_row_groups
-from .runner import JobRunner, Setup
+from .declared import CHECKS, FAILED, RAN, applying
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,24 @@ class ValidationReport:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     per_task: dict = field(default_factory=dict)
+    #: the (task, check) pairs that found a problem (``declared.CHECKS`` names)
+    failed: set = field(default_factory=set)
 
-    def fail(self, text: str) -> None:
+    def fail(self, text: str, task: str | None = None, check: str | None = None) -> None:
         self.ok = False
         self.problems.append(text)
+        if task is not None and check is not None:
+            self.failed.add((task, check))
+
+    def outcomes(self) -> dict[tuple[str, str], str]:
+        """``(task, check) -> ran | failed`` for the validation's checks on the tasks they
+        apply to (``declared.status`` adds the ones that do not apply)."""
+        return {
+            (task, check.name): FAILED if (task, check.name) in self.failed else RAN
+            for task in self.per_task
+            for check in CHECKS
+            if check.stage == "validation" and applying([task], check.name)
+        }
 
 
 def validate_dataset(
@@ -107,7 +122,7 @@ def validate_dataset(
             rows = light[(task, split)]
             for pos, row in enumerate(rows):
                 if row["id"] in seen_ids:
-                    report.fail(f"{task}/{split}: repeated id {row['id']}")
+                    report.fail(f"{task}/{split}: repeated id {row['id']}", task, "answers")
                 seen_ids.add(row["id"])
                 if split != "tiny":
                     split_of[row["pdb_id"]].add(split)
@@ -117,13 +132,13 @@ def validate_dataset(
                     if balanced_axes:
                         axes[_first_axis(row, task)] += 1
                 for problem in found[(task, split, pos)]:
-                    report.fail(problem)
+                    report.fail(problem, task, "answers")
                 report.checked += 1
             if len(rows) != expected:
                 report.fail(f"{task}/{split}: {len(rows)} rows, manifest says {expected}")
         report.per_task[task] = {"questions": n, "letters": dict(letters), "axes": dict(axes)}
-        _balance(task, letters, 4, report)
-        _balance(task, axes, len(axes) or 1, report)
+        _balance(task, letters, 4, report, "letter_balance")
+        _balance(task, axes, len(axes) or 1, report, "axis_balance")
     for pdb_id, splits in split_of.items():
         if len(splits) > 1:
             report.fail(f"complex {pdb_id} is in several splits: {sorted(splits)}")
@@ -189,7 +204,7 @@ def _check_all(groups: list[tuple], setup: StructureSource, workers: int) -> dic
     return found
 
 
-def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> None:
+def _balance(task: str, counts: Counter, k: int, report: ValidationReport, check: str) -> None:
     """Letters/axes should be near uniform: a problem when one share is off by more than 4
     standard deviations of a uniform draw (and by more than 2 questions)."""
     n = sum(counts.values())
@@ -199,7 +214,9 @@ def _balance(task: str, counts: Counter, k: int, report: ValidationReport) -> No
     sd = math.sqrt(n * (1 / k) * (1 - 1 / k))
     for key, c in counts.items():
         if abs(c - expect) > max(4 * sd, 2):
-            report.fail(f"{task}: {key} appears {c} times of {n}, expected about {expect:.1f}")
+            report.fail(
+                f"{task}: {key} appears {c} times of {n}, expected about {expect:.1f}", task, check
+            )
     if len(counts) < k and n >= 4 * k:
         report.warnings.append(f"{task}: only {sorted(counts)} appear among {n} questions")
 

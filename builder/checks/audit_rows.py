@@ -16,7 +16,7 @@ from functools import lru_cache
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .parquet import config_row_groups
+from ..store.parquet import config_row_groups
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from ..scoring.blind import (
     pick_lowest,
 )
 from ..scoring.kinds import kind_of
+from ..store.cluster import pool_map
+from ..store.parquet import iter_config_rows
 from .card_stats import (
     answer_counts_of,
     distance_sums,
@@ -40,8 +42,6 @@ from .card_stats import (
     shard_jobs,
     text_only_scores_of,
 )
-from .cluster import pool_map
-from .parquet import iter_config_rows
 
 
 def _options_only(task: str) -> bool:

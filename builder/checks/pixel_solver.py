@@ -60,9 +60,9 @@ from ..scene.labels import RESIDUE_LABEL_COLOURS
 from ..scene.requests import ELEMENT_COLOURS, LIGAND_CARBON, POCKET_CARBONS, UNKNOWN_COLOUR, Style
 from ..scene.shading import FOG_LEVELS, band_table
 from ..scoring.kinds import kind_of
+from ..store.cluster import pool_map
+from ..store.parquet import iter_config_rows
 from .audit_checks import decode
-from .cluster import pool_map
-from .parquet import iter_config_rows
 
 KIND = scoring.IMAGE_BASELINES[0]
 #: Step (Å) of the T3 depth search, and the half-width (steps) of the score curve's smoothing.

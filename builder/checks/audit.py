@@ -41,8 +41,13 @@ from ..core.rows import parse_metadata
 from ..scene.cache import RenderCache
 from ..scene.raster import label_layout, ligand_mask, render_image, render_rows
 from ..scene.requests import RENDER_VERSION
-from ..scoring.kinds import kind_of
-from ..tasks import ROOMS, replay, room_of
+from ..store.cluster import available_cpus, check_workers
+from ..store.identity_split import split_problems
+from ..store.manifest import read_manifest
+from ..store.parquet import iter_config_rows
+from ..store.progress import shown as progress_shown
+from ..store.runner import JobRunner, Setup
+from ..tasks import replay, room_of
 from .audit_checks import (
     MARGIN_BLOCKS,
     StoredPictures,
@@ -56,43 +61,13 @@ from .audit_findings import LEGIBLE_LABEL_FLOOR, RowAudit, TaskAudit, add_row
 from .audit_margins import Margins
 from .audit_rows import RowChunk, plan_chunks, read_chunk, release, select
 from .check_structures import StructureSource
-from .cluster import available_cpus, check_workers
-from .identity_split import split_problems
-from .manifest import read_manifest
-from .parquet import iter_config_rows
-from .progress import shown as progress_shown
-from .runner import JobRunner, Setup
+from .declared import AUDIT_CHECKS, CHECK_BY_NAME, FAILED, RAN, applying, not_run
 
 log = logging.getLogger(__name__)
 
-CHECKS = ("reproduction", "uniqueness", "legibility", "rotamers")
-#: Tasks whose answers are H-bonds (the rotamers check).
-ROTAMER_TASKS = tuple(r.name for r in ROOMS if r.hbond_scope is not None)
-#: Tasks whose room lists an answer space (uniqueness) or the labels an answer needs (legibility).
-UNIQUENESS_TASKS = tuple(r.name for r in ROOMS if r.answer_space is not None)
-LEGIBILITY_TASKS = tuple(r.name for r in ROOMS if r.needed_labels is not None)
-#: The room hook each check needs (reproduction needs only ``replay``, which every room has).
-CHECK_HOOKS = {
-    "uniqueness": "answer_space",
-    "legibility": "needed_labels",
-    "rotamers": "hbond_scope",
-}
-
-
-def not_checked(tasks: Iterable[str] = TASK_NAMES) -> dict[str, list[str]]:
-    """``{check: [task, ...]}``: the checks a task's answer kind calls for (``AnswerKind.audit``)
-    that its room gives no hook for, so the audit cannot run them on its questions (the build's
-    manifest and its summary line say so instead of counting them as passed); empty for the nine
-    tasks."""
-    out: dict[str, list[str]] = {}
-    for task in tasks:
-        if task not in TASK_NAMES:
-            continue
-        room = room_of(task)
-        for check in kind_of(task).audit:
-            if check in CHECK_HOOKS and getattr(room, CHECK_HOOKS[check]) is None:
-                out.setdefault(check, []).append(task)
-    return out
+#: The audit's checks (``declared.AUDIT_CHECKS``); which run on a task's questions is the
+#: task's declaration (``declared.declared``: its answer kind's defaults, its room's own).
+CHECKS = AUDIT_CHECKS
 
 
 #: Memory for rendered pixel arrays shared between questions (front/left/top views, candidates).
@@ -129,9 +104,16 @@ class AuditReport:
             "problems": self.problems,
             "tasks": {t: a.summary() for t, a in self.tasks.items()},
         }
-        missing = {c: t for c, t in not_checked(self.tasks).items() if c in self.checks}
-        if missing:  # only when a task cannot take a check (none of the nine)
-            out["not_checked"] = missing
+        return out
+
+    def outcomes(self) -> dict[tuple[str, str], str]:
+        """``(task, check) -> ran | failed | not run (why)`` for the checks this audit ran on the
+        tasks they apply to (``declared.status`` adds the ones that do not apply)."""
+        out: dict[tuple[str, str], str] = {}
+        for task, a in self.tasks.items():
+            for check in self.checks:
+                if task in applying([task], check):
+                    out[(task, check)] = _outcome(check, a)
         return out
 
     def format_text(self) -> str:
@@ -169,6 +151,10 @@ class AuditReport:
                     f"rotatable H ({100 * len(a.rotamer_dependent) / a.hbond_answers:.1f}%)"
                 )
             lines.append(f"  {task:22s} " + "; ".join(parts))
+            for check in self.checks:
+                found = CHECK_BY_NAME[check].applies_to(task)
+                if not found.applies:
+                    lines.append(f"    {check}: not applicable ({found.reason})")
             for label, ids in (
                 ("mismatch", a.mismatched),
                 ("ambiguous", a.ambiguous),
@@ -204,6 +190,8 @@ class _Auditor(Margins):
         self.decoded_bytes = 0
         #: block means of a batch of candidates, for the means cache to take (``Margins``)
         self.batched: dict = {}
+        #: whether a check applies to a task (``declared``), asked once per pair
+        self.applies: dict[tuple[str, str], bool] = {}
 
     def _means(self, complex_, request) -> np.ndarray:
         """Block means of a request's picture: from its cached pixels, else rendered for the means
@@ -256,27 +244,33 @@ class _Auditor(Margins):
         return out
 
     def _check_row(self, row: dict, checks: Sequence[str], out: RowAudit) -> None:
-        task = row["task"]
+        """Run on one question each of ``checks`` that applies to its task (``ROW_CHECKS``: how
+        each check runs on a row; ``declared``: whether it applies)."""
         specs = replay.question_images(row, self.load)
         stored = StoredPictures([img["bytes"] for img in row["images"]], self.decode)
         out.counted = True
-        if "reproduction" in checks:
-            out.reproduced = len(specs) == len(stored) and all(
-                np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored)
-            )
-        if "uniqueness" in checks and task in UNIQUENESS_TASKS:
-            space = replay.answer_space(row, specs, self.load)
-            out.margin = self.margin(space, stored)
-        if "legibility" in checks and task in LEGIBILITY_TASKS:
-            self._check_legibility(row, specs, stored, out)
+        for check in checks:
+            key = (row["task"], check)
+            if key not in self.applies:
+                self.applies[key] = bool(applying([row["task"]], check))
+            if self.applies[key]:
+                ROW_CHECKS[check](self, row, specs, stored, out)
 
-        if "rotamers" in checks and task in ROTAMER_TASKS:
-            vanish, appear = self.rotamer_bonds(row["pdb_id"])
-            out.rotamer_dependent = bool(
-                room_of(task).hbond_scope(
-                    row, parse_metadata(row["metadata"], task), vanish | appear
-                )
-            )
+    def _reproduce(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """Every stored picture equals its re-rendering, pixel for pixel."""
+        out.reproduced = len(specs) == len(stored) and all(
+            np.array_equal(self.render(s.pdb_id, s.request), px) for s, px in zip(specs, stored)
+        )
+
+    def _unique(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """The runner-up candidate's margin from the gold answer's picture (blocks)."""
+        out.margin = self.margin(replay.answer_space(row, specs, self.load), stored)
+
+    def _rotamers(self, row: dict, specs, stored, out: RowAudit) -> None:
+        """Whether the answer's bonds change at the best rotamers of modelled rotatable H."""
+        vanish, appear = self.rotamer_bonds(row["pdb_id"])
+        meta = parse_metadata(row["metadata"], row["task"])
+        out.rotamer_dependent = bool(room_of(row["task"]).hbond_scope(row, meta, vanish | appear))
 
     def _check_legibility(self, row: dict, specs, stored, out: RowAudit) -> None:
         """The question's answer-bearing labels legible in each view and in at least one."""
@@ -300,6 +294,33 @@ class _Auditor(Margins):
         return room_of(row["task"]).needed_labels(
             row, parse_metadata(row["metadata"], row["task"]), self.load(row["pdb_id"])
         )
+
+
+#: How each audit check runs on one question: ``(auditor, row, image plan, stored pictures,
+#: findings)``; a new audit check is a ``declared.CHECKS`` entry and a row function here.
+ROW_CHECKS = {
+    "reproduction": _Auditor._reproduce,
+    "uniqueness": _Auditor._unique,
+    "legibility": _Auditor._check_legibility,
+    "rotamers": _Auditor._rotamers,
+}
+
+
+def _outcome(check: str, a: TaskAudit) -> str:
+    """What one audit check found on one task's sampled questions."""
+    if not a.questions:
+        return not_run("no question of the task was sampled")
+    if check == "reproduction":
+        return FAILED if a.mismatched or a.errors else RAN
+    if check == "uniqueness":
+        if not a.checked_unique:
+            return not_run("no sampled question had an answer space")
+        return FAILED if a.ambiguous else RAN
+    if check == "legibility":
+        if a.label_share is None:
+            return not_run("no sampled answer names a label")
+        return FAILED if a.label_share < LEGIBLE_LABEL_FLOOR else RAN
+    return RAN  # rotamers: a figure, not a defect
 
 
 def _version_problems(manifest: dict) -> list[str]:

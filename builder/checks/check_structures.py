@@ -2,11 +2,15 @@
 
 The generator reads a complex through ``units.AnnotationCache`` (its unit's complex and T5's
 partners). The checks never touch that class or its entries: :class:`CheckStructures` reads
-each complex afresh from its files (``chemistry.structure.load_complex``), computes its
-annotation (``tasks.base.annotate``: screen frame, camera, H-bonds) and keeps it in a store of
-its own, so a wrong entry in the generator's cache, or a fault in how the generator's path reads
-a structure, gives answers the checks recompute differently and fail on, instead of agreeing
-with itself. :class:`StructureSource` says where and how, from the build's manifest.
+each complex afresh from its files (``chemistry.structure.load_complex``), then reads the same
+files a second time with another parser, biotite, and compares them atom by atom
+(``second_reading``: a disagreement is the complex's reading error, naming the atom), and only
+then computes its annotation (``tasks.base.annotate``: screen frame, camera, H-bonds) and keeps
+it in a store of its own. A wrong entry in the generator's cache gives answers the checks
+recompute differently; a fault in how gemmi or our reader reads a file meets biotite's reading
+of it; neither can validate itself. :class:`StructureSource` says where and how, from the
+build's manifest. What stays one implementation (the pocket rule, hydrogens, typing, the H-bond
+rules): docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from ..chemistry import structure
 from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
 from ..core.errors import MisiError
 from ..core.records import ComplexRef
+from ..store.sources import discover
 from ..tasks.base import Annotation, annotate
-from .sources import discover
+from .second_reading import second_reading_problems
 
 #: The H-bond mode of a manifest that names none (builds before ``--hbonds`` used ``plip``).
 MANIFEST_HBONDS_DEFAULT = "plip"
@@ -48,7 +53,15 @@ class CheckStructures:
             try:
                 if pdb_id not in self.refs:
                     raise MisiError(f"complex {pdb_id} is not in the structure source")
-                cx = structure.load_complex(self.refs[pdb_id], pocket_cutoff=self.pocket_cutoff)
+                ref = self.refs[pdb_id]
+                cx = structure.load_complex(ref, pocket_cutoff=self.pocket_cutoff)
+                second = second_reading_problems(ref, cx)
+                if second.problems:
+                    raise MisiError(
+                        f"complex {pdb_id}: the second reading (biotite) disagrees with the "
+                        f"generator's in {len(second.problems)} atom(s): "
+                        + " | ".join(second.problems[:3])
+                    )
                 self._read[pdb_id] = annotate(cx, self.image_size, self.hbonds)
             except MisiError as exc:
                 self._failed[pdb_id] = exc
