@@ -101,7 +101,8 @@ def _room(s: Subject) -> list[str]:
 
 
 def _audit_hooks(s: Subject) -> list[str]:
-    if s.room is None or s.spec.answer_kind not in KINDS:
+    kind = KINDS.get(s.spec.answer_kind)
+    if s.room is None or kind is None:
         return []
     mine = declared(s.spec.name, s.room)
     out = [
