@@ -302,9 +302,7 @@ def read_question_baselines(
     if list(meta["columns"]) != list(COLUMN_KEYS) or set(meta["rules"]) != set(RULES):
         log.warning("%s: written for other rules or columns; baselines computed", path)
         return None
-    return QuestionBaselines(
-        split, int(meta["seed"]), int(meta["draws"]), ids, columns, values
-    )
+    return QuestionBaselines(split, int(meta["seed"]), int(meta["draws"]), ids, columns, values)
 
 
 def baselines_of_rows(
