@@ -151,3 +151,11 @@ def test_score_reads_the_file_and_computes_once_without_it(data_dir, tmp_path, c
     assert stored["baselines"] == computed["baselines"] and stored["baselines"]
     assert stored["blind_floor"] == computed["blind_floor"] and stored["blind_floor"]
     assert stored["blind_floor"]["score"]["margins"]
+
+
+def test_the_shard_schema_is_datasets_own():
+    from misi_bench.builder.dataset.parquet import arrow_schema, features
+
+    ours, theirs = arrow_schema(), features().arrow_schema
+    assert ours.equals(theirs, check_metadata=True)
+    assert ours.metadata == theirs.metadata
