@@ -1,7 +1,9 @@
-"""Peak memory of a command's whole process tree: runs the command, samples the resident set
-size (``VmRSS`` of ``/proc/<pid>/status``) of it and every descendant every ``--every`` seconds,
-and prints the peak of their sum, the peak of the largest single process, and the CPU seconds of
-the tree (``os.wait4`` of the command: its own and its waited-for children's). Linux only.
+"""Peak memory of a command's whole process tree: runs the command, samples the proportional
+set size (PSS, ``/proc/<pid>/smaps_rollup``) of it and every descendant every ``--every``
+seconds, and prints the peak of their sum (the memory the tree holds: a page shared by forked
+processes counted once), the peak of their summed RSS (which counts shared pages in every
+process), the largest processes at the peak, and the CPU seconds of the tree (``os.wait4`` of
+the command: its own and its waited-for children's). Linux only.
 
 Usage: ``python -m scripts.tree_peak [--every 0.2] -- COMMAND ...`` (e.g. the fast lane:
 ``python -m scripts.tree_peak -- python -m pytest -q -m "not slow" -n 2 --dist loadfile``).
@@ -32,14 +34,19 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def _rss_kb(pid: int) -> int:
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) of a process in KiB: the proportional set size counts a page shared by n
+    processes (a forked pool worker's pages it has not written) as 1/n in each, so the PSS of a
+    tree sums to the memory it holds; RSS counts it in every process."""
+    found = {"Pss:": 0, "Rss:": 0}
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            key = line.split(":", 1)[0] + ":"
+            if key in found:
+                found[key] = int(line.split()[1])
     except OSError:
         pass
-    return 0
+    return found["Pss:"], found["Rss:"]
 
 
 def _cmdline(pid: int) -> str:
@@ -47,24 +54,28 @@ def _cmdline(pid: int) -> str:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return "?"
-    return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()[:160]
+    return " ".join(raw.replace(b"\0", b" ").decode("utf-8", "replace").split())[:160]
 
 
-def tree_rss(root: int) -> tuple[int, int, list[tuple[int, int]]]:
-    """(sum of RSS in KiB, largest single RSS in KiB, [(RSS KiB, pid)]) of ``root`` and its
-    descendants now."""
+def tree_memory(root: int) -> tuple[int, int, list[tuple[int, int]]]:
+    """(sum of PSS in KiB, sum of RSS in KiB, [(PSS KiB, pid)]) of ``root`` and its descendants
+    now."""
     tree = _children()
     todo, seen = [root], []
     while todo:
         pid = todo.pop()
         seen.append(pid)
         todo.extend(tree.get(pid, ()))
-    sizes = [(_rss_kb(pid), pid) for pid in seen]
-    return sum(s for s, _ in sizes), max((s for s, _ in sizes), default=0), sizes
+    sizes = [(_memory_kb(pid), pid) for pid in seen]
+    return (
+        sum(pss for (pss, _), _ in sizes),
+        sum(rss for (_, rss), _ in sizes),
+        [(pss, pid) for (pss, _), pid in sizes],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=float, default=0.2, help="seconds between samples")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -73,16 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no command")
     start = time.monotonic()
     proc = subprocess.Popen(command)
-    peak = {"sum": 0, "single": 0, "processes": 0, "at": 0.0, "top": []}
+    peak = {"sum": 0, "rss": 0, "processes": 0, "at": 0.0, "top": []}
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            total, single, sizes = tree_rss(proc.pid)
+            total, rss, sizes = tree_memory(proc.pid)
             if total > peak["sum"]:
                 top = [(kb, _cmdline(pid)) for kb, pid in sorted(sizes, reverse=True)[:8]]
                 peak.update(sum=total, processes=len(sizes), at=time.monotonic() - start, top=top)
-            peak["single"] = max(peak["single"], single)
+            peak["rss"] = max(peak["rss"], rss)
             done.wait(args.every)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -92,13 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     thread.join()
     wall = time.monotonic() - start
     print(
-        f"tree peak {peak['sum'] / 1024**2:.2f} GiB ({peak['processes']} processes, at "
-        f"{peak['at']:.0f} s); largest process {peak['single'] / 1024**2:.2f} GiB; "
+        f"tree peak {peak['sum'] / 1024**2:.2f} GiB PSS ({peak['processes']} processes, at "
+        f"{peak['at']:.0f} s); peak of the summed RSS {peak['rss'] / 1024**2:.2f} GiB; "
         f"wall {wall:.0f} s; CPU {usage.ru_utime + usage.ru_stime:.0f} s",
         file=sys.stderr,
     )
     for kb, cmd in peak["top"]:
-        print(f"  at the peak: {kb / 1024:7.0f} MiB  {cmd}", file=sys.stderr)
+        print(f"  at the peak: {kb / 1024:7.0f} MiB PSS  {cmd}", file=sys.stderr)
     return os.waitstatus_to_exitcode(status)
 
 
