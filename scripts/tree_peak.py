@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     proc = subprocess.Popen(command)
     peak = {"sum": 0, "rss": 0, "processes": 0, "at": 0.0, "top": []}
+    own: dict[int, tuple[int, str]] = {}  # pid -> (its largest PSS in KiB, its command)
     done = threading.Event()
 
     def sample() -> None:
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
                 top = [(kb, _cmdline(pid)) for kb, pid in sorted(sizes, reverse=True)[:8]]
                 peak.update(sum=total, processes=len(sizes), at=time.monotonic() - start, top=top)
             peak["rss"] = max(peak["rss"], rss)
+            for kb, pid in sizes:
+                if kb > own.get(pid, (0, ""))[0]:
+                    own[pid] = (kb, own[pid][1] if pid in own else _cmdline(pid))
             done.wait(args.every)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -110,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for kb, cmd in peak["top"]:
         print(f"  at the peak: {kb / 1024:7.0f} MiB PSS  {cmd}", file=sys.stderr)
+    for kb, cmd in sorted(own.values(), reverse=True)[:4]:
+        print(f"  largest in its life: {kb / 1024:7.0f} MiB PSS  {cmd}", file=sys.stderr)
     return os.waitstatus_to_exitcode(status)
 
 
