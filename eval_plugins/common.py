@@ -341,7 +341,11 @@ def local_copy(
     if len(parts) != 2 or not all(parts) or dataset.startswith((".", "~")):
         raise MisiError(f"{dataset}: no such build folder (and not a Hub repo id like owner/name)")
     revision = revision or hub_revision()
-    patterns = [config_glob("*", s) for s in splits] + ["manifest.json", "baselines.json"]
+    patterns = [config_glob("*", s) for s in splits] + [
+        "manifest.json",
+        "baselines.json",
+        "question_baselines.npz",
+    ]
     try:
         from huggingface_hub import snapshot_download
 

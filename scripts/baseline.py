@@ -83,6 +83,28 @@ class Baseline:
         self.child.wait(60)
 
 
+def render_version_commits() -> list[tuple[str, str]]:
+    """(short commit, RENDER_VERSION) of each commit that changed the renderer's version
+    (``builder/scene/requests.py``), newest first."""
+    import re  # noqa: PLC0415
+
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "--format=%h", "-G", "^RENDER_VERSION = ", "--",
+         "builder/scene/requests.py"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    found = []
+    for commit in out:
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{commit}:builder/scene/requests.py"],
+            capture_output=True, text=True, check=False,
+        ).stdout  # fmt: skip
+        match = re.search(r'^RENDER_VERSION = "?(\w+)"?', text, re.M)
+        if match:
+            found.append((commit, match.group(1)))
+    return found
+
+
 def dump(obj, path: Path) -> str:
     """Pickle ``obj`` (this code's objects) to ``path`` for the child's ``load_ours``."""
     Path(path).write_bytes(pickle.dumps(obj))

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.constants import DEFAULT_HBOND_MODE, HBOND_MODES
 from ..core.errors import InputError
 from ..core.records import Complex
 from . import mills_dean
@@ -59,9 +60,6 @@ from .hbond_limits import CHIMERAX_METALS
 from .idatm import phosphate_hydroxyls
 from .modified import STANDARD_PARENTS, parent_of
 from .protein import METAL_ELEMENTS
-
-HBOND_MODES = ("chimerax", "plip")
-DEFAULT_HBOND_MODE = "chimerax"
 
 
 def check_mode(mode: str) -> str:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from ..chemistry.hbonds import DEFAULT_HBOND_MODE, HBOND_MODES
-from ..core.constants import DEFAULT_IMAGE_SIZE, DEFAULT_POCKET_CUTOFF
+from ..core.constants import (
+    DEFAULT_HBOND_MODE,
+    DEFAULT_IMAGE_SIZE,
+    DEFAULT_POCKET_CUTOFF,
+    HBOND_MODES,
+)
 from ..core.profiles import DEFAULT_PROFILE
 
 

@@ -26,9 +26,11 @@ log = logging.getLogger(__name__)
 def _blind_inputs(
     dataset: str, configs: list[str], split: str, rows: list[dict], revision: str | None = None
 ):
-    """(train rows, T5/T6 image-rule letters) for the blind baselines: the text-only answer is
-    fitted on the dataset's train split, T5/T6's options-only answers come from a local build's
-    ``baselines.json``."""
+    """(text-only model, T5/T6 image-rule letters) for the blind baselines of a build without
+    stored per-question values: the text-only answer is fitted on the dataset's train split,
+    T5/T6's options-only answers come from the build's ``baselines.json``."""
+    from .. import scoring  # noqa: PLC0415
+
     try:
         train = rows if split == "train" else load_rows(dataset, configs, "train", revision)
     except Exception as exc:  # noqa: BLE001  no train split or not reachable: no text only
@@ -37,23 +39,20 @@ def _blind_inputs(
     from ..dataset.hub_probe import stored_baselines  # noqa: PLC0415
 
     stored = stored_baselines(dataset, revision)
-    return train, (stored.get("image_answers") or {}).get(split)
+    text_model = scoring.fit_text_only(train) if train else None
+    return text_model, (stored.get("image_answers") or {}).get(split)
 
 
-def _baselines(rows: list[dict], inputs) -> dict:
-    """Chance and blind baselines on ``rows`` (``scoring.reference_scores``)."""
-    from .. import scoring  # noqa: PLC0415
+def _question_table(dataset: str, configs, split: str, rows: list[dict], revision=None):
+    """Every blind rule's values on these questions: the build's stored ones
+    (``question_baselines.npz``), else computed once (an older build)."""
+    from ..dataset.hub_probe import stored_question_baselines  # noqa: PLC0415
+    from ..scoring import question_baselines as qb  # noqa: PLC0415
 
-    train, image_answers = inputs
-    return scoring.reference_scores(rows, train, image_answers)
-
-
-def _floors(rows: list[dict], inputs) -> dict:
-    """The blind floors of these questions (``scoring.floors.blind_floor``)."""
-    from ..scoring import floors  # noqa: PLC0415
-
-    train, image_answers = inputs
-    return floors.blind_floor(rows, train, image_answers)
+    stored = stored_question_baselines(dataset, split, revision)
+    return qb.baselines_of_rows(
+        rows, stored, lambda: _blind_inputs(dataset, configs, split, rows, revision), qb.SEED
+    )
 
 
 def _print_floors(built: dict, result: dict, paper_rows, profile: str) -> dict:
@@ -203,8 +202,11 @@ def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> t
         _print_baselines(args, rows, result, profile_of_rows(rows, args.dataset), paper_rows, {})
         return {}, {}
     profile = profile_of_rows(rows, args.dataset)
-    inputs = _blind_inputs(args.dataset, configs, args.split, rows, read_at)
-    baselines, built = _baselines(rows, inputs), _floors(rows, inputs)
+    from .. import scoring  # noqa: PLC0415
+    from ..scoring import floors  # noqa: PLC0415
+
+    table = _question_table(args.dataset, configs, args.split, rows, read_at)
+    baselines, built = scoring.reference_cells(table, rows), floors.floors_of(table)
     _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
     floor = _print_floors(built, result, paper_rows, profile) if built else {}
     return baselines, floor

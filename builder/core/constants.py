@@ -47,6 +47,10 @@ MAX_IMAGE_SIZE = 4096
 REFERENCE_IMAGE_SIZE = 512
 
 DEFAULT_POCKET_CUTOFF = 10.0
+#: H-bond detection modes (``chemistry.hbonds``), here so that the command line names them
+#: without importing the chemistry stack (RDKit, gemmi: most of a second).
+HBOND_MODES = ("chimerax", "plip")
+DEFAULT_HBOND_MODE = "chimerax"
 
 
 def hub_repo_id() -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .errors import MisiError
 
@@ -116,14 +117,21 @@ def profile_of_metadata(metadata: object) -> str:
     """The profile a row's metadata (JSON text or dict) names; :data:`LEGACY_PROFILE` when it
     names none or cannot be read. An unknown name is returned as it is (callers check it)."""
     if isinstance(metadata, (str, bytes)) and metadata:
-        try:
-            metadata = json.loads(metadata)
-        except (ValueError, TypeError):
-            return LEGACY_PROFILE
+        return _profile_of_text(metadata)
     if isinstance(metadata, Mapping):
         value = metadata.get("profile", LEGACY_PROFILE)
         return value if isinstance(value, str) else LEGACY_PROFILE
     return LEGACY_PROFILE
+
+
+@lru_cache(maxsize=4096)
+def _profile_of_text(text: str | bytes) -> str:
+    """:func:`profile_of_metadata` of a row's JSON text, parsed once per text (a row is read by
+    every baseline rule and random draw)."""
+    try:
+        return profile_of_metadata(json.loads(text))
+    except (ValueError, TypeError):
+        return LEGACY_PROFILE
 
 
 def profile_of_rows(rows: Iterable[Mapping], where: str = "dataset") -> str:

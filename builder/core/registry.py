@@ -287,6 +287,10 @@ def canonical_task(name: str) -> str:
     >>> canonical_task("T2"), canonical_task("Pocket-Ligand Interaction"), canonical_task("scale")
     ('rotation', 'pocket_ligand', 'zooming')
     """
+    if (
+        isinstance(name, str) and name in TASK_BY_NAME
+    ):  # the config name itself (what every row carries): no regex
+        return name
     if not isinstance(name, str):
         raise ValueError(f"task name must be a string, got {name!r}")  # noqa: TRY004 (one error type for callers)
     key = _alias_key(name)

@@ -67,6 +67,7 @@ ALLOW_PATTERNS = [
     "README.md",
     "manifest.json",
     "baselines.json",
+    "question_baselines.npz",
     SHARD_GLOB,
     "examples/*.png",
 ]
@@ -204,7 +205,7 @@ def stage_release(
                 os.link(folder / rel, target)
             except OSError:
                 os.symlink((folder / rel).resolve(), target)
-        elif rel == "baselines.json":
+        elif rel in ("baselines.json", "question_baselines.npz"):
             shutil.copyfile(folder / rel, staging / rel)
     staged = {**manifest, "version": tag}
     write_manifest(staging, staged)

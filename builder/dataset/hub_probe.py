@@ -140,6 +140,35 @@ def stored_baselines(dataset: str, revision: str | None = None) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def stored_question_baselines(dataset: str, split: str, revision: str | None = None):
+    """The build's per-question baselines of ``split`` (``scoring.question_baselines``): a local
+    build's file, or the Hub repo's at ``revision`` (from the cache when offline), checked
+    against its manifest's sha256; None when it has none (an older build) or it does not match
+    (the caller computes them then)."""
+    from ..scoring import question_baselines as qb  # noqa: PLC0415
+
+    folder = Path(dataset).expanduser()
+    paths = {name: folder / name for name in (qb.FILE, "manifest.json")}
+    if not folder.exists():
+        try:
+            from huggingface_hub import hf_hub_download  # noqa: PLC0415
+
+            paths = {
+                name: Path(hf_hub_download(dataset, name, repo_type="dataset", revision=revision))
+                for name in paths
+            }
+        except Exception:  # noqa: BLE001 (no such file, offline without a cache: computed)
+            return None
+    try:
+        manifest = json.loads(paths["manifest.json"].read_text(encoding="utf-8"))
+        entry = manifest.get(qb.MANIFEST_KEY) or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+        return None
+    return qb.read_question_baselines(paths[qb.FILE], split, entry["sha256"])
+
+
 def hub_split_folder(repo_id: str, configs: list[str], split: str, revision: str | None) -> Path:
     """The Hub cache's copy of ``configs``' ``split`` shards and ``manifest.json`` of ``repo_id``
     at ``revision`` (``snapshot_download``, only those files), each shard checked against that

@@ -28,6 +28,7 @@ from ..store.parquet import (
 from ..store.progress import stage
 from ..store.runner import JobRunner, run_jobs
 from .card import write_card
+from .question_baselines_file import MANIFEST_KEY, write_question_baselines
 
 
 def tiny_ids(test_ids: Iterable[str], per_task: int, seed: int) -> set[str]:
@@ -228,7 +229,10 @@ def _merge(out: Path, cfg, statuses, units: list[Path], runner, split: dict | No
         manifest["structures"] = str(Path(cfg.structures).expanduser().resolve())
     write_manifest(out, manifest)
     stage("merge: blind baselines (options only, text only)")
-    write_blind(out, cfg.tasks, cfg.seed, runner)
+    blind = write_blind(out, cfg.tasks, cfg.seed, runner)
+    stage("merge: per-question baselines (every blind rule on every question)")
+    manifest[MANIFEST_KEY] = write_question_baselines(out, cfg.tasks, blind, runner)
+    write_manifest(out, manifest)
     stage("merge: card (chance levels, pixel-only solver, examples)")
     write_card(out, manifest, pool=runner)
     return manifest

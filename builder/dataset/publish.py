@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..checks.blind import BASELINES_FILE
 from ..core.errors import MisiError
+from ..scoring.question_baselines import FILE as QUESTION_BASELINES
 from ..tasks import TASKS
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 PUBLISH_DIR = ".publish"
 JOURNAL = "switch.json"
 #: Top-level files and folders of a release besides its config folders.
-RELEASE_FILES = ("manifest.json", "README.md", BASELINES_FILE, "examples")
+RELEASE_FILES = ("manifest.json", "README.md", BASELINES_FILE, QUESTION_BASELINES, "examples")
 
 
 def staging_dir(out: Path, config_hash: str) -> Path:

@@ -89,7 +89,6 @@ from .baselines import (
     BASELINE_NAMES,
     BLIND_BASELINES,
     baseline_prediction,
-    reference_scores,
 )
 from .blind import (
     BLIND_NAMES,
@@ -146,6 +145,13 @@ from .predictions import (
     read_predictions,
     resolve_positions,
 )
+from .question_baselines import (
+    QuestionBaselines,
+    compute_question_baselines,
+    read_question_baselines,
+    reference_cells,
+    reference_scores,
+)
 from .readings import READINGS
 from .report import (
     AVERAGE_DEFINITIONS,
@@ -167,6 +173,10 @@ __all__ = [
     "BASELINE_NAMES",
     "BLIND_BASELINES",
     "reference_scores",
+    "QuestionBaselines",
+    "compute_question_baselines",
+    "read_question_baselines",
+    "reference_cells",
     "BLIND_NAMES",
     "blind_baselines",
     "answer_counts",

@@ -3,24 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..core.registry import TASK_BY_NAME, canonical_task
-from .blind import (
-    BEST_RULE,
-    BLIND_NAMES,
-    IMAGE_RULE,
-    OPTION_RULES,
-    TEXT_ONLY,
-    blind_baselines,
-    fit_text_only,
-    rule_cells,
-)
-from .bootstrap import complex_of
+from .blind import BEST_RULE, BLIND_NAMES, IMAGE_RULE, OPTION_RULES, TEXT_ONLY
 from .kinds import kind_of
-from .metrics import score_prediction
 
 #: Baselines that never look at the pictures (:mod:`.blind`): the options-only rules, their best,
 #: the image rule of T5/T6 (computed by ``builder.checks.blind``) and the text-only answer.
@@ -62,39 +51,3 @@ BASELINE_NAMES = {
     "always_no": "constant (`No`, `None`, `A`)",
     **BLIND_NAMES,
 }
-
-
-def reference_scores(
-    rows: Sequence[Mapping],
-    train_rows: Sequence[Mapping] | None = None,
-    image_answers: Mapping[str, str] | None = None,
-    seed: int = 0,
-    draws: int = 20,
-) -> dict:
-    """Every baseline on ``rows`` (id, task, answer, metadata, options): ``{baseline: {task:
-    {"n", "score", "ci95"}}}`` (0-1 scale). The chance baselines (``random`` averaged over
-    ``draws`` draws per question, ``always_no``) and the blind ones (:func:`blind.blind_baselines`;
-    text only needs ``train_rows``, T5/T6's options-only rule ``image_answers``)."""
-    out: dict[str, dict] = {}
-    for kind in BASELINE_KINDS:
-        rng = np.random.default_rng(seed)
-        per_question: list[tuple[str, str, str, float]] = []
-        for row in rows:
-            task = canonical_task(row["task"])
-            options = list(row.get("options") or []) or None
-            n = draws if kind == "random" else 1
-            total = sum(
-                score_prediction(
-                    task,
-                    baseline_prediction(kind, task, row, rng),
-                    row["answer"],
-                    row.get("metadata"),
-                    options=options,
-                )["score"]
-                for _ in range(n)
-            )
-            per_question.append((str(row["id"]), task, complex_of(row), total / n))
-        out[kind] = rule_cells(per_question)
-    text_model = fit_text_only(train_rows) if train_rows else None
-    out.update(blind_baselines(rows, text_model, image_answers, seed))
-    return out

@@ -240,6 +240,12 @@ def blind_baselines(
             score = text_only_score(canonical_task(row["task"]), text_model, row)
             if score is not None:
                 _add(TEXT_ONLY, row, score)
+    return blind_cells(out)
+
+
+def blind_cells(out: Mapping[str, Sequence[tuple[str, str, str, float]]]) -> dict:
+    """The cells of :func:`blind_baselines` from each blind rule's per-question scores
+    (``(id, task, complex, score)``), with ``options_best``, in the rules' order."""
     result = {name: rule_cells(scores) for name, scores in out.items()}
     best: dict[str, dict] = {}
     for name in (*OPTION_RULES, IMAGE_RULE):

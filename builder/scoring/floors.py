@@ -28,19 +28,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..core.registry import canonical_task
-from .baselines import BASELINE_KINDS, baseline_prediction
-from .blind import (
-    IMAGE_RULE,
-    OPTION_RULES,
-    TEXT_ONLY,
-    fit_text_only,
-    options_only_prediction,
-    text_only_metrics,
-)
+from .blind import fit_text_only
 from .bootstrap import bootstrap_intervals, complex_of, items_of
 from .columns import column_of
-from .metrics import score_prediction
+from .question_baselines import (
+    RULES,
+    QuestionBaselines,
+    compute_question_baselines,
+)
 from .readings import T9_PAPER_EXACT
 from .report import COLUMN_KEYS, PAPER_AVERAGE_COLUMNS
 
@@ -53,15 +48,15 @@ __all__ = [
     "column_of",
     "floor_from_columns",
     "floor_summary",
+    "floors_of",
     "format_floor_markdown",
     "margins",
     "paper_row_margins",
 ]
 
 #: Every baseline a floor may come from, in the order ties are broken.
-FLOOR_RULES = (*BASELINE_KINDS, TEXT_ONLY, *OPTION_RULES, IMAGE_RULE)
+FLOOR_RULES = RULES
 FLOOR_LABEL = "blind floor: best blind baseline per column"
-RANDOM_DRAWS = 20
 
 
 @dataclass(frozen=True)
@@ -95,75 +90,29 @@ def _column_metric(column: str, metric: str) -> str:
     return T9_PAPER_EXACT if metric == "exact" and column == "T9" else metric
 
 
-def _mean_metrics(draws: list[dict]) -> dict[str, float]:
-    keys = {k for d in draws for k in d}
-    return {k: math.fsum(d.get(k, 0.0) for d in draws) / len(draws) for k in keys}
-
-
-def _rule_metrics(rows: Sequence[Mapping], rule: str, seed: int, text_model, image_answers):
-    """The metrics of ``rule``'s answer on each row (None where the rule gives none), in the
-    random order :func:`.baselines.reference_scores` and :func:`.blind.blind_baselines` use."""
-    rng = np.random.default_rng(seed)
-    out: list[dict | None] = []
-    for row in rows:
-        task = canonical_task(row["task"])
-        options = list(row.get("options") or []) or None
-        meta = row.get("metadata")
-        if rule in BASELINE_KINDS:
-            n = RANDOM_DRAWS if rule == "random" else 1
-            draws = [
-                score_prediction(
-                    task,
-                    baseline_prediction(rule, task, row, rng),
-                    row["answer"],
-                    meta,
-                    options=options,
-                )
-                for _ in range(n)
-            ]
-            out.append(_mean_metrics(draws))
-        elif rule == TEXT_ONLY:
-            out.append(text_only_metrics(task, text_model, row) if text_model else None)
-        elif rule == IMAGE_RULE:
-            letter = (image_answers or {}).get(str(row["id"]))
-            out.append(
-                None
-                if letter is None
-                else score_prediction(task, letter, row["answer"], meta, options=options)
-            )
-        else:
-            letter = options_only_prediction(rule, row, rng)
-            out.append(
-                None
-                if letter is None
-                else score_prediction(task, letter, row["answer"], meta, options=options)
-            )
-    return out
-
-
-def _floor_of(metric: str, per_rule: Mapping[str, list], rows: Sequence[Mapping], cols) -> Floor:
+def _floor_of(metric: str, table: QuestionBaselines) -> Floor:
+    """The floor of ``metric`` from per-question values: per column, the rule with the highest
+    mean (``math.fsum``) over the column's questions it answers; ties go to the earlier rule."""
     values: dict[str, float | None] = {}
     rules: dict[str, str] = {}
     counts: dict[str, int] = {}
     items: dict[str, Mapping[str, float]] = {}
-    for column in COLUMN_KEYS:
-        key = _column_metric(column, metric)
+    for ci, column in enumerate(COLUMN_KEYS):
+        in_column = table.columns == ci
         best = None
         for rule in FLOOR_RULES:
-            got = {
-                str(row["id"]): float(m[key])
-                for row, m, c in zip(rows, per_rule.get(rule, ()), cols)
-                if c == column and m is not None and key in m
-            }
-            if got and (best is None or math.fsum(got.values()) / len(got) > best[1]):
-                best = (rule, math.fsum(got.values()) / len(got), got)
+            v = table.value(rule, metric)
+            index = np.flatnonzero(in_column & ~np.isnan(v))
+            if not index.size:
+                continue
+            mean = math.fsum(v[index].tolist()) / index.size
+            if best is None or mean > best[1]:
+                best = (rule, mean, index, v)
         if best is not None:
-            rules[column], values[column], items[column] = (
-                best[0],
-                best[1],
-                MappingProxyType(best[2]),
-            )
-            counts[column] = len(best[2])
+            rule, mean, index, v = best
+            got = dict(zip((table.ids[i] for i in index.tolist()), v[index].tolist()))
+            rules[column], values[column], items[column] = rule, mean, MappingProxyType(got)
+            counts[column] = len(got)
         else:
             values[column] = None
     heads = [values.get(c) for c in PAPER_AVERAGE_COLUMNS]
@@ -176,6 +125,12 @@ def _floor_of(metric: str, per_rule: Mapping[str, list], rows: Sequence[Mapping]
         MappingProxyType(items),
         average,
     )
+
+
+def floors_of(table: QuestionBaselines) -> dict[str, Floor]:
+    """The floors of ``score`` and ``exact`` from per-question values (a build's stored table,
+    or one computed: :mod:`.question_baselines`): ``{"score": Floor, "exact": Floor}``."""
+    return {metric: _floor_of(metric, table) for metric in ("score", "exact")}
 
 
 def floor_from_columns(metric: str, by_rule: Mapping[str, Mapping[str, float | None]]) -> Floor:
@@ -208,10 +163,7 @@ def blind_floor(
     rows = list(rows)
     if text_model is None and train_rows:
         text_model = fit_text_only(train_rows)
-    per_rule = {r: _rule_metrics(rows, r, seed, text_model, image_answers) for r in FLOOR_RULES}
-    polar = [score_prediction(r["task"], None, r["answer"], r.get("metadata")) for r in rows]
-    cols = [column_of(r["task"], m) for r, m in zip(rows, polar)]
-    return {metric: _floor_of(metric, per_rule, rows, cols) for metric in ("score", "exact")}
+    return floors_of(compute_question_baselines(rows, text_model, image_answers, seed))
 
 
 def margins(per_item: Iterable[Mapping], floor: Floor) -> dict[str, Margin]:

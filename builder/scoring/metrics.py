@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from ..core.profiles import PROFILE_NAMES, get_profile, profile_of_metadata
 from ..core.registry import TASK_BY_NAME, TaskSpec, canonical_task
@@ -25,16 +27,42 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------------
 
 
-def _metadata_dict(metadata: str | Mapping | None) -> dict:
+@dataclass(frozen=True)
+class RowMeta:
+    """What the scorer reads from a row's metadata: its profile name (``explicit`` when it names
+    none; an unknown name as it is) and its choice options (None when it lists none)."""
+
+    profile: str
+    options: tuple | None
+
+
+def _meta_of(metadata: Mapping) -> RowMeta:
+    options = metadata.get("options")
+    return RowMeta(
+        profile_of_metadata(metadata),
+        tuple(options) if isinstance(options, (list, tuple)) else None,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _meta_of_text(text: str | bytes) -> RowMeta:
+    """The metadata record of a row's JSON text, parsed once: a row is scored many times (every
+    baseline rule and random draw), and its text object (whose hash Python keeps) finds its
+    record again without a second ``json.loads``."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        value = None
+    return _meta_of(value if isinstance(value, dict) else {})
+
+
+def row_meta(metadata: str | bytes | Mapping | None) -> RowMeta:
+    """The :class:`RowMeta` of a row's metadata (JSON text, a mapping or None)."""
     if isinstance(metadata, Mapping):
-        return dict(metadata)
+        return _meta_of(metadata)
     if isinstance(metadata, (str, bytes)) and metadata:
-        try:
-            value = json.loads(metadata)
-        except (ValueError, TypeError):
-            return {}
-        return value if isinstance(value, dict) else {}
-    return {}
+        return _meta_of_text(metadata)
+    return _meta_of({})
 
 
 def _norm_text(text: object) -> str | None:
@@ -47,9 +75,15 @@ def _norm_text(text: object) -> str | None:
 
 def _gold(spec: TaskSpec, answer: str):
     """Strict parse of a gold answer (by the task's answer kind); raises ValueError when the
-    dataset row is malformed."""
+    dataset row is malformed. Parsed once per (task, answer): the parsed answers are frozen."""
     if not isinstance(answer, str) or not answer.strip():
         raise ValueError(f"{spec.name}: gold answer must be a non-empty string, got {answer!r}")
+    return _gold_of(spec.name, answer)
+
+
+@lru_cache(maxsize=4096)
+def _gold_of(task: str, answer: str):
+    spec = TASK_BY_NAME[task]
     try:
         return kind_of(spec).gold(spec, answer)
     except ValueError:
@@ -92,7 +126,8 @@ def score_prediction(
     spec = TASK_BY_NAME[canonical_task(task)]
     task, kind = spec.name, kind_of(spec)
     gold = _gold(spec, answer)
-    profile_name = profile_of_metadata(metadata)
+    meta = row_meta(metadata)
+    profile_name = meta.profile
     if profile_name not in PROFILE_NAMES:
         raise ValueError(
             f"unknown profile {profile_name!r} in the row's metadata; expected one of "
@@ -100,8 +135,7 @@ def score_prediction(
         )
     strict = get_profile(profile_name).strict_bond_items
     if options is None:
-        meta_options = _metadata_dict(metadata).get("options")
-        options = meta_options if isinstance(meta_options, (list, tuple)) else None
+        options = meta.options
     try:
         norm = _norm_text(prediction)
         if norm is not None and norm == _norm_text(answer):

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,9 +44,29 @@ def features():
     return datasets.Features({name: types[kind]() for name, kind in COLUMNS})
 
 
+#: Each column kind of ``core.rows.COLUMNS`` as (Arrow type, its ``datasets`` feature JSON).
+_STRING = {"dtype": "string", "_type": "Value"}
+_KINDS = {
+    "string": (pa.string(), _STRING),
+    "strings": (pa.list_(pa.string()), {"feature": _STRING, "_type": "List"}),
+    "images": (
+        pa.list_(pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+        {"feature": {"_type": "Image"}, "_type": "List"},
+    ),
+}
+
+
+@lru_cache(maxsize=1)
 def arrow_schema() -> pa.Schema:
-    """Arrow schema carrying the ``huggingface`` features metadata."""
-    return features().arrow_schema
+    """Arrow schema carrying the ``huggingface`` features metadata: :func:`features`' own
+    ``arrow_schema``, written out here so that a build's processes do not import ``datasets``
+    (about a second of CPU each) to write or read a shard (``tests/test_question_baselines.py``
+    checks the two are equal)."""
+    info = {"info": {"features": {name: _KINDS[kind][1] for name, kind in COLUMNS}}}
+    return pa.schema(
+        [pa.field(name, _KINDS[kind][0]) for name, kind in COLUMNS],
+        metadata={"huggingface": json.dumps(info)},
+    )
 
 
 def write_rows(rows: list[dict], path: Path) -> None:

@@ -12,7 +12,7 @@ from ...builder.core.registry import TASK_NAMES
 from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
 from .reference import SCORER_KEY, TASK_COLUMN
-from .sources import RANDOM_DRAWS, _empty, _pct, from_aggregate
+from .sources import _empty, _pct
 
 
 @dataclass(frozen=True)
@@ -33,14 +33,13 @@ class ChanceLevels:
 FLOOR_NAME = "Blind floor: best blind baseline per column"
 
 
-def floor_level(build: Path, split: str, records: list[dict], seed: int = 0) -> tuple[dict, object]:
+def floor_level(table, records: list[dict]) -> tuple[dict, object]:
     """The build's blind floor on ``records`` as a report row (percent; ``scoring.floors``: the
     best blind baseline of each column, T4's halves included, on the same questions), and the
-    floor itself."""
+    floor itself (``table``: the questions' per-question baselines)."""
     from ...builder.scoring import floors  # noqa: PLC0415
 
-    train, image_answers = _blind_inputs(build, split)
-    floor = floors.blind_floor(records, train, image_answers, seed)["score"]
+    floor = floors.floors_of(table)["score"]
     scores = _empty()
     for column in scores:
         scores[column] = _pct(floor.values.get(SCORER_KEY.get(column, column)))
@@ -50,13 +49,48 @@ def floor_level(build: Path, split: str, records: list[dict], seed: int = 0) -> 
 CHANCE_NAMES = {"random": "Chance: random answer", "always_no": "Chance: constant (No / None / A)"}
 
 
-def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> ChanceLevels:
-    """Score the scorer's baselines (``baseline_prediction``) on every question of ``split`` in a
-    build folder; the random baseline is averaged over :data:`RANDOM_DRAWS` draws per question."""
-    import numpy as np  # noqa: PLC0415
-    import pyarrow.parquet as pq  # noqa: PLC0415
+def _rule_row(table, rule: str) -> dict[str, float | None]:
+    """A rule's mean score per report column (percent) over the questions it answers."""
+    import math  # noqa: PLC0415
 
-    from ...builder.scoring import BASELINE_KINDS, aggregate, baseline_prediction, score_prediction  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    from ...builder.scoring.columns import COLUMN_KEYS  # noqa: PLC0415
+
+    scores = _empty()
+    values = table.value(rule, "score")
+    for column in scores:
+        key = SCORER_KEY.get(column, column)
+        if key not in COLUMN_KEYS:
+            continue
+        got = values[(table.columns == COLUMN_KEYS.index(key)) & ~np.isnan(values)]
+        scores[column] = _pct(math.fsum(got.tolist()) / got.size) if got.size else None
+    return scores
+
+
+def question_table(build: Path, split: str, records: list[dict], manifest: dict):
+    """The per-question baselines of ``records``: the build's stored file (checked against its
+    manifest), else computed once (an older build)."""
+    from ...builder.scoring import fit_text_only  # noqa: PLC0415
+    from ...builder.scoring import question_baselines as qb  # noqa: PLC0415
+
+    entry = manifest.get(qb.MANIFEST_KEY)
+    stored = None
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+        stored = qb.read_question_baselines(build / qb.FILE, split, entry["sha256"])
+
+    def inputs():
+        train, image_answers = _blind_inputs(build, split)
+        return (fit_text_only(train) if train else None), image_answers
+
+    return qb.baselines_of_rows(records, stored, inputs, qb.SEED)
+
+
+def chance_levels(build: str | Path, split: str = "test") -> ChanceLevels:
+    """The scorer's baselines (``baseline_prediction``; random: the mean of 20
+    draws per question), the blind baselines and the blind floor on every question of ``split``
+    in a build folder, from its per-question baselines (``scoring.question_baselines``)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
 
     build = Path(build)
     manifest_path = build / "manifest.json"
@@ -69,39 +103,21 @@ def chance_levels(build: str | Path, split: str = "test", seed: int = 0) -> Chan
             records += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
     if not records:
         raise MisiError(f"{build}: no questions in split {split!r}")
-    rows = {}
-    for kind in BASELINE_KINDS:
-        rng = np.random.default_rng(seed)
-        metrics = []
-        for rec in records:
-            options = list(rec.get("options") or []) or None
-            for _ in range(RANDOM_DRAWS if kind == "random" else 1):
-                pred = baseline_prediction(kind, rec["task"], rec, rng)
-                metrics.append(
-                    (
-                        rec["task"],
-                        score_prediction(
-                            rec["task"], pred, rec["answer"], rec["metadata"], options=options
-                        ),
-                    )
-                )
-        rows[CHANCE_NAMES.get(kind, kind)] = from_aggregate(aggregate(metrics))[0]
-    rows.update(blind_levels(build, split, records, seed))
-    floor_row, floor = floor_level(build, split, records, seed)
+    table = question_table(build, split, records, manifest)
+    rows = {CHANCE_NAMES.get(kind, kind): _rule_row(table, kind) for kind in CHANCE_NAMES}
+    rows.update(blind_levels(table, records))
+    floor_row, floor = floor_level(table, records)
     rows.update(floor_row)
     return ChanceLevels(str(build), split, len(records), manifest.get("config_hash"), rows, floor)
 
 
-def blind_levels(
-    build: Path, split: str, records: list[dict], seed: int = 0
-) -> dict[str, dict[str, float | None]]:
+def blind_levels(table, records: list[dict]) -> dict[str, dict[str, float | None]]:
     """The blind baselines of a build (docs/decoys.md) as report rows: text only (fitted on the
     build's train split) and options only (best rule per choice task; T5/T6's image rule comes
     from the build's ``baselines.json``, written by the build, which decodes the images)."""
-    from ...builder.scoring import BLIND_NAMES, blind_baselines, fit_text_only  # noqa: PLC0415
+    from ...builder.scoring import BLIND_NAMES, reference_cells  # noqa: PLC0415
 
-    train, image_answers = _blind_inputs(build, split)
-    result = blind_baselines(records, fit_text_only(train) if train else None, image_answers, seed)
+    result = reference_cells(table, records)
     rows = {}
     for name in ("text_only", "options_best"):
         if name in result:
