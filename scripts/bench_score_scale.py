@@ -67,9 +67,9 @@ def make_dataset(build: Path, folder: Path, n: int) -> tuple[list[dict], float]:
     """A build folder of ``n`` test questions made from ``build``'s rows, with its per-question
     baselines file; returns its rows and the CPU seconds that file took to compute."""
     from misi_bench.builder.core.registry import TASK_NAMES
+    from misi_bench.builder.scoring import question_baselines as qb
     from misi_bench.builder.store.manifest import read_manifest, sha256_file, write_manifest
     from misi_bench.builder.store.parquet import write_shard
-    from misi_bench.builder.scoring import question_baselines as qb
 
     rows = _repeated(_base_rows(build), n)
     manifest = read_manifest(build)

@@ -13,14 +13,14 @@ import shutil
 import numpy as np
 import pytest
 from misi_bench.builder import scoring
+from misi_bench.builder.checks.blind import read_blind
 from misi_bench.builder.core.registry import TASK_SPECS
 from misi_bench.builder.core.rows import SCORE_COLUMNS
-from misi_bench.builder.checks.blind import read_blind
 from misi_bench.builder.dataset.hub_probe import stored_question_baselines
-from misi_bench.builder.store.parquet import iter_config_rows
 from misi_bench.builder.scoring import floors
 from misi_bench.builder.scoring import metrics as metrics_module
 from misi_bench.builder.scoring import question_baselines as qb
+from misi_bench.builder.store.parquet import iter_config_rows
 
 
 def _rows(folder, split):
