@@ -125,7 +125,7 @@ def coverage(build: Path, seeds: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--questions", type=int, default=163_514)
     parser.add_argument("--complexes", type=int, default=4_000)
     parser.add_argument("--build", type=Path)

@@ -30,8 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def build_rows(build: Path, split: str) -> tuple[list[dict], dict]:
-    """(the scorer's columns of every question of ``split``, the manifest's per-complex facts)
-    of a build folder."""
+    """(the scorer's columns of every question of ``split``, the manifest) of a build folder."""
     import pyarrow.parquet as pq  # noqa: PLC0415
 
     rows: list[dict] = []
@@ -42,7 +41,7 @@ def build_rows(build: Path, split: str) -> tuple[list[dict], dict]:
         manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         manifest = {}
-    return rows, ft.manifest_facts(manifest)
+    return rows, manifest
 
 
 #: Panels of a figure per row (a task with more factors wraps to a second row).
@@ -229,11 +228,12 @@ def _same_build(a, b) -> None:
 def factor_section(results, build: Path, split: str) -> tuple[str, str]:
     """(HTML section, markdown) of the breakdown by factor of ``results`` (``ModelResult``s
     with per-question entries) on the build folder's ``split``, with its blind floor."""
-    from .levels import floor_level  # noqa: PLC0415
+    from .levels import floor_level, question_table  # noqa: PLC0415
 
     results = _checked(results)
-    rows, facts = build_rows(build, split)
-    floor = floor_level(build, split, rows)[1]
+    rows, manifest = build_rows(build, split)
+    facts = ft.manifest_facts(manifest)
+    floor = floor_level(question_table(build, split, rows, manifest), rows)[1]
     bins = ft.row_bins(rows, facts)
     tables = [(r.label, ft.bin_table(r.per_item, bins, "score", floor)) for r in results]
     parts = [
