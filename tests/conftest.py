@@ -1,10 +1,8 @@
 """Shared fixtures: the embedded real complexes, loaded once per session."""
 
 import os
-import re
 import shutil
 import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -25,39 +23,18 @@ def pytest_unconfigure(config):
         shutil.rmtree(_OWN_DATASETS_CACHE, ignore_errors=True)
 
 
-#: A test module that imports a harness or training stack in its own process (directly or through
-#: the shared harness/SFT helpers): once imported, a stack stays for the worker's life
-#: (``import vlmeval`` alone holds about 1 GiB, torch 0.5 GiB), so the fast lane keeps all such
-#: modules on one worker (docs/testing.md, "Memory").
-HEAVY_STACKS = re.compile(
-    r"^\s*(?:import|from)\s+(?:vlmeval|lmms_eval|lm_eval|transformers|torch|trl|peft"
-    r"|harness_support|sft_support)\b",
-    re.M,
-)
-HEAVY_GROUP = "heavy-stacks"
+@pytest.fixture(scope="module", autouse=True)
+def _release_the_chemical_dictionary():
+    """After each module, give back biotite's decoded chemical component dictionary (665 MB
+    that would otherwise stay in whichever xdist worker read a raw entry first; the fast lane's
+    memory, docs/testing.md)."""
+    yield
+    import gc
 
+    from misi_bench.builder.chemistry.ccd import release_dictionary
 
-def xdist_group_of(path: Path) -> str:
-    """The xdist group of a test module under ``--dist loadgroup``: its own file (as
-    ``--dist loadfile``), or :data:`HEAVY_GROUP` for every module that imports a heavy stack."""
-    heavy = HEAVY_STACKS.search(path.read_text(encoding="utf-8"))
-    return HEAVY_GROUP if heavy else path.name
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` (the fast lane), every test joins its module's group, so a
-    file runs on one worker as under ``loadfile`` and the heavy-stack modules share a worker."""
-    if config.getoption("dist", "no") != "loadgroup" and not getattr(
-        config.option, "loadgroup", False
-    ):
-        return
-    groups: dict[Path, str] = {}
-    for item in items:
-        path = Path(str(item.fspath))
-        if path not in groups:
-            groups[path] = xdist_group_of(path)
-        item.add_marker(pytest.mark.xdist_group(groups[path]))
+    release_dictionary()
+    gc.collect()
 
 
 @pytest.fixture(scope="session")

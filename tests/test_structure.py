@@ -229,3 +229,20 @@ def test_nonstandard_residues_stay_out_of_the_pocket(raw_refs, tmp_path):
     labels = {r.label for r in cx.residues}
     assert "LEU 715" in {r.label for r in full.residues} and "LEU 715" not in labels
     assert "NAP 715" not in labels and len(cx.residues) == len(full.residues) - 1
+
+
+def test_released_chemical_dictionary_gives_the_same_templates_again():
+    """``ccd.release_dictionary`` drops biotite's decoded dictionary (its memory) but no
+    chemistry: a template made after the release equals the one made before it."""
+    from misi_bench.builder.chemistry import ccd
+
+    before = ccd.ccd_template("ATP")
+    assert before is not None and len(before["names"]) == 31
+    ccd._CCD_CACHE.pop("ATP")
+    ccd.release_dictionary()
+    from biotite.structure.info import ccd as biotite_ccd
+
+    assert biotite_ccd.get_ccd.cache_info().currsize == 0
+    after = ccd.ccd_template("ATP")
+    assert after["names"] == before["names"] and after["bonds"] == before["bonds"]
+    assert after["n_h"] == before["n_h"] and (after["coords"] == before["coords"]).all()
