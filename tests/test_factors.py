@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.core.errors import MisiError
-from misi_bench.builder.core.registry import TASK_NAMES
+from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
 from misi_bench.builder.scoring import baseline_prediction, score_prediction, score_records
 from misi_bench.builder.scoring import factor_table as ft
 from misi_bench.builder.scoring import factors as fs
@@ -344,3 +344,31 @@ def test_a_random_stand_in_sits_at_chance_in_every_bin(tmp_path_factory):
     assert len(covered) >= 30 and sum(covered) >= 0.85 * len(covered), covered
     gold = ft.bin_table(score_records(rows, _gold(rows))["per_item"], bins, resamples=200)
     assert all(c.value == 1.0 for c in gold)
+
+
+def test_score_by_factor_gives_each_bin_the_blind_floor_of_its_questions(data_dir, tmp_path):
+    """`score --by-factor` with the baselines (the build's per-question baselines file): every
+    bin names the blind floor on its own questions, and a factor whose bins hold all of a
+    task's questions averages (weighted by n) back to the floor of the task's column."""
+    rows = _rows(data_dir)
+    path = tmp_path / "gold.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in _gold(rows).items())
+    )
+    out = tmp_path / "gold.json"
+    argv = ["score", "--dataset", str(data_dir), "--predictions", str(path), "--by-factor"]
+    assert misi_bench.main([*argv, "--json-out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    columns = result["blind_floor"]["score"]["columns"]
+    checked = 0
+    for task in ("translation", "rotation", "docking"):
+        n_task = sum(1 for r in rows if r["task"] == task)
+        column = f"T{TASK_BY_NAME[task].number}"
+        for factor in result["by_factor"]["tasks"][task].values():
+            bins = factor["bins"]
+            assert all(b["floor"] is not None and 0 <= b["floor"] <= 1 for b in bins)
+            if sum(b["n"] for b in bins) == n_task and column in columns:
+                mean = sum(b["floor"] * b["n"] for b in bins) / n_task
+                assert mean == pytest.approx(columns[column], abs=1e-6)  # bins rounded to 7 digits
+                checked += 1
+    assert checked >= 3

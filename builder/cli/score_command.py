@@ -194,13 +194,13 @@ def _warn_other_build(args: argparse.Namespace, builds: dict[str, str | None], b
     )
 
 
-def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> tuple[dict, dict]:
+def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> tuple:
     """The chance and blind baselines and the blind floors of these questions, printed beside
-    the paper's rows; their JSON (``baselines``, ``blind_floor``); both empty with
-    ``--no-baselines``."""
+    the paper's rows; their JSON (``baselines``, ``blind_floor``) and the floors themselves (per
+    metric, for the bins of ``--by-factor``); all empty with ``--no-baselines``."""
     if args.no_baselines:
         _print_baselines(args, rows, result, profile_of_rows(rows, args.dataset), paper_rows, {})
-        return {}, {}
+        return {}, {}, {}
     profile = profile_of_rows(rows, args.dataset)
     from .. import scoring  # noqa: PLC0415
     from ..scoring import floors  # noqa: PLC0415
@@ -209,7 +209,7 @@ def _baselines_and_floors(args, configs, rows, read_at, result, paper_rows) -> t
     baselines, built = scoring.reference_cells(table, rows), floors.floors_of(table)
     _print_baselines(args, rows, result, profile, paper_rows, baselines, built)
     floor = _print_floors(built, result, paper_rows, profile) if built else {}
-    return baselines, floor
+    return baselines, floor, built
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -247,10 +247,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         f"with unknown ids, {len(dups)} duplicate ids (last entry used), "
         f"{len(bad)} unreadable entries ({shape})"
     )
-    baselines, floor = _baselines_and_floors(args, configs, rows, read_at, result, paper_rows)
+    baselines, floor, built = _baselines_and_floors(
+        args, configs, rows, read_at, result, paper_rows
+    )
     if args.per_item:
         write_text_atomic(args.per_item, scoring.per_item_jsonl(result["per_item"], build, source))
-    by_factor = _by_factor(args, rows, result) if args.by_factor else None
+    by_factor = _by_factor(args, rows, result, built.get("score")) if args.by_factor else None
     summary = {
         "profile": profile,
         "config_hash": build,
@@ -283,8 +285,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _by_factor(args: argparse.Namespace, rows: list[dict], result: dict) -> dict:
-    """``--by-factor``: the breakdown by factor (``scoring.factor_table``), printed; its JSON."""
+def _by_factor(args: argparse.Namespace, rows: list[dict], result: dict, floor=None) -> dict:
+    """``--by-factor``: the breakdown by factor (``scoring.factor_table``), with each bin's blind
+    floor (``floor``: the build's score floor, from its per-question baselines), printed; its
+    JSON."""
     from ..scoring import factor_table  # noqa: PLC0415
 
     facts = factor_table.manifest_facts(_local_manifest(args.dataset))
@@ -294,7 +298,7 @@ def _by_factor(args: argparse.Namespace, rows: list[dict], result: dict) -> dict
             " the ligand, pocket and chain factors give no bin",
             args.dataset,
         )
-    text, block = factor_table.score_breakdown(rows, result["per_item"], facts)
+    text, block = factor_table.score_breakdown(rows, result["per_item"], facts, floor)
     print(text)
     return block
 
