@@ -24,7 +24,6 @@ from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.builder.scoring import (
     baseline_prediction,
     report_intervals,
-    score_prediction,
     score_records,
 )
 from misi_bench.builder.scoring import factor_table as ft
@@ -81,26 +80,7 @@ def coverage(build: Path, seeds: int) -> None:
     rows = _rows(build)
     manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
     bins = ft.row_bins(rows, ft.manifest_facts(manifest))
-    rng = np.random.default_rng(11)
-    expected = {}
-    for r in rows:
-        opts = list(r.get("options") or []) or None
-        draws = [
-            score_prediction(
-                r["task"],
-                baseline_prediction("random", r["task"], r, rng),
-                r["answer"],
-                r["metadata"],
-                options=opts,
-            )["score"]
-            for _ in range(200)
-        ]
-        expected[r["id"]] = float(np.mean(draws))
-    levels: dict = {}
-    for r in rows:
-        for key, label in bins[r["id"]].items():
-            levels.setdefault((r["task"], key, label), []).append(expected[r["id"]])
-    chance = {k: float(np.mean(v)) for k, v in levels.items()}
+    chance = ft.chance_by_bin(rows, bins, draws=200)
     by_size: dict[str, list[bool]] = {"<5": [], "5-9": [], ">=10": []}
     for seed in range(seeds):
         preds = {

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.builder.core.registry import TASK_BY_NAME, TASK_NAMES
-from misi_bench.builder.scoring import baseline_prediction, score_prediction, score_records
+from misi_bench.builder.scoring import baseline_prediction, score_records
 from misi_bench.builder.scoring import factor_table as ft
 from misi_bench.builder.scoring import factors as fs
 from misi_bench.eval_plugins.api.mock import MockAnswers
@@ -285,31 +285,6 @@ def test_the_card_lists_factors_bins_and_counts(data_dir):
     assert sum(counts) == n4
 
 
-def _chance_by_bin(rows, bins, draws=300):
-    """Per (task, factor, bin): the mean over its questions of the expected score of a random
-    answer (``draws`` random answers per question)."""
-    rng = np.random.default_rng(11)
-    expected = {}
-    for r in rows:
-        opts = list(r.get("options") or []) or None
-        scores = [
-            score_prediction(
-                r["task"],
-                baseline_prediction("random", r["task"], r, rng),
-                r["answer"],
-                r["metadata"],
-                options=opts,
-            )["score"]
-            for _ in range(draws)
-        ]
-        expected[r["id"]] = float(np.mean(scores))
-    out: dict = {}
-    for r in rows:
-        for key, label in bins[r["id"]].items():
-            out.setdefault((r["task"], key, label), []).append(expected[r["id"]])
-    return {k: float(np.mean(v)) for k, v in out.items()}
-
-
 @pytest.mark.slow
 def test_a_random_stand_in_sits_at_chance_in_every_bin(tmp_path_factory):
     """On a build of all 19 embedded complexes (T3, T4, T6, both splits), random stand-ins
@@ -331,7 +306,7 @@ def test_a_random_stand_in_sits_at_chance_in_every_bin(tmp_path_factory):
     )
     rows = _rows(out, "test") + _rows(out, "train")
     bins = _bins(out, rows)
-    chance = _chance_by_bin(rows, bins)
+    chance = ft.chance_by_bin(rows, bins, draws=300)
     covered = []
     for seed in (3, 4, 5):
         cells = ft.bin_table(score_records(rows, _random(rows, seed))["per_item"], bins)
@@ -372,3 +347,15 @@ def test_score_by_factor_gives_each_bin_the_blind_floor_of_its_questions(data_di
                 assert mean == pytest.approx(columns[column], abs=1e-6)  # bins rounded to 7 digits
                 checked += 1
     assert checked >= 3
+
+
+def test_chance_by_bin_is_a_random_answer_expected_score(data_dir):
+    """A letter task's bins sit near one in four (four options, a random letter); every level is
+    a score between 0 and 1; the same seed gives the same levels."""
+    rows = _rows(data_dir)
+    bins = _bins(data_dir, rows)
+    levels = ft.chance_by_bin(rows, bins, draws=200)
+    assert levels and all(0 <= v <= 1 for v in levels.values())
+    letters = [v for (task, _, _), v in levels.items() if task == "translation_rotation"]
+    assert letters and all(abs(v - 0.25) < 0.1 for v in letters)
+    assert ft.chance_by_bin(rows, bins, draws=200) == levels

@@ -371,3 +371,36 @@ def score_breakdown(
         + format_figure4_markdown(panels)
     )
     return text, by_factor_json(cells, bins, "score", panels, facts_recorded=bool(facts))
+
+
+def chance_by_bin(
+    rows: Sequence[Mapping], bins: Mapping[str, Mapping[str, str]], draws: int, seed: int = 11
+) -> dict[tuple[str, str, str], float]:
+    """Each bin's chance level, ``(task, factor, bin) -> score`` (0-1): the mean over the bin's
+    questions of a random answer's expected score, each question's estimated from ``draws``
+    random answers (``baselines.baseline_prediction``) drawn from one generator seeded ``seed``
+    in the order of ``rows``."""
+    from .baselines import baseline_prediction  # noqa: PLC0415
+    from .metrics import score_prediction  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    levels: dict[tuple[str, str, str], list[float]] = {}
+    for r in rows:
+        opts = list(r.get("options") or []) or None
+        expected = float(
+            np.mean(
+                [
+                    score_prediction(
+                        r["task"],
+                        baseline_prediction("random", r["task"], r, rng),
+                        r["answer"],
+                        r["metadata"],
+                        options=opts,
+                    )["score"]
+                    for _ in range(draws)
+                ]
+            )
+        )
+        for key, label in bins.get(r["id"], {}).items():
+            levels.setdefault((r["task"], key, label), []).append(expected)
+    return {k: float(np.mean(v)) for k, v in levels.items()}
