@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 from misi_bench.builder.checks import blind
 from misi_bench.builder.core.errors import MisiError
+from misi_bench.builder.core.registry import TASK_NAMES
 from misi_bench.builder.dataset.build import build_dataset
 from misi_bench.builder.dataset.config import BuildConfig
 from misi_bench.builder.dataset.units import AnnotationCache
 from misi_bench.builder.operations.language import AXES, Move, Roll
 from misi_bench.builder.scoring import blind as sblind
 from misi_bench.builder.scoring import fit_text_only, reference_scores
+from misi_bench.builder.scoring.kinds import kind_of
 from misi_bench.builder.tasks import generator
 from misi_bench.builder.tasks import interaction_location as t8
 from misi_bench.builder.tasks.base import LETTERS, TaskContext
@@ -27,7 +29,8 @@ from misi_bench.builder.tasks.decoys import balanced_pairs, flipped_moves
 from card_support import front_matter, sections, tables
 from cli_support import CLI
 
-CHOICE = ("translation_rotation", "rotation_rotation", "interaction_location")
+#: The tasks whose answer kind carries options (the registry's, asked of the kind).
+CHOICE = tuple(t for t in TASK_NAMES if kind_of(t).carries_options)
 
 
 def _t8_record(options, answer="A"):
