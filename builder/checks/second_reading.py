@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,9 +99,15 @@ def read_structure_file(path: Path) -> FileAtoms:
     model, as biotite reads it (author chain and residue numbering for mmCIF)."""
     name = path.name.lower().removesuffix(".gz")
     if name.endswith((".cif", ".mmcif")):
-        array = pdbx.get_structure(
-            pdbx.CIFFile.read(_text(path)), model=1, altloc="all", use_author_fields=True
-        )
+        with warnings.catch_warnings():
+            # an entry without author names (auth_comp_id, ...): biotite falls back to the
+            # label ones and warns once per column; the atom-by-atom comparison judges the result
+            warnings.filterwarnings(
+                "ignore", message="Attribute '.*' not found", category=UserWarning
+            )
+            array = pdbx.get_structure(
+                pdbx.CIFFile.read(_text(path)), model=1, altloc="all", use_author_fields=True
+            )
     else:
         array = pdb.PDBFile.read(_text(path)).get_structure(model=1, altloc="all")
     return _heavy(array)
