@@ -1,167 +1,21 @@
-"""Small helpers for end-to-end checks of the harness adapters (used by the test suite).
-
-:func:`fixture_dataset` writes a dataset folder with the published schema and a few rows per
-task (realistic answers, small PNG images), laid out like a build (``<config>/<split>-00000-of-
-00001.parquet`` plus a README whose YAML ``configs:`` lists them), so that
-``datasets.load_dataset(folder, config, split=...)`` works offline. :func:`tiny_dataset` prefers
-the real builder and falls back to the fixture.
+"""Small helpers for end-to-end checks of the harness adapters (used by the test suite):
+:func:`tiny_dataset` (a real build of four embedded complexes), patched copies of an installed
+harness, a tiny Qwen2-VL for the trainer tests, and the averages a harness should report.
 """
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 
 from misi_bench.builder.core.registry import TASK_NAMES as TASKS
-from misi_bench.builder.scoring.kinds import kind_of
-
-SPLITS = ("train", "test", "tiny")
-
-#: Gold answers used by the fixture, a few per task, in the formats the builder writes.
-FIXTURE_ANSWERS: dict[str, list[str]] = {
-    "translation": ["move x 3", "move y -2", "move x -4"],
-    "rotation": ["roll z -45", "roll x 30", "roll y 90"],
-    "zooming": ["move z 50", "move z 42", "move z 60"],
-    "residue_ligand": ["Yes: ASN OD1, O1B", "No", "Yes: GLY N, O2; SER OG, O3"],
-    "translation_rotation": ["B", "D", "A"],
-    "rotation_rotation": ["C", "A", "D"],
-    "docking": ["roll y 60, move x -14", "roll z -30, move x 12", "roll x 45, move x -9"],
-    "interaction_location": ["A", "C", "B"],
-    "pocket_ligand": ["ASN 460 OD1 A, O1B", "None", "GLY 12 N A, O2; SER 15 OG A, O3"],
-}
-#: The tasks whose answer kind carries options (their rows get four option texts).
-CHOICE = frozenset(t for t in TASKS if kind_of(t).carries_options)
-IMAGE_VIEWS = {
-    "translation": ["front", "left", "top", "front"],
-    "rotation": ["front", "left", "top", "front"],
-    "zooming": ["front", "left", "top", "front"],
-    "residue_ligand": ["front", "left", "right", "top", "bottom", "back"],
-    "translation_rotation": [
-        "front",
-        "left",
-        "top",
-        "front",
-        "front",
-        "left",
-        "top",
-        "front",
-        "front",
-        "front",
-        "front",
-    ],
-    "rotation_rotation": ["front", "left", "top", "front", "front", "front", "front", "front"],
-    "docking": ["front", "left", "top", "front", "left", "top", "front"],
-    "interaction_location": ["front", "left", "right", "top", "bottom", "back"],
-    "pocket_ligand": ["front", "left", "right", "top", "bottom", "back"],
-}
 
 
-def _png(seed: int) -> bytes:
-    from PIL import Image
-
-    img = Image.new("RGB", (16, 16), ((seed * 37) % 256, (seed * 91) % 256, (seed * 53) % 256))
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def _options(task: str, answer: str) -> list[str]:
-    if task not in CHOICE:
-        return []
-    if task == "interaction_location":
-        return [
-            "move x -3, move y 2",
-            "move x 3, move y 2",
-            "move x -3, move y -2",
-            "move x 5, move y 2",
-        ]
-    return [
-        "roll x 30, move y 2",
-        "roll x -30, move y 3",
-        "roll y 30, move y 4",
-        "roll x 45, move y 1",
-    ]
-
-
-def fixture_rows(task: str, split: str) -> list[dict]:
-    rows = []
-    for k, answer in enumerate(FIXTURE_ANSWERS[task]):
-        views = IMAGE_VIEWS[task]
-        options = _options(task, answer)
-        pdb = f"{k + 1}ab{k}"
-        lines = [
-            f"[fixture {split}/{task}/{k}] Complex {pdb}: {len(views)} images ({', '.join(views)})."
-        ]
-        if options:
-            lines += [f"{chr(65 + i)}. {o}" for i, o in enumerate(options)]
-            lines.append("Answer with one letter, for example: A")
-        else:
-            lines.append(f"Answer in the task's format, for example: {FIXTURE_ANSWERS[task][-1]}")
-        rows.append(
-            {
-                "id": f"{task}-{split}-{k:04d}",
-                "task": task,
-                "split": split,
-                "pdb_id": pdb,
-                "images": [
-                    {"bytes": _png(TASKS.index(task) * 100 + k * 10 + i), "path": None}
-                    for i in range(len(views))
-                ],
-                "image_views": list(views),
-                "question": "\n".join(lines),
-                "options": options,
-                "answer": answer,
-                "answer_format": "multiple_choice" if options else "fill_in",
-                "metadata": json.dumps({"fixture": True, "options": options}),
-            }
-        )
-    return rows
-
-
-def fixture_dataset(out: str | Path) -> Path:
-    """Write the fixture dataset folder ``out`` (3 rows per task and split) and return it."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    import yaml
-
-    out = Path(out)
-    from misi_bench.builder.store.parquet import features
-
-    schema = features().arrow_schema
-    configs = []
-    for task in TASKS:
-        (out / task).mkdir(parents=True, exist_ok=True)
-        for split in SPLITS:
-            table = pa.Table.from_pylist(fixture_rows(task, split), schema=schema)
-            pq.write_table(table, out / task / f"{split}-00000-of-00001.parquet")
-        configs.append(
-            {
-                "config_name": task,
-                "data_files": [{"split": s, "path": f"{task}/{s}-*.parquet"} for s in SPLITS],
-            }
-        )
-    configs.append(
-        {
-            "config_name": "all",
-            "data_files": [
-                {"split": s, "path": [f"{t}/{s}-*.parquet" for t in TASKS]} for s in SPLITS
-            ],
-        }
-    )
-    card = yaml.safe_dump({"configs": configs}, sort_keys=False)
-    (out / "README.md").write_text(f"---\n{card}---\n\n# MiSI-Bench test fixture\n")
-    return out
-
-
-def tiny_dataset(out: str | Path, *, use_builder: bool = True, validate: bool = False) -> Path:
-    """A small dataset folder: a real build of four embedded complexes (two in test; every
-    answer re-derived when ``validate``), or with ``use_builder=False`` the schema fixture above."""
-    out = Path(out)
-    if not use_builder:
-        return fixture_dataset(out)
+def tiny_dataset(out: str | Path, *, validate: bool = False) -> Path:
+    """A small real build of four embedded complexes in ``out`` (two in test, tiny 2 per task;
+    every answer re-derived when ``validate``)."""
     from misi_bench.builder.dataset.build import build_dataset
 
+    out = Path(out)
     build_dataset(
         source="samples", out=out, limit=4, tiny_per_task=2, progress=False, validate=validate
     )
