@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from cli_support import CLI
+from cli_support import CLI, one_error_line
 from disk_support import full_folder, limit_file_size
 from test_score_cli import rows_of
 
@@ -22,16 +22,6 @@ def _cli(*args, limit=None, cwd=None):
         [*CLI, *args], env=env, capture_output=True, text=True, timeout=600, cwd=cwd,
         preexec_fn=limit_file_size(limit),
     )  # fmt: skip
-
-
-def _one_line(proc, *words) -> str:
-    assert proc.returncode != 0, proc.stdout[-1500:]
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("misi-bench: error:")]
-    assert len(lines) == 1, proc.stderr[-2000:]
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -53,10 +43,10 @@ def test_score_outputs_on_a_full_disk(cli_build, tmp_path):
         before = _files(full)
         base = ["score", "--dataset", str(cli_build), "--no-baselines", "--predictions", str(preds)]
         proc = _cli(*base, "--per-item", str(full / "items.jsonl"), limit=limit)
-        _one_line(proc, str(full / "items.jsonl"), "cannot write")
+        one_error_line(proc, str(full / "items.jsonl"), "cannot write", code=None)
         assert _files(full) == before  # the earlier file whole, no temporary file left
         proc = _cli(*base, "--json-out", str(full / "score.json"), limit=limit)
-        _one_line(proc, str(full / "score.json"), "cannot write")
+        one_error_line(proc, str(full / "score.json"), "cannot write", code=None)
         assert _files(full) == before
 
 
@@ -65,7 +55,7 @@ def test_export_sft_on_a_full_disk(cli_build, tmp_path):
         out = full / "sft"
         proc = _cli("export-sft", str(cli_build), "--format", "swift", "--out", str(out),
                     "--quiet", limit=limit)  # fmt: skip
-        line = _one_line(proc, "cannot write", str(out))
+        line = one_error_line(proc, "cannot write", str(out), code=None)
         assert "partial export was removed" in line
         assert not any(full.iterdir())  # no partial folder, no output
 
@@ -75,7 +65,7 @@ def test_unit_files_on_a_full_disk(tmp_path):
         out = full / "build"
         proc = _cli("build", "--source", "samples", "--limit", "2", "--configs", "rotation",
                     "--out", str(out), "--quiet", "--workers", "1", limit=limit)  # fmt: skip
-        line = _one_line(proc, "cannot write", str(out / ".work"))
+        line = one_error_line(proc, "cannot write", str(out / ".work"), code=None)
         assert "units finished before are kept" in line
         leftovers = [p for p in out.rglob("*") if ".tmp" in p.name]
         assert not leftovers, leftovers

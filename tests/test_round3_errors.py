@@ -20,7 +20,7 @@ from misi_bench.builder.cli.score_command import _warn_other_build
 from misi_bench.builder.scoring import read_prediction_source
 from misi_bench.builder.scoring.predictions import PredictionFileError
 
-from cli_support import CLI
+from cli_support import CLI, one_error_line
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,16 +29,6 @@ def _env(**extra) -> dict:
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **extra}
     env.pop("MISI_BENCH_DEBUG", None)
     return env
-
-
-def _one_line(proc, *words) -> str:
-    assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("misi-bench: error:")]
-    assert len(lines) == 1, proc.stderr[-2000:]
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -57,7 +47,7 @@ def test_a_launcher_without_its_extra_names_the_pip_install(cli_build, module, l
         [sys.executable, "-c", code], env=_env(MISI_BENCH_REPO=str(cli_build)),
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    _one_line(proc, f"pip install 'misi-bench[{extra}]'", f"misi-bench {launcher} needs")
+    one_error_line(proc, f"pip install 'misi-bench[{extra}]'", f"misi-bench {launcher} needs")
 
 
 def test_predictions_of_another_revision_say_add_revision(tmp_path, caplog):
@@ -115,4 +105,4 @@ def test_misspelt_names_get_the_right_one(cli_build, tmp_path, args, words):
     values = {"build": str(cli_build), "preds": str(preds), "tmp": str(tmp_path)}
     argv = [a.format(**values) for a in args]
     proc = subprocess.run([*CLI, *argv], env=_env(), capture_output=True, text=True, timeout=300)
-    _one_line(proc, *words)
+    one_error_line(proc, *words)
