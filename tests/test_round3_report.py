@@ -10,7 +10,8 @@ import pytest
 from misi_bench.builder.core.errors import MisiError
 from misi_bench.eval_plugins.report.sources import read_result
 
-from test_round3_disk import _cli, _one_line
+from cli_support import one_error_line
+from test_round3_disk import _cli
 
 
 def _files(tmp_path, value: str):
@@ -49,5 +50,5 @@ def test_report_of_a_nan_task_exits_with_one_line(tmp_path):
     json.loads(report.read_text())  # Python's json reads NaN, as every reader here does
     out = tmp_path / "r.html"
     proc = _cli("report", str(report), "--out", str(out))
-    _one_line(proc, "run.score.json", "tasks.rotation.score holds nan")
+    one_error_line(proc, "run.score.json", "tasks.rotation.score holds nan", code=None)
     assert not out.exists()
