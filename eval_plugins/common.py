@@ -31,6 +31,7 @@ __all__ = [
     "hub_checked_shards",
     "load_split",
     "score_doc",
+    "split_records",
 ]
 
 #: The nine task configs, in the paper's order (T1..T9), from the task registry.
@@ -316,6 +317,21 @@ def with_build_column(dataset, location: str | None = None, revision: str | None
     if not build or "config_hash" in dataset.column_names:
         return dataset
     return dataset.add_column("config_hash", [build] * len(dataset))
+
+
+def split_records(build: str | Path, split: str) -> list[dict]:
+    """The scorer's columns (``core.rows.SCORE_COLUMNS``) of every question of ``split`` in a
+    build folder, configs in registry order, each shard checked against the manifest's sha256
+    (``core.shards.checked_shards``)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    from ..builder.core.rows import SCORE_COLUMNS  # noqa: PLC0415
+
+    records: list[dict] = []
+    for task in TASK_NAMES:
+        for shard in checked_shards(build, task, split):
+            records += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
+    return records
 
 
 def local_copy(

@@ -26,9 +26,9 @@ from ...builder.core.errors import MisiError
 from ...builder.core.profiles import LEGACY_PROFILE, PROFILES, profile_of_metadata
 from ...builder.core.provenance import DatasetProvenance
 from ...builder.core.registry import CHOICE_FORM, TASK_BY_NAME, TASK_NAMES, TASK_SPECS, TEXT_FORM
-from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
 from ...builder.scoring.kinds import kind_of
+from ..common import split_records
 
 log = logging.getLogger(__name__)
 
@@ -133,13 +133,7 @@ def question_images(shard: str, qid: str) -> tuple[bytes, ...]:
 
 def records(build: str | Path, split: str) -> list[dict]:
     """The scorer's view of the split (id, task, answer, metadata, options), for the final page."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    out = []
-    for task in TASK_NAMES:
-        for shard in checked_shards(build, task, split):
-            out += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
-    return out
+    return split_records(build, split)
 
 
 def check_participant(name: str) -> str:

@@ -18,10 +18,9 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_BY_NAME, TASK_NAMES
-from ...builder.core.rows import SCORE_COLUMNS
-from ...builder.core.shards import checked_shards
 from ...builder.scoring import factor_table as ft
 from ...builder.scoring.factors import factors_of
+from ..common import split_records
 from .render import HATCHES, PALETTE, figure_png, literal
 
 __all__ = ["factor_section"]
@@ -31,12 +30,7 @@ log = logging.getLogger(__name__)
 
 def build_rows(build: Path, split: str) -> tuple[list[dict], dict]:
     """(the scorer's columns of every question of ``split``, the manifest) of a build folder."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
-    rows: list[dict] = []
-    for task in TASK_NAMES:
-        for shard in checked_shards(build, task, split):
-            rows += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
+    rows = split_records(build, split)
     try:
         manifest = json.loads((build / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

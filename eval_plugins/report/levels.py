@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ...builder.core.errors import MisiError
 from ...builder.core.registry import TASK_NAMES
-from ...builder.core.rows import SCORE_COLUMNS
 from ...builder.core.shards import checked_shards
+from ..common import split_records
 from .reference import SCORER_KEY, TASK_COLUMN
 from .sources import _empty, _pct
 
@@ -90,17 +90,12 @@ def chance_levels(build: str | Path, split: str = "test") -> ChanceLevels:
     """The scorer's baselines (``baseline_prediction``; random: the mean of 20
     draws per question), the blind baselines and the blind floor on every question of ``split``
     in a build folder, from its per-question baselines (``scoring.question_baselines``)."""
-    import pyarrow.parquet as pq  # noqa: PLC0415
-
     build = Path(build)
     manifest_path = build / "manifest.json"
     if not manifest_path.is_file():
         raise MisiError(f"{build}: not a build folder (no manifest.json)")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    records = []
-    for task in TASK_NAMES:
-        for shard in checked_shards(build, task, split):
-            records += pq.read_table(shard, columns=list(SCORE_COLUMNS)).to_pylist()
+    records = split_records(build, split)
     if not records:
         raise MisiError(f"{build}: no questions in split {split!r}")
     table = question_table(build, split, records, manifest)
