@@ -49,6 +49,13 @@ def collect_rows(
 ) -> tuple[list[Row], list[str]]:
     """Report rows (models, then the paper's rows that ``paper_rows`` names, see
     ``--paper-rows``, then chance levels) and provenance notes."""
+    rows, notes, _, _ = _collect(inputs, dataset, split, with_paper, paper_rows)
+    return rows, notes
+
+
+def _collect(inputs, dataset, split, with_paper, paper_rows) -> tuple[list, list, list, object]:
+    """:func:`collect_rows`, plus what the factor section reuses: the merged model results and
+    the build's blind floor (None without ``dataset``)."""
     rows: list[Row] = []
     notes: list[str] = []
     found = []
@@ -56,7 +63,8 @@ def collect_rows(
         label, path = _parse_input(text)
         found += read_result(path, label, split if dataset else None)
     chance, chance_note, floor = _chance_rows(dataset, split) if dataset else ([], "", None)
-    for res in merge_results(found):
+    merged = merge_results(found)
+    for res in merged:
         rows.append(
             Row(
                 res.label,
@@ -88,7 +96,7 @@ def collect_rows(
     if dataset:
         rows += chance
         notes.append(chance_note)
-    return rows, notes
+    return rows, notes, merged, floor
 
 
 def paired_margins(per_item, floor) -> dict[str, tuple[float, float, float]]:
@@ -249,28 +257,21 @@ def _dataset_folder(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return str(folder), f"Dataset of the chance levels and profile: {provenance.label()}."
 
 
-def _by_factor(args: argparse.Namespace) -> tuple[str, str]:
-    """``--by-factor``: the breakdown by factor of the results (``factor_plots``)."""
+def _by_factor(args: argparse.Namespace, results: list, floor) -> tuple[str, str]:
+    """``--by-factor``: the breakdown by factor of the merged ``results`` (``factor_plots``),
+    on the blind floor the chance rows already computed."""
     if not args.dataset:
         raise MisiError("--by-factor needs --dataset (the build the results were scored on)")
     from .factor_plots import factor_section  # noqa: PLC0415
 
-    found = []
-    for text in args.results:
-        label, path = _parse_input(text)
-        found += read_result(path, label, args.split)
-    return factor_section(merge_results(found), Path(args.dataset), args.split)
+    return factor_section(results, Path(args.dataset), args.split, floor)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     dataset, dataset_note = _dataset_folder(args)
     args.dataset = dataset  # the exact-match table reads the same folder
-    rows, notes = collect_rows(
-        args.results,
-        dataset,
-        args.split,
-        with_paper=not args.no_paper,
-        paper_rows=args.paper_rows,
+    rows, notes, results, floor = _collect(
+        args.results, dataset, args.split, not args.no_paper, args.paper_rows
     )
     if not any(r.kind == "model" for r in rows):
         raise MisiError("no model results to report")
@@ -278,7 +279,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         notes.append(dataset_note)
     fig = draw(rows, title=args.title)
     png = figure_png(fig)
-    extra, by_factor = _by_factor(args) if args.by_factor else ("", "")
+    extra, by_factor = _by_factor(args, results, floor) if args.by_factor else ("", "")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page(rows, png, title=args.title, notes=notes, extra=extra), encoding="utf-8")

@@ -219,15 +219,17 @@ def _same_build(a, b) -> None:
         )
 
 
-def factor_section(results, build: Path, split: str) -> tuple[str, str]:
+def factor_section(results, build: Path, split: str, floor=None) -> tuple[str, str]:
     """(HTML section, markdown) of the breakdown by factor of ``results`` (``ModelResult``s
-    with per-question entries) on the build folder's ``split``, with its blind floor."""
+    with per-question entries) on the build folder's ``split``, with its blind floor
+    (``floor``: the one the report's chance rows computed; None: computed here)."""
     from .levels import floor_level, question_table  # noqa: PLC0415
 
     results = _checked(results)
     rows, manifest = build_rows(build, split)
     facts = ft.manifest_facts(manifest)
-    floor = floor_level(question_table(build, split, rows, manifest), rows)[1]
+    if floor is None:
+        floor = floor_level(question_table(build, split, rows, manifest), rows)[1]
     bins = ft.row_bins(rows, facts)
     tables = [(r.label, ft.bin_table(r.per_item, bins, "score", floor)) for r in results]
     parts = [
